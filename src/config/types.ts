@@ -1,0 +1,54 @@
+// The effective configuration as the rest of the program sees it: merged, validated, frozen.
+// Key names follow SPEC.md "Configuration keys" and DESIGN.md "Configuration"; time spans are
+// already converted to milliseconds.
+
+export type LogLevelName = 'Trace' | 'Debug' | 'Information' | 'Warning' | 'Error' | 'Critical' | 'None';
+
+export interface AppConfig {
+  readonly Logging: { readonly LogLevel: Readonly<Record<string, LogLevelName>> & { readonly Default: LogLevelName } };
+  readonly AllowedHosts: string;
+  readonly VoiceService: {
+    readonly ServerUrl: string;
+    readonly ApiKey: string;
+    readonly EnableVoice: boolean;
+    readonly AudioSampleRate: number;
+    readonly AudioChannels: number;
+    /** ms */ readonly ConnectTimeout: number;
+    /** ms */ readonly SessionIdleTimeout: number;
+    readonly RequireDeviceToken: boolean;
+  };
+  readonly DeviceManagement: {
+    readonly AllowDeviceRegistration: boolean;
+    readonly MaxDevices: number;
+    /** ms */ readonly TokenExpiration: number;
+  };
+  readonly Mqtt: {
+    readonly BrokerAddress: string;
+    readonly Port: number;
+    readonly Username: string;
+    readonly Password: string;
+    readonly TopicPrefix: string;
+    readonly HomeAssistantDiscovery: boolean;
+    readonly DiscoveryPrefix: string;
+  };
+  readonly ApiKeys: readonly string[];
+  readonly Server: { readonly Host: string; readonly Port: number; readonly MaxBodyBytes: number };
+  readonly Storage: { readonly DataDir: string; /** ms */ readonly FlushInterval: number };
+  readonly Auth: { readonly SigningKey: string };
+  readonly Hub: {
+    readonly MaximumReceiveMessageSize: number;
+    /** ms */ readonly KeepAliveInterval: number;
+    /** ms */ readonly ClientTimeout: number;
+  };
+}
+
+/** Where an effective value came from, lowest precedence first (DESIGN.md "Configuration"). */
+export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
+
+export interface LoadedConfig {
+  readonly config: AppConfig;
+  /** Source of every leaf key, by dot path ("VoiceService.ServerUrl", "ApiKeys"). */
+  readonly sources: ReadonlyMap<string, ConfigSource>;
+  /** The configuration file that was read, if any. */
+  readonly file: string | undefined;
+}

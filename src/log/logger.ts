@@ -1,0 +1,61 @@
+// One line per event on stderr. Under journald (JOURNAL_STREAM set) each line carries a syslog
+// priority prefix so `journalctl -p` filters work (DESIGN.md "Packaging and operation").
+import type { LogLevelName } from '../config/types.js';
+
+const ORDER: Record<LogLevelName, number> = {
+  Trace: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Critical: 5, None: 6,
+};
+const SYSLOG: Record<LogLevelName, number> = {
+  Trace: 7, Debug: 7, Information: 6, Warning: 4, Error: 3, Critical: 2, None: 7,
+};
+const SHORT: Record<LogLevelName, string> = {
+  Trace: 'trce', Debug: 'dbug', Information: 'info', Warning: 'warn', Error: 'fail', Critical: 'crit', None: '',
+};
+
+export interface Logger {
+  trace(msg: string): void;
+  debug(msg: string): void;
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+  critical(msg: string): void;
+  enabled(level: LogLevelName): boolean;
+  /** A logger for a named category (`Hub`, `Upstream`, `Mqtt`, `Storage`, `Http`, ...). */
+  child(category: string): Logger;
+}
+
+export interface LogOptions {
+  /** Category -> minimum level; `Default` applies to categories not listed. */
+  levels: Readonly<Record<string, LogLevelName>>;
+  write?: (line: string) => void;
+  journald?: boolean;
+  timestamps?: boolean;
+}
+
+export function createLogger(options: LogOptions, category = 'App'): Logger {
+  const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
+  const journald = options.journald ?? Boolean(process.env.JOURNAL_STREAM);
+  const timestamps = options.timestamps ?? !journald;
+  const min = ORDER[options.levels[category] ?? options.levels.Default ?? 'Information'];
+  const emit = (level: LogLevelName, msg: string): void => {
+    if (ORDER[level] < min || level === 'None') return;
+    // Newlines would split one event into several journal entries and allow log forging.
+    const text = msg.replace(/[\r\n]+/g, ' ');
+    const prefix = journald ? `<${SYSLOG[level]}>` : '';
+    const time = timestamps ? new Date().toISOString() + ' ' : '';
+    write(`${prefix}${time}${SHORT[level]}: ${category}: ${text}`);
+  };
+  return {
+    trace: (m) => emit('Trace', m),
+    debug: (m) => emit('Debug', m),
+    info: (m) => emit('Information', m),
+    warn: (m) => emit('Warning', m),
+    error: (m) => emit('Error', m),
+    critical: (m) => emit('Critical', m),
+    enabled: (level) => ORDER[level] >= min && level !== 'None',
+    child: (name) => createLogger({ ...options, write, journald, timestamps }, name),
+  };
+}
+
+/** A logger that drops everything, for unit tests of modules that take one. */
+export const silentLogger: Logger = createLogger({ levels: { Default: 'None' }, write: () => {} });

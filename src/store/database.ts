@@ -1,0 +1,182 @@
+// The one file that imports sql.js: loading the wasm, opening the database file (refusing a damaged
+// one), and a small query wrapper whose cached statements survive `export()` (DESIGN.md "Storage").
+import { readFile } from 'node:fs/promises';
+import initSqlJs from 'sql.js';
+import type { Database, SqlValue, Statement } from 'sql.js';
+
+export type Param = string | number | null;
+export type Row = Record<string, SqlValue>;
+
+/** The database file is damaged; it was left exactly as found. */
+export class StoreCorruptError extends Error {
+  constructor(readonly file: string, reason: string) {
+    super(
+      `database file ${file} is damaged (${reason}); it was left untouched. ` +
+        'Restore it from a backup, or move it away to start with an empty database.',
+    );
+    this.name = 'StoreCorruptError';
+  }
+}
+
+/** The file was written by a newer voice-hub (its schema version is higher than any migration known here). */
+export class StoreVersionError extends Error {
+  constructor(readonly file: string, found: number, known: number) {
+    super(
+      `database file ${file} has schema version ${found}, but this voice-hub knows versions up to ${known}; ` +
+        'it was left untouched. Run the newer voice-hub that wrote it, or restore a backup made by this version.',
+    );
+    this.name = 'StoreVersionError';
+  }
+}
+
+const SQLITE_HEADER = 'SQLite format 3\0';
+
+/**
+ * A sql.js database with cached prepared statements. sql.js's `export()` closes and reopens the
+ * connection, freeing every prepared statement, so the cache is dropped there and statements are
+ * prepared again on next use.
+ */
+export class SqlDb {
+  private readonly statements = new Map<string, Statement>();
+  /** Counts statements that may have changed data; compared with the count at the last persist to tell "dirty". */
+  private writeCount = 0;
+
+  constructor(private readonly db: Database) {}
+
+  get writes(): number {
+    return this.writeCount;
+  }
+
+  all(sql: string, params: readonly Param[] = []): Row[] {
+    const stmt = this.prepare(sql);
+    try {
+      stmt.bind(params as Param[]);
+      const rows: Row[] = [];
+      while (stmt.step()) rows.push(stmt.getAsObject());
+      return rows;
+    } finally {
+      stmt.reset();
+    }
+  }
+
+  one(sql: string, params: readonly Param[] = []): Row | undefined {
+    return this.all(sql, params)[0];
+  }
+
+  /** Runs a changing statement; returns the number of rows it changed. */
+  run(sql: string, params: readonly Param[] = []): number {
+    const stmt = this.prepare(sql);
+    this.writeCount++;
+    try {
+      stmt.run(params as Param[]);
+    } finally {
+      stmt.reset();
+    }
+    return this.db.getRowsModified();
+  }
+
+  /** Runs `fn` in one transaction, so a batch of changes costs one journal cycle. */
+  transaction<T>(fn: () => T): T {
+    this.db.exec('BEGIN');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** Runs several statements without parameters (migrations). */
+  exec(sql: string): void {
+    this.writeCount++;
+    this.db.exec(sql);
+  }
+
+  /**
+   * Reads one row by key and returns a function that puts the row back as it was (or removes it if
+   * there was none): the undo of a durable change whose persist failed. Table and column names are
+   * constants of this package, never input.
+   */
+  captureRow(table: string, keyColumn: string, key: string): () => void {
+    const before = this.one(`SELECT * FROM ${table} WHERE ${keyColumn} = ?`, [key]);
+    return () => {
+      this.run(`DELETE FROM ${table} WHERE ${keyColumn} = ?`, [key]);
+      if (!before) return;
+      const columns = Object.keys(before);
+      this.run(
+        `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+        columns.map((c) => before[c] as Param),
+      );
+    };
+  }
+
+  /** The whole database as SQLite file bytes. Must not be called inside a transaction. */
+  export(): Uint8Array {
+    this.statements.clear(); // export() frees them all
+    return this.db.export();
+  }
+
+  close(): void {
+    this.statements.clear();
+    this.db.close();
+  }
+
+  private prepare(sql: string): Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+export interface SqlEngine {
+  openBytes(bytes: Uint8Array | undefined): Database;
+}
+
+/** Loads the sql.js wasm: the bytes the bundle ships when given, else the file next to sql.js in node_modules. */
+export async function loadSqlEngine(wasmBinary?: Uint8Array): Promise<SqlEngine> {
+  const SQL = await initSqlJs(wasmBinary ? { wasmBinary: toArrayBuffer(wasmBinary) } : undefined);
+  return { openBytes: (bytes) => new SQL.Database(bytes) };
+}
+
+function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+}
+
+/**
+ * Opens `file` read-only-in-spirit: the bytes are loaded into memory and checked; nothing is ever
+ * written to the file here. A missing file gives an empty database; anything SQLite cannot fully
+ * read gives a StoreCorruptError.
+ */
+export async function openDatabaseFile(engine: SqlEngine, file: string): Promise<{ db: SqlDb; existed: boolean }> {
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = await readFile(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  if (!bytes) return { db: new SqlDb(engine.openBytes(undefined)), existed: false };
+
+  // A file we wrote always has a full header; an empty one means its content was lost.
+  if (bytes.length === 0) throw new StoreCorruptError(file, 'the file is empty');
+  if (Buffer.from(bytes.subarray(0, 16)).toString('latin1') !== SQLITE_HEADER) {
+    throw new StoreCorruptError(file, 'not an SQLite database');
+  }
+  let database: Database | undefined;
+  try {
+    database = engine.openBytes(bytes);
+    const result = database.exec('PRAGMA integrity_check');
+    const problems = (result[0]?.values ?? []).map((r) => String(r[0])).filter((m) => m !== 'ok');
+    if (problems.length > 0 || result.length === 0) {
+      throw new Error(problems.slice(0, 3).join('; ') || 'integrity check returned nothing');
+    }
+  } catch (e) {
+    database?.close();
+    throw new StoreCorruptError(file, e instanceof Error ? e.message : String(e));
+  }
+  return { db: new SqlDb(database), existed: true };
+}

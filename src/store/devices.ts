@@ -1,0 +1,147 @@
+// Devices and their token generations. Registration and deletion are durable; telemetry is kept as
+// the latest value per device and written at the next flush (DESIGN.md "Storage").
+import { DomainError } from '../errors.js';
+import type { StoreContext } from './context.js';
+import type { Param, Row, SqlDb } from './database.js';
+import type { DeviceRecord, DeviceRepository, DeviceTelemetry } from './types.js';
+
+const COLUMNS = `id, name, type, capabilities, location, status, registered_at, last_seen,
+  battery_level, temperature, memory_usage, cpu_usage, token_generation`;
+
+export class SqlDeviceRepository implements DeviceRepository {
+  /** Latest telemetry per device not yet written to SQL. */
+  private readonly telemetry = new Map<string, DeviceTelemetry>();
+
+  constructor(private readonly ctx: StoreContext) {}
+
+  get pendingCount(): number {
+    return this.telemetry.size;
+  }
+
+  get(id: string): DeviceRecord | undefined {
+    this.ctx.assertOpen();
+    const row = this.ctx.db.one(`SELECT ${COLUMNS} FROM devices WHERE id = ?`, [id]);
+    return row ? this.withTelemetry(toDevice(row)) : undefined;
+  }
+
+  list(): DeviceRecord[] {
+    this.ctx.assertOpen();
+    return this.ctx.db
+      .all(`SELECT ${COLUMNS} FROM devices ORDER BY registered_at, id`)
+      .map((row) => this.withTelemetry(toDevice(row)));
+  }
+
+  count(): number {
+    this.ctx.assertOpen();
+    return Number(this.ctx.db.one('SELECT count(*) AS n FROM devices')?.n ?? 0);
+  }
+
+  async insert(device: DeviceRecord): Promise<void> {
+    this.ctx.assertWritable();
+    const { db } = this.ctx;
+    // Checked here, synchronously, so two concurrent registrations of one id cannot both pass.
+    if (db.one('SELECT 1 AS x FROM devices WHERE id = ?', [device.id])) {
+      throw new DomainError('conflict', `device '${device.id}' already exists`);
+    }
+    const undoGeneration = db.captureRow('device_generations', 'id', device.id);
+    db.transaction(() => {
+      db.run(`INSERT INTO devices (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deviceParams(device));
+      rememberGeneration(db, device.id, device.tokenGeneration);
+    });
+    await this.ctx.commit(() => {
+      db.run('DELETE FROM devices WHERE id = ?', [device.id]);
+      undoGeneration();
+    });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    this.ctx.assertWritable();
+    const { db } = this.ctx;
+    const row = db.one('SELECT token_generation FROM devices WHERE id = ?', [id]);
+    if (!row) return false;
+    const undoDevice = db.captureRow('devices', 'id', id);
+    const undoGeneration = db.captureRow('device_generations', 'id', id);
+    // Telemetry queued for the deleted device must not land on a device later registered under its id.
+    this.telemetry.delete(id);
+    db.transaction(() => {
+      db.run('DELETE FROM devices WHERE id = ?', [id]);
+      rememberGeneration(db, id, Number(row.token_generation));
+    });
+    await this.ctx.commit(() => {
+      undoGeneration();
+      undoDevice();
+    });
+    return true;
+  }
+
+  generationOf(id: string): number {
+    this.ctx.assertOpen();
+    const row = this.ctx.db.one(
+      `SELECT max(coalesce((SELECT generation FROM device_generations WHERE id = ?1), 0),
+                  coalesce((SELECT token_generation FROM devices WHERE id = ?1), 0)) AS g`,
+      [id],
+    );
+    return Number(row?.g ?? 0);
+  }
+
+  updateTelemetry(id: string, telemetry: DeviceTelemetry): void {
+    this.ctx.assertWritable();
+    // Unknown devices are ignored: the caller answers 404 before getting here, and a device deleted
+    // meanwhile must not be revived.
+    if (!this.ctx.db.one('SELECT 1 AS x FROM devices WHERE id = ?', [id])) return;
+    this.telemetry.set(id, { ...telemetry });
+    this.ctx.queued();
+  }
+
+  /** Moves queued telemetry into SQL (inside the caller's transaction). */
+  writePending(): void {
+    for (const [id, t] of this.telemetry) {
+      this.ctx.db.run(
+        `UPDATE devices SET status = ?, last_seen = ?, battery_level = ?, temperature = ?,
+           memory_usage = ?, cpu_usage = ? WHERE id = ?`,
+        [t.status, t.lastSeen, t.batteryLevel, t.temperature, t.memoryUsage, t.cpuUsage, id],
+      );
+    }
+    this.telemetry.clear();
+  }
+
+  private withTelemetry(device: DeviceRecord): DeviceRecord {
+    const t = this.telemetry.get(device.id);
+    return t ? { ...device, ...t } : device;
+  }
+}
+
+function rememberGeneration(db: SqlDb, id: string, generation: number): void {
+  db.run(
+    `INSERT INTO device_generations (id, generation) VALUES (?, ?)
+     ON CONFLICT (id) DO UPDATE SET generation = max(generation, excluded.generation)`,
+    [id, generation],
+  );
+}
+
+function deviceParams(d: DeviceRecord): Param[] {
+  return [
+    d.id, d.name, d.type, JSON.stringify(d.capabilities), d.location, d.status, d.registeredAt, d.lastSeen,
+    d.batteryLevel, d.temperature, d.memoryUsage, d.cpuUsage, d.tokenGeneration,
+  ];
+}
+
+const numberOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toDevice(row: Row): DeviceRecord {
+  return {
+    id: String(row.id),
+    name: String(row.name),
+    type: String(row.type),
+    capabilities: JSON.parse(String(row.capabilities)) as string[],
+    location: String(row.location),
+    status: String(row.status),
+    registeredAt: String(row.registered_at),
+    lastSeen: String(row.last_seen),
+    batteryLevel: numberOrNull(row.battery_level),
+    temperature: numberOrNull(row.temperature),
+    memoryUsage: numberOrNull(row.memory_usage),
+    cpuUsage: numberOrNull(row.cpu_usage),
+    tokenGeneration: Number(row.token_generation),
+  };
+}

@@ -1,0 +1,75 @@
+// Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
+// place, so after a crash or power cut it holds either the old or the new content (DESIGN.md "Storage").
+import { open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+const tempSuffix = '.tmp-';
+
+/** Writes `bytes` to `<file>.tmp-<pid>`, fsyncs it, renames it over `file`, then fsyncs the directory. */
+export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
+  const temp = `${file}${tempSuffix}${process.pid}`;
+  try {
+    const handle = await open(temp, 'w', 0o640);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (e) {
+    // Leave nothing half written behind; the main file was not touched.
+    await unlink(temp).catch(() => {});
+    throw e;
+  }
+  await syncDirectory(dirname(file));
+}
+
+/** Makes a rename in `dir` durable: without it the directory entry may still point at the old file after a power cut. */
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Removes `<file>.tmp-<pid>` files left by a process that died mid-write (their pid is gone), so they
+ * do not pile up on a small SD card. Files of a live process are left alone.
+ */
+export async function removeStaleTempFiles(file: string): Promise<string[]> {
+  const prefix = basename(file) + tempSuffix;
+  const removed: string[] = [];
+  const names = await readdir(dirname(file)).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    await rm(join(dirname(file), name), { force: true }).catch(() => {});
+    removed.push(name);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Creates and removes a small file in `dir`; throws `data dir <dir> is not writable: <code>` when that fails. */
+export async function checkDirWritable(dir: string): Promise<void> {
+  const probe = join(dir, `.voice-hub-check-${process.pid}`);
+  try {
+    await writeFile(probe, 'ok', { mode: 0o600 });
+    await unlink(probe);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);
+  }
+}

@@ -1,0 +1,176 @@
+// Storage entry point: opens `<dataDir>/voice-hub.db`, migrates it, and runs the timed flush of
+// coalesced telemetry (DESIGN.md "Storage"). Everything sql.js stays behind these repositories.
+import { copyFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DomainError, errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
+import type { StoreContext } from './context.js';
+import { SqlDeviceRepository } from './devices.js';
+import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
+import { MIGRATIONS, migrate, schemaVersion } from './migrations.js';
+import { Persister } from './persister.js';
+import { SqlSessionRepository } from './sessions.js';
+import { SqlSettingsRepository } from './settings.js';
+import type { Store } from './types.js';
+
+export { StoreCorruptError, StoreVersionError } from './database.js';
+export type * from './types.js';
+
+export const DATABASE_FILE_NAME = 'voice-hub.db';
+
+export interface StoreOptions {
+  dataDir: string;
+  /** Storage.FlushInterval: telemetry reaches the disk at most this often. */
+  flushIntervalMs: number;
+  logger: Logger;
+  /** The sql.js wasm bytes (the bundle ships them); by default read from node_modules/sql.js. */
+  wasmBinary?: Uint8Array;
+}
+
+export interface OpenedStore extends Store {
+  /** Path of the database file. */
+  readonly file: string;
+  /** Completed writes of the database file (for tests and the storage benchmark). */
+  readonly persistCount: number;
+}
+
+/**
+ * Opens (creating on first start) the database. Rejects with StoreCorruptError for a damaged file,
+ * StoreVersionError for a file from a newer version (both left untouched), and
+ * DomainError('unavailable') when a new or migrated file cannot be written.
+ */
+export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
+  const logger = opts.logger;
+  try {
+    await mkdir(opts.dataDir, { recursive: true, mode: 0o750 });
+  } catch (e) {
+    throw new Error(`cannot create data dir ${opts.dataDir}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
+  }
+  const file = join(opts.dataDir, DATABASE_FILE_NAME);
+  const engine = await loadSqlEngine(opts.wasmBinary);
+  const { db, existed } = await openDatabaseFile(engine, file);
+  try {
+    for (const name of await removeStaleTempFiles(file)) logger.info(`removed ${name} left by an interrupted write`);
+    const found = schemaVersion(db);
+    if (existed && found > 0 && found < MIGRATIONS.length) {
+      // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
+      const backup = `${file}.v${found}.bak`;
+      await copyFile(file, backup);
+      logger.info(`upgrading ${file} from schema version ${found} to ${MIGRATIONS.length}; previous file kept as ${backup}`);
+    }
+    const applied = migrate(db, file);
+    const store = new SqlStore(db, file, opts, applied === 0);
+    if (applied > 0) await store.flush(); // the file exists, at the current schema, before anything is acknowledged
+    logger.debug(`opened ${file} (schema version ${MIGRATIONS.length}, ${store.devices.count()} devices)`);
+    return store;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+class SqlStore implements OpenedStore {
+  readonly devices: SqlDeviceRepository;
+  readonly sessions: SqlSessionRepository;
+  readonly settings: SqlSettingsRepository;
+  private readonly persister: Persister;
+  private readonly logger: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private closing: Promise<void> | undefined;
+  private closed = false;
+  private flushFailing = false;
+
+  constructor(
+    private readonly db: SqlDb,
+    readonly file: string,
+    private readonly opts: StoreOptions,
+    fileMatchesMemory: boolean,
+  ) {
+    this.logger = opts.logger;
+    this.persister = new Persister(db, file, opts.logger, fileMatchesMemory);
+    const ctx: StoreContext = {
+      db,
+      commit: (undo) => this.persister.commit(undo),
+      queued: () => this.scheduleFlush(),
+      assertOpen: () => {
+        if (this.closed) throw new DomainError('unavailable', 'storage is closed');
+      },
+      assertWritable: () => {
+        if (this.closing) throw new DomainError('unavailable', 'storage is closed');
+      },
+    };
+    this.devices = new SqlDeviceRepository(ctx);
+    this.sessions = new SqlSessionRepository(ctx);
+    this.settings = new SqlSettingsRepository(ctx);
+  }
+
+  get bytesWritten(): number {
+    return this.persister.bytesWritten;
+  }
+
+  get persistCount(): number {
+    return this.persister.persistCount;
+  }
+
+  flush(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.devices.pendingCount + this.sessions.pendingCount > 0) {
+      this.db.transaction(() => {
+        this.devices.writePending();
+        this.sessions.writePending();
+      });
+    }
+    // Resolves at once, writing nothing, when memory equals the file.
+    return this.persister.persist();
+  }
+
+  async check(): Promise<void> {
+    if (this.closed) throw new Error('storage is closed');
+    try {
+      this.db.one('SELECT count(*) AS n FROM devices');
+    } catch (e) {
+      throw new Error(`database ${this.file} cannot be read: ${errorText(e)}`);
+    }
+    await checkDirWritable(this.opts.dataDir);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    try {
+      await this.flush();
+    } finally {
+      this.closed = true;
+      this.db.close();
+    }
+  }
+
+  /** Telemetry is written at most once per interval; the timer exists only while something waits. */
+  private scheduleFlush(): void {
+    if (this.timer || this.closing) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.timedFlush();
+    }, this.opts.flushIntervalMs);
+    this.timer.unref(); // never keeps the process alive; close() flushes what is left
+  }
+
+  private async timedFlush(): Promise<void> {
+    try {
+      await this.flush();
+      if (this.flushFailing) this.logger.info(`writing ${this.file} works again`);
+      this.flushFailing = false;
+    } catch (e) {
+      // Log when the failure starts, not every interval; retry while memory is ahead of the file.
+      if (!this.flushFailing) this.logger.error(`timed flush failed, will retry: ${errorText(e)}`);
+      this.flushFailing = true;
+      if (this.persister.dirty) this.scheduleFlush();
+    }
+  }
+}

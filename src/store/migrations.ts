@@ -1,0 +1,63 @@
+// Schema versions: `PRAGMA user_version` holds how many of MIGRATIONS a file has had applied.
+// Append only: never edit a released migration, add the next one.
+import { StoreVersionError, type SqlDb } from './database.js';
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: devices, the token generation of every id ever seen, sessions as history, settings per category.
+  `CREATE TABLE devices (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     type TEXT NOT NULL,
+     capabilities TEXT NOT NULL,
+     location TEXT NOT NULL,
+     status TEXT NOT NULL,
+     registered_at TEXT NOT NULL,
+     last_seen TEXT NOT NULL,
+     battery_level REAL,
+     temperature REAL,
+     memory_usage REAL,
+     cpu_usage REAL,
+     token_generation INTEGER NOT NULL
+   );
+   CREATE TABLE device_generations (
+     id TEXT PRIMARY KEY,
+     generation INTEGER NOT NULL
+   );
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     device_id TEXT NOT NULL,
+     user_id TEXT NOT NULL,
+     state TEXT NOT NULL,
+     start_time TEXT NOT NULL,
+     end_time TEXT,
+     end_reason TEXT,
+     config TEXT NOT NULL,
+     audio_packets_sent INTEGER NOT NULL
+   );
+   CREATE INDEX sessions_state ON sessions (state);
+   CREATE TABLE settings (
+     category TEXT PRIMARY KEY,
+     json TEXT NOT NULL
+   );`,
+];
+
+export function schemaVersion(db: SqlDb): number {
+  return Number(db.one('PRAGMA user_version')?.user_version ?? 0);
+}
+
+/**
+ * Brings the database up to the newest schema; returns how many migrations ran. A file from a newer
+ * voice-hub is refused rather than guessed at. `migrations` is a parameter so tests can add one.
+ */
+export function migrate(db: SqlDb, file: string, migrations: readonly string[] = MIGRATIONS): number {
+  const found = schemaVersion(db);
+  if (found > migrations.length) throw new StoreVersionError(file, found, migrations.length);
+  for (let version = found; version < migrations.length; version++) {
+    // Each step and its version number commit together, so a step is never half applied.
+    db.transaction(() => {
+      db.exec(migrations[version] as string);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
+    });
+  }
+  return migrations.length - found;
+}

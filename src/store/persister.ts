@@ -1,0 +1,111 @@
+// Group commit of the in-memory database to its file. A durable change is applied in memory, then
+// waits for one persist that started after it; while a persist runs, every later request waits for
+// the single next one, so a burst of writes costs two file writes, not one per write. When a persist
+// fails, every change the file does not hold is undone, so memory never claims what the disk lacks.
+import { DomainError, errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { SqlDb } from './database.js';
+import { writeFileDurably } from './durable-file.js';
+
+interface Waiter {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
+export class Persister {
+  /** File writes that completed. */
+  persistCount = 0;
+  /** Bytes written to the database file. */
+  bytesWritten = 0;
+  /** Undo functions of durable changes applied in memory but not yet on disk, oldest first. */
+  private unconfirmed: Array<() => void> = [];
+  private waiting: Waiter[] = [];
+  private running = false;
+  /** `db.writes` as of the content last written to the file. */
+  private writesOnDisk: number;
+
+  constructor(
+    private readonly db: SqlDb,
+    private readonly file: string,
+    private readonly logger: Logger,
+    /** False when memory is already ahead of the file (new or migrated database). */
+    fileMatchesMemory: boolean,
+  ) {
+    this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
+  }
+
+  /** Memory holds changes the file does not. */
+  get dirty(): boolean {
+    return this.db.writes !== this.writesOnDisk;
+  }
+
+  /**
+   * Registers a durable change already applied in memory, with the function that reverts it.
+   * Resolves once a persist covering it is on disk; rejects with DomainError('unavailable') after
+   * reverting it when that persist fails.
+   */
+  commit(undo: () => void): Promise<void> {
+    this.unconfirmed.push(undo);
+    return this.persist();
+  }
+
+  /** Resolves once everything in memory now is on disk (at once when nothing changed). */
+  persist(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      if (!this.running) void this.run();
+    });
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.waiting.length > 0) {
+        const waiters = this.waiting;
+        this.waiting = [];
+        await this.persistOnce(waiters);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async persistOnce(waiters: Waiter[]): Promise<void> {
+    const writes = this.db.writes;
+    if (writes === this.writesOnDisk) {
+      for (const w of waiters) w.resolve(); // nothing changed: no write (SD cards wear out)
+      return;
+    }
+    const covered = this.unconfirmed.length;
+    let error: DomainError;
+    try {
+      const bytes = this.db.export();
+      await writeFileDurably(this.file, bytes);
+      this.persistCount++;
+      this.bytesWritten += bytes.length;
+      this.writesOnDisk = writes;
+      this.unconfirmed.splice(0, covered);
+      for (const w of waiters) w.resolve();
+      return;
+    } catch (e) {
+      error = new DomainError('unavailable', `storage is not writable: ${errorText(e)}`);
+    }
+    if (this.unconfirmed.length > 0) {
+      this.logger.error(`writing ${this.file} failed; ${this.unconfirmed.length} unsaved change(s) reverted: ${error.message}`);
+    }
+    // Revert newest first, including changes made while this persist ran: they were applied on top of
+    // the reverted ones and are waiting for the next persist, which is cancelled with the same error.
+    const undos = this.unconfirmed.reverse();
+    this.unconfirmed = [];
+    for (const undo of undos) {
+      try {
+        undo();
+      } catch (e) {
+        this.logger.critical(`reverting an unsaved change failed: ${errorText(e)}`);
+      }
+    }
+    const later = this.waiting;
+    this.waiting = [];
+    for (const w of [...waiters, ...later]) w.reject(error);
+  }
+}

@@ -1,0 +1,84 @@
+// Voice sessions as history. State changes the caller marks durable go to disk at once; frequent
+// updates (packet counters) keep only the latest record per session until the next flush.
+import type { Param, Row } from './database.js';
+import type { StoreContext } from './context.js';
+import type { SessionRecord, SessionRepository, SessionState } from './types.js';
+
+const COLUMNS = 'id, device_id, user_id, state, start_time, end_time, end_reason, config, audio_packets_sent';
+const OPEN_STATES: readonly SessionState[] = ['Starting', 'Active'];
+
+export class SqlSessionRepository implements SessionRepository {
+  /** Latest record per session not yet written to SQL. */
+  private readonly pending = new Map<string, SessionRecord>();
+
+  constructor(private readonly ctx: StoreContext) {}
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  get(id: string): SessionRecord | undefined {
+    this.ctx.assertOpen();
+    const queued = this.pending.get(id);
+    if (queued) return clone(queued);
+    const row = this.ctx.db.one(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`, [id]);
+    return row ? toSession(row) : undefined;
+  }
+
+  listOpen(): SessionRecord[] {
+    this.ctx.assertOpen();
+    const byId = new Map<string, SessionRecord>();
+    const rows = this.ctx.db.all(`SELECT ${COLUMNS} FROM sessions WHERE state IN ('Starting', 'Active') ORDER BY start_time, id`);
+    for (const row of rows) byId.set(String(row.id), toSession(row));
+    // Queued records are newer than SQL: they may open or close a session.
+    for (const [id, s] of this.pending) byId.set(id, clone(s));
+    return [...byId.values()].filter((s) => OPEN_STATES.includes(s.state));
+  }
+
+  async save(session: SessionRecord, durable = false): Promise<void> {
+    this.ctx.assertWritable();
+    if (!durable) {
+      this.pending.set(session.id, clone(session));
+      this.ctx.queued();
+      return;
+    }
+    const { db } = this.ctx;
+    const undo = db.captureRow('sessions', 'id', session.id);
+    // This record supersedes any queued older one, which must not overwrite it at the next flush.
+    this.pending.delete(session.id);
+    write(this.ctx, session);
+    await this.ctx.commit(undo);
+  }
+
+  /** Moves queued records into SQL (inside the caller's transaction). */
+  writePending(): void {
+    for (const s of this.pending.values()) write(this.ctx, s);
+    this.pending.clear();
+  }
+}
+
+function write(ctx: StoreContext, s: SessionRecord): void {
+  const params: Param[] = [
+    s.id, s.deviceId, s.userId, s.state, s.startTime, s.endTime, s.endReason, JSON.stringify(s.config),
+    s.audioPacketsSent,
+  ];
+  ctx.db.run(`INSERT OR REPLACE INTO sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
+}
+
+function clone(s: SessionRecord): SessionRecord {
+  return { ...s, config: { ...s.config } };
+}
+
+function toSession(row: Row): SessionRecord {
+  return {
+    id: String(row.id),
+    deviceId: String(row.device_id),
+    userId: String(row.user_id),
+    state: String(row.state) as SessionState,
+    startTime: String(row.start_time),
+    endTime: row.end_time === null ? null : String(row.end_time),
+    endReason: row.end_reason === null ? null : String(row.end_reason),
+    config: JSON.parse(String(row.config)) as SessionRecord['config'],
+    audioPacketsSent: Number(row.audio_packets_sent),
+  };
+}

@@ -1,0 +1,91 @@
+// What the domain sees of storage: plain records and repositories, never sql.js types.
+// Reads are synchronous (the database lives in memory); a durable write resolves only once the
+// database file holding it is on disk (DESIGN.md "Storage").
+
+export interface DeviceRecord {
+  id: string;
+  name: string;
+  type: string;
+  capabilities: string[];
+  location: string;
+  status: string;
+  /** ISO 8601 UTC */
+  registeredAt: string;
+  /** ISO 8601 UTC */
+  lastSeen: string;
+  batteryLevel: number | null;
+  temperature: number | null;
+  memoryUsage: number | null;
+  cpuUsage: number | null;
+  /** Bumped when the device is deleted or its tokens are revoked; tokens carry the generation they were issued at. */
+  tokenGeneration: number;
+}
+
+export interface DeviceTelemetry {
+  status: string;
+  lastSeen: string;
+  batteryLevel: number | null;
+  temperature: number | null;
+  memoryUsage: number | null;
+  cpuUsage: number | null;
+}
+
+export interface DeviceRepository {
+  get(id: string): DeviceRecord | undefined;
+  list(): DeviceRecord[];
+  count(): number;
+  /** Durable: on disk when the promise resolves. Rejects with a DomainError('conflict') if the id exists. */
+  insert(device: DeviceRecord): Promise<void>;
+  /**
+   * Durable. Removes the device; returns false when it did not exist. The device's token generation
+   * is remembered so a device re-registered under the same id does not revive old tokens.
+   */
+  delete(id: string): Promise<boolean>;
+  /** Highest generation ever issued for this id (survives deletion); 0 when never seen. */
+  generationOf(id: string): number;
+  /** Telemetry is coalesced in memory and written at the next flush (Storage.FlushInterval) or on close. */
+  updateTelemetry(id: string, telemetry: DeviceTelemetry): void;
+}
+
+export type SessionState = 'Starting' | 'Active' | 'Stopped' | 'Failed';
+
+export interface SessionRecord {
+  id: string;
+  deviceId: string;
+  userId: string;
+  state: SessionState;
+  startTime: string;
+  endTime: string | null;
+  endReason: string | null;
+  config: { audioFormat: string; sampleRate: number; channels: number; autoMode: boolean; serverUrl: string };
+  audioPacketsSent: number;
+}
+
+export interface SessionRepository {
+  get(id: string): SessionRecord | undefined;
+  /** Sessions still marked Starting/Active (used at start-up to record them as ended). */
+  listOpen(): SessionRecord[];
+  /** Insert or replace; coalesced like telemetry unless `durable` is set. */
+  save(session: SessionRecord, durable?: boolean): Promise<void>;
+}
+
+export interface SettingsRepository {
+  /** Stored values of a configuration category (only keys ever written through the API). */
+  get(category: string): Record<string, unknown>;
+  /** Durable: replaces the stored values of the category. */
+  put(category: string, values: Record<string, unknown>): Promise<void>;
+}
+
+export interface Store {
+  readonly devices: DeviceRepository;
+  readonly sessions: SessionRepository;
+  readonly settings: SettingsRepository;
+  /** Write pending (coalesced) changes now. */
+  flush(): Promise<void>;
+  /** A real read plus a check that the data dir is writable; throws with a clear message when not. */
+  check(): Promise<void>;
+  /** Flush and stop the flush timer. Idempotent. */
+  close(): Promise<void>;
+  /** Bytes written to the database file so far (for the storage benchmark). */
+  readonly bytesWritten: number;
+}

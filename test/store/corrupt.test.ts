@@ -1,0 +1,112 @@
+// A damaged or too-new database file stops start-up with a clear message and is never modified.
+import assert from 'node:assert/strict';
+import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreVersionError } from '../../src/store/database.js';
+import { migrate, MIGRATIONS, schemaVersion } from '../../src/store/migrations.js';
+import { device, open, sha256, tmpDir } from './helpers.js';
+
+async function storeWithDevices(dataDir: string, n: number): Promise<string> {
+  const store = await open(dataDir);
+  for (let i = 0; i < n; i++) await store.devices.insert(device(`dev-${i}`, { name: 'x'.repeat(500) }));
+  await store.close();
+  return join(dataDir, 'voice-hub.db');
+}
+
+const damages: Array<[string, (file: string) => Promise<void>]> = [
+  ['truncated to half', async (file) => truncate(file, (await readFile(file)).length / 2)],
+  ['truncated inside the header', (file) => truncate(file, 50)],
+  ['garbage', (file) => writeFile(file, Buffer.alloc(16384, 'not a database at all '))],
+  ['empty', (file) => truncate(file, 0)],
+  ['a damaged page', async (file) => {
+    const bytes = await readFile(file);
+    bytes.fill(0xab, 4096, 8192);
+    await writeFile(file, bytes);
+  }],
+];
+
+for (const [name, damage] of damages) {
+  test(`a database file ${name} is refused and left byte for byte unchanged`, async () => {
+    const dir = await tmpDir();
+    try {
+      const file = await storeWithDevices(dir.path, 20);
+      await damage(file);
+      const hash = await sha256(file);
+      await assert.rejects(open(dir.path), (e: unknown) => {
+        assert.ok(e instanceof StoreCorruptError, String(e));
+        assert.ok(e.message.includes(file), e.message);
+        assert.match(e.message, /left untouched/);
+        assert.match(e.message, /backup/);
+        return true;
+      });
+      assert.equal(await sha256(file), hash);
+      assert.deepEqual(await readdir(dir.path), ['voice-hub.db']);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+}
+
+test('a file from a newer schema version is refused and left unchanged', async () => {
+  const dir = await tmpDir();
+  try {
+    const file = await storeWithDevices(dir.path, 1);
+    const engine = await loadSqlEngine();
+    const { db } = await openDatabaseFile(engine, file);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    await writeFile(file, db.export());
+    db.close();
+    const hash = await sha256(file);
+    await assert.rejects(open(dir.path), (e: unknown) => {
+      assert.ok(e instanceof StoreVersionError, String(e));
+      assert.ok(e.message.includes(file));
+      assert.match(e.message, new RegExp(`schema version ${MIGRATIONS.length + 1}`));
+      assert.match(e.message, /left untouched/);
+      return true;
+    });
+    assert.equal(await sha256(file), hash);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('migrations upgrade an older file step by step and keep its data', async () => {
+  const dir = await tmpDir();
+  try {
+    const file = await storeWithDevices(dir.path, 2);
+    const engine = await loadSqlEngine();
+    const { db } = await openDatabaseFile(engine, file);
+    assert.equal(schemaVersion(db), MIGRATIONS.length);
+    const next = [...MIGRATIONS, 'ALTER TABLE devices ADD COLUMN firmware TEXT', "UPDATE devices SET firmware = '1.0'"];
+    assert.equal(migrate(db, file, next), 2);
+    assert.equal(schemaVersion(db), MIGRATIONS.length + 2);
+    assert.deepEqual(db.all('SELECT id, firmware FROM devices ORDER BY id'), [
+      { id: 'dev-0', firmware: '1.0' },
+      { id: 'dev-1', firmware: '1.0' },
+    ]);
+    assert.equal(migrate(db, file, next), 0);
+    db.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('a file at schema version 0 (an empty SQLite file) is migrated by openStore', async () => {
+  const dir = await tmpDir();
+  try {
+    const engine = await loadSqlEngine();
+    const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
+    db.exec('CREATE TABLE unrelated (x)'); // a valid SQLite file whose user_version is still 0
+    await writeFile(join(dir.path, 'voice-hub.db'), db.export());
+    db.close();
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-1'));
+    await store.close();
+    const reopened = await open(dir.path);
+    assert.equal(reopened.devices.count(), 1);
+    await reopened.close();
+  } finally {
+    await dir.cleanup();
+  }
+});

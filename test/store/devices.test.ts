@@ -1,0 +1,145 @@
+// Device repository against a real database file: round trips across reopen, generations, conflicts.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { isDomainError } from '../../src/errors.js';
+import { device, open, tmpDir } from './helpers.js';
+
+test('the database file is created on first start, in a data dir created with mode 0750', async () => {
+  const root = await tmpDir();
+  try {
+    const dataDir = join(root.path, 'a', 'b');
+    const store = await open(dataDir);
+    await store.close();
+    assert.equal((await stat(dataDir)).mode & 0o777, 0o750 & ~process.umask());
+    assert.ok((await stat(join(dataDir, 'voice-hub.db'))).size > 0);
+  } finally {
+    await root.cleanup();
+  }
+});
+
+test('insert, get, list, count and delete survive close and reopen', async () => {
+  const dir = await tmpDir();
+  try {
+    let store = await open(dir.path);
+    const full = device('dev-1', {
+      capabilities: ['audio', 'display'],
+      batteryLevel: 87.5,
+      temperature: 41,
+      memoryUsage: 12.25,
+      cpuUsage: 0,
+      tokenGeneration: 3,
+    });
+    await store.devices.insert(full);
+    await store.devices.insert(device('dev-2', { registeredAt: '2024-05-02T00:00:00.000Z' }));
+    await store.devices.insert(device('dev-3', { registeredAt: '2024-05-03T00:00:00.000Z' }));
+    assert.equal(await store.devices.delete('dev-3'), true);
+    assert.equal(await store.devices.delete('never-there'), false);
+    await store.close();
+
+    store = await open(dir.path);
+    assert.deepEqual(store.devices.get('dev-1'), full);
+    // Numeric NULLs stay null, not 0.
+    assert.deepEqual(store.devices.get('dev-2'), device('dev-2', { registeredAt: '2024-05-02T00:00:00.000Z' }));
+    assert.equal(store.devices.get('dev-3'), undefined);
+    assert.equal(store.devices.count(), 2);
+    assert.deepEqual(store.devices.list().map((d) => d.id), ['dev-1', 'dev-2']);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('inserting an existing id is a conflict and changes nothing', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-1'));
+    const before = store.persistCount;
+    await assert.rejects(store.devices.insert(device('dev-1', { name: 'other' })), (e: unknown) => {
+      assert.ok(isDomainError(e));
+      assert.equal(e.code, 'conflict');
+      assert.equal(e.message, "device 'dev-1' already exists");
+      return true;
+    });
+    assert.equal(store.devices.get('dev-1')?.name, 'Device dev-1');
+    assert.equal(store.persistCount, before);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('the token generation of a deleted device is remembered across reopen', async () => {
+  const dir = await tmpDir();
+  try {
+    let store = await open(dir.path);
+    assert.equal(store.devices.generationOf('dev-1'), 0);
+    await store.devices.insert(device('dev-1', { tokenGeneration: 4 }));
+    assert.equal(store.devices.generationOf('dev-1'), 4);
+    await store.devices.delete('dev-1');
+    await store.close();
+
+    store = await open(dir.path);
+    assert.equal(store.devices.get('dev-1'), undefined);
+    assert.equal(store.devices.generationOf('dev-1'), 4);
+    // Re-registered at a higher generation; a lower one never lowers the remembered value.
+    await store.devices.insert(device('dev-1', { tokenGeneration: 5 }));
+    assert.equal(store.devices.generationOf('dev-1'), 5);
+    await store.devices.delete('dev-1');
+    await store.devices.insert(device('dev-1', { tokenGeneration: 1 }));
+    assert.equal(store.devices.generationOf('dev-1'), 5);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('writes and reads keep working after many persists (sql.js export frees prepared statements)', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await open(dir.path);
+    for (let i = 0; i < 5; i++) {
+      await store.devices.insert(device(`dev-${i}`));
+      assert.equal(store.devices.get(`dev-${i}`)?.id, `dev-${i}`);
+      assert.equal(store.devices.count(), i + 1);
+      store.devices.updateTelemetry(`dev-${i}`, { ...device('x'), status: 'busy' });
+      await store.flush();
+      await store.settings.put('voice', { n: i });
+    }
+    assert.equal(store.devices.list().filter((d) => d.status === 'busy').length, 5);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('after close, writes are refused as unavailable and close stays idempotent', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await open(dir.path);
+    await Promise.all([store.close(), store.close()]);
+    await store.close();
+    await assert.rejects(store.devices.insert(device('late')), (e: unknown) => isDomainError(e) && e.code === 'unavailable');
+    await assert.rejects(store.check(), /closed/);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('temp files left by a process that died mid-write are removed at start-up', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await open(dir.path);
+    await store.close();
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid; // exited: its pid is free
+    await writeFile(join(dir.path, `voice-hub.db.tmp-${deadPid}`), 'half written');
+    const reopened = await open(dir.path);
+    await reopened.close();
+    assert.deepEqual(await readdir(dir.path), ['voice-hub.db']);
+  } finally {
+    await dir.cleanup();
+  }
+});

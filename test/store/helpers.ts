@@ -1,0 +1,75 @@
+// Shared helpers for the storage tests: temp data dirs, sample records, file hashes.
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../../src/log/logger.js';
+import { openStore, type OpenedStore } from '../../src/store/index.js';
+import type { DeviceRecord, SessionRecord } from '../../src/store/types.js';
+
+/** A fresh directory under os.tmpdir(); `cleanup()` removes it. */
+export async function tmpDir(): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), 'voice-hub-store-'));
+  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}
+
+export function open(dataDir: string, flushIntervalMs = 60_000): Promise<OpenedStore> {
+  return openStore({ dataDir, flushIntervalMs, logger: silentLogger });
+}
+
+/**
+ * Opens a copy of the database file as it is on disk now, so a test sees only what was persisted
+ * (the store under test keeps running untouched).
+ */
+export async function onDisk<T>(dataDir: string, read: (store: OpenedStore) => T): Promise<T> {
+  const copy = await tmpDir();
+  try {
+    await cp(join(dataDir, 'voice-hub.db'), join(copy.path, 'voice-hub.db'));
+    const store = await open(copy.path);
+    try {
+      return read(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await copy.cleanup();
+  }
+}
+
+export async function sha256(file: string): Promise<string> {
+  return createHash('sha256').update(await readFile(file)).digest('hex');
+}
+
+export function device(id: string, overrides: Partial<DeviceRecord> = {}): DeviceRecord {
+  return {
+    id,
+    name: `Device ${id}`,
+    type: 'speaker',
+    capabilities: ['audio', 'wake-word'],
+    location: 'kitchen',
+    status: 'online',
+    registeredAt: '2024-05-01T10:00:00.000Z',
+    lastSeen: '2024-05-01T10:00:00.000Z',
+    batteryLevel: null,
+    temperature: null,
+    memoryUsage: null,
+    cpuUsage: null,
+    tokenGeneration: 1,
+    ...overrides,
+  };
+}
+
+export function session(id: string, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id,
+    deviceId: 'dev-1',
+    userId: 'user-1',
+    state: 'Active',
+    startTime: '2024-05-01T10:00:00.000Z',
+    endTime: null,
+    endReason: null,
+    config: { audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: true, serverUrl: 'ws://127.0.0.1:1/' },
+    audioPacketsSent: 0,
+    ...overrides,
+  };
+}

@@ -1,0 +1,111 @@
+// A durable write whose persist fails is refused as 'unavailable' and undone in memory; writes work
+// again once the data dir is writable. Tests run as root here, where chmod does not stop writes, so
+// the obstacles are ones root cannot write through either: the data dir replaced by a plain file
+// (ENOTDIR, like a vanished mount), or a directory squatting on the temp file's name (EISDIR).
+// The chmod 0555 variant runs when not root.
+import assert from 'node:assert/strict';
+import { chmod, mkdir, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { isDomainError } from '../../src/errors.js';
+import { device, onDisk, open, tmpDir } from './helpers.js';
+
+const unavailable = (e: unknown): boolean => {
+  assert.ok(isDomainError(e), String(e));
+  assert.equal(e.code, 'unavailable');
+  assert.match(e.message, /^storage is not writable: /);
+  return true;
+};
+
+test('with the data dir gone, writes are refused and undone; they work again once it is back', async () => {
+  const dir = await tmpDir();
+  const away = `${dir.path}-away`;
+  try {
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-a', { tokenGeneration: 2 }));
+    await store.settings.put('voice', { enableVoice: true });
+    await store.check();
+
+    await rename(dir.path, away);
+    await writeFile(dir.path, 'not a directory');
+
+    await assert.rejects(store.devices.insert(device('dev-b', { tokenGeneration: 7 })), unavailable);
+    assert.equal(store.devices.get('dev-b'), undefined);
+    assert.equal(store.devices.generationOf('dev-b'), 0);
+    assert.equal(store.devices.count(), 1);
+
+    await assert.rejects(store.devices.delete('dev-a'), unavailable);
+    assert.equal(store.devices.get('dev-a')?.tokenGeneration, 2);
+
+    await assert.rejects(store.settings.put('voice', { enableVoice: false }), unavailable);
+    assert.deepEqual(store.settings.get('voice'), { enableVoice: true });
+
+    // Writes that queued behind the failing persist are undone and refused too.
+    const burst = ['dev-c', 'dev-d', 'dev-e'].map((id) => store.devices.insert(device(id)));
+    const results = await Promise.allSettled(burst);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.equal(store.devices.count(), 1);
+
+    await assert.rejects(store.check(), new RegExp(`data dir ${dir.path} is not writable: ENOTDIR`));
+
+    await unlink(dir.path);
+    await rename(away, dir.path);
+    await store.check();
+    await store.devices.insert(device('dev-b'));
+    assert.deepEqual(await onDisk(dir.path, (s) => s.devices.list().map((d) => d.id)), ['dev-a', 'dev-b']);
+    await store.close();
+  } finally {
+    await unlink(dir.path).catch(() => {});
+    await rename(away, dir.path).catch(() => {});
+    await dir.cleanup();
+  }
+});
+
+test('a failed timed flush keeps telemetry in memory and writes it once the disk is back', async () => {
+  const dir = await tmpDir();
+  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
+  try {
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-a'));
+    await mkdir(squatter);
+    store.devices.updateTelemetry('dev-a', { ...device('x'), status: 'busy' });
+    await assert.rejects(store.flush(), unavailable);
+    assert.equal(store.devices.get('dev-a')?.status, 'busy');
+    await assert.rejects(store.devices.insert(device('dev-b')), unavailable);
+    assert.equal(store.devices.get('dev-b'), undefined);
+
+    await rmdir(squatter);
+    await store.flush();
+    assert.equal(await onDisk(dir.path, (s) => s.devices.get('dev-a')?.status), 'busy');
+    await store.close();
+  } finally {
+    await rmdir(squatter).catch(() => {});
+    await dir.cleanup();
+  }
+});
+
+test('a read-only data dir (chmod 0555) refuses writes and recovers', { skip: process.getuid?.() === 0 ? 'root ignores directory permissions' : false }, async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await open(dir.path);
+    await chmod(dir.path, 0o555);
+    await assert.rejects(store.devices.insert(device('dev-a')), unavailable);
+    assert.equal(store.devices.count(), 0);
+    await assert.rejects(store.check(), /is not writable: EACCES/);
+    await chmod(dir.path, 0o750);
+    await store.devices.insert(device('dev-a'));
+    await store.close();
+  } finally {
+    await chmod(dir.path, 0o750).catch(() => {});
+    await dir.cleanup();
+  }
+});
+
+test('a first start in a data dir that cannot be written fails with unavailable', async () => {
+  const dir = await tmpDir();
+  try {
+    await mkdir(`${dir.path}/voice-hub.db.tmp-${process.pid}`);
+    await assert.rejects(open(dir.path), unavailable);
+  } finally {
+    await dir.cleanup();
+  }
+});
