@@ -1,0 +1,147 @@
+// Reads a configuration file's JSON with the leniency of .NET's JSON configuration provider
+// (// and /* */ comments, trailing commas), so appsettings.json files written for .NET load as
+// they are. Errors carry line and column and never echo the file's text: it may hold secrets,
+// and V8's own JSON.parse messages quote it.
+
+export class JsonTextError extends Error {
+  constructor(
+    readonly line: number,
+    readonly column: number,
+    readonly reason: string,
+  ) {
+    super(`line ${line}, column ${column}: ${reason}`);
+    this.name = 'JsonTextError';
+  }
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+const LITERALS: ReadonlyArray<readonly [string, unknown]> = [['true', true], ['false', false], ['null', null]];
+
+export function parseJsonText(text: string): unknown {
+  return new Reader(text.startsWith('\uFEFF') ? text.slice(1) : text).document();
+}
+
+class Reader {
+  private pos = 0;
+
+  constructor(private readonly text: string) {}
+
+  document(): unknown {
+    this.skip();
+    if (this.pos >= this.text.length) this.fail('the file is empty; expected a JSON object');
+    const value = this.value();
+    this.skip();
+    if (this.pos < this.text.length) this.fail(`unexpected ${this.describe()} after the end of the document`);
+    return value;
+  }
+
+  private value(): unknown {
+    const c = this.text[this.pos];
+    if (c === '{') return this.object();
+    if (c === '[') return this.array();
+    if (c === '"') return this.string();
+    NUMBER.lastIndex = this.pos;
+    const num = NUMBER.exec(this.text);
+    if (num) {
+      this.pos += num[0].length;
+      return Number(num[0]);
+    }
+    for (const [word, value] of LITERALS) {
+      if (this.text.startsWith(word, this.pos)) {
+        this.pos += word.length;
+        return value;
+      }
+    }
+    return this.fail(`expected a value but found ${this.describe()}`);
+  }
+
+  private object(): Record<string, unknown> {
+    // A null prototype: a key named "__proto__" is then just a key.
+    const out = Object.create(null) as Record<string, unknown>;
+    this.pos++;
+    for (;;) {
+      this.skip();
+      if (this.text[this.pos] === '}') {
+        this.pos++;
+        return out;
+      }
+      if (this.text[this.pos] !== '"') this.fail(`expected a property name in double quotes or '}' but found ${this.describe()}`);
+      const key = this.string();
+      this.skip();
+      if (this.text[this.pos] !== ':') this.fail(`expected ':' after a property name but found ${this.describe()}`);
+      this.pos++;
+      this.skip();
+      out[key] = this.value();
+      this.skip();
+      if (this.text[this.pos] === ',') this.pos++;
+      else if (this.text[this.pos] !== '}') this.fail(`expected ',' or '}' but found ${this.describe()}`);
+    }
+  }
+
+  private array(): unknown[] {
+    const out: unknown[] = [];
+    this.pos++;
+    for (;;) {
+      this.skip();
+      if (this.text[this.pos] === ']') {
+        this.pos++;
+        return out;
+      }
+      out.push(this.value());
+      this.skip();
+      if (this.text[this.pos] === ',') this.pos++;
+      else if (this.text[this.pos] !== ']') this.fail(`expected ',' or ']' but found ${this.describe()}`);
+    }
+  }
+
+  private string(): string {
+    const start = this.pos;
+    this.pos++;
+    while (this.pos < this.text.length && this.text[this.pos] !== '"') {
+      const c = this.text.charCodeAt(this.pos);
+      if (c < 0x20) this.fail('control character inside a string (unterminated string?)');
+      this.pos += this.text[this.pos] === '\\' ? 2 : 1;
+    }
+    if (this.pos >= this.text.length) {
+      this.pos = start;
+      this.fail('unterminated string');
+    }
+    this.pos++;
+    try {
+      return JSON.parse(this.text.slice(start, this.pos)) as string;
+    } catch {
+      this.pos = start;
+      return this.fail('invalid escape sequence in string');
+    }
+  }
+
+  /** Skips white space and comments. */
+  private skip(): void {
+    for (;;) {
+      const c = this.text[this.pos];
+      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') this.pos++;
+      else if (this.text.startsWith('//', this.pos)) {
+        const end = this.text.indexOf('\n', this.pos);
+        this.pos = end < 0 ? this.text.length : end + 1;
+      } else if (this.text.startsWith('/*', this.pos)) {
+        const end = this.text.indexOf('*/', this.pos + 2);
+        if (end < 0) this.fail('unterminated /* comment');
+        this.pos = end + 2;
+      } else return;
+    }
+  }
+
+  /** The character at the current position, named without quoting the surrounding text. */
+  private describe(): string {
+    if (this.pos >= this.text.length) return 'the end of the file';
+    const c = this.text.codePointAt(this.pos)!;
+    return c > 0x20 && c < 0x7f ? `'${String.fromCodePoint(c)}'` : `character U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+
+  private fail(reason: string): never {
+    const before = this.text.slice(0, this.pos);
+    const line = before.split('\n').length;
+    const column = this.pos - (before.lastIndexOf('\n') + 1) + 1;
+    throw new JsonTextError(line, column, reason);
+  }
+}

@@ -1,0 +1,103 @@
+// Loads the effective configuration (DESIGN.md "Configuration"): schema defaults < file < environment
+// < flags, validated as a whole before anything starts. Every problem is collected, one line each, and
+// thrown together as a ConfigError, which the CLI turns into exit code 78.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { JsonTextError, parseJsonText } from './json-text.js';
+import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
+import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
+import { parseTimeSpan } from './timespan.js';
+import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
+import { buildTree, validate } from './validate.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Short command-line flags and the keys they set (`--port 5001` is `--Server.Port 5001`). */
+export const SHORT_FLAGS = {
+  port: 'Server.Port',
+  host: 'Server.Host',
+  'data-dir': 'Storage.DataDir',
+  'log-level': 'Logging.LogLevel.Default',
+  'voice-server-url': 'VoiceService.ServerUrl',
+} as const satisfies Record<string, string>;
+
+export interface LoadOptions {
+  /** `--config PATH`: must exist. */
+  file?: string;
+  /** Used when `file` is not given, if it exists (the shipped config/appsettings.json). */
+  defaultFile?: string;
+  /** The environment to read `Section__Key` variables from; none when not given. */
+  env?: NodeJS.ProcessEnv;
+  /** Dot-path keys to values, as parsed from the command line. */
+  flags?: Record<string, unknown>;
+}
+
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const entries = defaultEntries();
+  const problems: string[] = [];
+  const file = readFile(opts, problems, entries);
+  problems.push(...addEnv(entries, opts.env ?? {}));
+  problems.push(...addFlags(entries, opts.flags ?? {}));
+  const tree = buildTree(entries);
+  problems.push(...validate(tree, entries));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), file });
+}
+
+/** Reads and adds the configuration file; returns its absolute path, or undefined when none was read. */
+function readFile(opts: LoadOptions, problems: string[], entries: Entries): string | undefined {
+  const explicit = opts.file !== undefined;
+  const given = opts.file ?? opts.defaultFile;
+  if (given === undefined) return undefined;
+  const file = path.resolve(given);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !explicit) return undefined;
+    problems.push(`${file}: cannot read the configuration file: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`);
+    return undefined;
+  }
+  let tree: unknown;
+  try {
+    tree = parseJsonText(text);
+  } catch (e) {
+    if (!(e instanceof JsonTextError)) throw e;
+    problems.push(`${file}:${e.line}:${e.column}: invalid JSON: ${e.reason}`);
+    return file;
+  }
+  problems.push(...addFile(entries, tree, file));
+  return file;
+}
+
+/** The validated tree with time spans converted to milliseconds, in the schema's key order. */
+function toAppConfig(value: unknown, node: SchemaNode = CONFIG_SCHEMA): unknown {
+  if (node['x-timespan']) return parseTimeSpan(value as string);
+  if (node.type !== 'object') return value;
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(node.properties ?? {})) out[name] = toAppConfig(obj[name], child);
+  const map = node.additionalProperties;
+  if (typeof map === 'object') {
+    for (const [name, v] of Object.entries(obj)) if (!(name in out)) out[name] = toAppConfig(v, map);
+  }
+  return out;
+}
+
+function sourcesOf(entries: Entries): ReadonlyMap<string, ConfigSource> {
+  return new Map(entries.all().map((e) => [e.path.join('.'), e.source] as const));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    if (!(value instanceof Map)) for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

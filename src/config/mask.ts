@@ -1,0 +1,34 @@
+// The effective configuration as it may be shown (`config check`, logs, docs): secrets replaced by
+// "***" when set, an empty secret left "" so "not set" stays visible (DESIGN.md: secrets never appear
+// in logs, responses or `config check` output), and time spans back in .NET text.
+import { CONFIG_SCHEMA, SECRET_KEYS, type SchemaNode } from './schema.js';
+import { formatTimeSpan } from './timespan.js';
+import type { LoadedConfig } from './types.js';
+
+export { SECRET_KEYS };
+
+export const MASK = '***';
+
+/** A JSON tree shaped like appsettings.json; safe to print. */
+export function maskedView(loaded: LoadedConfig): Record<string, unknown> {
+  return view(loaded.config, CONFIG_SCHEMA) as Record<string, unknown>;
+}
+
+function view(value: unknown, node: SchemaNode): unknown {
+  if (node.writeOnly) return mask(value);
+  if (node['x-timespan'] && typeof value === 'number') return formatTimeSpan(value);
+  if (node.type !== 'object' || typeof value !== 'object' || value === null) return value;
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(obj)) {
+    const child = node.properties?.[name] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    // A key the schema does not know cannot be judged, so it is not shown.
+    if (child) out[name] = view(v, child);
+  }
+  return out;
+}
+
+function mask(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(mask);
+  return value === '' ? '' : MASK;
+}

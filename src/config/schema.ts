@@ -1,0 +1,289 @@
+// The one schema of the configuration (STYLE.md "One schema for configuration"): every key's type,
+// range, default and description. Built-in defaults, environment names, validation, secret masking
+// and the documentation all come from here. Keys: SPEC.md "Configuration keys" plus DESIGN.md
+// "Configuration"; defaults equal the shipped config/appsettings.json.
+import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
+
+/** The subset of JSON Schema (draft-07) used here, plus two extension keywords (see below). */
+export interface SchemaNode {
+  type?: 'object' | 'string' | 'integer' | 'boolean' | 'array';
+  description?: string;
+  default?: unknown;
+  properties?: Record<string, SchemaNode>;
+  /** A schema here makes the object a map whose keys are names, not paths (Logging.LogLevel). */
+  additionalProperties?: boolean | SchemaNode;
+  items?: SchemaNode;
+  enum?: readonly (string | number)[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  /** Secrets: accepted as input, never shown (JSON Schema's own meaning of writeOnly). */
+  writeOnly?: boolean;
+  /** Extension: the value is a .NET time span between these bounds (inclusive). */
+  'x-timespan'?: { minimum: string; maximum: string };
+  /** Extension: what a valid value looks like, in words; ends every problem line about this key. */
+  'x-expected'?: string;
+}
+
+export const LOG_LEVELS = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'] as const;
+export const SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
+/** Node's timers overflow past 2^31-1 ms (about 24.8 days) and then fire at once. */
+const TIMER_MAX = formatTimeSpan(2 ** 31 - 1);
+const MIB = 1024 * 1024;
+
+const str = (def: string, description: string, extra: SchemaNode = {}): SchemaNode => ({
+  type: 'string',
+  default: def,
+  description,
+  'x-expected': extra.minLength ? 'must be a non-empty string' : 'must be a string',
+  ...extra,
+});
+const secret = (description: string, extra: SchemaNode = {}): SchemaNode => str('', description, { writeOnly: true, ...extra });
+const bool = (def: boolean, description: string): SchemaNode => ({
+  type: 'boolean',
+  default: def,
+  description,
+  'x-expected': 'must be true or false',
+});
+const int = (def: number, minimum: number, maximum: number, description: string): SchemaNode => ({
+  type: 'integer',
+  default: def,
+  minimum,
+  maximum,
+  description,
+  'x-expected': `must be an integer from ${minimum} to ${maximum}`,
+});
+const oneOfInts = (def: number, values: readonly number[], description: string): SchemaNode => ({
+  type: 'integer',
+  default: def,
+  enum: values,
+  description,
+  'x-expected': `must be one of ${values.join(', ')}`,
+});
+const timeSpan = (def: string, minimum: string, maximum: string, description: string): SchemaNode => ({
+  type: 'string',
+  default: def,
+  'x-timespan': { minimum, maximum },
+  description,
+  'x-expected': `must be a time span ${TIME_SPAN_FORMATS} from ${minimum} to ${maximum}`,
+});
+const logLevel = (def: string | undefined, description: string): SchemaNode => ({
+  type: 'string',
+  ...(def === undefined ? {} : { default: def }),
+  enum: LOG_LEVELS,
+  description,
+  'x-expected': `must be one of ${LOG_LEVELS.join(', ')} (any case)`,
+});
+const mqttPrefix = (def: string, description: string): SchemaNode =>
+  str(def, description, {
+    minLength: 1,
+    // Wildcards and a leading or trailing slash would make every topic under it wrong.
+    pattern: '^[^#+/\\u0000](?:[^#+\\u0000]*[^#+/\\u0000])?$',
+    'x-expected': 'must be a non-empty MQTT topic prefix without +, # or a leading or trailing /',
+  });
+
+export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  title: 'voice-hub configuration (appsettings.json)',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    Logging: {
+      type: 'object',
+      description: 'Logging settings, as in ASP.NET Core.',
+      additionalProperties: false,
+      properties: {
+        LogLevel: {
+          type: 'object',
+          description: 'Minimum level per log category; `Default` applies to categories not listed. Keys are category names (they may contain dots), not paths.',
+          properties: {
+            Default: logLevel('Information', 'Default minimum log level.'),
+            'Microsoft.AspNetCore': logLevel('Warning', 'Log level for the web framework (kept for appsettings.json compatibility).'),
+          },
+          additionalProperties: logLevel(undefined, 'Minimum log level of this category.'),
+        },
+      },
+    },
+    AllowedHosts: str('*', 'Allowed host names, `;`-separated; `*` allows any.', { minLength: 1 }),
+    VoiceService: {
+      type: 'object',
+      description: 'The upstream voice server and voice sessions.',
+      additionalProperties: false,
+      properties: {
+        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`).', {
+          format: 'ws-url',
+          'x-expected': 'must be a ws:// or wss:// URL',
+        }),
+        ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`. Secret.'),
+        EnableVoice: bool(true, 'Voice features on or off; when off, voice endpoints answer 503.'),
+        AudioSampleRate: oneOfInts(16000, SAMPLE_RATES, 'Default audio sample rate in Hz.'),
+        AudioChannels: oneOfInts(1, [1, 2], 'Default audio channel count.'),
+        ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection.'),
+        SessionIdleTimeout: timeSpan('00:05:00', '00:00:00.0010000', TIMER_MAX, 'A session with no traffic either way for this long is stopped.'),
+        RequireDeviceToken: bool(true, 'Whether /api/voice/* needs a device token of the session\'s device (or an admin token).'),
+      },
+    },
+    DeviceManagement: {
+      type: 'object',
+      description: 'Device registration and tokens.',
+      additionalProperties: false,
+      properties: {
+        AllowDeviceRegistration: bool(true, 'Whether devices may register.'),
+        MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices.'),
+        TokenExpiration: timeSpan('24:00:00', '00:00:01', '3650.00:00:00', 'Lifetime of a device token.'),
+      },
+    },
+    Mqtt: {
+      type: 'object',
+      description: 'MQTT broker and topics.',
+      additionalProperties: false,
+      properties: {
+        BrokerAddress: str('localhost', 'MQTT broker host name or address.'),
+        Port: int(1883, 1, 65_535, 'MQTT broker port.'),
+        Username: str('', 'MQTT user name; empty for none.'),
+        Password: secret('MQTT password; empty for none. Secret.'),
+        TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes.'),
+        HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs.'),
+        DiscoveryPrefix: mqttPrefix('homeassistant', 'Home Assistant discovery prefix.'),
+      },
+    },
+    ApiKeys: {
+      type: 'array',
+      default: [],
+      items: { type: 'string', minLength: 1, 'x-expected': 'must be a non-empty string' },
+      writeOnly: true,
+      description: 'Accepted values of the `X-API-Key` header; empty: no key needed. Secret. From the environment by index: `ApiKeys__0`, `ApiKeys__1`.',
+      'x-expected': 'must be an array of non-empty strings',
+    },
+    Server: {
+      type: 'object',
+      description: 'The HTTP and hub listener.',
+      additionalProperties: false,
+      properties: {
+        Host: str('0.0.0.0', 'Address to listen on.', { minLength: 1 }),
+        Port: int(5000, 0, 65_535, 'Port to listen on; 0 lets the system choose.'),
+        MaxBodyBytes: int(65_536, 1, 100 * MIB, 'Largest accepted HTTP request body, in bytes (larger: 413).'),
+      },
+    },
+    Storage: {
+      type: 'object',
+      description: 'Where state is kept.',
+      additionalProperties: false,
+      properties: {
+        DataDir: str('./data', 'Folder of the database and the generated signing key (`/var/lib/voice-hub` under systemd).', { minLength: 1 }),
+        FlushInterval: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'Telemetry (status, metrics, lastSeen) is written to disk at most this often.'),
+      },
+    },
+    Auth: {
+      type: 'object',
+      description: 'Token signing.',
+      additionalProperties: false,
+      properties: {
+        SigningKey: secret('HS256 key for device and admin tokens; empty: generated on first start and kept in the data dir (mode 0600). Secret.', {
+          pattern: '^$|^[\\s\\S]{32,}$',
+          'x-expected': 'must be empty (a key is generated) or at least 32 characters',
+        }),
+      },
+    },
+    Hub: {
+      type: 'object',
+      description: 'The SignalR hub at /voice-hub.',
+      additionalProperties: false,
+      properties: {
+        MaximumReceiveMessageSize: int(65_536, 1, 100 * MIB, 'Largest hub message accepted, in bytes; larger closes the connection with an error.'),
+        KeepAliveInterval: timeSpan('00:00:15', '00:00:00.0010000', TIMER_MAX, 'A ping is sent when nothing else was sent for this long.'),
+        ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected.'),
+      },
+    },
+  },
+};
+
+/** `ws://` or `wss://` with a host: the upstream link is a WebSocket. */
+export function isWebSocketUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `text` is a time span within the node's bounds. */
+export function isTimeSpanWithin(text: string, bounds: { minimum: string; maximum: string }): boolean {
+  try {
+    const ms = parseTimeSpan(text);
+    return ms >= parseTimeSpan(bounds.minimum) && ms <= parseTimeSpan(bounds.maximum);
+  } catch {
+    return false;
+  }
+}
+
+export interface LeafKey {
+  /** Segments from the root; a map entry's last segment is its name ("Microsoft.AspNetCore"). */
+  readonly path: readonly string[];
+  readonly key: string;
+  readonly node: SchemaNode;
+}
+
+/** Every key with a value of its own (maps contribute the entries the schema names), in schema order. */
+export function leafKeys(node: SchemaNode = CONFIG_SCHEMA, path: string[] = []): LeafKey[] {
+  if (node.type !== 'object') return [{ path, key: path.join('.'), node }];
+  return Object.entries(node.properties ?? {}).flatMap(([name, child]) => leafKeys(child, [...path, name]));
+}
+
+/** The environment variable for a key (SPEC.md: `__` is the nesting separator). */
+export const envName = (path: readonly string[]): string => path.join('__');
+
+/** Dot paths of the secret keys, from `writeOnly` in the schema. */
+export const SECRET_KEYS: readonly string[] = Object.freeze(leafKeys().filter((k) => k.node.writeOnly).map((k) => k.key));
+
+export type Resolved =
+  | { kind: 'leaf'; path: string[]; node: SchemaNode }
+  | { kind: 'item'; path: string[]; node: SchemaNode; index: string };
+
+/** Case-insensitive property lookup; returns the schema's spelling. */
+export function findProperty(node: SchemaNode, name: string): string | undefined {
+  const props = node.properties ?? {};
+  if (Object.hasOwn(props, name)) return name;
+  const lower = name.toLowerCase();
+  return Object.keys(props).find((p) => p.toLowerCase() === lower);
+}
+
+/**
+ * Maps key segments (split from `A__B` or `A.B`) to a key of the schema, case-insensitively.
+ * Under a map the rest of the segments, joined with dots, is one name; under an array the next
+ * segment is an index. Sections and unknown keys resolve to undefined.
+ */
+export function resolveKey(segments: readonly string[]): Resolved | undefined {
+  let node: SchemaNode = CONFIG_SCHEMA;
+  const path: string[] = [];
+  for (let i = 0; i < segments.length; i++) {
+    const seg = segments[i]!;
+    if (node.type === 'object') {
+      const prop = findProperty(node, seg);
+      if (prop !== undefined) {
+        path.push(prop);
+        node = node.properties![prop]!;
+        continue;
+      }
+      if (typeof node.additionalProperties === 'object') {
+        return { kind: 'leaf', path: [...path, segments.slice(i).join('.')], node: node.additionalProperties };
+      }
+      return undefined;
+    }
+    if (node.type === 'array' && i === segments.length - 1) return { kind: 'item', path, node, index: seg };
+    return undefined;
+  }
+  return node.type === 'object' ? undefined : { kind: 'leaf', path, node };
+}
+
+/** The built-in defaults as an appsettings.json tree (time spans as text), from the schema. */
+export function schemaDefaults(node: SchemaNode = CONFIG_SCHEMA): unknown {
+  if (node.type !== 'object') return structuredClone(node.default);
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(node.properties ?? {})) out[name] = schemaDefaults(child);
+  return out;
+}

@@ -1,0 +1,238 @@
+// Loading: precedence of defaults < file < env < flags, the environment's naming rules, type
+// conversion, and the result's shape (time spans in ms, frozen, a source for every key).
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { loadConfig, SHORT_FLAGS } from '../../src/config/load.js';
+import { leafKeys } from '../../src/config/schema.js';
+import type { ConfigSource } from '../../src/config/types.js';
+import { configFile, problemsOf } from './helpers.js';
+
+const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
+
+describe('precedence: defaults < file < env < flags', () => {
+  // For each key: the value each layer sets; rows say which layers are present and who wins.
+  const keys = [
+    { key: 'Server.Port', file: { Server: { Port: 5001 } }, env: ['Server__Port', '5002'], flag: 5003, values: [5000, 5001, 5002, 5003] },
+    {
+      key: 'DeviceManagement.TokenExpiration',
+      file: { DeviceManagement: { TokenExpiration: '12:00:00' } },
+      env: ['DeviceManagement__TokenExpiration', '2.00:00:00'],
+      flag: '00:30:00',
+      values: [86_400_000, 43_200_000, 172_800_000, 1_800_000],
+    },
+    { key: 'VoiceService.EnableVoice', file: { VoiceService: { EnableVoice: false } }, env: ['VoiceService__EnableVoice', 'true'], flag: 'false', values: [true, false, true, false] },
+    { key: 'Logging.LogLevel.Default', file: { Logging: { LogLevel: { Default: 'Debug' } } }, env: ['Logging__LogLevel__Default', 'Error'], flag: 'trace', values: ['Information', 'Debug', 'Error', 'Trace'] },
+    { key: 'ApiKeys', file: { ApiKeys: ['f1', 'f2', 'f3'] }, env: ['ApiKeys__0', 'e1'], flag: ['g1', 'g2'], values: [[], ['f1', 'f2', 'f3'], ['e1'], ['g1', 'g2']] },
+  ];
+  const rows: Array<{ layers: ConfigSource[]; winner: ConfigSource }> = [
+    { layers: [], winner: 'default' },
+    { layers: ['file'], winner: 'file' },
+    { layers: ['file', 'env'], winner: 'env' },
+    { layers: ['env'], winner: 'env' },
+    { layers: ['file', 'env', 'flag'], winner: 'flag' },
+    { layers: ['file', 'flag'], winner: 'flag' },
+    { layers: ['env', 'flag'], winner: 'flag' },
+  ];
+  const order: ConfigSource[] = ['default', 'file', 'env', 'flag'];
+  for (const k of keys) {
+    for (const { layers, winner } of rows) {
+      it(`${k.key} from ${layers.join(' + ') || 'nothing'}: ${winner} wins`, () => {
+        const loaded = loadConfig({
+          file: layers.includes('file') ? configFile(k.file) : undefined,
+          env: layers.includes('env') ? { [k.env[0]!]: k.env[1]! } : {},
+          flags: layers.includes('flag') ? { [k.key]: k.flag } : {},
+        });
+        assert.equal(loaded.sources.get(k.key), winner);
+        const value = k.key.split('.').reduce<unknown>((o, s) => (o as Record<string, unknown>)[s], loaded.config);
+        assert.deepEqual(value, k.values[order.indexOf(winner)]);
+      });
+    }
+  }
+
+  it('keys not set by a layer keep the lower layer', () => {
+    const loaded = loadConfig({
+      file: configFile({ Server: { Port: 5001, Host: '127.0.0.1' } }),
+      env: { Server__Port: '5002' },
+      flags: {},
+    });
+    assert.equal(loaded.config.Server.Port, 5002);
+    assert.equal(loaded.config.Server.Host, '127.0.0.1');
+    assert.equal(loaded.sources.get('Server.Host'), 'file');
+    assert.equal(loaded.config.Server.MaxBodyBytes, 65_536);
+    assert.equal(loaded.sources.get('Server.MaxBodyBytes'), 'default');
+  });
+});
+
+describe('configuration file', () => {
+  it('--config picks the file; defaultFile is used only when no file is given', () => {
+    const given = configFile({ Server: { Port: 6001 } });
+    const fallback = configFile({ Server: { Port: 6002 } });
+    assert.equal(loadConfig({ file: given, defaultFile: fallback }).config.Server.Port, 6001);
+    const loaded = loadConfig({ defaultFile: fallback });
+    assert.equal(loaded.config.Server.Port, 6002);
+    assert.equal(loaded.file, fallback);
+  });
+
+  it('a missing default file means built-in defaults', () => {
+    const loaded = loadConfig({ defaultFile: '/nonexistent/appsettings.json' });
+    assert.equal(loaded.file, undefined);
+    assert.equal(loaded.config.Server.Port, 5000);
+    assert.ok([...loaded.sources.values()].every((s) => s === 'default'));
+  });
+
+  it('matches keys case-insensitively and keeps the schema spelling', () => {
+    const loaded = loadConfig({ file: configFile({ voiceservice: { serverurl: 'wss://voice.example:443/v' }, MQTT: { PORT: 8883 } }) });
+    assert.equal(loaded.config.VoiceService.ServerUrl, 'wss://voice.example:443/v');
+    assert.equal(loaded.config.Mqtt.Port, 8883);
+    assert.equal(loaded.sources.get('VoiceService.ServerUrl'), 'file');
+  });
+
+  it('accepts .NET appsettings leniency: comments, trailing commas, a BOM, values as text', () => {
+    const text = '\uFEFF{\n  // upstream\n  "VoiceService": { "AudioSampleRate": "48000", /* stereo */ "AudioChannels": 2, },\n  "ApiKeys": ["k1",],\n}\n';
+    const loaded = loadConfig({ file: configFile(text) });
+    assert.equal(loaded.config.VoiceService.AudioSampleRate, 48_000);
+    assert.equal(loaded.config.VoiceService.AudioChannels, 2);
+    assert.deepEqual(loaded.config.ApiKeys, ['k1']);
+  });
+
+  it('accepts any category under Logging.LogLevel, dots included, in any case of level', () => {
+    const loaded = loadConfig({ file: configFile({ Logging: { LogLevel: { Hub: 'debug', 'Voice.Upstream': 'WARNING' } } }) });
+    assert.equal(loaded.config.Logging.LogLevel.Hub, 'Debug');
+    assert.equal(loaded.config.Logging.LogLevel['Voice.Upstream'], 'Warning');
+    assert.equal(loaded.config.Logging.LogLevel['Microsoft.AspNetCore'], 'Warning');
+    assert.equal(loaded.sources.get('Logging.LogLevel.Voice.Upstream'), 'file');
+  });
+
+  it('the shipped file loads, every key from the file', () => {
+    const loaded = loadConfig({ file: SHIPPED });
+    for (const { key } of leafKeys()) assert.equal(loaded.sources.get(key), 'file', key);
+    assert.equal(loaded.config.VoiceService.ServerUrl, 'ws://127.0.0.1:5050/voice');
+    assert.equal(loaded.config.DeviceManagement.TokenExpiration, 24 * 3_600_000);
+  });
+});
+
+describe('environment', () => {
+  const spellings = ['VoiceService__ServerUrl', 'VOICESERVICE__SERVERURL', 'voiceservice__serverurl', 'voiceService__serverUrl'];
+  for (const name of spellings) {
+    it(`${name} sets VoiceService.ServerUrl`, () => {
+      const loaded = loadConfig({ env: { [name]: 'ws://10.0.0.2:5050/voice' } });
+      assert.equal(loaded.config.VoiceService.ServerUrl, 'ws://10.0.0.2:5050/voice');
+      assert.equal(loaded.sources.get('VoiceService.ServerUrl'), 'env');
+    });
+  }
+
+  it('Logging__LogLevel__<Category> accepts any category; __ inside a category becomes a dot', () => {
+    const loaded = loadConfig({ env: { LOGGING__LOGLEVEL__DEFAULT: 'warning', Logging__LogLevel__Hub: 'Trace', Logging__LogLevel__Microsoft__AspNetCore: 'Error' } });
+    assert.equal(loaded.config.Logging.LogLevel.Default, 'Warning');
+    assert.equal(loaded.config.Logging.LogLevel.Hub, 'Trace');
+    assert.equal(loaded.config.Logging.LogLevel['Microsoft.AspNetCore'], 'Error');
+    assert.equal(loaded.sources.get('Logging.LogLevel.Microsoft.AspNetCore'), 'env');
+  });
+
+  it('arrays by index replace the file array entirely, in index order', () => {
+    const loaded = loadConfig({
+      file: configFile({ ApiKeys: ['file-a', 'file-b', 'file-c'] }),
+      env: { ApiKeys__10: 'k10', ApiKeys__2: 'k2', apikeys__0: 'k0' },
+    });
+    assert.deepEqual(loaded.config.ApiKeys, ['k0', 'k2', 'k10']);
+    assert.equal(loaded.sources.get('ApiKeys'), 'env');
+  });
+
+  it('top-level keys need no separator', () => {
+    assert.equal(loadConfig({ env: { AllowedHosts: 'pi.local;localhost' } }).config.AllowedHosts, 'pi.local;localhost');
+  });
+
+  it('ignores variables that are not configuration keys', () => {
+    const env = {
+      PATH: '/usr/bin', HOME: '/root', SERVER: 'x', VoiceService: 'x', Foo__Bar: 'x', VoiceService__Bogus: 'x',
+      Server__Port__Extra: 'x', Server____Port: 'x', __Server__Port: 'x', ApiKeys__0__X: 'x',
+    };
+    const loaded = loadConfig({ env });
+    assert.ok([...loaded.sources.values()].every((s) => s === 'default'));
+  });
+
+  it('refuses a key set twice in different case, an array without index and a bad index', () => {
+    const problems = problemsOf({ env: { Server__Port: '1', SERVER__PORT: '2', ApiKeys: 'k', ApiKeys__first: 'k' } });
+    assert.equal(problems.length, 3, problems.join('\n'));
+    assert.match(problems.join('\n'), /Server\.Port: set by both env SERVER__PORT and env Server__Port/);
+    assert.match(problems.join('\n'), /ApiKeys: from env ApiKeys is invalid: give arrays by index, like ApiKeys__0/);
+    assert.match(problems.join('\n'), /ApiKeys: from env ApiKeys__first is invalid: .* must be an index/);
+  });
+});
+
+describe('flags', () => {
+  it('dot paths, case-insensitive, arrays whole or by index', () => {
+    const loaded = loadConfig({ flags: { 'server.port': 7000, 'Mqtt.BrokerAddress': 'broker.lan', 'ApiKeys.1': 'b', 'ApiKeys.0': 'a' } });
+    assert.equal(loaded.config.Server.Port, 7000);
+    assert.equal(loaded.config.Mqtt.BrokerAddress, 'broker.lan');
+    assert.deepEqual(loaded.config.ApiKeys, ['a', 'b']);
+    assert.deepEqual(loadConfig({ flags: { ApiKeys: 'only' } }).config.ApiKeys, ['only']);
+  });
+
+  it('every short flag maps to a key of the schema', () => {
+    const keys = new Set(leafKeys().map((k) => k.key));
+    for (const [flag, key] of Object.entries(SHORT_FLAGS)) assert.ok(keys.has(key), `${flag} -> ${key}`);
+    assert.deepEqual(Object.keys(SHORT_FLAGS).sort(), ['data-dir', 'host', 'log-level', 'port', 'voice-server-url']);
+  });
+
+  it('skips undefined values (options not given on the command line)', () => {
+    assert.equal(loadConfig({ flags: { 'Server.Port': undefined } }).sources.get('Server.Port'), 'default');
+  });
+});
+
+describe('type conversion', () => {
+  const table: Array<[string, string, unknown, unknown]> = [
+    // key, env variable, value, expected effective value
+    ['VoiceService.EnableVoice', 'VoiceService__EnableVoice', 'TRUE', true],
+    ['VoiceService.EnableVoice', 'VoiceService__EnableVoice', 'False', false],
+    ['VoiceService.EnableVoice', 'VoiceService__EnableVoice', ' false ', false],
+    ['DeviceManagement.MaxDevices', 'DeviceManagement__MaxDevices', ' 42 ', 42],
+    ['DeviceManagement.MaxDevices', 'DeviceManagement__MaxDevices', '0', 0],
+    ['Logging.LogLevel.Default', 'Logging__LogLevel__Default', 'critical', 'Critical'],
+    ['Logging.LogLevel.Default', 'Logging__LogLevel__Default', 'NONE', 'None'],
+    ['Mqtt.Username', 'Mqtt__Username', '', ''],
+    ['Hub.ClientTimeout', 'Hub__ClientTimeout', '00:01:00.250', 60_250],
+  ];
+  for (const [key, name, value, expected] of table) {
+    it(`env ${name}=${JSON.stringify(value)} gives ${JSON.stringify(expected)}`, () => {
+      const loaded = loadConfig({ env: { [name]: value as string } });
+      const got = key.split('.').reduce<unknown>((o, s) => (o as Record<string, unknown>)[s], loaded.config);
+      assert.deepEqual(got, expected);
+    });
+  }
+
+  const flagTable: Array<[string, unknown, unknown]> = [
+    ['Mqtt.Username', 123, '123'],
+    ['Mqtt.Port', '8883', 8883],
+    ['VoiceService.RequireDeviceToken', false, false],
+    ['VoiceService.AudioChannels', '2', 2],
+  ];
+  for (const [key, value, expected] of flagTable) {
+    it(`flag --${key} ${JSON.stringify(value)} gives ${JSON.stringify(expected)}`, () => {
+      const loaded = loadConfig({ flags: { [key]: value } });
+      const got = key.split('.').reduce<unknown>((o, s) => (o as Record<string, unknown>)[s], loaded.config);
+      assert.deepEqual(got, expected);
+    });
+  }
+});
+
+describe('result', () => {
+  it('is deep-frozen', () => {
+    const loaded = loadConfig({ env: { ApiKeys__0: 'k' } });
+    assert.ok(Object.isFrozen(loaded));
+    assert.ok(Object.isFrozen(loaded.config.Logging.LogLevel));
+    assert.throws(() => {
+      (loaded.config.Server as { Port: number }).Port = 1;
+    }, TypeError);
+    assert.throws(() => (loaded.config.ApiKeys as string[]).push('x'), TypeError);
+  });
+
+  it('has a source for every key of the schema and time spans in ms', () => {
+    const loaded = loadConfig({});
+    for (const { key } of leafKeys()) assert.equal(loaded.sources.get(key), 'default', key);
+    assert.equal(loaded.config.Storage.FlushInterval, 5_000);
+    assert.equal(loaded.config.Hub.KeepAliveInterval, 15_000);
+    assert.equal(loaded.config.VoiceService.SessionIdleTimeout, 300_000);
+  });
+});

@@ -1,0 +1,124 @@
+// Secrets never shown: maskedView and `config check` output replace them with "***" whatever source
+// set them; an unset secret stays "" so "not set" is visible.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { loadConfig } from '../../src/config/load.js';
+import { maskedView, SECRET_KEYS } from '../../src/config/mask.js';
+import { formatConfigReport } from '../../src/config/report.js';
+import { leafKeys } from '../../src/config/schema.js';
+import { configFile, problemsOf } from './helpers.js';
+
+const SECRETS: Record<string, string> = {
+  'VoiceService.ApiKey': 'upstream-key-Zq81',
+  'Mqtt.Password': 'mqtt-pass-Wd02',
+  'Auth.SigningKey': 'signing-key-Xy93-0123456789abcdef0123',
+};
+const API_KEYS = ['api-key-one-Kk44', 'api-key-two-Jj55'];
+const ALL_SECRET_VALUES = [...Object.values(SECRETS), ...API_KEYS];
+
+/** A file tree from dot keys ("Section.Key") and top-level keys. */
+function treeOf(values: Record<string, unknown>): Record<string, unknown> {
+  const tree: Record<string, Record<string, unknown>> = {};
+  for (const [key, value] of Object.entries(values)) {
+    const [section, name] = key.split('.');
+    if (name === undefined) (tree as Record<string, unknown>)[section!] = value;
+    else (tree[section!] ??= {})[name] = value;
+  }
+  return tree;
+}
+
+const SOURCES = {
+  file: () => loadConfig({ file: configFile(treeOf({ ...SECRETS, ApiKeys: API_KEYS })) }),
+  env: () =>
+    loadConfig({
+      env: {
+        ...Object.fromEntries(Object.entries(SECRETS).map(([k, v]) => [k.replace('.', '__'), v])),
+        ApiKeys__0: API_KEYS[0],
+        ApiKeys__1: API_KEYS[1],
+      },
+    }),
+  flag: () => loadConfig({ flags: { ...SECRETS, ApiKeys: API_KEYS } }),
+};
+
+describe('secrets', () => {
+  it('SECRET_KEYS are exactly the four secret keys', () => {
+    assert.deepEqual([...SECRET_KEYS].sort(), ['ApiKeys', 'Auth.SigningKey', 'Mqtt.Password', 'VoiceService.ApiKey']);
+  });
+
+  for (const [source, load] of Object.entries(SOURCES)) {
+    it(`set from ${source}: used in config, never in the masked view or the report`, () => {
+      const loaded = load();
+      assert.equal(loaded.config.VoiceService.ApiKey, SECRETS['VoiceService.ApiKey']);
+      assert.equal(loaded.config.Mqtt.Password, SECRETS['Mqtt.Password']);
+      assert.equal(loaded.config.Auth.SigningKey, SECRETS['Auth.SigningKey']);
+      assert.deepEqual(loaded.config.ApiKeys, API_KEYS);
+
+      const view = maskedView(loaded);
+      const report = formatConfigReport(loaded).join('\n');
+      for (const out of [JSON.stringify(view), report]) {
+        for (const secret of ALL_SECRET_VALUES) assert.ok(!out.includes(secret), `${secret} shown in ${out}`);
+      }
+      assert.equal((view.VoiceService as Record<string, unknown>).ApiKey, '***');
+      assert.deepEqual(view.ApiKeys, ['***', '***']);
+      for (const key of SECRET_KEYS) {
+        assert.match(report, new RegExp(`^${key.replace('.', '\\.')} = .*\\*\\*\\*.*  \\(${source}\\)$`, 'm'));
+      }
+    });
+  }
+
+  it('an unset secret stays "" and an empty list stays []', () => {
+    const loaded = loadConfig({});
+    const view = maskedView(loaded);
+    assert.equal((view.Mqtt as Record<string, unknown>).Password, '');
+    assert.equal((view.Auth as Record<string, unknown>).SigningKey, '');
+    assert.deepEqual(view.ApiKeys, []);
+    const report = formatConfigReport(loaded);
+    assert.ok(report.includes('VoiceService.ApiKey = ""  (default)'), report.join('\n'));
+    assert.ok(report.includes('ApiKeys = []  (default)'), report.join('\n'));
+  });
+
+  it('an invalid secret is described, never shown, in the problem line', () => {
+    const problems = problemsOf({ env: { Auth__SigningKey: 'too-short-Qq77' } });
+    assert.deepEqual(problems, [
+      'Auth.SigningKey: (secret, 14 characters) from env Auth__SigningKey is invalid: must be empty (a key is generated) or at least 32 characters',
+    ]);
+  });
+
+  it('a masked view of unchanged secrets does not change the loaded config', () => {
+    const loaded = SOURCES.flag();
+    maskedView(loaded);
+    assert.equal(loaded.config.Mqtt.Password, SECRETS['Mqtt.Password']);
+  });
+});
+
+describe('maskedView', () => {
+  it('has the shape of appsettings.json with time spans as .NET text', () => {
+    const loaded = loadConfig({ env: { Hub__ClientTimeout: '00:00:30.5', Logging__LogLevel__Hub: 'debug' } });
+    const view = maskedView(loaded) as { Hub: Record<string, unknown>; DeviceManagement: Record<string, unknown>; Logging: { LogLevel: Record<string, unknown> } };
+    assert.equal(view.Hub.ClientTimeout, '00:00:30.5000000');
+    assert.equal(view.DeviceManagement.TokenExpiration, '1.00:00:00');
+    assert.equal(view.Logging.LogLevel.Hub, 'Debug');
+    // The view loads back to the same configuration.
+    const again = loadConfig({ file: configFile(view) });
+    assert.deepEqual(again.config, loaded.config);
+  });
+});
+
+describe('formatConfigReport', () => {
+  it('names the file, then one `Key = value  (source)` line per key', () => {
+    const file = configFile({ Server: { Port: 5001 } });
+    const loaded = loadConfig({ file, env: { Mqtt__Port: '8883' }, flags: { 'Server.Host': '127.0.0.1' } });
+    const [header, ...lines] = formatConfigReport(loaded);
+    assert.equal(header, `# configuration file: ${file}`);
+    for (const line of lines) assert.match(line, /^[A-Za-z][\w.]* = \S.*  \((default|file|env|flag)\)$/);
+    assert.deepEqual(lines.map((l) => l.split(' = ')[0]), leafKeys().map((k) => k.key));
+    assert.ok(lines.includes('Server.Port = 5001  (file)'));
+    assert.ok(lines.includes('Mqtt.Port = 8883  (env)'));
+    assert.ok(lines.includes('Server.Host = "127.0.0.1"  (flag)'));
+    assert.ok(lines.includes('DeviceManagement.TokenExpiration = "1.00:00:00"  (default)'));
+  });
+
+  it('says when no file was read', () => {
+    assert.equal(formatConfigReport(loadConfig({}))[0], '# configuration file: none (built-in defaults)');
+  });
+});

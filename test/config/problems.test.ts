@@ -1,0 +1,210 @@
+// Every kind of bad value stops loading with a ConfigError whose line names the key, the source and
+// what was expected (DESIGN.md "Configuration"); all problems are reported at once.
+import assert from 'node:assert/strict';
+import { chmodSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, type LoadOptions } from '../../src/config/load.js';
+import { configFile, problemsOf } from './helpers.js';
+
+type Source = 'file' | 'env' | 'flag';
+
+interface Row {
+  key: string;
+  value: unknown;
+  expected: string;
+  /** Sources to try; all three when not given (env and flags carry text). */
+  sources?: Source[];
+}
+
+const INTEGER_PORT = 'must be an integer from 0 to 65535';
+const TIME_SPAN = /must be a time span hh:mm:ss or d\.hh:mm:ss/;
+
+const ROWS: Row[] = [
+  { key: 'Server.Port', value: 70000, expected: INTEGER_PORT },
+  { key: 'Server.Port', value: -1, expected: INTEGER_PORT },
+  { key: 'Server.Port', value: 'abc', expected: INTEGER_PORT },
+  { key: 'Server.Port', value: 5000.5, expected: INTEGER_PORT },
+  { key: 'Server.Port', value: Number.NaN, expected: INTEGER_PORT, sources: ['flag'] },
+  { key: 'Server.Port', value: null, expected: INTEGER_PORT, sources: ['file'] },
+  { key: 'Mqtt.Port', value: 0, expected: 'must be an integer from 1 to 65535' },
+  { key: 'Server.MaxBodyBytes', value: 0, expected: 'must be an integer from 1 to 104857600' },
+  { key: 'Hub.MaximumReceiveMessageSize', value: -5, expected: 'must be an integer from 1 to 104857600' },
+  { key: 'DeviceManagement.MaxDevices', value: 100001, expected: 'must be an integer from 0 to 100000' },
+  { key: 'VoiceService.AudioSampleRate', value: 44100, expected: 'must be one of 8000, 12000, 16000, 24000, 48000' },
+  { key: 'VoiceService.AudioChannels', value: 3, expected: 'must be one of 1, 2' },
+  { key: 'VoiceService.EnableVoice', value: 'yes', expected: 'must be true or false' },
+  { key: 'VoiceService.EnableVoice', value: 1, expected: 'must be true or false', sources: ['file'] },
+  { key: 'VoiceService.ServerUrl', value: 'http://voice.example/ws', expected: 'must be a ws:// or wss:// URL' },
+  { key: 'VoiceService.ServerUrl', value: 'voice.example:5050', expected: 'must be a ws:// or wss:// URL' },
+  { key: 'VoiceService.ServerUrl', value: 'ws://', expected: 'must be a ws:// or wss:// URL' },
+  { key: 'DeviceManagement.TokenExpiration', value: '05:00', expected: 'from 00:00:01 to 3650.00:00:00' },
+  { key: 'DeviceManagement.TokenExpiration', value: '1.24:00:00', expected: 'from 00:00:01 to 3650.00:00:00' },
+  { key: 'DeviceManagement.TokenExpiration', value: '00:00:00', expected: 'from 00:00:01 to 3650.00:00:00' },
+  { key: 'DeviceManagement.TokenExpiration', value: '86400', expected: 'from 00:00:01 to 3650.00:00:00' },
+  { key: 'VoiceService.ConnectTimeout', value: '-00:00:05', expected: 'to 24.20:31:23.6470000' },
+  { key: 'Hub.KeepAliveInterval', value: '30.00:00:00', expected: 'to 24.20:31:23.6470000' },
+  { key: 'Storage.FlushInterval', value: 5, expected: 'to 24.20:31:23.6470000', sources: ['file'] },
+  { key: 'Logging.LogLevel.Default', value: 'verbose', expected: 'must be one of Trace, Debug, Information, Warning, Error, Critical, None' },
+  { key: 'Logging.LogLevel.Hub', value: 'loud', expected: 'must be one of Trace, Debug, Information' },
+  { key: 'AllowedHosts', value: '', expected: 'must be a non-empty string' },
+  { key: 'Server.Host', value: '', expected: 'must be a non-empty string' },
+  { key: 'Storage.DataDir', value: '', expected: 'must be a non-empty string' },
+  { key: 'Mqtt.TopicPrefix', value: 'hub/#', expected: 'must be a non-empty MQTT topic prefix' },
+  { key: 'Mqtt.TopicPrefix', value: '/hub', expected: 'must be a non-empty MQTT topic prefix' },
+  { key: 'Mqtt.DiscoveryPrefix', value: 'ha/', expected: 'must be a non-empty MQTT topic prefix' },
+  { key: 'Mqtt.BrokerAddress', value: { host: 'x' }, expected: 'must be a string', sources: ['file'] },
+];
+
+/** Sets `key` to `value` in the given source; returns the options and the origin text to expect. */
+function place(source: Source, key: string, value: unknown): { opts: LoadOptions; origin: string } {
+  if (source === 'env') {
+    const name = key.split('.').join('__');
+    return { opts: { env: { [name]: String(value) } }, origin: `env ${name}` };
+  }
+  if (source === 'flag') return { opts: { flags: { [key]: value } }, origin: `flag --${key}` };
+  const tree: Record<string, unknown> = {};
+  const segments = key.startsWith('Logging.LogLevel.') ? ['Logging', 'LogLevel', key.slice(17)] : key.split('.');
+  let obj = tree;
+  for (const s of segments.slice(0, -1)) obj = (obj[s] = {}) as Record<string, unknown>;
+  obj[segments[segments.length - 1]!] = value;
+  const file = configFile(tree);
+  return { opts: { file }, origin: `file ${file}` };
+}
+
+describe('one line per bad value: key, value, source, expectation', () => {
+  for (const row of ROWS) {
+    for (const source of row.sources ?? (['file', 'env', 'flag'] as const)) {
+      it(`${row.key} = ${JSON.stringify(row.value)} from ${source}`, () => {
+        const { opts, origin } = place(source, row.key, row.value);
+        const problems = problemsOf(opts);
+        assert.equal(problems.length, 1, problems.join('\n'));
+        const line = problems[0]!;
+        assert.ok(line.startsWith(`${row.key}: `), line);
+        assert.ok(line.includes(` from ${origin} is invalid: `), line);
+        assert.ok(line.includes(row.expected), line);
+      });
+    }
+  }
+
+  it('words the line exactly as the brief shows', () => {
+    assert.deepEqual(problemsOf({ env: { Server__Port: '70000' } }), [
+      'Server.Port: 70000 from env Server__Port is invalid: must be an integer from 0 to 65535',
+    ]);
+  });
+
+  it('time span lines say which forms are accepted', () => {
+    const [line] = problemsOf({ flags: { 'Hub.ClientTimeout': '30s' } });
+    assert.match(line!, TIME_SPAN);
+    assert.match(line!, /^Hub\.ClientTimeout: "30s" from flag --Hub\.ClientTimeout is invalid/);
+  });
+
+  it('names the array item and the variable it came from', () => {
+    const problems = problemsOf({ env: { ApiKeys__0: 'good', ApiKeys__1: '' } });
+    assert.deepEqual(problems, ['ApiKeys[1]: "" from env ApiKeys__1 is invalid: must be a non-empty string']);
+    assert.deepEqual(problemsOf({ flags: { ApiKeys: ['a', ''] } }), [
+      'ApiKeys[1]: "" from flag --ApiKeys is invalid: must be a non-empty string',
+    ]);
+    const file = configFile({ ApiKeys: 5 });
+    assert.deepEqual(problemsOf({ file }), [`ApiKeys: (secret) from file ${file} is invalid: must be an array of non-empty strings`]);
+  });
+
+  it('collects every problem from every source in one error', () => {
+    const file = configFile({ Server: { Port: 99999 }, Mqtt: { Port: 'x' } });
+    const problems = problemsOf({
+      file,
+      env: { VoiceService__AudioChannels: '5', PATH: '/bin' },
+      flags: { 'DeviceManagement.MaxDevices': -1, 'Sever.Port': 1 },
+    });
+    assert.equal(problems.length, 5, problems.join('\n'));
+    const text = problems.join('\n');
+    assert.match(text, new RegExp(`Server\\.Port: 99999 from file ${file} is invalid`));
+    assert.match(text, new RegExp(`Mqtt\\.Port: "x" from file ${file} is invalid`));
+    assert.match(text, /VoiceService\.AudioChannels: 5 from env VoiceService__AudioChannels is invalid/);
+    assert.match(text, /DeviceManagement\.MaxDevices: -1 from flag --DeviceManagement\.MaxDevices is invalid/);
+    assert.match(text, /Sever\.Port: unknown key from flag --Sever\.Port \(did you mean Server\.Port\?\)/);
+  });
+
+  it('a value overridden by a higher layer is not judged', () => {
+    const loaded = loadConfig({ file: configFile({ Server: { Port: 99999 } }), env: { Server__Port: '5005' } });
+    assert.equal(loaded.config.Server.Port, 5005);
+  });
+
+  it('ConfigError carries the lines in its message too', () => {
+    assert.throws(
+      () => loadConfig({ env: { Mqtt__Port: '0' } }),
+      (e: unknown) => e instanceof ConfigError && e.message.includes('Mqtt.Port: 0 from env Mqtt__Port is invalid'),
+    );
+  });
+});
+
+describe('file problems', () => {
+  it('unknown keys are problems, with a suggestion when one is close', () => {
+    const file = configFile({ VoiceService: { ServerUri: 'ws://x:1/v', Colour: 'red' }, Extra: 1, Logging: { Console: {} } });
+    const problems = problemsOf({ file });
+    assert.deepEqual([...problems].sort(), [
+      `Extra: unknown key from file ${file}`,
+      `Logging.Console: unknown key from file ${file}`,
+      `VoiceService.Colour: unknown key from file ${file}`,
+      `VoiceService.ServerUri: unknown key from file ${file} (did you mean VoiceService.ServerUrl?)`,
+    ]);
+  });
+
+  it('a section given as a value is a problem', () => {
+    const file = configFile({ Server: 5000 });
+    assert.deepEqual(problemsOf({ file }), [`Server: 5000 from file ${file} is invalid: must be an object (a section of keys)`]);
+  });
+
+  it('the document must be an object', () => {
+    const file = configFile('[1, 2]');
+    assert.deepEqual(problemsOf({ file }), [`${file}: must contain a JSON object, like the shipped config/appsettings.json`]);
+  });
+
+  const badJson: Array<[string, string, RegExp]> = [
+    ['{\n  "Server": { "Port": 5000 }\n  "Mqtt": {}\n}', ':3:3: invalid JSON', /expected ',' or '}' but found '"'/],
+    ['{\n  "Server": {\n    "Port": 50 00\n  }\n}', ':3:16: invalid JSON', /expected ',' or '}' but found '0'/],
+    ['{ "Server": { "Port": 5000 }', ':1:29: invalid JSON', /the end of the file/],
+    ['', ':1:1: invalid JSON', /empty/],
+    ["{ 'Server': {} }", ':1:3: invalid JSON', /double quotes/],
+    ['{ "a": "unterminated }', ':1:8: invalid JSON', /unterminated string/],
+    ['{ "a": 1 } /* open', ':1:12: invalid JSON', /unterminated \/\* comment/],
+    ['{ "a": "\\q" }', ':1:8: invalid JSON', /invalid escape/],
+    ['{ "a": tru }', ':1:8: invalid JSON', /expected a value/],
+  ];
+  for (const [text, where, reason] of badJson) {
+    it(`invalid JSON ${JSON.stringify(text)} names the file, line and column`, () => {
+      const file = configFile(text);
+      const problems = problemsOf({ file });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      assert.ok(problems[0]!.startsWith(`${file}${where}: `), problems[0]);
+      assert.match(problems[0]!, reason);
+    });
+  }
+
+  it('invalid JSON never echoes the file text (it may hold secrets)', () => {
+    const file = configFile('{ "VoiceService": { "ApiKey": "sk-very-secret-1234" "EnableVoice": true } }');
+    const [line] = problemsOf({ file });
+    assert.ok(!line!.includes('sk-very-secret'), line);
+  });
+
+  it('the default file is judged like a given one when it exists', () => {
+    const file = configFile('{ nope }');
+    assert.match(problemsOf({ defaultFile: file })[0]!, /invalid JSON/);
+  });
+
+  it('a missing --config file is a problem naming it', () => {
+    assert.deepEqual(problemsOf({ file: '/nonexistent/dir/voice.json' }), [
+      '/nonexistent/dir/voice.json: cannot read the configuration file: it does not exist',
+    ]);
+  });
+
+  it('an unreadable file is a problem naming it', { skip: process.getuid?.() === 0 ? 'root reads everything' : false }, () => {
+    const file = configFile({});
+    chmodSync(file, 0o000);
+    assert.match(problemsOf({ file })[0]!, /cannot read the configuration file: EACCES/);
+  });
+
+  it('a directory given as the file is a problem naming it', () => {
+    const dir = configFile({}).replace(/\/[^/]+$/, '');
+    assert.match(problemsOf({ file: dir })[0]!, new RegExp(`^${dir}: cannot read the configuration file: EISDIR`));
+  });
+});

@@ -1,0 +1,84 @@
+// The one schema: it describes every key, its defaults are the shipped file's, and ajv accepts it
+// in strict mode.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { Ajv } from 'ajv';
+import { CONFIG_SCHEMA, envName, leafKeys, resolveKey, schemaDefaults } from '../../src/config/schema.js';
+import { parseJsonText } from '../../src/config/json-text.js';
+
+const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
+
+// SPEC.md "Configuration keys" and DESIGN.md "Configuration" (product keys), in that order.
+const EXPECTED_KEYS = [
+  'Logging.LogLevel.Default', 'Logging.LogLevel.Microsoft.AspNetCore', 'AllowedHosts',
+  'VoiceService.ServerUrl', 'VoiceService.ApiKey', 'VoiceService.EnableVoice', 'VoiceService.AudioSampleRate',
+  'VoiceService.AudioChannels', 'VoiceService.ConnectTimeout', 'VoiceService.SessionIdleTimeout', 'VoiceService.RequireDeviceToken',
+  'DeviceManagement.AllowDeviceRegistration', 'DeviceManagement.MaxDevices', 'DeviceManagement.TokenExpiration',
+  'Mqtt.BrokerAddress', 'Mqtt.Port', 'Mqtt.Username', 'Mqtt.Password', 'Mqtt.TopicPrefix', 'Mqtt.HomeAssistantDiscovery', 'Mqtt.DiscoveryPrefix',
+  'ApiKeys', 'Server.Host', 'Server.Port', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Auth.SigningKey',
+  'Hub.MaximumReceiveMessageSize', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
+];
+
+describe('configuration schema', () => {
+  it('has exactly the keys of SPEC.md and DESIGN.md', () => {
+    assert.deepEqual(leafKeys().map((k) => k.key), EXPECTED_KEYS);
+  });
+
+  it('gives every key a type, a default, a description and an expectation', () => {
+    for (const { key, node } of leafKeys()) {
+      assert.ok(node.type, key);
+      assert.ok(node.default !== undefined, key);
+      assert.ok(node.description && node.description.length > 10, key);
+      assert.ok(node['x-expected'], key);
+    }
+  });
+
+  it('its defaults are the shipped config/appsettings.json, key for key', () => {
+    const shipped = parseJsonText(readFileSync(SHIPPED, 'utf8'));
+    assert.deepEqual(JSON.parse(JSON.stringify(shipped)), schemaDefaults());
+    assert.equal(JSON.stringify(shipped), JSON.stringify(schemaDefaults()), 'same key order');
+  });
+
+  it('ships SPEC.md defaults, with our echo server and no placeholder secret', () => {
+    const d = schemaDefaults() as Record<string, Record<string, unknown>>;
+    assert.deepEqual(d.Logging, { LogLevel: { Default: 'Information', 'Microsoft.AspNetCore': 'Warning' } });
+    assert.equal(d.AllowedHosts, '*');
+    assert.equal(d.VoiceService!.ServerUrl, 'ws://127.0.0.1:5050/voice');
+    assert.equal(d.VoiceService!.ApiKey, '');
+    assert.equal(d.VoiceService!.AudioSampleRate, 16000);
+    assert.equal(d.DeviceManagement!.MaxDevices, 10);
+    assert.equal(d.DeviceManagement!.TokenExpiration, '24:00:00');
+    assert.equal(d.Mqtt!.Port, 1883);
+    assert.deepEqual(d.ApiKeys, []);
+  });
+
+  it('compiles in ajv strict mode once its two extension keywords are declared', () => {
+    const ajv = new Ajv({ strict: true });
+    ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
+    ajv.addKeyword({ keyword: 'x-timespan', schemaType: 'object' });
+    ajv.addFormat('ws-url', true);
+    assert.equal(typeof ajv.compile(CONFIG_SCHEMA), 'function');
+  });
+
+  const resolutions: Array<[string[], string | undefined]> = [
+    [['server', 'PORT'], 'Server.Port'],
+    [['Logging', 'LogLevel', 'Microsoft', 'AspNetCore'], 'Logging.LogLevel.Microsoft.AspNetCore'],
+    [['Logging', 'LogLevel', 'Voice.Upstream'], 'Logging.LogLevel.Voice.Upstream'],
+    [['Logging', 'Console'], undefined],
+    [['Server'], undefined],
+    [['Server', 'Port', 'X'], undefined],
+    [['Nope'], undefined],
+  ];
+  for (const [segments, key] of resolutions) {
+    it(`resolves ${segments.join('/')} to ${key ?? 'nothing'}`, () => {
+      const r = resolveKey(segments);
+      assert.equal(r?.kind === 'leaf' ? r.path.join('.') : undefined, key);
+    });
+  }
+
+  it('names environment variables with __', () => {
+    assert.equal(envName(['VoiceService', 'ServerUrl']), 'VoiceService__ServerUrl');
+  });
+});
