@@ -1,0 +1,69 @@
+// Binary framing of the MessagePack hub protocol (HubProtocol.md "Binary encoding"): each message is
+// prefixed by its length as a VarInt, 7 bits per byte, least significant group first, at most
+// 5 bytes, at most 0x7FFFFFFF (the 5th byte may only carry 3 bits).
+import { InvalidDataError, tooLarge } from './errors.js';
+import type { SplitResult } from './text-format.js';
+
+export const MAX_VARINT_BYTES = 5;
+
+export type VarIntRead = { readonly value: number; readonly length: number } | 'incomplete';
+
+/** Reads a length prefix at `offset`; 'incomplete' when the buffer ends inside it. */
+export function readVarInt(buffer: Uint8Array, offset = 0): VarIntRead {
+  let value = 0;
+  for (let i = 0; i < MAX_VARINT_BYTES; i++) {
+    const byte = buffer[offset + i];
+    if (byte === undefined) return 'incomplete';
+    if (i === MAX_VARINT_BYTES - 1) {
+      if (byte & 0x80) throw new InvalidDataError('Messages over 2GB in size are not supported (length prefix too long).');
+      if (byte > 0x07) throw new InvalidDataError('Messages over 2GB in size are not supported.');
+    }
+    // Multiplication instead of shifts: `<<` is 32-bit signed in JavaScript.
+    value += (byte & 0x7f) * 2 ** (7 * i);
+    if ((byte & 0x80) === 0) return { value, length: i + 1 };
+  }
+  // Unreachable: the 5th byte either ends the prefix or throws.
+  throw new InvalidDataError('Invalid length prefix.');
+}
+
+export function writeVarInt(value: number): Uint8Array {
+  if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff) throw new RangeError(`length ${value} cannot be encoded`);
+  const bytes: number[] = [];
+  let rest = value;
+  do {
+    let group = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+    if (rest > 0) group |= 0x80;
+    bytes.push(group);
+  } while (rest > 0);
+  return Uint8Array.from(bytes);
+}
+
+/** Prefixes one encoded message with its length. */
+export function writeBinaryMessage(body: Uint8Array): Uint8Array {
+  const prefix = writeVarInt(body.length);
+  const out = new Uint8Array(prefix.length + body.length);
+  out.set(prefix, 0);
+  out.set(body, prefix.length);
+  return out;
+}
+
+/**
+ * Splits `buffer` into length-prefixed messages. A message counts with its prefix against
+ * `maxMessageSize`; an over-long message is rejected as soon as its prefix is read, without
+ * waiting for its body.
+ */
+export function splitBinaryMessages(buffer: Uint8Array, maxMessageSize: number): SplitResult {
+  const messages: Uint8Array[] = [];
+  let offset = 0;
+  while (offset < buffer.length) {
+    const prefix = readVarInt(buffer, offset);
+    if (prefix === 'incomplete') break;
+    const total = prefix.length + prefix.value;
+    if (total > maxMessageSize) throw tooLarge(maxMessageSize);
+    if (offset + total > buffer.length) break;
+    messages.push(buffer.subarray(offset + prefix.length, offset + total));
+    offset += total;
+  }
+  return { messages, rest: buffer.subarray(offset) };
+}

@@ -1,0 +1,35 @@
+// Hub counters reported by VoiceHubServer.stats(): what happened since start, for /health and logs.
+
+export interface HubCounters {
+  connectionsOpened: number;
+  negotiations: number;
+  negotiationsExpired: number;
+  upgradesRejected: number;
+  handshakeFailures: number;
+  handshakeTimeouts: number;
+  messagesReceived: number;
+  messagesSent: number;
+  invocations: number;
+  protocolErrors: number;
+  oversizedMessages: number;
+  clientTimeouts: number;
+  slowClientsClosed: number;
+}
+
+export function newCounters(): HubCounters {
+  return {
+    connectionsOpened: 0,
+    negotiations: 0,
+    negotiationsExpired: 0,
+    upgradesRejected: 0,
+    handshakeFailures: 0,
+    handshakeTimeouts: 0,
+    messagesReceived: 0,
+    messagesSent: 0,
+    invocations: 0,
+    protocolErrors: 0,
+    oversizedMessages: 0,
+    clientTimeouts: 0,
+    slowClientsClosed: 0,
+  };
+}

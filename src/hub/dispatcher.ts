@@ -1,0 +1,68 @@
+// Runs invocations against the method table and produces their completion, with ASP.NET's checks in
+// ASP.NET's order: the method exists (case-insensitive), the argument count binds, it is not a
+// streaming call, no client streams; then the method runs. Invocations without an id never get a
+// completion (HubProtocol.md "Non-Blocking Invocations").
+import type { Logger } from '../log/logger.js';
+import { ErrorText, HubError } from './errors.js';
+import {
+  MessageType,
+  completionWithError,
+  completionWithResult,
+  type CompletionMessage,
+  type InvocationMessage,
+  type StreamInvocationMessage,
+} from './messages.js';
+import type { HubCallContext, HubMethodEntry } from './types.js';
+
+interface NamedEntry extends HubMethodEntry {
+  readonly name: string;
+}
+
+export class HubDispatcher {
+  private readonly methods = new Map<string, NamedEntry>();
+
+  constructor(methods: Readonly<Record<string, HubMethodEntry>>, private readonly logger: Logger) {
+    for (const [name, entry] of Object.entries(methods)) {
+      const key = name.toLowerCase();
+      if (this.methods.has(key)) throw new Error(`hub method '${name}' is defined twice (names are case-insensitive)`);
+      if (!Number.isInteger(entry.args) || entry.args < 0) throw new Error(`hub method '${name}' has an invalid argument count`);
+      this.methods.set(key, { ...entry, name });
+    }
+  }
+
+  /** Resolves to the completion to send, or undefined for non-blocking invocations. Never rejects. */
+  async invoke(ctx: HubCallContext, message: InvocationMessage | StreamInvocationMessage): Promise<CompletionMessage | undefined> {
+    const { target } = message;
+    // An empty id counts as none, as in ASP.NET (string.IsNullOrEmpty).
+    const id = message.invocationId || undefined;
+    const fail = (error: string): CompletionMessage | undefined => (id === undefined ? undefined : completionWithError(id, error));
+
+    const entry = this.methods.get(target.toLowerCase());
+    if (!entry) {
+      this.logger.debug(`unknown hub method '${target}' from ${ctx.connectionId}`);
+      return fail(ErrorText.unknownMethod(target));
+    }
+    if (message.arguments.length !== entry.args) {
+      this.logger.debug(`'${target}' from ${ctx.connectionId}: ${message.arguments.length} argument(s), expects ${entry.args}`);
+      return fail(ErrorText.bindingFailure(target));
+    }
+    if (message.type === MessageType.StreamInvocation) return fail(ErrorText.streamingInvocationOfNonStreamingMethod(target));
+    const streams = message.streamIds?.length ?? 0;
+    if (streams > 0) return fail(ErrorText.clientStreams(target, streams));
+
+    let result: unknown;
+    try {
+      result = await entry.handler(ctx, message.arguments);
+    } catch (e) {
+      if (e instanceof HubError) {
+        this.logger.debug(`'${entry.name}' from ${ctx.connectionId} failed: ${e.message}`);
+        return fail(ErrorText.invocationFailed(target, e.message));
+      }
+      // Not meant for the client: a bug or an unexpected failure. Details stay in the log.
+      this.logger.error(`'${entry.name}' from ${ctx.connectionId} threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      return fail(ErrorText.invocationFailed(target));
+    }
+    // A void method completes with a null result, as ASP.NET's CompletionMessage.WithResult does.
+    return id === undefined ? undefined : completionWithResult(id, result === undefined ? null : result);
+  }
+}

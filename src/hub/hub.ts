@@ -1,0 +1,153 @@
+// The transport-free core of the hub: live connections, negotiations, groups, the heartbeat that
+// drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
+// (uws-hub.ts) feeds it sockets and gives it `publish`.
+import { HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
+import { newCounters } from './counters.js';
+import { HubDispatcher } from './dispatcher.js';
+import { GroupRegistry, groupTopic } from './groups.js';
+import { jsonProtocol } from './json-protocol.js';
+import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
+import { createMessagePackProtocol } from './msgpack-protocol.js';
+import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
+import type { CloseReason, HubOptions, VoiceHubServer } from './types.js';
+
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
+export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
+export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
+export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+const MAX_QUEUED_INVOCATIONS = 1024;
+
+export type Publish = (topic: string, data: string | Uint8Array, binary: boolean) => void;
+
+export class HubCore {
+  readonly negotiations: NegotiationStore;
+  readonly env: ConnectionEnv;
+  private readonly connections = new Map<string, HubConnection>();
+  private readonly groups = new GroupRegistry<HubConnection>();
+  private readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
+  private readonly tickMs: number;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: HubOptions,
+    private readonly publish: Publish,
+  ) {
+    const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
+    this.env = {
+      dispatcher: new HubDispatcher(options.methods, options.logger),
+      groups: this.groups,
+      counters: newCounters(),
+      logger: options.logger,
+      protocols: this.protocols,
+      now: () => performance.now(),
+      limits: {
+        maximumReceiveMessageSize: options.maximumReceiveMessageSize,
+        keepAliveIntervalMs: options.keepAliveIntervalMs,
+        clientTimeoutMs: options.clientTimeoutMs,
+        handshakeTimeoutMs,
+        maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+        maxQueuedInvocations: MAX_QUEUED_INVOCATIONS,
+      },
+    };
+    this.negotiations = new NegotiationStore(
+      options.negotiationTtlMs ?? DEFAULT_NEGOTIATION_TTL_MS,
+      options.maxPendingNegotiations ?? DEFAULT_MAX_PENDING_NEGOTIATIONS,
+    );
+    // A quarter of the shortest interval keeps pings and timeouts within 25 % of their setting.
+    const shortest = Math.min(options.keepAliveIntervalMs, options.clientTimeoutMs, handshakeTimeoutMs);
+    this.tickMs = Math.min(1000, Math.max(20, Math.floor(shortest / 4)));
+  }
+
+  negotiate(version: 0 | 1, user: unknown): PendingNegotiation {
+    this.env.counters.negotiations++;
+    this.ensureTimer();
+    return this.negotiations.create(version, user, this.env.now());
+  }
+
+  open(connectionId: string, user: unknown, socket: HubSocket): HubConnection {
+    const connection = new HubConnection(connectionId, user, socket, this.env);
+    this.connections.set(connectionId, connection);
+    this.env.counters.connectionsOpened++;
+    this.options.logger.debug(`connection ${connectionId} opened`);
+    this.ensureTimer();
+    return connection;
+  }
+
+  /** The socket closed: forget the connection and tell the application. */
+  closed(connection: HubConnection): void {
+    connection.onSocketClosed();
+    if (this.connections.get(connection.connectionId) !== connection) return;
+    this.connections.delete(connection.connectionId);
+    this.options.logger.debug(`connection ${connection.connectionId} closed`);
+    try {
+      this.options.onConnectionClosed?.(connection.connectionId);
+    } catch (e) {
+      this.options.logger.error(`onConnectionClosed(${connection.connectionId}) threw: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+
+  readonly server: VoiceHubServer = {
+    sendToGroup: (group, target, ...args) => this.sendToGroup(group, target, args),
+    sendToConnection: (connectionId, target, ...args) => {
+      const connection = this.connections.get(connectionId);
+      if (!connection || connection.state !== 'Connected') return false;
+      connection.send(invocation(target, args));
+      return true;
+    },
+    connectionCount: () => this.connections.size,
+    stats: () => ({
+      ...this.env.counters,
+      connections: this.connections.size,
+      pendingNegotiations: this.negotiations.waitingCount(),
+      groups: this.groups.groupCount(),
+    }),
+    closeAll: (reason: CloseReason) => {
+      this.negotiations.clearWaiting();
+      for (const connection of [...this.connections.values()]) connection.close(reason.error, reason.allowReconnect);
+    },
+  };
+
+  /** Encodes once per protocol present in the group and publishes to that protocol's topic. */
+  private sendToGroup(group: string, target: string, args: unknown[]): void {
+    const members = this.groups.members(group);
+    if (members.length === 0) return;
+    const message = invocation(target, args);
+    const present = new Set<ProtocolName>();
+    for (const member of members) if (member.protocol) present.add(member.protocol.name);
+    for (const name of present) {
+      const protocol = this.protocols[name];
+      let data: string | Uint8Array;
+      try {
+        data = protocol.encode(message);
+      } catch (e) {
+        this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
+        return;
+      }
+      this.publish(groupTopic(group, name), data, protocol.binary);
+    }
+    // uWS skips subscribers over their back-pressure limit silently: check each member now.
+    for (const member of members) member.afterPublish();
+  }
+
+  private ensureTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => this.tick(), this.tickMs);
+    // The heartbeat alone must not keep the process alive.
+    this.timer.unref();
+  }
+
+  private tick(): void {
+    try {
+      const now = this.env.now();
+      this.env.counters.negotiationsExpired += this.negotiations.expire(now);
+      for (const connection of [...this.connections.values()]) connection.tick(now);
+      if (this.connections.size === 0 && this.negotiations.waitingCount() === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    } catch (e) {
+      this.options.logger.error(`hub heartbeat failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+// The JSON hub protocol (HubProtocol.md "JSON encoding"): one JSON object per record, text frames.
+// Validation follows ASP.NET's JsonHubProtocol: missing or mistyped required properties are protocol
+// errors; unknown message types are ignored.
+import { InvalidDataError } from './errors.js';
+import {
+  MessageType,
+  type HubMessage,
+  type HubProtocol,
+  type MessageHeaders,
+} from './messages.js';
+import { decodeUtf8, splitRecords, writeRecord } from './text-format.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function requireString(obj: Json, name: string): string {
+  const v = obj[name];
+  if (v === undefined) throw new InvalidDataError(`Missing required property '${name}'.`);
+  if (typeof v !== 'string') throw new InvalidDataError(`Expected '${name}' to be of type String.`);
+  return v;
+}
+
+function optionalString(obj: Json, name: string): string | undefined {
+  const v = obj[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new InvalidDataError(`Expected '${name}' to be of type String.`);
+  return v;
+}
+
+function requireArray(obj: Json, name: string): unknown[] {
+  const v = obj[name];
+  if (v === undefined) throw new InvalidDataError(`Missing required property '${name}'.`);
+  if (!Array.isArray(v)) throw new InvalidDataError(`Expected '${name}' to be of type Array.`);
+  return v;
+}
+
+function requireNumber(obj: Json, name: string): number {
+  const v = obj[name];
+  if (v === undefined) throw new InvalidDataError(`Missing required property '${name}'.`);
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new InvalidDataError(`Expected '${name}' to be of type Number.`);
+  return v;
+}
+
+function readHeaders(obj: Json): MessageHeaders | undefined {
+  const v = obj.headers;
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw new InvalidDataError("Expected 'headers' to be of type Object.");
+  for (const value of Object.values(v)) {
+    if (typeof value !== 'string') throw new InvalidDataError('Expected header values to be of type String.');
+  }
+  return v as MessageHeaders;
+}
+
+function readStreamIds(obj: Json): string[] | undefined {
+  const v = obj.streamIds;
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || !v.every((id) => typeof id === 'string')) {
+    throw new InvalidDataError("Expected 'streamIds' to be an Array of String.");
+  }
+  return v as string[];
+}
+
+export function decodeJsonMessage(text: string): HubMessage | null {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidDataError(`Error reading JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!isObject(obj)) throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
+  const type = requireNumber(obj, 'type');
+  switch (type) {
+    case MessageType.Invocation: {
+      const invocationId = optionalString(obj, 'invocationId');
+      return {
+        type: MessageType.Invocation,
+        headers: readHeaders(obj),
+        ...(invocationId !== undefined ? { invocationId } : {}),
+        target: requireString(obj, 'target'),
+        arguments: requireArray(obj, 'arguments'),
+        streamIds: readStreamIds(obj),
+      };
+    }
+    case MessageType.StreamInvocation:
+      return {
+        type: MessageType.StreamInvocation,
+        headers: readHeaders(obj),
+        invocationId: requireString(obj, 'invocationId'),
+        target: requireString(obj, 'target'),
+        arguments: requireArray(obj, 'arguments'),
+        streamIds: readStreamIds(obj),
+      };
+    case MessageType.StreamItem:
+      if (!('item' in obj)) throw new InvalidDataError("Missing required property 'item'.");
+      return { type: MessageType.StreamItem, headers: readHeaders(obj), invocationId: requireString(obj, 'invocationId'), item: obj.item };
+    case MessageType.Completion: {
+      const invocationId = requireString(obj, 'invocationId');
+      const error = optionalString(obj, 'error');
+      const hasResult = 'result' in obj;
+      if (error !== undefined && hasResult) {
+        throw new InvalidDataError("The 'error' and 'result' properties are mutually exclusive.");
+      }
+      return error !== undefined
+        ? { type: MessageType.Completion, headers: readHeaders(obj), invocationId, error, hasResult: false }
+        : { type: MessageType.Completion, headers: readHeaders(obj), invocationId, result: obj.result, hasResult };
+    }
+    case MessageType.CancelInvocation:
+      return { type: MessageType.CancelInvocation, headers: readHeaders(obj), invocationId: requireString(obj, 'invocationId') };
+    case MessageType.Ping:
+      return { type: MessageType.Ping };
+    case MessageType.Close: {
+      const error = optionalString(obj, 'error');
+      const allowReconnect = obj.allowReconnect;
+      if (allowReconnect !== undefined && typeof allowReconnect !== 'boolean') {
+        throw new InvalidDataError("Expected 'allowReconnect' to be of type Boolean.");
+      }
+      return { type: MessageType.Close, ...(error !== undefined ? { error } : {}), ...(allowReconnect ? { allowReconnect } : {}) };
+    }
+    case MessageType.Ack:
+      return { type: MessageType.Ack, sequenceId: requireNumber(obj, 'sequenceId') };
+    case MessageType.Sequence:
+      return { type: MessageType.Sequence, sequenceId: requireNumber(obj, 'sequenceId') };
+    default:
+      // Future message types: ignored, as HubProtocol.md asks of old endpoints.
+      return null;
+  }
+}
+
+/**
+ * byte[] travels as Base64 in JSON (HubProtocol.md "Type Mappings"). The replacer looks at the
+ * holder's original value because Buffer's toJSON runs before a replacer sees the value.
+ */
+function replacer(this: unknown, key: string, value: unknown): unknown {
+  const original = (this as Record<string, unknown>)[key];
+  if (original instanceof Uint8Array) return Buffer.from(original.buffer, original.byteOffset, original.byteLength).toString('base64');
+  return value;
+}
+
+export function encodeJsonMessage(message: HubMessage): string {
+  let out: Json;
+  switch (message.type) {
+    case MessageType.Completion:
+      out = { type: message.type, invocationId: message.invocationId };
+      if (message.error !== undefined) out.error = message.error;
+      // JSON has no undefined: a result that is undefined is written as null, as for a .NET void result.
+      else if (message.hasResult) out.result = message.result === undefined ? null : message.result;
+      break;
+    case MessageType.Close:
+      out = { type: message.type };
+      if (message.error !== undefined) out.error = message.error;
+      if (message.allowReconnect) out.allowReconnect = true;
+      break;
+    default: {
+      // Other messages map one to one; drop absent optional fields.
+      out = {};
+      for (const [k, v] of Object.entries(message)) if (v !== undefined) out[k] = v;
+    }
+  }
+  return writeRecord(JSON.stringify(out, replacer));
+}
+
+export const jsonProtocol: HubProtocol = {
+  name: 'json',
+  binary: false,
+  split: splitRecords,
+  decode: (body) => {
+    let text: string;
+    try {
+      text = decodeUtf8(body);
+    } catch {
+      throw new InvalidDataError('Invalid UTF-8 in a JSON message.');
+    }
+    return decodeJsonMessage(text);
+  },
+  encode: encodeJsonMessage,
+};

@@ -1,0 +1,188 @@
+// The MessagePack hub protocol (HubProtocol.md "MessagePack (MsgPack) encoding"): each message is a
+// MessagePack array whose first item is the message type, framed by a VarInt length prefix, in
+// binary frames. `bin` values (audio) decode to Uint8Array.
+import { Decoder, Encoder } from '@msgpack/msgpack';
+import { splitBinaryMessages, writeBinaryMessage } from './binary-format.js';
+import { InvalidDataError } from './errors.js';
+import { MessageType, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
+
+/** Completion result kinds. */
+export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
+
+// undefined inside results and arguments is dropped, as JSON drops it, so both protocols agree.
+const encoder = new Encoder({ ignoreUndefined: true });
+
+function decoderFor(maxMessageSize: number): Decoder {
+  // Every element takes at least one byte, so no length in a valid message exceeds its size.
+  return new Decoder({
+    maxStrLength: maxMessageSize,
+    maxBinLength: maxMessageSize,
+    maxArrayLength: maxMessageSize,
+    maxMapLength: maxMessageSize,
+    maxExtLength: maxMessageSize,
+  });
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+
+function need(items: unknown[], count: number, what: string): void {
+  if (items.length < count) throw new InvalidDataError(`Invalid payload for ${what} message.`);
+}
+
+function headersAt(items: unknown[]): MessageHeaders {
+  const v = items[1];
+  if (!isMap(v) || !Object.values(v).every((x) => typeof x === 'string')) {
+    throw new InvalidDataError('Invalid headers: expected a map of strings.');
+  }
+  return v as MessageHeaders;
+}
+
+function stringAt(items: unknown[], index: number, name: string): string {
+  const v = items[index];
+  if (typeof v !== 'string') throw new InvalidDataError(`Reading '${name}' as String failed.`);
+  return v;
+}
+
+function arrayAt(items: unknown[], index: number, name: string): unknown[] {
+  const v = items[index];
+  if (!Array.isArray(v)) throw new InvalidDataError(`Reading array length for '${name}' failed.`);
+  return v;
+}
+
+function streamIdsAt(items: unknown[]): string[] | undefined {
+  if (items.length < 6) return undefined;
+  const ids = arrayAt(items, 5, 'streamIds');
+  if (!ids.every((id) => typeof id === 'string')) throw new InvalidDataError("Reading 'streamIds' failed.");
+  return ids as string[];
+}
+
+function sequenceIdAt(items: unknown[]): number {
+  const v = items[1];
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
+  return v;
+}
+
+export function decodeMessagePackItems(items: unknown): HubMessage | null {
+  if (!Array.isArray(items) || items.length === 0) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
+  const type = items[0];
+  if (typeof type !== 'number' || !Number.isInteger(type)) throw new InvalidDataError("Reading 'type' as Int32 failed.");
+  switch (type) {
+    case MessageType.Invocation: {
+      need(items, 5, 'Invocation');
+      const id = items[2];
+      if (id !== null && typeof id !== 'string') throw new InvalidDataError("Reading 'invocationId' as String failed.");
+      return {
+        type: MessageType.Invocation,
+        headers: headersAt(items),
+        ...(typeof id === 'string' ? { invocationId: id } : {}),
+        target: stringAt(items, 3, 'target'),
+        arguments: arrayAt(items, 4, 'arguments'),
+        streamIds: streamIdsAt(items),
+      };
+    }
+    case MessageType.StreamInvocation:
+      need(items, 5, 'StreamInvocation');
+      return {
+        type: MessageType.StreamInvocation,
+        headers: headersAt(items),
+        invocationId: stringAt(items, 2, 'invocationId'),
+        target: stringAt(items, 3, 'target'),
+        arguments: arrayAt(items, 4, 'arguments'),
+        streamIds: streamIdsAt(items),
+      };
+    case MessageType.StreamItem:
+      need(items, 4, 'StreamItem');
+      return { type: MessageType.StreamItem, headers: headersAt(items), invocationId: stringAt(items, 2, 'invocationId'), item: items[3] };
+    case MessageType.Completion: {
+      need(items, 4, 'Completion');
+      const headers = headersAt(items);
+      const invocationId = stringAt(items, 2, 'invocationId');
+      switch (items[3]) {
+        case ResultKind.Error:
+          need(items, 5, 'Completion');
+          return { type: MessageType.Completion, headers, invocationId, error: stringAt(items, 4, 'error'), hasResult: false };
+        case ResultKind.Void:
+          return { type: MessageType.Completion, headers, invocationId, hasResult: false };
+        case ResultKind.NonVoid:
+          need(items, 5, 'Completion');
+          return { type: MessageType.Completion, headers, invocationId, result: items[4], hasResult: true };
+        default:
+          throw new InvalidDataError('Invalid invocation result kind.');
+      }
+    }
+    case MessageType.CancelInvocation:
+      need(items, 3, 'CancelInvocation');
+      return { type: MessageType.CancelInvocation, headers: headersAt(items), invocationId: stringAt(items, 2, 'invocationId') };
+    case MessageType.Ping:
+      return { type: MessageType.Ping };
+    case MessageType.Close: {
+      need(items, 2, 'Close');
+      const error = items[1];
+      if (error !== null && typeof error !== 'string') throw new InvalidDataError("Reading 'error' as String failed.");
+      const allowReconnect = items.length >= 3 ? items[2] : undefined;
+      if (allowReconnect !== undefined && typeof allowReconnect !== 'boolean') {
+        throw new InvalidDataError("Reading 'allowReconnect' as Boolean failed.");
+      }
+      return { type: MessageType.Close, ...(typeof error === 'string' ? { error } : {}), ...(allowReconnect ? { allowReconnect } : {}) };
+    }
+    case MessageType.Ack:
+      need(items, 2, 'Ack');
+      return { type: MessageType.Ack, sequenceId: sequenceIdAt(items) };
+    case MessageType.Sequence:
+      need(items, 2, 'Sequence');
+      return { type: MessageType.Sequence, sequenceId: sequenceIdAt(items) };
+    default:
+      return null;
+  }
+}
+
+export function messagePackItems(message: HubMessage): unknown[] {
+  switch (message.type) {
+    case MessageType.Invocation:
+    case MessageType.StreamInvocation: {
+      const head = [message.type, message.headers ?? {}, message.invocationId ?? null, message.target, message.arguments];
+      return message.streamIds ? [...head, message.streamIds] : head;
+    }
+    case MessageType.StreamItem:
+      return [message.type, message.headers ?? {}, message.invocationId, message.item];
+    case MessageType.Completion:
+      if (message.error !== undefined) return [message.type, message.headers ?? {}, message.invocationId, ResultKind.Error, message.error];
+      if (message.hasResult) return [message.type, message.headers ?? {}, message.invocationId, ResultKind.NonVoid, message.result ?? null];
+      return [message.type, message.headers ?? {}, message.invocationId, ResultKind.Void];
+    case MessageType.CancelInvocation:
+      return [message.type, message.headers ?? {}, message.invocationId];
+    case MessageType.Ping:
+      return [message.type];
+    case MessageType.Close:
+      return [message.type, message.error ?? null, message.allowReconnect === true];
+    case MessageType.Ack:
+    case MessageType.Sequence:
+      return [message.type, message.sequenceId];
+  }
+}
+
+export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
+  // encode() returns a view into a shared buffer in some versions: writeBinaryMessage copies it.
+  return writeBinaryMessage(encoder.encode(messagePackItems(message)));
+}
+
+/** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */
+export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
+  const decoder = decoderFor(maxMessageSize);
+  return {
+    name: 'messagepack',
+    binary: true,
+    split: splitBinaryMessages,
+    decode: (body) => {
+      let items: unknown;
+      try {
+        items = decoder.decode(body);
+      } catch (e) {
+        throw new InvalidDataError(`Invalid MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      return decodeMessagePackItems(items);
+    },
+    encode: encodeMessagePackMessage,
+  };
+}

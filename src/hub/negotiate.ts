@@ -1,0 +1,131 @@
+// Negotiation (TransportProtocols.md "POST [endpoint-base]/negotiate"): version 1 hands out a secret
+// connectionToken used as `id=`, version 0 only a connectionId used as `id=`. Only WebSockets is
+// offered, and never stateful reconnect. Pending negotiations are bounded in number and age.
+// Also the request-side helpers shared by negotiate and upgrade: tokens and CORS headers.
+import { randomBytes } from 'node:crypto';
+
+export const NEGOTIATE_VERSION = 1;
+
+/** 16 random bytes, URL-safe, like ASP.NET's connection ids. */
+export function newId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The version the client asked for, capped at ours; absent or malformed means 0 (TransportProtocols.md). */
+export function parseNegotiateVersion(raw: string | null): 0 | 1 {
+  if (raw === null || !/^\d+$/.test(raw)) return 0;
+  return Number(raw) >= NEGOTIATE_VERSION ? 1 : 0;
+}
+
+export interface PendingNegotiation {
+  readonly connectionId: string;
+  /** What the client presents as `id=`: the connectionToken (v1) or the connectionId (v0). */
+  readonly key: string;
+  readonly version: 0 | 1;
+  readonly user: unknown;
+  readonly createdAt: number;
+}
+
+export function negotiateResponse(n: PendingNegotiation): Record<string, unknown> {
+  const availableTransports = [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }];
+  return n.version === 1
+    ? { negotiateVersion: 1, connectionId: n.connectionId, connectionToken: n.key, availableTransports }
+    : { negotiateVersion: 0, connectionId: n.connectionId, availableTransports };
+}
+
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly negotiation: PendingNegotiation }
+  | { readonly kind: 'not-found' }
+  | { readonly kind: 'in-use' };
+
+/**
+ * Negotiations waiting for their WebSocket (bounded, expiring) and those a WebSocket took (until it
+ * closes: a second socket on the same id is refused with 409, a later one with 404).
+ */
+export class NegotiationStore {
+  // Insertion order is age order, so the first entry is the oldest.
+  private readonly waiting = new Map<string, PendingNegotiation>();
+  private readonly taken = new Set<string>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxWaiting: number,
+  ) {}
+
+  create(version: 0 | 1, user: unknown, now: number): PendingNegotiation {
+    const connectionId = newId();
+    const negotiation: PendingNegotiation = { connectionId, key: version === 1 ? newId() : connectionId, version, user, createdAt: now };
+    if (this.waiting.size >= this.maxWaiting) {
+      const oldest = this.waiting.keys().next();
+      if (!oldest.done) this.waiting.delete(oldest.value);
+    }
+    this.waiting.set(negotiation.key, negotiation);
+    return negotiation;
+  }
+
+  /** Takes the negotiation for a WebSocket; an expired one counts as unknown. */
+  claim(key: string, now: number): ClaimResult {
+    if (this.taken.has(key)) return { kind: 'in-use' };
+    const n = this.waiting.get(key);
+    if (!n || now - n.createdAt >= this.ttlMs) return { kind: 'not-found' };
+    this.waiting.delete(key);
+    this.taken.add(key);
+    return { kind: 'claimed', negotiation: n };
+  }
+
+  /** Forgets a taken negotiation: its socket closed or its upgrade failed. */
+  release(key: string): void {
+    this.taken.delete(key);
+  }
+
+  /** Removes waiting negotiations older than the TTL; returns how many. */
+  expire(now: number): number {
+    let removed = 0;
+    for (const [key, n] of this.waiting) {
+      // Age order: the first young one ends the scan.
+      if (now - n.createdAt < this.ttlMs) break;
+      this.waiting.delete(key);
+      removed++;
+    }
+    return removed;
+  }
+
+  waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  clearWaiting(): void {
+    this.waiting.clear();
+  }
+}
+
+/** The bearer token: `access_token` query parameter (browsers) or `Authorization: Bearer` header. */
+export function bearerToken(authorization: string, accessToken: string | null): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (match?.[1]) return match[1];
+  return accessToken ? accessToken : undefined;
+}
+
+export const CORS_ALLOW_HEADERS = 'x-requested-with, x-signalr-user-agent, authorization, content-type';
+
+/**
+ * CORS for negotiate: browsers send it with credentials, so the exact origin is echoed (never `*`).
+ * Empty when there is no Origin (not a cross-origin browser request).
+ */
+export function corsHeaders(origin: string): Record<string, string> {
+  if (!origin) return {};
+  return {
+    'Access-Control-Allow-Origin': origin,
+    'Access-Control-Allow-Credentials': 'true',
+    Vary: 'Origin',
+  };
+}
+
+export function preflightHeaders(origin: string): Record<string, string> {
+  return {
+    ...corsHeaders(origin),
+    'Access-Control-Allow-Methods': 'POST, OPTIONS',
+    'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+    'Access-Control-Max-Age': '600',
+  };
+}

@@ -1,0 +1,83 @@
+// The hub's public contract: what hub methods see (HubCallContext), how they are registered
+// (HubOptions.methods) and what the application can do with a running hub (VoiceHubServer).
+import type { Logger } from '../log/logger.js';
+import type { ProtocolName } from './messages.js';
+
+/** What a hub method knows about its caller. Valid after the call returns; calls on a closed connection do nothing. */
+export interface HubCallContext {
+  readonly connectionId: string;
+  /** What `authenticate` returned for this connection's token (undefined without a token). */
+  readonly user?: unknown;
+  /** 'json' sends byte arrays as Base64 text; 'messagepack' as binary (Uint8Array on receipt). */
+  readonly protocol: ProtocolName;
+  /** Joining twice is harmless. Membership ends with the connection (it does not survive a reconnect). */
+  joinGroup(name: string): void;
+  leaveGroup(name: string): void;
+  isInGroup(name: string): boolean;
+  /** Invokes a client handler on the caller only (no completion expected). */
+  sendToCaller(target: string, ...args: unknown[]): void;
+}
+
+/**
+ * A hub method. Its return value (or resolved value) becomes the completion result; a thrown
+ * HubError reaches the caller as `... HubException: <message>`, any other error without details.
+ */
+export type HubMethod = (ctx: HubCallContext, args: unknown[]) => unknown;
+
+export interface HubMethodEntry {
+  readonly handler: HubMethod;
+  /** Exact argument count; a mismatch fails the invocation as ASP.NET's binder does. */
+  readonly args: number;
+}
+
+export interface HubOptions {
+  /** The hub path, e.g. '/voice-hub'; negotiate is served at `${path}/negotiate`. */
+  readonly path: string;
+  /** Method name -> entry. Names match case-insensitively, as in ASP.NET. */
+  readonly methods: Readonly<Record<string, HubMethodEntry>>;
+  /** Per message, framing included (Hub.MaximumReceiveMessageSize). */
+  readonly maximumReceiveMessageSize: number;
+  /** A ping is sent when nothing else was sent for this long (Hub.KeepAliveInterval). */
+  readonly keepAliveIntervalMs: number;
+  /** A connection that sent nothing for this long is closed (Hub.ClientTimeout). */
+  readonly clientTimeoutMs: number;
+  /** Default 15 000. */
+  readonly handshakeTimeoutMs?: number;
+  /** Unused negotiations expire after this long (default 30 000). */
+  readonly negotiationTtlMs?: number;
+  /** At most this many unused negotiations are kept; the oldest is dropped first (default 10 000). */
+  readonly maxPendingNegotiations?: number;
+  /** A connection with more unsent bytes than this is closed as too slow (default 1 MiB). */
+  readonly maxBufferedBytes?: number;
+  /**
+   * Decides the `Origin` of negotiate (CORS) and of the WebSocket upgrade. Without it every origin
+   * is accepted, which is what ASP.NET does for WebSockets without an origin policy.
+   */
+  readonly allowedOrigins?: (origin: string) => boolean;
+  /**
+   * Called with the bearer token (`access_token` query or `Authorization: Bearer`), or undefined.
+   * Its result is `ctx.user`; if it throws (or rejects) the request is answered 401.
+   */
+  readonly authenticate?: (token: string | undefined) => unknown;
+  readonly logger: Logger;
+  readonly onConnectionClosed?: (connectionId: string) => void;
+}
+
+export interface CloseReason {
+  readonly error?: string;
+  /** Shutdown: true, so clients reconnect; auth-type failures: false, so they stop. */
+  readonly allowReconnect: boolean;
+}
+
+export interface VoiceHubServer {
+  /** Invokes `target` on every member of `group`, in either protocol. */
+  sendToGroup(group: string, target: string, ...args: unknown[]): void;
+  /** Invokes `target` on one connection; false when it is not (or no longer) connected. */
+  sendToConnection(connectionId: string, target: string, ...args: unknown[]): boolean;
+  /** Open WebSocket connections, handshake done or not. */
+  connectionCount(): number;
+  /** Counters and gauges for /health and logs. */
+  stats(): Record<string, number>;
+  /** Sends a Close message to every connection and closes it; drops unused negotiations. */
+  closeAll(reason: CloseReason): void;
+}

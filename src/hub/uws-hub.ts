@@ -1,0 +1,236 @@
+// The hub on uWebSockets.js, the only file in src/hub that touches uWS: the negotiate route (CORS,
+// authentication) and the WebSocket behavior (origin check, `id` lookup, authentication, adapting a
+// uWS WebSocket to HubSocket). uWS rules kept here: copy everything out of `req` synchronously,
+// onAborted before any await, cork writes after an await, never touch a socket after its close event.
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
+import type { HubConnection, HubSocket } from './connection.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, HubCore } from './hub.js';
+import {
+  bearerToken,
+  corsHeaders,
+  negotiateResponse,
+  newId,
+  parseNegotiateVersion,
+  preflightHeaders,
+  type PendingNegotiation,
+} from './negotiate.js';
+import type { HubOptions, VoiceHubServer } from './types.js';
+
+/**
+ * Frames may carry many messages (the official client batches: 200 invocations arrived as one
+ * 220 KB frame); the per-message limit is enforced by the parser, this only bounds a frame.
+ */
+export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+interface SocketData {
+  readonly connectionId: string;
+  /** The negotiation this socket took, released when it closes. */
+  readonly negotiationKey: string | undefined;
+  readonly user: unknown;
+  connection?: HubConnection;
+  socket?: UwsSocket;
+}
+
+interface UwsSocket extends HubSocket {
+  markClosed(): void;
+}
+
+/** A closed flag guards every call: uWS sockets must not be used after their close event. */
+function adapt(ws: WebSocket<SocketData>): UwsSocket {
+  let closed = false;
+  return {
+    send(data, binary) {
+      if (closed) return false;
+      let status = 0;
+      // Sends often come after an await (hub methods, upstream events): cork them.
+      ws.cork(() => {
+        status = ws.send(data, binary, false);
+      });
+      return status !== 2;
+    },
+    subscribe(topic) {
+      if (!closed) ws.subscribe(topic);
+    },
+    unsubscribe(topic) {
+      if (!closed) ws.unsubscribe(topic);
+    },
+    bufferedAmount: () => (closed ? 0 : ws.getBufferedAmount()),
+    end() {
+      if (closed) return;
+      closed = true;
+      ws.end(1000);
+    },
+    markClosed() {
+      closed = true;
+    },
+  };
+}
+
+function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8'): void {
+  res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
+  for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+  if (body) res.writeHeader('Content-Type', type);
+  res.end(body);
+}
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e));
+
+export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServer {
+  const { logger } = options;
+  const core = new HubCore(options, (topic, data, binary) => {
+    app.publish(topic, data, binary, false);
+  });
+  const counters = core.env.counters;
+  const originAllowed = (origin: string): boolean => !origin || !options.allowedOrigins || options.allowedOrigins(origin);
+  const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
+  const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+
+  /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
+  const guarded =
+    <A extends unknown[]>(what: string, handler: (res: HttpResponse, ...rest: A) => void) =>
+    (res: HttpResponse, ...rest: A): void => {
+      try {
+        handler(res, ...rest);
+      } catch (e) {
+        logger.error(`${what} failed: ${stack(e)}`);
+        try {
+          res.cork(() => reply(res, 500, '', {}));
+        } catch {
+          // already answered or aborted
+        }
+      }
+    };
+
+  app.any(`${options.path}/negotiate`, guarded('negotiate', (res, req: HttpRequest) => {
+    const method = req.getMethod().toUpperCase();
+    const origin = req.getHeader('origin');
+    const authorization = req.getHeader('authorization');
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    if (!originAllowed(origin)) {
+      reply(res, 403, 'Origin not allowed', {});
+      return;
+    }
+    if (method === 'OPTIONS') {
+      reply(res, 204, '', origin ? preflightHeaders(origin) : {});
+      return;
+    }
+    const cors = corsHeaders(origin);
+    if (method !== 'POST') {
+      reply(res, 405, 'Method not allowed', { ...cors, Allow: 'POST, OPTIONS' });
+      return;
+    }
+    const version = parseNegotiateVersion(query.get('negotiateVersion'));
+    const token = bearerToken(authorization, query.get('access_token'));
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    void (async () => {
+      let user: unknown;
+      try {
+        user = await authenticate(token);
+      } catch (e) {
+        logger.debug(`negotiate refused: ${describe(e)}`);
+        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...cors, 'WWW-Authenticate': 'Bearer' }));
+        return;
+      }
+      if (aborted) return;
+      const negotiation = core.negotiate(version, user);
+      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), cors, 'application/json'));
+    })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
+  }));
+
+  function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    // The request dies with this callback: copy what is needed now.
+    const secKey = req.getHeader('sec-websocket-key');
+    const extensions = req.getHeader('sec-websocket-extensions');
+    const origin = req.getHeader('origin');
+    const authorization = req.getHeader('authorization');
+    const query = new URLSearchParams(req.getQuery() ?? '');
+    const refuse = (status: number, text: string): void => {
+      counters.upgradesRejected++;
+      logger.debug(`WebSocket upgrade refused: ${status} ${text}`);
+      reply(res, status, text, {});
+    };
+    // Browsers do not apply CORS to WebSockets, so the origin is checked here.
+    if (!originAllowed(origin)) return refuse(403, 'Origin not allowed');
+    const id = query.get('id');
+    let negotiation: PendingNegotiation | undefined;
+    if (id !== null) {
+      const claim = core.negotiations.claim(id, core.env.now());
+      if (claim.kind === 'not-found') return refuse(404, 'No Connection with that ID');
+      if (claim.kind === 'in-use') return refuse(409, 'Connection ID already in use');
+      negotiation = claim.negotiation;
+    }
+    const release = (): void => {
+      if (id !== null) core.negotiations.release(id);
+    };
+    const token = bearerToken(authorization, query.get('access_token'));
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+      release();
+    });
+    void (async () => {
+      let user: unknown;
+      try {
+        // Without a token on the socket, the user authenticated at negotiate time stands.
+        user = token === undefined && negotiation ? negotiation.user : await authenticate(token);
+      } catch (e) {
+        release();
+        logger.debug(`WebSocket authentication failed: ${describe(e)}`);
+        if (!aborted) res.cork(() => refuse(401, 'Unauthorized'));
+        return;
+      }
+      if (aborted) return;
+      const data: SocketData = { connectionId: negotiation?.connectionId ?? newId(), negotiationKey: id ?? undefined, user };
+      // No subprotocol is selected, as in ASP.NET without a SubProtocolSelector.
+      res.cork(() => res.upgrade(data, secKey, '', extensions, context));
+    })().catch((e: unknown) => {
+      release();
+      logger.error(`WebSocket upgrade failed: ${stack(e)}`);
+    });
+  }
+
+  app.ws<SocketData>(options.path, {
+    maxPayloadLength: MAX_FRAME_BYTES,
+    // Above our own limit so the Close message to a slow client is still queued, not dropped.
+    maxBackpressure: 2 * maxBuffered,
+    closeOnBackpressureLimit: 0,
+    // Timeouts and keep-alives are SignalR's (pings the client sees), not uWS's.
+    idleTimeout: 0,
+    sendPingsAutomatically: false,
+    upgrade: guarded('WebSocket upgrade', upgrade),
+    open: (ws) => {
+      try {
+        const data = ws.getUserData();
+        data.socket = adapt(ws);
+        data.connection = core.open(data.connectionId, data.user, data.socket);
+      } catch (e) {
+        logger.error(`hub open failed: ${stack(e)}`);
+      }
+    },
+    message: (ws, message) => {
+      try {
+        // The ArrayBuffer is only valid during this callback: copy it.
+        ws.getUserData().connection?.receive(new Uint8Array(message.slice(0)));
+      } catch (e) {
+        logger.error(`hub message handling failed: ${stack(e)}`);
+      }
+    },
+    close: (ws) => {
+      try {
+        const data = ws.getUserData();
+        data.socket?.markClosed();
+        if (data.connection) core.closed(data.connection);
+        if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
+      } catch (e) {
+        logger.error(`hub close handling failed: ${stack(e)}`);
+      }
+    },
+  });
+
+  return core.server;
+}

@@ -1,0 +1,72 @@
+// Table tests for the handshake request parser, protocol choice and response writer.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InvalidDataError, MessageTooLargeError } from '../../src/hub/errors.js';
+import { chooseProtocol, handshakeResponse, parseHandshakeRequest } from '../../src/hub/handshake.js';
+
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
+
+describe('handshake request', () => {
+  it('parses a request and returns what follows it', () => {
+    const parsed = parseHandshakeRequest(bytes('{"protocol":"json","version":1}\u001e{"type":6}\u001e'), 1024);
+    assert.equal(parsed.kind, 'request');
+    if (parsed.kind !== 'request') return;
+    assert.deepEqual(parsed.request, { protocol: 'json', version: 1 });
+    assert.equal(new TextDecoder().decode(parsed.rest), '{"type":6}\u001e');
+  });
+
+  it('ignores unknown properties', () => {
+    const parsed = parseHandshakeRequest(bytes('{"protocol":"messagepack","version":1,"extra":true}\u001e'), 1024);
+    assert.equal(parsed.kind === 'request' && parsed.request.protocol, 'messagepack');
+  });
+
+  it('waits for the separator', () => {
+    assert.deepEqual(parseHandshakeRequest(bytes('{"protocol":"json"'), 1024), { kind: 'incomplete' });
+  });
+
+  const bad: [string, string][] = [
+    ['not JSON', 'hello\u001e'],
+    ['a JSON array', '[1]\u001e'],
+    ['no protocol', '{"version":1}\u001e'],
+    ['protocol not a string', '{"protocol":1,"version":1}\u001e'],
+    ['no version', '{"protocol":"json"}\u001e'],
+    ['fractional version', '{"protocol":"json","version":1.5}\u001e'],
+    ['invalid UTF-8', '\u00ff'],
+  ];
+  for (const [name, input] of bad) {
+    it(`rejects ${name}`, () => {
+      const data = name === 'invalid UTF-8' ? Uint8Array.from([0xc3, 0x28, 0x1e]) : bytes(input);
+      assert.throws(() => parseHandshakeRequest(data, 1024), InvalidDataError);
+    });
+  }
+
+  it('rejects a handshake that cannot end within the message size limit', () => {
+    assert.throws(() => parseHandshakeRequest(bytes('x'.repeat(100)), 64), MessageTooLargeError);
+    assert.throws(() => parseHandshakeRequest(bytes(`{"protocol":"${'j'.repeat(100)}","version":1}\u001e`), 64), MessageTooLargeError);
+  });
+});
+
+describe('protocol choice', () => {
+  const table: [string, number, string][] = [
+    ['json', 1, 'json'],
+    ['messagepack', 1, 'messagepack'],
+    ['json', 2, 'json'],
+    ['xml', 1, "The protocol 'xml' is not supported."],
+    ['JSON', 1, "The protocol 'JSON' is not supported."],
+    ['json', 3, "The server does not support version 3 of the 'json' protocol."],
+    ['messagepack', -1, "The server does not support version -1 of the 'messagepack' protocol."],
+  ];
+  for (const [protocol, version, expected] of table) {
+    it(`${protocol} v${version}`, () => {
+      const choice = chooseProtocol({ protocol, version });
+      assert.equal('protocol' in choice ? choice.protocol : choice.error, expected);
+    });
+  }
+});
+
+describe('handshake response', () => {
+  it('is {} on success and {"error"} on failure, both terminated', () => {
+    assert.equal(handshakeResponse(), '{}\u001e');
+    assert.equal(handshakeResponse('no "way"'), '{"error":"no \\"way\\""}\u001e');
+  });
+});

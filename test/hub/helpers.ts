@@ -1,0 +1,216 @@
+// Shared helpers for the hub tests: a real uWS app on 127.0.0.1:0 with the hub attached, the
+// official SignalR client (JSON or MessagePack, negotiated or not), a raw `ws` client, timeouts.
+import {
+  HttpTransportType,
+  HubConnectionBuilder,
+  LogLevel,
+  type HubConnection as ClientConnection,
+} from '@microsoft/signalr';
+import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
+import type { us_listen_socket } from 'uWebSockets.js';
+import WebSocket from 'ws';
+import { loadNativeUws } from '../../src/http/uws-native.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
+
+/** Rejects when `promise` does not settle within `ms`, so a failing test cannot hang. */
+export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` until it holds; rejects after `ms`. */
+export async function waitFor(condition: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+export interface TestHub {
+  readonly port: number;
+  /** http://127.0.0.1:port/voice-hub */
+  readonly url: string;
+  readonly server: VoiceHubServer;
+  /** Arguments of every `Record` call, in order. */
+  readonly recorded: unknown[];
+  readonly closedIds: string[];
+  stop(): void;
+}
+
+/** The method table the integration tests drive. */
+function testMethods(server: () => VoiceHubServer, recorded: unknown[]): Record<string, HubMethodEntry> {
+  return {
+    Echo: { args: 1, handler: (_ctx, [x]) => x },
+    Add: { args: 2, handler: (_ctx, [a, b]) => (a as number) + (b as number) },
+    Fail: { args: 0, handler: () => { throw new HubError('nope'); } },
+    Crash: { args: 0, handler: () => { throw new Error('secret internals'); } },
+    Nothing: { args: 0, handler: () => undefined },
+    Record: { args: 1, handler: (_ctx, [x]) => void recorded.push(x) },
+    Slow: { args: 2, handler: async (_ctx, [ms, x]) => { await sleep(ms as number); recorded.push(x); return x; } },
+    Whoami: { args: 0, handler: (ctx) => ctx.user ?? null },
+    Protocol: { args: 0, handler: (ctx) => ctx.protocol },
+    Join: { args: 1, handler: (ctx, [g]) => { ctx.joinGroup(g as string); return ctx.isInGroup(g as string); } },
+    Leave: { args: 1, handler: (ctx, [g]) => { ctx.leaveGroup(g as string); return ctx.isInGroup(g as string); } },
+    Broadcast: { args: 2, handler: (_ctx, [g, m]) => server().sendToGroup(g as string, 'Message', m) },
+    Notify: { args: 1, handler: (ctx, [m]) => ctx.sendToCaller('Notice', m) },
+    BytesInfo: { args: 1, handler: (_ctx, [b]) => (b instanceof Uint8Array ? `bytes:${b.length}` : typeof b) },
+    Flood: {
+      args: 2,
+      handler: (ctx, [count, size]) => {
+        const payload = 'x'.repeat(size as number);
+        for (let i = 0; i < (count as number); i++) ctx.sendToCaller('Flood', payload);
+      },
+    },
+  };
+}
+
+export async function startHub(options: Partial<HubOptions> = {}): Promise<TestHub> {
+  const { uws } = loadNativeUws();
+  const app = uws.App();
+  const recorded: unknown[] = [];
+  const closedIds: string[] = [];
+  let server: VoiceHubServer | undefined;
+  server = attachHub(app, {
+    path: '/voice-hub',
+    methods: testMethods(() => server!, recorded),
+    maximumReceiveMessageSize: 32 * 1024,
+    keepAliveIntervalMs: 15_000,
+    clientTimeoutMs: 30_000,
+    logger: silentLogger,
+    onConnectionClosed: (id) => closedIds.push(id),
+    ...options,
+  });
+  // What the application's HTTP API does for everything else: the hub's routes must win over it.
+  app.any('/*', (res) => {
+    res.writeStatus('404 Not Found').end('not found');
+  });
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (ls) => (ls ? resolve(ls) : reject(new Error('listen failed'))));
+  });
+  const port = uws.us_socket_local_port(listenSocket as never);
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/voice-hub`,
+    server,
+    recorded,
+    closedIds,
+    stop() {
+      server!.closeAll({ allowReconnect: false });
+      uws.us_listen_socket_close(listenSocket);
+    },
+  };
+}
+
+export interface ClientOptions {
+  protocol?: 'json' | 'messagepack';
+  skipNegotiation?: boolean;
+  accessToken?: string;
+  serverTimeoutMs?: number;
+  keepAliveMs?: number;
+  headers?: Record<string, string>;
+}
+
+/** An official @microsoft/signalr client, started. */
+export async function connectClient(url: string, opts: ClientOptions = {}): Promise<ClientConnection> {
+  let builder = new HubConnectionBuilder()
+    .withUrl(url, {
+      ...(opts.skipNegotiation ? { skipNegotiation: true, transport: HttpTransportType.WebSockets } : {}),
+      ...(opts.accessToken ? { accessTokenFactory: () => opts.accessToken! } : {}),
+      ...(opts.headers ? { headers: opts.headers } : {}),
+    })
+    .configureLogging(LogLevel.None);
+  if (opts.protocol === 'messagepack') builder = builder.withHubProtocol(new MessagePackHubProtocol());
+  const connection = builder.build();
+  if (opts.serverTimeoutMs !== undefined) connection.serverTimeoutInMilliseconds = opts.serverTimeoutMs;
+  if (opts.keepAliveMs !== undefined) connection.keepAliveIntervalInMilliseconds = opts.keepAliveMs;
+  await withTimeout(connection.start(), 5000, 'client start');
+  return connection;
+}
+
+/** Resolves with the error the client's onclose reports (undefined for a clean stop). */
+export function closedWith(connection: ClientConnection): Promise<Error | undefined> {
+  return new Promise((resolve) => connection.onclose((error) => resolve(error)));
+}
+
+export interface RawFrame {
+  readonly data: Buffer;
+  readonly binary: boolean;
+}
+
+/** A raw WebSocket client for what the official client never sends. */
+export class RawClient {
+  private readonly frames: RawFrame[] = [];
+  private waiters: (() => void)[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer, binary: boolean) => {
+      this.frames.push({ data, binary });
+      this.wake();
+    });
+    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => {
+      this.wake();
+      resolve({ code, reason: reason.toString() });
+    }));
+  }
+
+  static connect(url: string, headers: Record<string, string> = {}): Promise<RawClient> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
+    return withTimeout(
+      new Promise<RawClient>((resolve, reject) => {
+        ws.once('open', () => resolve(new RawClient(ws)));
+        ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+        ws.once('error', reject);
+      }),
+      5000,
+      'raw connect',
+    );
+  }
+
+  /** The upgrade's HTTP status when it is refused. */
+  static async refusal(url: string, headers: Record<string, string> = {}): Promise<number> {
+    try {
+      const client = await RawClient.connect(url, headers);
+      client.ws.close();
+      return 101;
+    } catch (e) {
+      const match = /HTTP (\d+)/.exec(String(e));
+      if (!match) throw e;
+      return Number(match[1]);
+    }
+  }
+
+  send(data: string | Uint8Array, binary = typeof data !== 'string'): void {
+    this.ws.send(data, { binary });
+  }
+
+  async next(ms = 3000): Promise<RawFrame> {
+    const deadline = Date.now() + ms;
+    while (this.frames.length === 0) {
+      if (this.ws.readyState === WebSocket.CLOSED) throw new Error('socket closed while waiting for a frame');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no frame within ${ms} ms`);
+      await withTimeout(new Promise<void>((resolve) => this.waiters.push(resolve)), left, 'next frame').catch(() => undefined);
+    }
+    return this.frames.shift()!;
+  }
+
+  /** Performs the JSON or MessagePack handshake and returns the response frame. */
+  async handshake(protocol: 'json' | 'messagepack' = 'json'): Promise<RawFrame> {
+    this.send(`{"protocol":"${protocol}","version":1}\u001e`);
+    return this.next();
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+}

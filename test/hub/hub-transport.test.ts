@@ -1,0 +1,360 @@
+// The hub's HTTP and WebSocket edges, driven with fetch and a raw `ws` client: negotiate (versions,
+// 404/409, expiry, bounds), CORS and origins, authentication, handshake, frame types, garbage,
+// several messages per frame, client and handshake timeouts, and the slow-client policy.
+import { decode, encode } from '@msgpack/msgpack';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { RawClient, connectClient, sleep, startHub, waitFor, withTimeout, type RawFrame, type TestHub } from './helpers.js';
+
+const RS = '\u001e';
+const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
+/** Every MessagePack message in a binary frame. */
+const mp = (frame: RawFrame): unknown[] => splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decode(m));
+const wsUrl = (hub: TestHub, query = ''): string => `${hub.url.replace(/^http/, 'ws')}${query}`;
+
+async function negotiate(hub: TestHub, query = '?negotiateVersion=1', init: RequestInit = {}): Promise<Response> {
+  return fetch(`${hub.url}/negotiate${query}`, { method: 'POST', ...init });
+}
+
+/** Reads frames until the socket closes; returns them all. */
+async function drain(client: RawClient, ms = 5000): Promise<RawFrame[]> {
+  const frames: RawFrame[] = [];
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      frames.push(await client.next(Math.max(1, deadline - Date.now())));
+    } catch {
+      await withTimeout(client.closed, Math.max(1, deadline - Date.now()), 'socket close');
+      return frames;
+    }
+  }
+}
+
+describe('negotiate and upgrade', () => {
+  let hub: TestHub;
+  before(async () => {
+    hub = await startHub({
+      allowedOrigins: (origin) => origin === 'http://allowed.example',
+      authenticate: (token) => {
+        if (token === 'bad') throw new Error('invalid');
+        return token ? { name: token } : undefined;
+      },
+    });
+  });
+  after(() => hub.stop());
+
+  it('version 1: connectionId, connectionToken, WebSockets only, no stateful reconnect', async () => {
+    const res = await negotiate(hub);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    const body = (await res.json()) as Record<string, unknown>;
+    assert.equal(body.negotiateVersion, 1);
+    assert.equal(typeof body.connectionId, 'string');
+    assert.equal(typeof body.connectionToken, 'string');
+    assert.notEqual(body.connectionId, body.connectionToken);
+    assert.deepEqual(body.availableTransports, [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }]);
+    assert.equal('useStatefulReconnect' in body, false);
+  });
+
+  it('version 0: only a connectionId, which is the id', async () => {
+    const body = (await (await negotiate(hub, '')).json()) as Record<string, unknown>;
+    assert.equal(body.negotiateVersion, 0);
+    assert.equal('connectionToken' in body, false);
+    const client = await RawClient.connect(wsUrl(hub, `?id=${body.connectionId as string}`));
+    assert.deepEqual(json(await client.handshake()), [{}]);
+    client.ws.close();
+  });
+
+  it('unknown id 404, second socket on an id 409, and 404 again once it closed', async () => {
+    const { connectionToken } = (await (await negotiate(hub)).json()) as { connectionToken: string };
+    assert.equal(await RawClient.refusal(wsUrl(hub, '?id=nope')), 404);
+    const first = await RawClient.connect(wsUrl(hub, `?id=${connectionToken}`));
+    assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${connectionToken}`)), 409);
+    first.ws.close();
+    await first.closed;
+    await waitFor(() => hub.server.connectionCount() === 0, 3000, 'server-side close');
+    assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${connectionToken}`)), 404);
+  });
+
+  it('without id (skipNegotiation) the socket is accepted', async () => {
+    assert.equal(await RawClient.refusal(wsUrl(hub)), 101);
+  });
+
+  it('CORS: preflight and POST echo an allowed origin with credentials, never *', async () => {
+    const origin = 'http://allowed.example';
+    const pre = await fetch(`${hub.url}/negotiate?negotiateVersion=1`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-signalr-user-agent, authorization' },
+    });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get('access-control-allow-origin'), origin);
+    assert.equal(pre.headers.get('access-control-allow-credentials'), 'true');
+    const allowed = (pre.headers.get('access-control-allow-headers') ?? '').split(/,\s*/);
+    for (const h of ['x-requested-with', 'x-signalr-user-agent', 'authorization', 'content-type']) assert.ok(allowed.includes(h), h);
+
+    const post = await negotiate(hub, '?negotiateVersion=1', { headers: { Origin: origin } });
+    assert.equal(post.status, 200);
+    assert.equal(post.headers.get('access-control-allow-origin'), origin);
+    assert.equal(post.headers.get('access-control-allow-credentials'), 'true');
+  });
+
+  it('a rejected origin gets 403 on negotiate and on the upgrade; no Origin is fine', async () => {
+    const evil = { Origin: 'http://evil.example' };
+    assert.equal((await negotiate(hub, '?negotiateVersion=1', { headers: evil })).status, 403);
+    assert.equal((await fetch(`${hub.url}/negotiate`, { method: 'OPTIONS', headers: evil })).status, 403);
+    assert.equal(await RawClient.refusal(wsUrl(hub), evil), 403);
+    assert.equal(await RawClient.refusal(wsUrl(hub), { Origin: 'http://allowed.example' }), 101);
+    assert.equal(await RawClient.refusal(wsUrl(hub)), 101);
+  });
+
+  it('other methods on negotiate get 405', async () => {
+    const res = await fetch(`${hub.url}/negotiate`);
+    assert.equal(res.status, 405);
+    assert.match(res.headers.get('allow') ?? '', /POST/);
+  });
+
+  it('a failing authentication answers 401 on negotiate and on the upgrade', async () => {
+    const res = await negotiate(hub, '?negotiateVersion=1', { headers: { Authorization: 'Bearer bad' } });
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+    assert.equal(await RawClient.refusal(wsUrl(hub, '?access_token=bad')), 401);
+    assert.equal(await RawClient.refusal(wsUrl(hub), { Authorization: 'Bearer bad' }), 401);
+  });
+
+  it('the access_token query parameter is the user on the socket', async () => {
+    const client = await RawClient.connect(wsUrl(hub, '?access_token=bob'));
+    await client.handshake();
+    client.send(`{"type":1,"invocationId":"1","target":"Whoami","arguments":[]}${RS}`);
+    assert.deepEqual(json(await client.next()), [{ type: 3, invocationId: '1', result: { name: 'bob' } }]);
+    client.ws.close();
+  });
+
+  it('a negotiate body does not disturb the server', async () => {
+    const res = await negotiate(hub, '?negotiateVersion=1', { body: 'x'.repeat(10_000), headers: { 'content-type': 'text/plain' } });
+    assert.equal(res.status, 200);
+    assert.equal((await negotiate(hub)).status, 200);
+  });
+});
+
+describe('negotiation bounds', () => {
+  it('unused negotiations expire and are bounded in number', async () => {
+    const hub = await startHub({ negotiationTtlMs: 150, maxPendingNegotiations: 3 });
+    try {
+      const tokens: string[] = [];
+      for (let i = 0; i < 5; i++) tokens.push(((await (await negotiate(hub)).json()) as { connectionToken: string }).connectionToken);
+      assert.equal(hub.server.stats().pendingNegotiations, 3);
+      assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${tokens[0]!}`)), 404, 'the oldest was dropped');
+      await waitFor(() => hub.server.stats().pendingNegotiations === 0, 3000, 'expiry');
+      assert.ok((hub.server.stats().negotiationsExpired ?? 0) >= 1);
+      assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${tokens[4]!}`)), 404, 'expired');
+    } finally {
+      hub.stop();
+    }
+  });
+});
+
+describe('handshake and frames', () => {
+  let hub: TestHub;
+  before(async () => {
+    hub = await startHub({ maximumReceiveMessageSize: 16 * 1024 });
+  });
+  after(() => hub.stop());
+
+  it('JSON replies in text frames, MessagePack in binary frames', async () => {
+    const text = await RawClient.connect(wsUrl(hub));
+    const hs = await text.handshake('json');
+    assert.equal(hs.binary, false);
+    assert.equal(hs.data.toString(), `{}${RS}`);
+    text.send(`{"type":1,"invocationId":"1","target":"Add","arguments":[1,2]}${RS}`);
+    const reply = await text.next();
+    assert.equal(reply.binary, false);
+    assert.deepEqual(json(reply), [{ type: 3, invocationId: '1', result: 3 }]);
+    text.ws.close();
+
+    const bin = await RawClient.connect(wsUrl(hub));
+    const hs2 = await bin.handshake('messagepack');
+    assert.equal(hs2.binary, true);
+    assert.equal(hs2.data.toString(), `{}${RS}`);
+    bin.send(writeBinaryMessage(encode([1, {}, '1', 'Add', [1, 2]])));
+    const reply2 = await bin.next();
+    assert.equal(reply2.binary, true);
+    assert.deepEqual(mp(reply2), [[3, {}, '1', 3, 3]]);
+    bin.ws.close();
+  });
+
+  it('a handshake split over frames, followed by messages in its last frame', async () => {
+    const c = await RawClient.connect(wsUrl(hub));
+    c.send('{"protocol":"js');
+    c.send(`on","version":1}${RS}{"type":1,"invocationId":"1","target":"Echo","arguments":["same frame"]}${RS}`);
+    assert.deepEqual(json(await c.next()), [{}]);
+    assert.deepEqual(json(await c.next()), [{ type: 3, invocationId: '1', result: 'same frame' }]);
+    c.ws.close();
+  });
+
+  const failures: [string, string, string][] = [
+    ['unknown protocol', `{"protocol":"xml","version":1}${RS}`, "The protocol 'xml' is not supported."],
+    ['unsupported version', `{"protocol":"json","version":3}${RS}`, "The server does not support version 3 of the 'json' protocol."],
+    ['garbage', `hello${RS}`, 'An unexpected error occurred during connection handshake.'],
+  ];
+  for (const [name, request, error] of failures) {
+    it(`handshake error: ${name}`, async () => {
+      const c = await RawClient.connect(wsUrl(hub));
+      c.send(request);
+      const frames = await drain(c);
+      assert.deepEqual(frames.flatMap(json), [{ error }]);
+    });
+  }
+
+  it('several messages per frame, each under the limit, together over it', async () => {
+    for (const protocol of ['json', 'messagepack'] as const) {
+      const c = await RawClient.connect(wsUrl(hub));
+      await c.handshake(protocol);
+      const count = 8;
+      const big = 'z'.repeat(8 * 1024);
+      if (protocol === 'json') {
+        c.send(Array.from({ length: count }, (_, i) => `{"type":1,"invocationId":"${i}","target":"Echo","arguments":["${big}"]}${RS}`).join(''));
+      } else {
+        c.send(Buffer.concat(Array.from({ length: count }, (_, i) => writeBinaryMessage(encode([1, {}, `${i}`, 'Echo', [big]])))));
+      }
+      const ids: string[] = [];
+      while (ids.length < count) {
+        const frame = await c.next();
+        if (protocol === 'json') for (const m of json(frame) as { invocationId: string }[]) ids.push(m.invocationId);
+        else for (const m of mp(frame) as string[][]) ids.push(m[2]!);
+      }
+      assert.deepEqual(ids, Array.from({ length: count }, (_, i) => `${i}`));
+      c.ws.close();
+    }
+  });
+
+  it('a non-blocking invocation gets no completion', async () => {
+    const c = await RawClient.connect(wsUrl(hub));
+    await c.handshake();
+    c.send(`{"type":1,"target":"Add","arguments":[1,2]}${RS}{"type":1,"target":"Crash","arguments":[]}${RS}`);
+    c.send(`{"type":1,"invocationId":"9","target":"Add","arguments":[4,5]}${RS}`);
+    // Dispatch is sequential: a completion for the first two would arrive before this one.
+    assert.deepEqual(json(await c.next()), [{ type: 3, invocationId: '9', result: 9 }]);
+    c.ws.close();
+  });
+
+  it('unknown message types and pings are ignored', async () => {
+    const c = await RawClient.connect(wsUrl(hub));
+    await c.handshake();
+    c.send(`{"type":99,"x":1}${RS}{"type":6}${RS}{"type":8,"sequenceId":1}${RS}{"type":1,"invocationId":"1","target":"Echo","arguments":[1]}${RS}`);
+    assert.deepEqual(json(await c.next()), [{ type: 3, invocationId: '1', result: 1 }]);
+    c.ws.close();
+  });
+
+  const garbage: [string, 'json' | 'messagepack', string | Uint8Array][] = [
+    ['JSON that does not parse', 'json', `not json${RS}`],
+    ['an Invocation without target', 'json', `{"type":1,"arguments":[]}${RS}`],
+    ['invalid UTF-8 in a binary frame', 'json', Uint8Array.from([0x7b, 0xff, 0x7d, 0x1e])],
+    ['a JSON message over the limit', 'json', `{"type":1,"target":"Echo","arguments":["${'x'.repeat(20_000)}"]}${RS}`],
+    ['undecodable MessagePack', 'messagepack', writeBinaryMessage(Uint8Array.from([0xc1, 0xc1]))],
+    ['a length prefix over 2 GB', 'messagepack', Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x0f])],
+    ['a length prefix over the limit', 'messagepack', Uint8Array.from([0x80, 0x80, 0x02])],
+  ];
+  for (const [name, protocol, frame] of garbage) {
+    it(`closes with an error on ${name}, and keeps serving others`, async () => {
+      const bystander = await connectClient(hub.url, { protocol: 'json' });
+      const c = await RawClient.connect(wsUrl(hub));
+      await c.handshake(protocol);
+      c.send(frame, typeof frame !== 'string');
+      const frames = await drain(c);
+      const last = frames.at(-1);
+      assert.ok(last, 'a Close message');
+      const close = (protocol === 'json' ? json(last) : mp(last)).at(-1);
+      assert.deepEqual(close, protocol === 'json' ? { type: 7, error: 'Connection closed with an error.' } : [7, 'Connection closed with an error.', false]);
+      assert.equal(await bystander.invoke('Add', 1, 2), 3);
+      await bystander.stop();
+    });
+  }
+
+  it('counts protocol errors and oversized messages', () => {
+    const stats = hub.server.stats();
+    assert.ok((stats.protocolErrors ?? 0) >= garbage.length);
+    assert.ok((stats.oversizedMessages ?? 0) >= 2);
+  });
+});
+
+describe('timeouts', () => {
+  it('no handshake within the handshake timeout: error response and close', async () => {
+    const hub = await startHub({ handshakeTimeoutMs: 150 });
+    try {
+      const c = await RawClient.connect(wsUrl(hub));
+      const frames = await drain(c);
+      assert.deepEqual(frames.flatMap(json), [{ error: 'Handshake was canceled.' }]);
+      assert.equal(hub.server.stats().handshakeTimeouts, 1);
+    } finally {
+      hub.stop();
+    }
+  });
+
+  it('a silent client is closed after the client timeout, a pinging one is not', async () => {
+    const hub = await startHub({ clientTimeoutMs: 300, keepAliveIntervalMs: 100 });
+    try {
+      const silent = await RawClient.connect(wsUrl(hub));
+      await silent.handshake();
+      const pinging = await RawClient.connect(wsUrl(hub));
+      await pinging.handshake();
+      const timer = setInterval(() => pinging.send(`{"type":6}${RS}`), 50);
+      try {
+        const frames = await drain(silent);
+        const messages = frames.flatMap(json) as { type: number; error?: string }[];
+        assert.ok(messages.some((m) => m.type === 6), 'server pings while idle');
+        assert.deepEqual(messages.at(-1), { type: 7, error: 'Client timeout (300ms) elapsed without receiving a message from the client. Closing connection.', allowReconnect: true });
+        pinging.send(`{"type":1,"invocationId":"1","target":"Add","arguments":[1,1]}${RS}`);
+        let reply: unknown[] = [];
+        while (!reply.some((m) => (m as { type: number }).type === 3)) reply = json(await pinging.next());
+        assert.equal(hub.server.stats().clientTimeouts, 1);
+      } finally {
+        clearInterval(timer);
+        pinging.ws.close();
+      }
+    } finally {
+      hub.stop();
+    }
+  });
+});
+
+describe('back-pressure', () => {
+  it('a client that does not read is closed with an error and counted', async () => {
+    const hub = await startHub({ maxBufferedBytes: 64 * 1024 });
+    try {
+      const c = await RawClient.connect(wsUrl(hub));
+      await c.handshake();
+      const socket = (c.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      socket.pause();
+      // 400 x 64 KiB: more than the kernel's socket buffers can hold, so uWS has to buffer.
+      c.send(`{"type":1,"target":"Flood","arguments":[400,65536]}${RS}`);
+      await waitFor(() => hub.server.stats().slowClientsClosed === 1, 10_000, 'slow client closed');
+      assert.equal(hub.server.connectionCount(), 0);
+      socket.resume();
+      const frames = await drain(c, 15_000);
+      const last = json(frames.at(-1)!).at(-1);
+      assert.deepEqual(last, { type: 7, error: 'Server closed the connection: client too slow to receive messages.', allowReconnect: true });
+    } finally {
+      hub.stop();
+    }
+  });
+});
+
+describe('closeAll', () => {
+  it('sends a Close message with the reason to every connection', async () => {
+    const hub = await startHub();
+    try {
+      const a = await RawClient.connect(wsUrl(hub));
+      await a.handshake('json');
+      const b = await RawClient.connect(wsUrl(hub));
+      await b.handshake('messagepack');
+      hub.server.closeAll({ error: 'Server is shutting down.', allowReconnect: true });
+      assert.deepEqual(json((await drain(a)).at(-1)!), [{ type: 7, error: 'Server is shutting down.', allowReconnect: true }]);
+      assert.deepEqual(mp((await drain(b)).at(-1)!), [[7, 'Server is shutting down.', true]]);
+      await sleep(10);
+      assert.equal(hub.server.connectionCount(), 0);
+    } finally {
+      hub.stop();
+    }
+  });
+});

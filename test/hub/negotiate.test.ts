@@ -1,0 +1,95 @@
+// Negotiation bookkeeping and the request helpers: versions, ids, expiry, bounds, tokens, CORS.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  CORS_ALLOW_HEADERS,
+  NegotiationStore,
+  bearerToken,
+  corsHeaders,
+  negotiateResponse,
+  parseNegotiateVersion,
+  preflightHeaders,
+} from '../../src/hub/negotiate.js';
+
+describe('negotiate version', () => {
+  const table: [string | null, 0 | 1][] = [[null, 0], ['', 0], ['0', 0], ['1', 1], ['2', 1], ['99', 1], ['x', 0], ['-1', 0], ['1.5', 0]];
+  for (const [raw, expected] of table) it(`${raw} -> ${expected}`, () => assert.equal(parseNegotiateVersion(raw), expected));
+});
+
+describe('negotiation store', () => {
+  it('version 1 has a separate secret token; version 0 uses the connection id', () => {
+    const store = new NegotiationStore(1000, 10);
+    const v1 = store.create(1, undefined, 0);
+    const v0 = store.create(0, undefined, 0);
+    assert.notEqual(v1.key, v1.connectionId);
+    assert.equal(v0.key, v0.connectionId);
+    assert.match(v1.key, /^[A-Za-z0-9_-]{22}$/);
+    assert.deepEqual(Object.keys(negotiateResponse(v1)).sort(), ['availableTransports', 'connectionId', 'connectionToken', 'negotiateVersion']);
+    assert.deepEqual(Object.keys(negotiateResponse(v0)).sort(), ['availableTransports', 'connectionId', 'negotiateVersion']);
+    assert.deepEqual(negotiateResponse(v1).availableTransports, [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }]);
+  });
+
+  it('claims once: a second claim is in use, a released one is unknown', () => {
+    const store = new NegotiationStore(1000, 10);
+    const n = store.create(1, { name: 'u' }, 0);
+    const first = store.claim(n.key, 1);
+    assert.equal(first.kind, 'claimed');
+    assert.deepEqual(first.kind === 'claimed' && first.negotiation.user, { name: 'u' });
+    assert.equal(store.claim(n.key, 2).kind, 'in-use');
+    store.release(n.key);
+    assert.equal(store.claim(n.key, 3).kind, 'not-found');
+    assert.equal(store.claim('unknown', 3).kind, 'not-found');
+  });
+
+  it('expires unused negotiations', () => {
+    const store = new NegotiationStore(100, 10);
+    const old = store.create(1, undefined, 0);
+    const young = store.create(1, undefined, 80);
+    assert.equal(store.claim(old.key, 100).kind, 'not-found', 'too old to claim');
+    assert.equal(store.expire(150), 1);
+    assert.equal(store.waitingCount(), 1);
+    assert.equal(store.claim(young.key, 150).kind, 'claimed');
+    assert.equal(store.expire(1000), 0, 'claimed ones do not expire');
+  });
+
+  it('keeps at most maxWaiting, dropping the oldest', () => {
+    const store = new NegotiationStore(10_000, 3);
+    const all = Array.from({ length: 5 }, (_, i) => store.create(1, undefined, i));
+    assert.equal(store.waitingCount(), 3);
+    assert.equal(store.claim(all[0]!.key, 10).kind, 'not-found');
+    assert.equal(store.claim(all[1]!.key, 10).kind, 'not-found');
+    assert.equal(store.claim(all[4]!.key, 10).kind, 'claimed');
+  });
+});
+
+describe('bearer token', () => {
+  const table: [string, string | null, string | undefined][] = [
+    ['Bearer abc', null, 'abc'],
+    ['bearer abc', null, 'abc'],
+    ['Bearer   abc  ', null, 'abc'],
+    ['', 'q', 'q'],
+    ['Bearer h', 'q', 'h'],
+    ['Basic xyz', null, undefined],
+    ['Bearer ', '', undefined],
+    ['', null, undefined],
+  ];
+  for (const [header, query, expected] of table) {
+    it(`${JSON.stringify(header)} + ${JSON.stringify(query)}`, () => assert.equal(bearerToken(header, query), expected));
+  }
+});
+
+describe('CORS', () => {
+  it('echoes the exact origin with credentials, never *', () => {
+    const headers = corsHeaders('http://pi.local:8080');
+    assert.equal(headers['Access-Control-Allow-Origin'], 'http://pi.local:8080');
+    assert.equal(headers['Access-Control-Allow-Credentials'], 'true');
+    assert.deepEqual(corsHeaders(''), {});
+  });
+
+  it('preflight allows the SignalR client headers', () => {
+    const headers = preflightHeaders('http://a');
+    assert.equal(headers['Access-Control-Allow-Headers'], CORS_ALLOW_HEADERS);
+    for (const h of ['x-requested-with', 'x-signalr-user-agent', 'authorization', 'content-type']) assert.ok(CORS_ALLOW_HEADERS.includes(h));
+    assert.match(headers['Access-Control-Allow-Methods'] ?? '', /POST/);
+  });
+});

@@ -1,0 +1,182 @@
+// The JSON and MessagePack hub protocols: the spec's example bytes, round trips through the official
+// client's own protocol implementations in both directions, and garbage that must be refused.
+import { encode } from '@msgpack/msgpack';
+import { JsonHubProtocol, NullLogger, type HubMessage as ClientMessage } from '@microsoft/signalr';
+import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { InvalidDataError } from '../../src/hub/errors.js';
+import { jsonProtocol } from '../../src/hub/json-protocol.js';
+import { MessageType, type HubMessage } from '../../src/hub/messages.js';
+import { createMessagePackProtocol } from '../../src/hub/msgpack-protocol.js';
+
+const msgpack = createMessagePackProtocol(64 * 1024);
+const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
+const hex = (s: string): Uint8Array => Uint8Array.from(s.split(' ').map((h) => parseInt(h, 16)));
+
+/** Decodes every framed message of our own encoder's output. */
+function decodeAll(protocol: typeof jsonProtocol, encoded: string | Uint8Array): (HubMessage | null)[] {
+  const buffer = typeof encoded === 'string' ? bytes(encoded) : encoded;
+  const { messages, rest } = protocol.split(buffer, 1 << 20);
+  assert.equal(rest.length, 0);
+  return messages.map((m) => protocol.decode(m));
+}
+
+describe('MessagePack: the spec examples (HubProtocol.md)', () => {
+  const examples: [string, string, Record<string, unknown>][] = [
+    ['Invocation', '96 01 80 a3 78 79 7a a6 6d 65 74 68 6f 64 91 2a 90', { type: 1, invocationId: 'xyz', target: 'method', arguments: [42], streamIds: [] }],
+    ['non-blocking Invocation', '96 01 80 c0 a6 6d 65 74 68 6f 64 91 2a 90', { type: 1, target: 'method', arguments: [42], streamIds: [] }],
+    ['StreamInvocation', '96 04 80 a3 78 79 7a a6 6d 65 74 68 6f 64 91 2a 90', { type: 4, invocationId: 'xyz', target: 'method', arguments: [42] }],
+    ['StreamItem', '94 02 80 a3 78 79 7a 2a', { type: 2, invocationId: 'xyz', item: 42 }],
+    ['error Completion', '95 03 80 a3 78 79 7a 01 a5 45 72 72 6f 72', { type: 3, invocationId: 'xyz', error: 'Error' }],
+    ['void Completion', '94 03 80 a3 78 79 7a 02', { type: 3, invocationId: 'xyz', hasResult: false }],
+    ['result Completion', '95 03 80 a3 78 79 7a 03 2a', { type: 3, invocationId: 'xyz', result: 42, hasResult: true }],
+    ['CancelInvocation', '93 05 80 a3 78 79 7a', { type: 5, invocationId: 'xyz' }],
+    ['Ping', '91 06', { type: 6 }],
+    ['Close', '92 07 a3 78 79 7a', { type: 7, error: 'xyz' }],
+    ['Close allowing reconnect', '93 07 a3 78 79 7a c3', { type: 7, error: 'xyz', allowReconnect: true }],
+    ['Ack', '92 08 cc 24', { type: 8, sequenceId: 36 }],
+    ['Sequence', '92 09 cc 13', { type: 9, sequenceId: 19 }],
+    ['headers', '96 01 82 a1 78 a1 79 a1 7a a1 7a a3 78 79 7a a6 6d 65 74 68 6f 64 91 2a 90', { headers: { x: 'y', z: 'z' }, target: 'method' }],
+  ];
+  for (const [name, body, expected] of examples) {
+    it(name, () => {
+      const message = msgpack.decode(hex(body)) as unknown as Record<string, unknown>;
+      for (const [k, v] of Object.entries(expected)) assert.deepEqual(message[k], v, k);
+    });
+  }
+
+  it('writes Ping as exactly 0x91 0x06', () => {
+    assert.deepEqual([...(msgpack.encode({ type: MessageType.Ping }) as Uint8Array)], [0x02, 0x91, 0x06]);
+  });
+});
+
+describe('round trips with the official client protocols', () => {
+  const fromServer: HubMessage[] = [
+    { type: 1, target: 'AudioResponse', arguments: [{ sessionId: 's1', data: 'AAEC' }, 3, null, true] },
+    { type: 3, invocationId: '7', result: { a: [1, 'b'] }, hasResult: true },
+    { type: 3, invocationId: '8', result: null, hasResult: true },
+    { type: 3, invocationId: '9', error: 'An unexpected error occurred invoking \'X\' on the server.', hasResult: false },
+    { type: 6 },
+    { type: 7, error: 'Connection closed with an error.', allowReconnect: false },
+    { type: 7, error: 'shutting down', allowReconnect: true },
+  ];
+  const clients = [
+    { name: 'json', ours: jsonProtocol, theirs: new JsonHubProtocol() },
+    { name: 'messagepack', ours: msgpack, theirs: new MessagePackHubProtocol() },
+  ];
+  for (const { name, ours, theirs } of clients) {
+    it(`${name}: the client parses what we write`, () => {
+      for (const message of fromServer) {
+        const encoded = ours.encode(message);
+        assert.equal(typeof encoded === 'string', name === 'json', 'JSON is text, MessagePack is binary');
+        const input = typeof encoded === 'string' ? encoded : encoded.slice().buffer;
+        const [parsed] = theirs.parseMessages(input as never, NullLogger.instance) as unknown as Record<string, unknown>[];
+        assert.equal(parsed?.type, message.type);
+        if (message.type === 1) assert.deepEqual(parsed?.arguments, message.arguments);
+        if (message.type === 3) assert.deepEqual([parsed?.result ?? null, parsed?.error], [message.result ?? null, message.error]);
+        if (message.type === 7) assert.deepEqual([parsed?.error, parsed?.allowReconnect ?? false], [message.error, message.allowReconnect]);
+      }
+    });
+
+    it(`${name}: we parse what the client writes`, () => {
+      const fromClient: ClientMessage[] = [
+        { type: 1, invocationId: '1', target: 'SendAudioData', arguments: ['s1', 'AAEC'] } as ClientMessage,
+        { type: 1, target: 'JoinSession', arguments: ['s1', 'token'] } as ClientMessage,
+        { type: 1, invocationId: '2', target: 'Up', arguments: [], streamIds: ['3'] } as ClientMessage,
+        { type: 6 } as ClientMessage,
+        { type: 5, invocationId: '2' } as ClientMessage,
+      ];
+      for (const message of fromClient) {
+        const written = theirs.writeMessage(message);
+        const [parsed] = decodeAll(ours, typeof written === 'string' ? written : new Uint8Array(written as ArrayBuffer));
+        const expected = message as unknown as Record<string, unknown>;
+        assert.equal(parsed?.type, expected.type);
+        for (const key of ['invocationId', 'target', 'arguments', 'streamIds']) {
+          assert.deepEqual((parsed as unknown as Record<string, unknown>)[key], expected[key], key);
+        }
+      }
+    });
+  }
+
+  it('MessagePack carries bytes as Uint8Array, JSON as Base64', () => {
+    const audio = Uint8Array.from([0, 1, 2, 250]);
+    const viaMsgpack = new MessagePackHubProtocol().writeMessage({ type: 1, target: 'SendAudioData', arguments: ['s', audio] } as ClientMessage);
+    const [decoded] = decodeAll(msgpack, new Uint8Array(viaMsgpack as ArrayBuffer));
+    const arg = decoded?.type === 1 ? decoded.arguments[1] : undefined;
+    assert.ok(arg instanceof Uint8Array);
+    assert.deepEqual([...arg], [0, 1, 2, 250]);
+
+    const json = jsonProtocol.encode({ type: 1, target: 'AudioData', arguments: [audio, Buffer.from([1, 2])] }) as string;
+    assert.equal(json, '{"type":1,"target":"AudioData","arguments":["AAEC+g==","AQI="]}\u001e');
+  });
+
+  it('writes JSON completions and closes as ASP.NET does', () => {
+    assert.equal(jsonProtocol.encode({ type: 3, invocationId: '1', result: undefined, hasResult: true }), '{"type":3,"invocationId":"1","result":null}\u001e');
+    assert.equal(jsonProtocol.encode({ type: 3, invocationId: '1', hasResult: false }), '{"type":3,"invocationId":"1"}\u001e');
+    assert.equal(jsonProtocol.encode({ type: 7 }), '{"type":7}\u001e');
+    assert.equal(jsonProtocol.encode({ type: 7, error: 'e', allowReconnect: true }), '{"type":7,"error":"e","allowReconnect":true}\u001e');
+  });
+});
+
+describe('garbage', () => {
+  const badJson: [string, string][] = [
+    ['not JSON', 'hello'],
+    ['a JSON array', '[1,2]'],
+    ['null', 'null'],
+    ['no type', '{"target":"x","arguments":[]}'],
+    ['type as a string', '{"type":"1","target":"x","arguments":[]}'],
+    ['Invocation without target', '{"type":1,"arguments":[]}'],
+    ['Invocation without arguments', '{"type":1,"target":"x"}'],
+    ['arguments not an array', '{"type":1,"target":"x","arguments":{}}'],
+    ['invocationId a number', '{"type":1,"invocationId":1,"target":"x","arguments":[]}'],
+    ['headers with a number', '{"type":1,"headers":{"a":1},"target":"x","arguments":[]}'],
+    ['streamIds with a number', '{"type":1,"target":"x","arguments":[],"streamIds":[1]}'],
+    ['Completion with error and result', '{"type":3,"invocationId":"1","error":"e","result":1}'],
+    ['Close with allowReconnect a string', '{"type":7,"allowReconnect":"yes"}'],
+    ['Ack without sequenceId', '{"type":8}'],
+    ['deep nesting', '['.repeat(100_000)],
+  ];
+  for (const [name, input] of badJson) {
+    it(`JSON: ${name}`, () => assert.throws(() => jsonProtocol.decode(bytes(input)), InvalidDataError));
+  }
+
+  it('JSON: invalid UTF-8', () => {
+    assert.throws(() => jsonProtocol.decode(Uint8Array.from([0x7b, 0xff, 0x7d])), InvalidDataError);
+  });
+
+  it('JSON and MessagePack: unknown message types are ignored', () => {
+    assert.equal(jsonProtocol.decode(bytes('{"type":99,"whatever":[1]}')), null);
+    assert.equal(msgpack.decode(encode([99, 'x'])), null);
+  });
+
+  const badMsgpack: [string, Uint8Array][] = [
+    ['empty body', new Uint8Array(0)],
+    ['reserved byte 0xc1', Uint8Array.from([0xc1])],
+    ['truncated array', Uint8Array.from([0x96, 0x01])],
+    ['trailing bytes', Uint8Array.from([0x91, 0x06, 0x06])],
+    ['not an array', encode({ type: 1 })],
+    ['empty array', encode([])],
+    ['type as a string', encode(['1'])],
+    ['short Invocation', encode([1, {}, null, 'x'])],
+    ['target not a string', encode([1, {}, null, 5, []])],
+    ['arguments not an array', encode([1, {}, null, 'x', 'y'])],
+    ['headers not a map', encode([1, [], null, 'x', []])],
+    ['header value not a string', encode([1, { a: 1 }, null, 'x', []])],
+    ['invocationId a number', encode([1, {}, 5, 'x', []])],
+    ['unknown result kind', encode([3, {}, '1', 7])],
+    ['error completion without error', encode([3, {}, '1', 1])],
+    ['Close error a number', encode([7, 5])],
+    ['string length beyond the limit', Uint8Array.from([0xdb, 0x7f, 0xff, 0xff, 0xff])],
+  ];
+  for (const [name, body] of badMsgpack) {
+    it(`MessagePack: ${name}`, () => assert.throws(() => msgpack.decode(body), InvalidDataError));
+  }
+
+  it('MessagePack: a framed garbage body fails in decode, not in framing', () => {
+    const { messages } = msgpack.split(writeBinaryMessage(Uint8Array.from([0xc1, 0xc1])), 1024);
+    assert.equal(messages.length, 1);
+    assert.throws(() => msgpack.decode(messages[0]!), InvalidDataError);
+  });
+});
