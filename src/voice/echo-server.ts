@@ -1,0 +1,87 @@
+// A built-in upstream voice server that echoes (DESIGN.md "Packaging and operation"): each `audio` frame
+// comes back as an `audio` frame with the same Opus bytes at the session's rate and channels, `text` comes
+// back as `echo: <text>`, and the text `!error <message>` makes it send an `error` frame. Any path is
+// accepted. It is the upstream for tests, benchmarks and `voice-hub echo-server`, so it stays lean.
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import {
+  encodeUpstreamAudio, encodeUpstreamError, encodeUpstreamText, parseServiceFrame,
+} from './upstream-protocol.js';
+
+export interface EchoServerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  logger: Logger;
+}
+
+export interface EchoServer {
+  readonly port: number;
+  /** Open connections right now. */
+  connections(): number;
+  /** Cuts every connection (as a crash would, no close handshake) and stops listening. Idempotent. */
+  close(): Promise<void>;
+}
+
+const ERROR_COMMAND = '!error ';
+
+export async function startEchoServer(options: EchoServerOptions): Promise<EchoServer> {
+  const { logger } = options;
+  const wss = new WebSocketServer({ host: options.host, port: options.port, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+  await new Promise<void>((resolve, reject) => {
+    wss.once('listening', resolve);
+    wss.once('error', reject);
+  });
+  wss.on('error', (err) => logger.error(`echo server: ${errorText(err)}`));
+  wss.on('connection', (socket, req) => {
+    logger.debug(`echo server: connection on ${req.url ?? '/'}`);
+    serve(socket, logger);
+  });
+  const port = (wss.address() as AddressInfo).port;
+  logger.info(`echo voice server listening on ws://${options.host}:${port}`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    connections: () => wss.clients.size,
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => resolve());
+      });
+      return closing;
+    },
+  };
+}
+
+function serve(socket: WebSocket, logger: Logger): void {
+  // The format announced by `start`; audio frames normally repeat it.
+  let format = { sampleRate: 16000, channels: 1 };
+  socket.on('error', (err) => logger.debug(`echo server: socket error: ${errorText(err)}`));
+  socket.on('message', (data, isBinary) => {
+    if (isBinary) return;
+    const frame = parseServiceFrame(data.toString());
+    if ('kind' in frame) {
+      logger.debug(`echo server: ignored frame: ${frame.reason}`);
+      return;
+    }
+    switch (frame.type) {
+      case 'start':
+        format = { sampleRate: frame.sampleRate, channels: frame.channels };
+        break;
+      case 'audio':
+        socket.send(encodeUpstreamAudio(frame.data, format.sampleRate, format.channels));
+        break;
+      case 'text':
+        socket.send(frame.text.startsWith(ERROR_COMMAND)
+          ? encodeUpstreamError(frame.text.slice(ERROR_COMMAND.length))
+          : encodeUpstreamText(`echo: ${frame.text}`, true));
+        break;
+      case 'stop':
+        socket.close(1000, 'stopped');
+        break;
+    }
+  });
+}

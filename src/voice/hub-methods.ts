@@ -1,0 +1,67 @@
+// The hub methods of SPEC.md "Hub at /voice-hub" with DESIGN.md's decisions: JoinSession checks the
+// device token against the session's device; SendAudioData needs membership, forwards the audio
+// upstream and tells the group `AudioProcessed`. Failures reach the caller as an `Error` event.
+import type { Principal } from '../auth/tokens.js';
+import { errorText } from '../errors.js';
+import type { HubCallContext, HubMethodEntry, VoiceHubServer } from '../hub/index.js';
+import type { AudioSent } from './session.js';
+import type { SessionRecord } from '../store/types.js';
+
+export interface VoiceHubDeps {
+  /** Verifies a device or admin token, including revocation; throws with the reason when invalid. */
+  verifyToken(token: string): Promise<Principal>;
+  getSession(sessionId: string): SessionRecord | undefined;
+  sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
+  hub(): VoiceHubServer;
+}
+
+export const sessionGroup = (sessionId: string): string => `session-${sessionId}`;
+
+// Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function decodeAudioArgument(value: unknown): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (typeof value !== 'string') throw new Error('audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
+  if (value.length === 0 || !BASE64.test(value)) throw new Error('audioDataBase64 is not valid Base64');
+  return Buffer.from(value, 'base64');
+}
+
+export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEntry> {
+  const fail = (ctx: HubCallContext, message: string): void => ctx.sendToCaller('Error', message);
+
+  async function joinSession(ctx: HubCallContext, [sessionId, deviceToken]: unknown[]): Promise<void> {
+    if (typeof sessionId !== 'string' || typeof deviceToken !== 'string') return fail(ctx, 'JoinSession expects (sessionId: string, deviceToken: string)');
+    let principal: Principal;
+    try {
+      principal = await deps.verifyToken(deviceToken);
+    } catch (e) {
+      return fail(ctx, `Invalid device token: ${errorText(e)}`);
+    }
+    const session = deps.getSession(sessionId);
+    if (!session) return fail(ctx, `session '${sessionId}' does not exist`);
+    if (principal.role !== 'admin' && principal.sub !== session.deviceId) {
+      return fail(ctx, `Invalid device token: it does not belong to the device of session '${sessionId}'`);
+    }
+    if (session.state !== 'Active') return fail(ctx, `session '${sessionId}' is ${session.state}`);
+    ctx.joinGroup(sessionGroup(sessionId));
+    ctx.sendToCaller('SessionJoined', sessionId);
+  }
+
+  function sendAudioData(ctx: HubCallContext, [sessionId, audio]: unknown[]): void {
+    try {
+      if (typeof sessionId !== 'string') throw new Error('SendAudioData expects (sessionId: string, audio)');
+      if (!deps.getSession(sessionId)) throw new Error(`session '${sessionId}' does not exist`);
+      if (!ctx.isInGroup(sessionGroup(sessionId))) throw new Error(`join session '${sessionId}' before sending audio to it`);
+      const sent = deps.sendAudio(sessionId, decodeAudioArgument(audio));
+      deps.hub().sendToGroup(sessionGroup(sessionId), 'AudioProcessed', { sessionId, ...sent });
+    } catch (e) {
+      fail(ctx, errorText(e));
+    }
+  }
+
+  return {
+    JoinSession: { handler: joinSession, args: 2 },
+    SendAudioData: { handler: sendAudioData, args: 2 },
+  };
+}

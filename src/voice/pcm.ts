@@ -1,0 +1,105 @@
+// Float -> 16-bit PCM exactly as libopus' own `opus_decode` does it in its float build, so that our
+// `AudioResponse` equals what a native int16 decoder would give. `opus-decoder` only exposes the float path
+// (`opus_decode_float`, which skips soft clipping); libopus' int16 path is opus_decode_native(..., soft_clip=1)
+// followed by FLOAT2INT16 (src/opus_decoder.c, celt/float_cast.h). Both steps are reproduced here in float32
+// arithmetic (Math.fround after every operation, as C's float does).
+const f = Math.fround;
+
+/** Soft-clipping memory per channel, carried from one packet to the next like OpusDecoder.softclip_mem. */
+export type SoftClipMemory = Float32Array;
+
+export function newSoftClipMemory(): SoftClipMemory {
+  return new Float32Array(2);
+}
+
+/**
+ * opus_pcm_soft_clip (src/opus.c): saturates to +/-2, then bends any run that crosses +/-1 with
+ * x + a*x^2 so the output stays within [-1, 1] without a discontinuity. `pcm` is interleaved, in place.
+ */
+export function softClip(pcm: Float32Array, frameSize: number, channels: number, mem: SoftClipMemory): void {
+  const n = frameSize;
+  const c0 = channels;
+  if (c0 < 1 || n < 1) return;
+  for (let i = 0; i < n * c0; i++) pcm[i] = Math.max(-2, Math.min(2, pcm[i]!));
+  for (let c = 0; c < c0; c++) {
+    const at = (i: number): number => pcm[i * c0 + c]!;
+    const put = (i: number, v: number): void => { pcm[i * c0 + c] = v; };
+    let a = mem[c]!;
+    // Continue the previous packet's non-linearity up to the first zero crossing.
+    for (let i = 0; i < n; i++) {
+      const x = at(i);
+      if (f(x * a) >= 0) break;
+      put(i, f(x + f(f(a * x) * x)));
+    }
+    let curr = 0;
+    const x0 = at(0);
+    for (;;) {
+      let i = curr;
+      while (i < n && !(at(i) > 1 || at(i) < -1)) i++;
+      if (i === n) {
+        a = 0;
+        break;
+      }
+      let peakPos = i;
+      let start = i;
+      let end = i;
+      let maxval = Math.abs(at(i));
+      while (start > 0 && f(at(i) * at(start - 1)) >= 0) start--;
+      while (end < n && f(at(i) * at(end)) >= 0) {
+        if (Math.abs(at(end)) > maxval) {
+          maxval = Math.abs(at(end));
+          peakPos = end;
+        }
+        end++;
+      }
+      const special = start === 0 && f(at(i) * at(0)) >= 0;
+      a = f(f(maxval - 1) / f(maxval * maxval));
+      a = f(a + f(a * f(2.4e-7)));
+      if (at(i) > 0) a = -a;
+      for (let j = start; j < end; j++) {
+        const x = at(j);
+        put(j, f(x + f(f(a * x) * x)));
+      }
+      if (special && peakPos >= 2) {
+        // A linear ramp from the first sample to the peak avoids a discontinuity at the packet start.
+        let offset = f(x0 - at(0));
+        const delta = f(offset / peakPos);
+        for (let j = curr; j < peakPos; j++) {
+          offset = f(offset - delta);
+          put(j, Math.max(-1, Math.min(1, f(at(j) + offset))));
+        }
+      }
+      curr = end;
+      if (curr === n) break;
+    }
+    mem[c] = a;
+  }
+}
+
+/** lrintf: round to nearest, ties to even (the default FPU rounding mode libopus relies on). */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x); // ties toward +infinity
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** FLOAT2INT16 (celt/float_cast.h): scale by 32768, clamp to the int16 range, lrintf. */
+export function float2int16(x: number): number {
+  return roundHalfEven(Math.min(32767, Math.max(-32768, x * 32768))) | 0; // | 0: no -0
+}
+
+/**
+ * Interleaves per-channel float output, soft-clips it like opus_decode, and writes 16-bit little-endian
+ * interleaved PCM.
+ */
+export function toInt16Pcm(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory): Buffer {
+  const channels = channelData.length;
+  const interleaved = new Float32Array(samples * channels);
+  for (let c = 0; c < channels; c++) {
+    const src = channelData[c]!;
+    for (let i = 0; i < samples; i++) interleaved[i * channels + c] = src[i]!;
+  }
+  softClip(interleaved, samples, channels, mem);
+  const out = Buffer.allocUnsafe(interleaved.length * 2);
+  for (let i = 0; i < interleaved.length; i++) out.writeInt16LE(float2int16(interleaved[i]!), i * 2);
+  return out;
+}

@@ -1,0 +1,209 @@
+// Voice sessions as the HTTP routes and the hub use them (DESIGN.md "Voice sessions and the upstream voice
+// server"): start/stop, text and audio into a session, one active session per device, history kept in the
+// SessionRepository. No HTTP and no hub types here: errors are DomainErrors, events go to `deps.events`.
+import { randomUUID } from 'node:crypto';
+import { DomainError, errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { SessionRecord, SessionRepository } from '../store/types.js';
+import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus-decoder.js';
+import { VoiceSession, type AudioSent, type LinkTuning, type SessionEvents } from './session.js';
+
+export interface VoiceSessionDeps {
+  config: {
+    serverUrl: string;
+    apiKey: string;
+    connectTimeoutMs: number;
+    sessionIdleTimeoutMs: number;
+    enableVoice: () => boolean;
+  };
+  sessions: SessionRepository;
+  deviceExists: (deviceId: string) => boolean;
+  /** From the `voice` configuration category. */
+  voiceDefaults: () => { sampleRate: number; channels: number };
+  events: SessionEvents;
+  logger: Logger;
+  newId?: () => string;
+  now?: () => Date;
+  /** Reconnect delays, back-pressure limit and CA for the upstream links (defaults suit production). */
+  link?: LinkTuning;
+}
+
+export interface StartRequest {
+  deviceId: string;
+  userId: string;
+  sessionConfig?: { audioFormat?: string; sampleRate?: number; channels?: number; autoMode?: boolean };
+}
+
+export class VoiceSessionService {
+  private readonly live = new Map<string, VoiceSession>();
+  private readonly byDevice = new Map<string, VoiceSession>();
+  private readonly newId: () => string;
+  private readonly now: () => Date;
+  private shuttingDown = false;
+
+  constructor(private readonly deps: VoiceSessionDeps) {
+    this.newId = deps.newId ?? randomUUID;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** At start-up: sessions the previous process left open are recorded as ended. Returns how many. */
+  async recordInterrupted(): Promise<number> {
+    const open = this.deps.sessions.listOpen().filter((s) => !this.live.has(s.id));
+    const endTime = this.now().toISOString();
+    for (const s of open) {
+      await this.deps.sessions.save({ ...s, state: 'Stopped', endTime, endReason: 'service restarted' }, true);
+    }
+    if (open.length > 0) this.deps.logger.info(`recorded ${open.length} interrupted session(s) as stopped`);
+    return open.length;
+  }
+
+  /** Starts a session for a device; a session the device already has is stopped first ('replaced'). */
+  async start(req: StartRequest): Promise<SessionRecord> {
+    if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
+    if (!this.deps.config.enableVoice()) {
+      throw new DomainError('unavailable', 'voice features are disabled (VoiceService.EnableVoice is false)');
+    }
+    if (!this.deps.deviceExists(req.deviceId)) {
+      throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
+    }
+    const config = this.sessionConfig(req.sessionConfig);
+    // A loop, not an if: a concurrent start for the same device may have slipped in while we waited.
+    for (let previous = this.byDevice.get(req.deviceId); previous; previous = this.byDevice.get(req.deviceId)) {
+      await previous.stop('replaced');
+    }
+
+    const session = new VoiceSession({
+      record: {
+        id: this.newId(),
+        deviceId: req.deviceId,
+        userId: req.userId,
+        state: 'Starting',
+        startTime: this.now().toISOString(),
+        endTime: null,
+        endReason: null,
+        config: { ...config, serverUrl: withoutCredentials(this.deps.config.serverUrl) },
+        audioPacketsSent: 0,
+      },
+      serverUrl: this.deps.config.serverUrl,
+      apiKey: this.deps.config.apiKey,
+      connectTimeoutMs: this.deps.config.connectTimeoutMs,
+      idleTimeoutMs: this.deps.config.sessionIdleTimeoutMs,
+      events: this.deps.events,
+      logger: this.deps.logger,
+      now: this.now,
+      onEnded: (s) => this.ended(s),
+      ...(this.deps.link ? { link: this.deps.link } : {}),
+    });
+    this.live.set(session.id, session);
+    this.byDevice.set(session.deviceId, session);
+    await this.deps.sessions.save(session.snapshot());
+    await session.open(); // on failure the session has ended as Failed and been persisted by ended()
+    const record = session.snapshot();
+    await this.deps.sessions.save(record);
+    this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
+    return record;
+  }
+
+  /** Stops a session and returns its final record; stopping an ended session returns its record as is. */
+  async stop(sessionId: string, reason = 'stopped'): Promise<SessionRecord> {
+    const session = this.live.get(sessionId);
+    if (session) {
+      await session.stop(reason);
+      return session.snapshot();
+    }
+    const stored = this.deps.sessions.get(sessionId);
+    if (!stored) throw notFound(sessionId);
+    return stored;
+  }
+
+  sendText(sessionId: string, text: string, messageType: string): void {
+    if (typeof text !== 'string' || text.length === 0) throw new DomainError('invalid_argument', 'text must be a non-empty string', { text: ['must be a non-empty string'] });
+    if (typeof messageType !== 'string' || messageType.length === 0) {
+      throw new DomainError('invalid_argument', 'messageType must be a non-empty string', { messageType: ['must be a non-empty string'] });
+    }
+    this.activeSession(sessionId).sendText(text, messageType);
+  }
+
+  sendAudio(sessionId: string, opus: Uint8Array): AudioSent {
+    return this.activeSession(sessionId).sendAudio(opus);
+  }
+
+  /** The live record of an active session, else the stored one. */
+  get(sessionId: string): SessionRecord | undefined {
+    return this.live.get(sessionId)?.snapshot() ?? this.deps.sessions.get(sessionId);
+  }
+
+  /** Sessions currently Starting or Active. */
+  list(): SessionRecord[] {
+    return [...this.live.values()].map((s) => s.snapshot());
+  }
+
+  /** The device was deleted: its sessions end. */
+  async stopAllForDevice(deviceId: string): Promise<void> {
+    const sessions = [...this.live.values()].filter((s) => s.deviceId === deviceId);
+    await Promise.all(sessions.map((s) => s.stop('device deleted')));
+  }
+
+  /** Stops every session (recorded as ended) and refuses new ones. Idempotent. */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
+  }
+
+  private activeSession(sessionId: string): VoiceSession {
+    const session = this.live.get(sessionId);
+    if (session) return session; // VoiceSession refuses with 'conflict' unless Active
+    const stored = this.deps.sessions.get(sessionId);
+    if (!stored) throw notFound(sessionId);
+    throw new DomainError('conflict', `session '${sessionId}' is not active (${stored.state})`);
+  }
+
+  private async ended(session: VoiceSession): Promise<void> {
+    this.live.delete(session.id);
+    if (this.byDevice.get(session.deviceId) === session) this.byDevice.delete(session.deviceId);
+    const record = session.snapshot();
+    try {
+      // Sessions ended by shutdown must be on disk before the process exits.
+      await this.deps.sessions.save(record, this.shuttingDown);
+    } catch (e) {
+      this.deps.logger.error(`session ${session.id}: saving the final record failed: ${errorText(e)}`);
+    }
+  }
+
+  /** Validates `sessionConfig` over the defaults of the `voice` category; `opus` is the only format. */
+  private sessionConfig(input: StartRequest['sessionConfig']): Omit<SessionRecord['config'], 'serverUrl'> {
+    const defaults = this.deps.voiceDefaults();
+    const given = input ?? {};
+    const fields: Record<string, string[]> = {};
+    const audioFormat = given.audioFormat ?? 'opus';
+    if (audioFormat !== 'opus') fields['sessionConfig.audioFormat'] = ["must be 'opus'"];
+    const sampleRate = given.sampleRate ?? defaults.sampleRate;
+    if (!isOpusSampleRate(sampleRate)) fields['sessionConfig.sampleRate'] = [`must be one of ${OPUS_SAMPLE_RATES.join(', ')}`];
+    const channels = given.channels ?? defaults.channels;
+    if (channels !== 1 && channels !== 2) fields['sessionConfig.channels'] = ['must be 1 or 2'];
+    const autoMode = given.autoMode ?? false;
+    if (typeof autoMode !== 'boolean') fields['sessionConfig.autoMode'] = ['must be a boolean'];
+    const problems = Object.entries(fields);
+    if (problems.length > 0) {
+      const detail = problems.map(([k, v]) => `${k} ${v.join('; ')}`).join(', ');
+      throw new DomainError('invalid_argument', `invalid sessionConfig: ${detail}`, fields);
+    }
+    return { audioFormat, sampleRate, channels, autoMode };
+  }
+}
+
+function notFound(sessionId: string): DomainError {
+  return new DomainError('not_found', `session '${sessionId}' does not exist`);
+}
+
+/** The server address as recorded with the session: never with a user name or password in it. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,271 @@
+// One WebSocket per voice session to the upstream voice server (DESIGN.md "Voice sessions and the upstream
+// voice server"): connect within a deadline and send `start`; send audio/text; reconnect with backoff after
+// an unexpected drop; keep memory bounded when upstream is slow; `stop` then close 1000 at the end.
+import WebSocket from 'ws';
+import { DomainError, errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import {
+  encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
+  type SessionStartInfo, type UpstreamMessage,
+} from './upstream-protocol.js';
+
+export type LinkState = 'Idle' | 'Connecting' | 'Open' | 'Reconnecting' | 'Closed' | 'Failed';
+
+export interface UpstreamLinkOptions {
+  url: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; no header when empty. */
+  apiKey: string;
+  connectTimeoutMs: number;
+  start: SessionStartInfo;
+  logger: Logger;
+  onMessage: (message: UpstreamMessage) => void;
+  /** Called once when the link is lost for good (reconnects exhausted). Not called after close(). */
+  onFailed: (reason: string) => void;
+  /** Extra CA certificates for `wss://` servers with a private CA. */
+  ca?: Buffer;
+  /** Audio is refused while more than this many bytes wait in the socket (default 256 KiB). */
+  maxBufferedBytes?: number;
+  /** Delay before each reconnect attempt (default 250, 500, 1000 ms). */
+  reconnectDelaysMs?: readonly number[];
+  /** Largest frame accepted from upstream (default 1 MiB). */
+  maxFrameBytes?: number;
+}
+
+export interface LinkStats {
+  framesSent: number;
+  framesReceived: number;
+  invalidFrames: number;
+  droppedAudio: number;
+  reconnects: number;
+}
+
+const DEFAULT_RECONNECT_DELAYS_MS = [250, 500, 1000] as const;
+const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
+const CLOSE_GRACE_MS = 1000;
+/** Invalid frames logged per second at most; the rest are only counted. */
+const INVALID_LOGS_PER_SECOND = 3;
+
+export class UpstreamVoiceLink {
+  readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0 };
+  private stateValue: LinkState = 'Idle';
+  private socket: WebSocket | undefined;
+  /** Aborts the connection attempt in progress, if any. */
+  private abortAttempt: ((reason: string) => void) | undefined;
+  /** Ends the wait before the next reconnect attempt early. */
+  private wakeRetry: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+  private invalidWindowStart = 0;
+  private invalidLogged = 0;
+  private invalidSuppressed = 0;
+
+  constructor(private readonly options: UpstreamLinkOptions) {}
+
+  get state(): LinkState { return this.stateValue; }
+
+  /** Bytes queued in the socket, not yet handed to the network. */
+  get bufferedAmount(): number { return this.socket?.bufferedAmount ?? 0; }
+
+  /** Resolves once the socket is open and `start` has been sent; rejects within connectTimeoutMs. */
+  async connect(): Promise<void> {
+    if (this.stateValue !== 'Idle') throw new Error(`connect() in state ${this.stateValue}`);
+    this.stateValue = 'Connecting';
+    try {
+      const socket = await this.open();
+      if (this.stateValue !== 'Connecting') {
+        socket.terminate();
+        throw new Error('link closed while connecting');
+      }
+      this.socket = socket;
+      this.stateValue = 'Open';
+    } catch (e) {
+      if (this.stateValue === 'Connecting') this.stateValue = 'Failed';
+      throw e;
+    }
+  }
+
+  /** Sends one Opus packet; throws DomainError('unavailable') when the link cannot take it now. */
+  sendAudio(sequence: number, packet: Uint8Array, sampleRate: number, channels: number): void {
+    const socket = this.writable('audio');
+    this.send(socket, encodeAudio(this.options.start.sessionId, sequence, packet, sampleRate, channels));
+  }
+
+  sendText(text: string, messageType: string): void {
+    const socket = this.writable('text');
+    this.send(socket, encodeText(this.options.start.sessionId, text, messageType));
+  }
+
+  /** Sends `stop` and closes with 1000. Idempotent; resolves once the socket is gone. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.stateValue = 'Closed';
+    this.abortAttempt?.('link closed while connecting');
+    this.wakeRetry?.();
+    const socket = this.socket;
+    this.socket = undefined;
+    this.closing = socket ? closeGracefully(socket, encodeStop(this.options.start.sessionId)) : Promise.resolve();
+    return this.closing;
+  }
+
+  private writable(what: 'audio' | 'text'): WebSocket {
+    const socket = this.socket;
+    if (this.stateValue !== 'Open' || !socket || socket.readyState !== WebSocket.OPEN) {
+      if (what === 'audio') this.stats.droppedAudio++;
+      throw new DomainError('unavailable', `upstream connection is ${this.stateValue.toLowerCase()}: ${what} dropped`);
+    }
+    // Past this the socket would buffer without bound while upstream (or the network) is slow.
+    if (socket.bufferedAmount > (this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)) {
+      if (what === 'audio') this.stats.droppedAudio++;
+      throw new DomainError('unavailable', `upstream is not keeping up: ${what} dropped`);
+    }
+    return socket;
+  }
+
+  private send(socket: WebSocket, frame: string): void {
+    socket.send(frame);
+    this.stats.framesSent++;
+  }
+
+  /** One connection attempt: open, send `start`, hand back the socket; or reject with a readable reason. */
+  private open(): Promise<WebSocket> {
+    const { url, apiKey, connectTimeoutMs, ca, maxFrameBytes } = this.options;
+    return new Promise((resolve, reject) => {
+      let socket: WebSocket;
+      try {
+        socket = new WebSocket(url, {
+          headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+          ...(ca ? { ca } : {}),
+          maxPayload: maxFrameBytes ?? 1024 * 1024,
+          perMessageDeflate: false,
+          followRedirects: false,
+        });
+      } catch (e) {
+        reject(new Error(`invalid upstream URL: ${errorText(e)}`));
+        return;
+      }
+      const timer = setTimeout(() => fail(`timed out after ${connectTimeoutMs} ms`), connectTimeoutMs);
+      const settle = (): void => {
+        clearTimeout(timer);
+        this.abortAttempt = undefined;
+        socket.removeAllListeners();
+      };
+      const fail = (reason: string): void => {
+        settle();
+        socket.on('error', () => {}); // terminate() may still report the aborted handshake
+        socket.terminate();
+        reject(new Error(reason));
+      };
+      this.abortAttempt = fail;
+      socket.once('error', (err) => fail(errorText(err)));
+      socket.once('close', (code) => fail(`closed during the handshake (${code})`));
+      socket.once('open', () => {
+        settle();
+        this.attach(socket);
+        socket.send(encodeStart(this.options.start));
+        this.stats.framesSent++;
+        resolve(socket);
+      });
+    });
+  }
+
+  private attach(socket: WebSocket): void {
+    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('error', (err) => this.options.logger.debug(`upstream socket error: ${errorText(err)}`));
+    socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8')));
+  }
+
+  private receive(data: WebSocket.RawData, isBinary: boolean): void {
+    if (isBinary) return this.invalid('binary frame');
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    const message = parseUpstreamMessage(bytes.toString('utf8'));
+    if (message.kind === 'invalid') return this.invalid(message.reason);
+    this.stats.framesReceived++;
+    try {
+      this.options.onMessage(message);
+    } catch (e) {
+      this.options.logger.error(`handling upstream ${message.kind} failed: ${errorText(e)}`);
+    }
+  }
+
+  /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
+  private invalid(reason: string): void {
+    this.stats.invalidFrames++;
+    const now = Date.now();
+    if (now - this.invalidWindowStart >= 1000) {
+      this.invalidWindowStart = now;
+      this.invalidLogged = 0;
+    }
+    if (this.invalidLogged >= INVALID_LOGS_PER_SECOND) {
+      this.invalidSuppressed++;
+      return;
+    }
+    this.invalidLogged++;
+    const more = this.invalidSuppressed > 0 ? ` (${this.invalidSuppressed} more not logged)` : '';
+    this.invalidSuppressed = 0;
+    this.options.logger.warn(
+      `session ${this.options.start.sessionId}: ignored upstream frame: ${reason}; ${this.stats.invalidFrames} so far${more}`,
+    );
+  }
+
+  private dropped(socket: WebSocket, code: number, reason: string): void {
+    if (socket !== this.socket || this.stateValue !== 'Open') return;
+    this.socket = undefined;
+    this.stateValue = 'Reconnecting';
+    const cause = `closed with ${code}${reason ? ` ${reason}` : ''}`;
+    this.options.logger.warn(`session ${this.options.start.sessionId}: upstream connection lost (${cause}); reconnecting`);
+    void this.reconnect(cause);
+  }
+
+  private async reconnect(cause: string): Promise<void> {
+    const delays = this.options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
+    const sessionId = this.options.start.sessionId;
+    let last = cause;
+    for (const [index, delay] of delays.entries()) {
+      await new Promise<void>((wake) => {
+        const timer = setTimeout(wake, delay);
+        this.wakeRetry = () => { clearTimeout(timer); wake(); };
+      });
+      this.wakeRetry = undefined;
+      if (this.stateValue !== 'Reconnecting') return;
+      try {
+        const socket = await this.open();
+        if (this.stateValue !== 'Reconnecting') {
+          socket.terminate();
+          return;
+        }
+        this.socket = socket;
+        this.stateValue = 'Open';
+        this.stats.reconnects++;
+        this.options.logger.info(`session ${sessionId}: upstream reconnected (attempt ${index + 1})`);
+        return;
+      } catch (e) {
+        if (this.stateValue !== 'Reconnecting') return;
+        last = errorText(e);
+        this.options.logger.warn(`session ${sessionId}: reconnect attempt ${index + 1}/${delays.length} failed: ${last}`);
+      }
+    }
+    this.stateValue = 'Failed';
+    this.options.onFailed(`upstream connection lost (${cause}); ${delays.length} reconnect attempts failed: ${last}`);
+  }
+}
+
+/** `stop`, then a 1000 close; a peer that does not answer the close is cut off after a grace period. */
+function closeGracefully(socket: WebSocket, stopFrame: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (socket.readyState === WebSocket.CLOSED) return resolve();
+    const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if (socket.readyState === WebSocket.OPEN) {
+      try {
+        socket.send(stopFrame);
+        socket.close(1000, 'session ended');
+      } catch {
+        socket.terminate();
+      }
+    } else {
+      socket.terminate();
+    }
+  });
+}

@@ -1,0 +1,48 @@
+// The built-in echo voice server, spoken to with a plain `ws` client.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import WebSocket from 'ws';
+import { silentLogger } from '../../src/log/logger.js';
+import { startEchoServer } from '../../src/voice/echo-server.js';
+import { waitUntil } from './helpers.js';
+
+test('echoes audio at the session format, text as "echo: ", !error as an error frame; stop closes 1000', async (t) => {
+  const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+  t.after(() => echo.close());
+  const socket = new WebSocket(`ws://127.0.0.1:${echo.port}/some/path?x=1`);
+  const replies: unknown[] = [];
+  let closeCode = 0;
+  socket.on('message', (data) => replies.push(JSON.parse(data.toString())));
+  socket.on('close', (code) => { closeCode = code; });
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+  assert.equal(echo.connections(), 1);
+  const send = (frame: object) => socket.send(JSON.stringify(frame));
+  send({ type: 'start', sessionId: 's', deviceId: 'd', userId: 'u', audioFormat: 'opus', sampleRate: 48000, channels: 2, autoMode: false });
+  socket.send('not json'); // ignored, the connection stays
+  send({ type: 'audio', sessionId: 's', sequence: 1, format: 'opus', sampleRate: 48000, channels: 2, data: 'SAECAw==' });
+  send({ type: 'text', sessionId: 's', text: 'hi', messageType: 'text' });
+  send({ type: 'text', sessionId: 's', text: '!error it broke', messageType: 'text' });
+  await waitUntil(() => replies.length === 3, 'three replies');
+  assert.deepEqual(replies, [
+    { type: 'audio', data: 'SAECAw==', sampleRate: 48000, channels: 2 },
+    { type: 'text', text: 'echo: hi', final: true },
+    { type: 'error', message: 'it broke' },
+  ]);
+  send({ type: 'stop', sessionId: 's' });
+  await waitUntil(() => closeCode !== 0, 'close');
+  assert.equal(closeCode, 1000);
+  await waitUntil(() => echo.connections() === 0, 'the server to forget the connection');
+});
+
+test('close() cuts open connections and is idempotent', async () => {
+  const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+  const socket = new WebSocket(`ws://127.0.0.1:${echo.port}`);
+  let closeCode = 0;
+  socket.on('close', (code) => { closeCode = code; });
+  await new Promise((resolve) => socket.once('open', resolve));
+  const closing = echo.close();
+  assert.equal(echo.close(), closing);
+  await closing;
+  await waitUntil(() => closeCode !== 0, 'the client to see the drop');
+  assert.equal(closeCode, 1006, 'no close handshake, as if the server crashed');
+});

@@ -1,0 +1,149 @@
+// Shared helpers for the voice tests: an in-memory SessionRepository, a recording events sink, a
+// recording logger, the speech fixture, and bounded waiting.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Decoder, Encoder } from '@evan/opus';
+import { createLogger, type Logger } from '../../src/log/logger.js';
+import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
+
+/** Repositories are plain data: this one keeps records in a Map and remembers every save. */
+export class MemorySessionRepository implements SessionRepository {
+  readonly records = new Map<string, SessionRecord>();
+  readonly saves: { record: SessionRecord; durable: boolean }[] = [];
+
+  get(id: string): SessionRecord | undefined {
+    const r = this.records.get(id);
+    return r && structuredClone(r);
+  }
+  listOpen(): SessionRecord[] {
+    return [...this.records.values()].filter((r) => r.state === 'Starting' || r.state === 'Active').map((r) => structuredClone(r));
+  }
+  async save(session: SessionRecord, durable = false): Promise<void> {
+    const copy = structuredClone(session);
+    this.records.set(copy.id, copy);
+    this.saves.push({ record: copy, durable });
+  }
+}
+
+export interface GroupEvent { sessionId: string; target: string; payload: unknown }
+
+/** The `events` dependency, recording what the hub would send to `session-<id>`. */
+export class RecordingEvents {
+  readonly events: GroupEvent[] = [];
+  private waiters: (() => void)[] = [];
+
+  toGroup(sessionId: string, target: string, payload: unknown): void {
+    this.events.push({ sessionId, target, payload });
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  of(target: string, sessionId?: string): GroupEvent[] {
+    return this.events.filter((e) => e.target === target && (sessionId === undefined || e.sessionId === sessionId));
+  }
+
+  /** Resolves once `count` events of `target` were recorded; rejects after `timeoutMs`. */
+  async waitFor(target: string, count = 1, sessionId?: string, timeoutMs = 5000): Promise<GroupEvent[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.of(target, sessionId);
+      if (found.length >= count) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const seen = this.events.map((e) => e.target).join(', ') || 'none';
+        throw new Error(`timed out waiting for ${count} ${target} event(s); seen: ${seen}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => { clearTimeout(timer); resolve(); });
+      });
+    }
+  }
+}
+
+/** A logger whose lines are kept for assertions. */
+export function recordingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const logger = createLogger({ levels: { Default: 'Debug' }, write: (l) => lines.push(l), journald: false, timestamps: false });
+  return { logger, lines };
+}
+
+/** Polls `check` until it returns true; rejects after `timeoutMs` with `what`. */
+export async function waitUntil(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A loopback port with nothing listening on it (bound once by the OS, then released). */
+export async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+}
+
+/** 100 packets (2 s) of real speech, 20 ms each, to be decoded at 16 kHz mono (scripts/make-opus-fixture.sh). */
+export function speechPackets(): Buffer[] {
+  const url = new URL('../fixtures/speech-16k-mono.packets.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as string[]).map((b64) => Buffer.from(b64, 'base64'));
+}
+
+/** Deterministic pseudo-random numbers in [-0.5, 0.5) (a linear congruential generator). */
+function noise(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
+}
+
+/**
+ * Opus packets (20 ms, application `audio`) encoded by native libopus (`@evan/opus`) from a synthetic signal:
+ * `sine-noise` is a tone per channel plus noise at 3/4 of full scale; `square` is an overdriven square wave
+ * whose decoded output exceeds full scale, so libopus' soft clipping matters.
+ */
+export function synthPackets(rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2, packets: number, shape: 'sine-noise' | 'square'): Buffer[] {
+  const encoder = new Encoder({ channels, sample_rate: rate, application: 'audio' });
+  const frame = rate / 50;
+  const rnd = noise(12345);
+  const out: Buffer[] = [];
+  for (let p = 0; p < packets; p++) {
+    const pcm = new Int16Array(frame * channels);
+    for (let i = 0; i < frame; i++) {
+      const t = (p * frame + i) / rate;
+      for (let c = 0; c < channels; c++) {
+        const phase = 2 * Math.PI * (440 + 110 * c) * t;
+        const v = shape === 'square'
+          ? (Math.sin(phase) >= 0 ? 32767 : -32768)
+          : 20000 * Math.sin(phase) + 9000 * rnd();
+        pcm[i * channels + c] = Math.max(-32768, Math.min(32767, Math.round(v)));
+      }
+    }
+    out.push(Buffer.from(encoder.encode(pcm))); // copied: @evan/opus reuses its output buffer
+  }
+  return out;
+}
+
+/** Native libopus' own int16 decode (`@evan/opus` calls opus_decode), one fresh decoder for the sequence. */
+export function referenceDecode(packets: readonly Uint8Array[], rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2): Buffer[] {
+  const decoder = new Decoder({ channels, sample_rate: rate });
+  return packets.map((p) => Buffer.from(decoder.decode(p)));
+}
+
+export interface PcmComparison { samples: number; differing: number; maxDiff: number; snrDb: number }
+
+/** Compares two 16-bit little-endian PCM buffers; SNR is reference power over difference power. */
+export function comparePcm(reference: Buffer, actual: Buffer): PcmComparison {
+  if (reference.length !== actual.length) throw new Error(`PCM lengths differ: ${reference.length} vs ${actual.length}`);
+  let differing = 0, maxDiff = 0, signal = 0, error = 0;
+  for (let i = 0; i < reference.length; i += 2) {
+    const r = reference.readInt16LE(i);
+    const d = Math.abs(r - actual.readInt16LE(i));
+    if (d !== 0) differing++;
+    maxDiff = Math.max(maxDiff, d);
+    signal += r * r;
+    error += d * d;
+  }
+  return { samples: reference.length / 2, differing, maxDiff, snrDb: error === 0 ? Infinity : 10 * Math.log10(signal / error) };
+}

@@ -1,0 +1,254 @@
+// VoiceSessionService against the real echo voice server on 127.0.0.1 (port 0).
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { DomainError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { VoiceSessionService } from '../../src/voice/sessions.js';
+import {
+  MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, unusedPort, waitUntil,
+} from './helpers.js';
+
+const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
+  e instanceof DomainError && e.code === code && (!text || text.test(e.message));
+
+interface Setup {
+  idleMs?: number;
+  serverUrl?: string;
+}
+
+async function setup(t: TestContext, options: Setup = {}) {
+  const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+  t.after(() => echo.close());
+  const repo = new MemorySessionRepository();
+  const events = new RecordingEvents();
+  const { logger, lines } = recordingLogger();
+  const devices = new Set(['dev-1', 'dev-2']);
+  const state = { voice: true };
+  const service = new VoiceSessionService({
+    config: {
+      serverUrl: options.serverUrl ?? `ws://127.0.0.1:${echo.port}/voice`,
+      apiKey: 'upstream-key',
+      connectTimeoutMs: 2000,
+      sessionIdleTimeoutMs: options.idleMs ?? 60_000,
+      enableVoice: () => state.voice,
+    },
+    sessions: repo,
+    deviceExists: (id) => devices.has(id),
+    voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    events,
+    logger,
+    link: { reconnectDelaysMs: [50, 100, 200] },
+  });
+  t.after(() => service.shutdown());
+  return { echo, repo, events, lines, devices, state, service };
+}
+
+const start = (service: VoiceSessionService, deviceId = 'dev-1', sessionConfig?: Record<string, unknown>) =>
+  service.start({ deviceId, userId: 'user-1', ...(sessionConfig ? { sessionConfig } : {}) });
+
+test('start and stop: Starting -> Active -> Stopped, stored as history, SessionEnded to the group', async (t) => {
+  const { echo, repo, events, service } = await setup(t);
+  const record = await start(service);
+  assert.match(record.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.equal(record.state, 'Active');
+  assert.deepEqual(record.config, { audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false, serverUrl: `ws://127.0.0.1:${echo.port}/voice` });
+  assert.equal(record.endTime, null);
+  assert.deepEqual(repo.saves.map((s) => s.record.state), ['Starting', 'Active']);
+  assert.equal(service.get(record.id)?.state, 'Active');
+  assert.equal(echo.connections(), 1);
+
+  const final = await service.stop(record.id);
+  assert.equal(final.state, 'Stopped');
+  assert.equal(final.endReason, 'stopped');
+  assert.ok(final.endTime !== null);
+  assert.deepEqual(repo.records.get(record.id), final);
+  assert.deepEqual((await events.waitFor('SessionEnded'))[0]!.payload, { sessionId: record.id, reason: 'stopped' });
+  await waitUntil(() => echo.connections() === 0, 'the upstream socket to close');
+  assert.deepEqual(await service.stop(record.id), final, 'stopping again returns the final record');
+  assert.equal(events.of('SessionEnded').length, 1);
+  assert.deepEqual(service.list(), []);
+});
+
+test('audio round trip: AudioProcessed facts, AudioResponse PCM equal to native libopus, AudioData as received', async (t) => {
+  const { repo, events, service } = await setup(t);
+  const { id } = await start(service);
+  const packets = speechPackets().slice(0, 10);
+  packets.forEach((packet, i) => {
+    assert.deepEqual(service.sendAudio(id, packet), { sequence: i + 1, bytes: packet.length, durationMs: 20 });
+  });
+  const responses = await events.waitFor('AudioResponse', 10, id);
+  const data = await events.waitFor('AudioData', 10, id);
+  const expected = referenceDecode(packets, 16000, 1);
+  responses.forEach((r, i) => assert.equal(r.payload, expected[i]!.toString('base64'), `AudioResponse ${i} is libopus' int16 PCM`));
+  data.forEach((d, i) => assert.deepEqual(d.payload, { sessionId: id, format: 'opus', sampleRate: 16000, channels: 1, data: packets[i]!.toString('base64') }));
+  assert.equal(service.get(id)?.audioPacketsSent, 10);
+  await service.stop(id);
+  assert.equal(repo.records.get(id)?.audioPacketsSent, 10);
+});
+
+test('text round trip, upstream error and a corrupt upstream packet reach the group', async (t) => {
+  const { events, service } = await setup(t);
+  const { id } = await start(service);
+  service.sendText(id, 'hello', 'text');
+  assert.deepEqual((await events.waitFor('TextResponse', 1, id))[0]!.payload, { sessionId: id, text: 'echo: hello', final: true });
+  service.sendText(id, '!error boom', 'text');
+  assert.equal((await events.waitFor('Error', 1, id))[0]!.payload, 'boom');
+  // Passes the TOC checks (CBR code 3, 2 frames) but has 3 bytes to split: libopus rejects it on the way back.
+  service.sendAudio(id, Uint8Array.from([0xfb, 0x02, 1, 2, 3]));
+  const errors = await events.waitFor('Error', 2, id);
+  assert.match(String(errors[1]!.payload), /^upstream audio could not be decoded: corrupt Opus packet: libopus -4/);
+  assert.equal(service.get(id)?.state, 'Active');
+  service.sendAudio(id, speechPackets()[0]!);
+  await events.waitFor('AudioResponse', 1, id);
+  assert.equal(events.of('AudioData', id).length, 1, 'no AudioData for the corrupt packet');
+});
+
+test('bad audio and text from the client are refused without counting', async (t) => {
+  const { service } = await setup(t);
+  const { id } = await start(service);
+  assert.throws(() => service.sendAudio(id, new Uint8Array(0)), isError('invalid_argument', /empty packet/));
+  assert.throws(() => service.sendAudio(id, Uint8Array.from([0x4b, 0])), isError('invalid_argument', /zero frames/));
+  assert.throws(() => service.sendAudio(id, new Uint8Array(4000).fill(0x48)), isError('invalid_argument', /exceeds 3840/));
+  assert.throws(() => service.sendText(id, '', 'text'), isError('invalid_argument', /text/));
+  assert.throws(() => service.sendText(id, 'x', ''), isError('invalid_argument', /messageType/));
+  assert.equal(service.get(id)?.audioPacketsSent, 0);
+});
+
+test('unknown device, voice disabled, bad sessionConfig and unknown sessions are refused', async (t) => {
+  const { repo, state, service } = await setup(t);
+  await assert.rejects(start(service, 'nope'), isError('not_found', /^device 'nope' does not exist$/));
+  state.voice = false;
+  await assert.rejects(start(service), isError('unavailable', /disabled/));
+  state.voice = true;
+  await assert.rejects(start(service, 'dev-1', { audioFormat: 'pcm', sampleRate: 44100, channels: 3, autoMode: 'yes' }), (e: unknown) => {
+    assert.ok(e instanceof DomainError && e.code === 'invalid_argument');
+    assert.deepEqual(Object.keys(e.fields ?? {}).sort(),
+      ['sessionConfig.audioFormat', 'sessionConfig.autoMode', 'sessionConfig.channels', 'sessionConfig.sampleRate']);
+    return true;
+  });
+  assert.equal(repo.saves.length, 0);
+  assert.throws(() => service.sendAudio('nope', Uint8Array.from([0x48])), isError('not_found', /^session 'nope' does not exist$/));
+  assert.throws(() => service.sendText('nope', 'hi', 'text'), isError('not_found', /^session 'nope' does not exist$/));
+  await assert.rejects(service.stop('nope'), isError('not_found', /^session 'nope' does not exist$/));
+  const custom = await start(service, 'dev-1', { sampleRate: 48000, channels: 2, autoMode: true });
+  assert.deepEqual([custom.config.sampleRate, custom.config.channels, custom.config.autoMode], [48000, 2, true]);
+});
+
+test('upstream unreachable: upstream_unavailable, fast, and no session left behind', async (t) => {
+  const port = await unusedPort();
+  const { repo, events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${port}` });
+  await assert.rejects(start(service), isError('upstream_unavailable', new RegExp(`unreachable: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`)));
+  assert.deepEqual(service.list(), []);
+  assert.deepEqual(repo.listOpen(), []);
+  const [record] = [...repo.records.values()];
+  assert.equal(record?.state, 'Failed');
+  assert.match(record?.endReason ?? '', /ECONNREFUSED/);
+  assert.deepEqual(events.events, [], 'nobody could have joined a session that never started');
+});
+
+test('echo server killed mid-session: reconnect attempts, then Failed + SessionEnded; a new session works once it is back', async (t) => {
+  const { echo, repo, events, lines, service } = await setup(t);
+  const { id } = await start(service);
+  await echo.close();
+  const [ended] = await events.waitFor('SessionEnded', 1, id, 10_000);
+  assert.match(String((ended!.payload as { reason: string }).reason), /upstream connection lost .*3 reconnect attempts failed: connect ECONNREFUSED/);
+  assert.equal(lines.filter((l) => l.includes(`session ${id}: reconnect attempt`)).length, 3);
+  await waitUntil(() => repo.records.get(id)?.state === 'Failed', 'the Failed record');
+  assert.equal(service.get(id)?.state, 'Failed');
+  assert.deepEqual(service.list(), []);
+  assert.throws(() => service.sendAudio(id, speechPackets()[0]!), isError('conflict', /is not active \(Failed\)/));
+
+  const again: EchoServer = await startEchoServer({ host: '127.0.0.1', port: echo.port, logger: silentLogger });
+  t.after(() => again.close());
+  const next = await start(service);
+  service.sendText(next.id, 'back', 'text');
+  assert.deepEqual((await events.waitFor('TextResponse', 1, next.id))[0]!.payload, { sessionId: next.id, text: 'echo: back', final: true });
+});
+
+test('idle timeout stops a silent session; traffic keeps a session alive', async (t) => {
+  const { repo, events, service } = await setup(t, { idleMs: 300 });
+  const silent = await start(service);
+  const [ended] = await events.waitFor('SessionEnded', 1, silent.id);
+  assert.deepEqual(ended!.payload, { sessionId: silent.id, reason: 'idle timeout' });
+  await waitUntil(() => repo.records.get(silent.id)?.state === 'Stopped', 'the Stopped record');
+
+  const { service: busyService, events: busyEvents } = await setup(t, { idleMs: 1000 });
+  const busy = await start(busyService);
+  for (let i = 0; i < 15; i++) { // 1.5 s of traffic, every 100 ms, against a 1 s idle timeout
+    busyService.sendAudio(busy.id, speechPackets()[i]!);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(busyService.get(busy.id)?.state, 'Active');
+  assert.equal(busyEvents.of('SessionEnded').length, 0);
+});
+
+test('one active session per device: a new start replaces the old one', async (t) => {
+  const { repo, events, service } = await setup(t);
+  const first = await start(service);
+  const other = await start(service, 'dev-2');
+  const second = await start(service);
+  assert.deepEqual((await events.waitFor('SessionEnded', 1, first.id))[0]!.payload, { sessionId: first.id, reason: 'replaced' });
+  assert.equal(repo.records.get(first.id)?.state, 'Stopped');
+  assert.equal(repo.records.get(first.id)?.endReason, 'replaced');
+  assert.deepEqual(service.list().map((s) => s.id).sort(), [other.id, second.id].sort());
+  assert.throws(() => service.sendAudio(first.id, speechPackets()[0]!), isError('conflict'));
+
+  const racing = await Promise.allSettled([start(service, 'dev-2'), start(service, 'dev-2')]);
+  assert.equal(racing.filter((r) => r.status === 'fulfilled').length, 1);
+  const loser = racing.find((r) => r.status === 'rejected');
+  assert.ok(loser && isError('conflict', /ended before it started \(replaced\)/)(loser.reason));
+  assert.equal(service.list().filter((s) => s.deviceId === 'dev-2').length, 1, 'concurrent starts leave one session');
+});
+
+test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended', async (t) => {
+  const { repo, events, service } = await setup(t);
+  const a = await start(service, 'dev-1');
+  const b = await start(service, 'dev-2');
+  await service.stopAllForDevice('dev-1');
+  assert.equal(repo.records.get(a.id)?.endReason, 'device deleted');
+  assert.equal(service.get(b.id)?.state, 'Active');
+  await service.shutdown();
+  assert.equal(repo.records.get(b.id)?.endReason, 'service shutdown');
+  assert.equal(repo.saves.at(-1)?.durable, true, 'sessions ended by shutdown are written durably');
+  assert.equal(events.of('SessionEnded').length, 2);
+  await assert.rejects(start(service), isError('unavailable', /shutting down/));
+
+  // A new process finds sessions the previous one left open.
+  const leftOpen = { ...b, id: 'left-open', state: 'Active' as const, endTime: null, endReason: null };
+  await repo.save(leftOpen);
+  await repo.save({ ...leftOpen, id: 'half-started', state: 'Starting' });
+  const restarted = new VoiceSessionService({
+    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, enableVoice: () => true },
+    sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    events, logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
+  });
+  assert.equal(await restarted.recordInterrupted(), 2);
+  assert.deepEqual(repo.listOpen(), []);
+  assert.deepEqual(
+    [repo.records.get('left-open')?.state, repo.records.get('left-open')?.endReason, repo.records.get('left-open')?.endTime],
+    ['Stopped', 'service restarted', '2030-01-02T03:04:05.000Z'],
+  );
+  assert.equal(repo.saves.at(-1)?.durable, true);
+});
+
+test('upstream audio at another rate and channel count reconfigures the session decoder', async (t) => {
+  // An upstream that always answers at 48 kHz stereo, whatever the session asked for.
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
+  wss.on('connection', (socket) => socket.on('message', (raw) => {
+    const frame = JSON.parse(raw.toString()) as { type: string; data?: string };
+    if (frame.type === 'audio') socket.send(JSON.stringify({ type: 'audio', data: frame.data, sampleRate: 48000, channels: 2 }));
+  }));
+  const { events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` });
+  const { id } = await start(service);
+  const packets = speechPackets().slice(0, 3);
+  for (const p of packets) service.sendAudio(id, p);
+  const responses = await events.waitFor('AudioResponse', 3, id);
+  for (const r of responses) assert.equal(Buffer.from(String(r.payload), 'base64').length, 960 * 2 * 2, '20 ms at 48 kHz stereo');
+  const data = await events.waitFor('AudioData', 3, id);
+  assert.deepEqual(data.map((d) => [(d.payload as { sampleRate: number }).sampleRate, (d.payload as { channels: number }).channels]), [[48000, 2], [48000, 2], [48000, 2]]);
+});

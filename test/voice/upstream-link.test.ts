@@ -1,0 +1,209 @@
+// UpstreamVoiceLink against real WebSocket servers on 127.0.0.1 (port 0).
+import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { DomainError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/voice/upstream-link.js';
+import type { UpstreamMessage } from '../../src/voice/upstream-protocol.js';
+import { recordingLogger, unusedPort, waitUntil } from './helpers.js';
+
+const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
+const PACKET = Uint8Array.from([0x48, 1, 2, 3]);
+
+/** A scriptable upstream: records headers and frames of each connection. */
+async function upstream(port = 0) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  const conns: { headers: IncomingHttpHeaders; frames: Record<string, unknown>[]; socket: WebSocket; closeCode?: number }[] = [];
+  wss.on('connection', (socket, req) => {
+    const conn: (typeof conns)[number] = { headers: req.headers, frames: [], socket };
+    conns.push(conn);
+    socket.on('message', (data) => conn.frames.push(JSON.parse(data.toString()) as Record<string, unknown>));
+    socket.on('close', (code) => { conn.closeCode = code; });
+  });
+  return {
+    port: (wss.address() as AddressInfo).port,
+    conns,
+    close: () => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }),
+  };
+}
+
+function link(url: string, extra: Partial<UpstreamLinkOptions> = {}) {
+  const received: UpstreamMessage[] = [];
+  const failures: string[] = [];
+  const l = new UpstreamVoiceLink({
+    url, apiKey: 'secret-key', connectTimeoutMs: 2000, start: START, logger: silentLogger,
+    onMessage: (m) => received.push(m), onFailed: (r) => failures.push(r),
+    reconnectDelaysMs: [20, 40, 80], ...extra,
+  });
+  return { l, received, failures };
+}
+
+test('connect sends start first, with the Bearer key; no Authorization header when the key is empty', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l } = link(`ws://127.0.0.1:${server.port}/any/path`);
+  await l.connect();
+  assert.equal(l.state, 'Open');
+  l.sendText('hello', 'text');
+  l.sendAudio(1, PACKET, 16000, 1);
+  await waitUntil(() => server.conns[0]?.frames.length === 3, 'three frames');
+  const conn = server.conns[0]!;
+  assert.equal(conn.headers.authorization, 'Bearer secret-key');
+  assert.deepEqual(conn.frames[0], { type: 'start', ...START });
+  assert.deepEqual(conn.frames[1], { type: 'text', sessionId: 's1', text: 'hello', messageType: 'text' });
+  assert.deepEqual(conn.frames[2], { type: 'audio', sessionId: 's1', sequence: 1, format: 'opus', sampleRate: 16000, channels: 1, data: 'SAECAw==' });
+  await l.close();
+
+  const anonymous = link(`ws://127.0.0.1:${server.port}`, { apiKey: '' }).l;
+  await anonymous.connect();
+  await waitUntil(() => server.conns.length === 2, 'second connection');
+  assert.equal(server.conns[1]!.headers.authorization, undefined);
+  await anonymous.close();
+});
+
+test('connect fails fast with the OS reason when nothing listens', async () => {
+  const port = await unusedPort();
+  const { l } = link(`ws://127.0.0.1:${port}`);
+  await assert.rejects(l.connect(), new RegExp(`connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+  assert.equal(l.state, 'Failed');
+});
+
+test('connect gives up after connectTimeoutMs when the server never answers', async (t) => {
+  const sockets: Socket[] = [];
+  const silent = createServer((s) => sockets.push(s)); // accepts TCP, never speaks HTTP
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(() => { for (const s of sockets) s.destroy(); silent.close(); });
+  const { l } = link(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`, { connectTimeoutMs: 300 });
+  await assert.rejects(l.connect(), /timed out after 300 ms/);
+});
+
+test('an invalid URL is a rejection, not a throw', async () => {
+  const { l } = link('not a url');
+  await assert.rejects(l.connect(), /invalid upstream URL/);
+});
+
+test('close() during connect rejects the connect', async (t) => {
+  const sockets: Socket[] = [];
+  const silent = createServer((s) => sockets.push(s));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(() => { for (const s of sockets) s.destroy(); silent.close(); });
+  const { l } = link(`ws://127.0.0.1:${(silent.address() as AddressInfo).port}`);
+  const connecting = l.connect();
+  await l.close();
+  await assert.rejects(connecting, /closed while connecting/);
+  assert.equal(l.state, 'Closed');
+});
+
+test('received frames reach onMessage; invalid ones are counted, logged a few times per second, never fatal', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { logger, lines } = recordingLogger();
+  const { l, received } = link(`ws://127.0.0.1:${server.port}`, { logger });
+  const began = Date.now();
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  const socket = server.conns[0]!.socket;
+  for (let i = 0; i < 200; i++) socket.send(i % 2 ? 'garbage' : '{"type":"video"}');
+  socket.send(Buffer.from([1, 2, 3]), { binary: true });
+  socket.send('{"type":"text","text":"still here","final":false}');
+  socket.send('{"type":"error","message":"quota","code":429}');
+  await waitUntil(() => received.length === 2, 'the valid frames');
+  const seconds = Math.ceil((Date.now() - began) / 1000) + 1;
+  assert.deepEqual(received, [{ kind: 'text', text: 'still here', final: false }, { kind: 'error', message: 'quota', code: 429 }]);
+  assert.equal(l.stats.invalidFrames, 201);
+  assert.equal(l.stats.framesReceived, 2);
+  const logged = lines.filter((line) => line.includes('ignored upstream frame'));
+  assert.ok(logged.length >= 1 && logged.length <= 3 * seconds, `${logged.length} log lines for 201 invalid frames`);
+  assert.equal(l.state, 'Open');
+  await l.close();
+});
+
+test('back-pressure: audio is refused and counted once the socket holds more than the limit', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const limit = 64 * 1024;
+  const { l } = link(`ws://127.0.0.1:${server.port}`, { maxBufferedBytes: limit });
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  // The server stops reading: kernel buffers fill, then ws starts queueing in memory.
+  (server.conns[0]!.socket as unknown as { _socket: Socket })._socket.pause();
+  const big = new Uint8Array(3000).fill(0x48);
+  let refused: unknown;
+  for (let i = 1; i <= 20_000 && !refused; i++) {
+    try {
+      l.sendAudio(i, big, 16000, 1);
+    } catch (e) {
+      refused = e;
+    }
+    if (i % 200 === 0) await new Promise((r) => setImmediate(r)); // let the socket flush what it can
+  }
+  assert.ok(refused instanceof DomainError, 'audio was refused');
+  assert.equal(refused.code, 'unavailable');
+  assert.equal(refused.message, 'upstream is not keeping up: audio dropped');
+  assert.throws(() => l.sendAudio(0, big, 16000, 1), /not keeping up/);
+  assert.equal(l.stats.droppedAudio, 2);
+  assert.ok(l.bufferedAmount <= limit + 8192, `bounded: ${l.bufferedAmount} bytes queued`);
+  await l.close();
+});
+
+test('an unexpected drop reconnects and sends start again', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`);
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  server.conns[0]!.socket.terminate();
+  await waitUntil(() => l.state === 'Reconnecting' || l.stats.reconnects === 1, 'the drop to be noticed');
+  await waitUntil(() => l.state === 'Open' && server.conns.length === 2, 'reconnect');
+  l.sendAudio(1, PACKET, 16000, 1);
+  await waitUntil(() => server.conns[1]!.frames.length === 2, 'start and audio on the new connection');
+  assert.equal(server.conns[1]!.frames[0]!.type, 'start');
+  assert.equal(server.conns[1]!.frames[1]!.type, 'audio');
+  assert.equal(l.stats.reconnects, 1);
+  assert.deepEqual(failures, []);
+  await l.close();
+});
+
+test('when reconnects are exhausted onFailed reports why, once', async () => {
+  const server = await upstream();
+  const { logger, lines } = recordingLogger();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger });
+  await l.connect();
+  await server.close();
+  await waitUntil(() => failures.length === 1, 'onFailed');
+  assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: connect ECONNREFUSED/);
+  assert.equal(l.state, 'Failed');
+  assert.equal(lines.filter((line) => /reconnect attempt \d\/3 failed/.test(line)).length, 3);
+  assert.throws(() => l.sendAudio(1, PACKET, 16000, 1), (e: unknown) => e instanceof DomainError && e.code === 'unavailable');
+  await l.close();
+  assert.equal(failures.length, 1);
+});
+
+test('close() sends stop, closes with 1000, is idempotent and does not count as a failure', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`);
+  await l.connect();
+  const first = l.close();
+  assert.equal(l.close(), first);
+  await first;
+  await waitUntil(() => server.conns[0]?.closeCode !== undefined, 'server sees the close');
+  assert.deepEqual(server.conns[0]!.frames.at(-1), { type: 'stop', sessionId: 's1' });
+  assert.equal(server.conns[0]!.closeCode, 1000);
+  assert.equal(l.state, 'Closed');
+  assert.deepEqual(failures, []);
+  assert.throws(() => l.sendText('late', 'text'), /closed: text dropped/);
+});
+
+test('a server that refuses the upgrade (wrong key) is a readable rejection', async (t) => {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, verifyClient: (_info, done) => done(false, 401, 'Unauthorized') });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => wss.close(() => resolve())));
+  const { l } = link(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
+  await assert.rejects(l.connect(), /Unexpected server response: 401/);
+});
