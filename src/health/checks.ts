@@ -1,0 +1,69 @@
+// Health checks of the three components (SPEC.md "GET /health", DESIGN.md "Health"): what one check
+// returns, and the database and MQTT checks. The voice-service check lives in voice-check.ts.
+
+export type HealthStatus = 'Healthy' | 'Degraded' | 'Unhealthy';
+
+/** One component in the report, as .NET's UIResponseWriter writes a HealthReportEntry (camelCase). */
+export interface HealthEntry {
+  status: HealthStatus;
+  description: string;
+  /** .NET TimeSpan "c" text, e.g. `00:00:00.0123456`. */
+  duration: string;
+  data: Record<string, unknown>;
+  /** The failure's message, when a failure caused the status. */
+  exception?: string;
+  tags: string[];
+}
+
+/** What a check produces; the report adds the duration. */
+export interface CheckResult {
+  status: HealthStatus;
+  description: string;
+  data?: Record<string, unknown>;
+  exception?: string;
+  tags?: string[];
+}
+
+/** A check must resolve (never reject) with its verdict; the report still guards against both. */
+export type HealthCheck = () => Promise<CheckResult>;
+
+export { createVoiceServiceCheck, type VoiceCheckOptions } from './voice-check.js';
+
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message || e.name : String(e));
+
+/** A real read and a writable data dir, both done by the store's own `check()` (DESIGN.md "Health"). */
+export function createDatabaseCheck(store: { check(): Promise<void> }): HealthCheck {
+  const tags = ['database'];
+  return async () => {
+    try {
+      await store.check();
+      return { status: 'Healthy', description: 'database readable, data directory writable', tags };
+    } catch (e) {
+      const text = messageOf(e);
+      return { status: 'Unhealthy', description: text, exception: text, tags };
+    }
+  };
+}
+
+/** What the MQTT check needs of the publisher (src/mqtt/publisher.ts fits). */
+export interface MqttStatusSource {
+  state(): { connected: boolean; lastError?: string; broker?: string };
+  stats?(): { published: number; dropped: number; queued: number };
+}
+
+/**
+ * Connected is Healthy; not connected is Degraded, not Unhealthy: devices and voice sessions work
+ * without the broker, only the smart-home view of them lags (DESIGN.md "Health").
+ */
+export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
+  const tags = ['mqtt'];
+  return async () => {
+    const state = publisher.state();
+    const data: Record<string, unknown> = {};
+    if (state.broker !== undefined) data.broker = state.broker;
+    if (publisher.stats) Object.assign(data, publisher.stats());
+    const where = state.broker ?? 'the MQTT broker';
+    if (state.connected) return { status: 'Healthy', description: `connected to ${where}`, data, tags };
+    return { status: 'Degraded', description: state.lastError ?? `not connected to ${where}`, data, tags };
+  };
+}

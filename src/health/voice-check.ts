@@ -1,0 +1,102 @@
+// The voice-service health check: a real WebSocket connection test to VoiceService.ServerUrl (open,
+// then close 1000). Probes are shared and briefly reused so that a burst of /health requests is one
+// upstream connection, not a burst of them (DESIGN.md "Health").
+import WebSocket from 'ws';
+import type { CheckResult, HealthCheck } from './checks.js';
+
+export interface VoiceCheckOptions {
+  serverUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`, as the sessions do; empty sends none. */
+  apiKey: string;
+  /** Read at every check: voice can be switched off at run time through the `voice` category. */
+  enabled: () => boolean;
+  timeoutMs: number;
+  /** How long a result is reused. Default 2000 ms. */
+  cacheMs?: number;
+  /** Extra trusted CA certificates (PEM) for a `wss://` server with a private CA. */
+  ca?: string | Buffer | Array<string | Buffer>;
+}
+
+const TAGS = ['voice', 'upstream'];
+
+/** The URL without credentials or query (a key could hide in either): safe for a public /health body. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/** Readable text of a connection failure, TLS errors verbatim. */
+function failureText(e: unknown): string {
+  // With happy eyeballs (`localhost` -> ::1 and 127.0.0.1) Node reports an AggregateError with an
+  // empty message; the individual errors carry the text.
+  if (e instanceof AggregateError && !e.message) {
+    return [...new Set(e.errors.map((x: unknown) => (x instanceof Error ? x.message : String(x))))].join('; ');
+  }
+  return e instanceof Error ? e.message || e.name : String(e);
+}
+
+export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck {
+  const cacheMs = options.cacheMs ?? 2000;
+  const shown = displayUrl(options.serverUrl);
+  let inflight: Promise<CheckResult> | undefined;
+  let last: { result: CheckResult; at: number } | undefined;
+
+  return async () => {
+    if (!options.enabled()) {
+      return { status: 'Healthy', description: 'voice features disabled', data: { serverUrl: shown }, tags: TAGS };
+    }
+    if (last && performance.now() - last.at < cacheMs) return copy(last.result);
+    inflight ??= probe(options, shown).then((result) => {
+      last = { result, at: performance.now() };
+      inflight = undefined;
+      return result;
+    });
+    return copy(await inflight);
+  };
+}
+
+/** Callers get their own object: one caller's changes must not show in another's report. */
+const copy = (r: CheckResult): CheckResult => ({ ...r, data: { ...r.data }, tags: [...(r.tags ?? [])] });
+
+function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> {
+  const started = performance.now();
+  const data = (): Record<string, unknown> => ({ serverUrl: shown, elapsedMs: Math.round(performance.now() - started) });
+  const unhealthy = (text: string): CheckResult => ({ status: 'Unhealthy', description: text, exception: text, data: data(), tags: TAGS });
+
+  return new Promise<CheckResult>((resolve) => {
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (result: CheckResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(options.serverUrl, {
+        headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+        ca: options.ca,
+      });
+    } catch (e) {
+      finish(unhealthy(failureText(e))); // an invalid URL throws synchronously
+      return;
+    }
+    timer = setTimeout(() => {
+      finish(unhealthy(`no WebSocket connection to ${shown} within ${options.timeoutMs} ms`));
+      ws.terminate();
+    }, options.timeoutMs);
+    ws.on('open', () => {
+      finish({ status: 'Healthy', description: `WebSocket connection to ${shown} opened`, data: data(), tags: TAGS });
+      ws.close(1000);
+      // A server that never answers the close frame must not keep the socket for ws' 30 s close timeout.
+      setTimeout(() => ws.terminate(), 2000).unref();
+    });
+    // After the verdict, errors (e.g. from terminate) are expected and ignored.
+    ws.on('error', (e) => finish(unhealthy(failureText(e))));
+  });
+}

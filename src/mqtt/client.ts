@@ -1,0 +1,155 @@
+// The one file that imports mqtt.js: a broker connection with a last will, reconnect with growing
+// back-off, and error texts a technician can read. Everything above it sees BrokerConnection only.
+import mqtt, { type MqttClient } from 'mqtt';
+import type { OutgoingMessage } from './queue.js';
+
+export interface ConnectionOptions {
+  host: string;
+  port: number;
+  /** Empty: connect without credentials. */
+  username: string;
+  password: string;
+  clientId: string;
+  /** Sent by the broker when we vanish without a DISCONNECT (crash, power loss, network cut). */
+  will: OutgoingMessage;
+  keepaliveSeconds: number;
+  /** First reconnect delay; doubles per failed attempt up to `reconnectMaxMs`, back to the first on success. */
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface ConnectionEvents {
+  /** Every successful (re)connect, after CONNACK. */
+  connected(): void;
+  /** The connection dropped or an attempt failed; `error` is a readable reason when there is one. */
+  disconnected(error: string | undefined): void;
+  message(topic: string, payload: string): void;
+}
+
+/** Readable text of a connection error. */
+export function connectionErrorText(e: unknown): string {
+  // Node's happy-eyeballs connect (`localhost` -> ::1 and 127.0.0.1) fails with an AggregateError
+  // whose own message is empty; its parts say what happened.
+  if (e instanceof AggregateError && !e.message) {
+    const parts = e.errors.map((x: unknown) => (x instanceof Error ? x.message : String(x)));
+    return [...new Set(parts)].join('; ') || 'connection failed';
+  }
+  if (e instanceof Error) return e.message || e.name;
+  return String(e);
+}
+
+export class BrokerConnection {
+  private client: MqttClient | undefined;
+  private failedAttempts = 0;
+  private ended = false;
+
+  constructor(
+    private readonly options: ConnectionOptions,
+    private readonly events: ConnectionEvents,
+  ) {}
+
+  /** Starts connecting in the background; never throws for network reasons. */
+  start(): void {
+    if (this.client || this.ended) return;
+    const o = this.options;
+    const client = mqtt.connect({
+      host: o.host,
+      port: o.port,
+      protocol: 'mqtt',
+      clientId: o.clientId,
+      username: o.username === '' ? undefined : o.username,
+      password: o.username === '' ? undefined : o.password,
+      clean: true,
+      keepalive: o.keepaliveSeconds,
+      connectTimeout: o.connectTimeoutMs,
+      reconnectPeriod: o.reconnectMinMs,
+      // Bad credentials must not stop the retries: the operator may fix the broker side.
+      reconnectOnConnackError: true,
+      // Our own bounded queue holds messages while offline (queue.ts); mqtt.js must not keep a second,
+      // unbounded one. We never hand it a message while disconnected, and QoS 0 would be queued anyway.
+      queueQoSZero: false,
+      // Subscriptions are made again in our `connect` handler, which knows the current topic list.
+      resubscribe: false,
+      will: { topic: o.will.topic, payload: Buffer.from(o.will.payload), qos: 1, retain: o.will.retain },
+    });
+    this.client = client;
+
+    // mqtt.js reconnects on a fixed `reconnectPeriod`, reading the option each time it arms its timer
+    // (on `close`). Growing it just before that timer is armed gives exponential back-off; this listener
+    // is prepended so it runs before mqtt.js' own `close` handler.
+    client.prependListener('close', () => {
+      if (this.ended) return;
+      this.failedAttempts++;
+      const delay = Math.min(o.reconnectMinMs * 2 ** Math.max(0, this.failedAttempts - 1), o.reconnectMaxMs);
+      client.options.reconnectPeriod = delay;
+    });
+    let lastError: string | undefined;
+    client.on('error', (e) => {
+      lastError = connectionErrorText(e);
+    });
+    client.on('close', () => {
+      if (this.ended) return;
+      const reason = lastError ?? 'connection closed';
+      lastError = undefined;
+      this.events.disconnected(reason);
+    });
+    client.on('connect', () => {
+      this.failedAttempts = 0;
+      client.options.reconnectPeriod = o.reconnectMinMs;
+      lastError = undefined;
+      this.events.connected();
+    });
+    client.on('message', (topic, payload) => this.events.message(topic, payload.toString('utf8')));
+  }
+
+  get connected(): boolean {
+    return this.client?.connected === true && !this.ended;
+  }
+
+  /** Hands one message to mqtt.js (QoS 1). Only call while connected; `done` gets the broker's verdict. */
+  publish(message: OutgoingMessage, done: (error: Error | undefined) => void): void {
+    const client = this.client;
+    if (!client || this.ended) {
+      done(new Error('not connected'));
+      return;
+    }
+    client.publish(message.topic, message.payload, { qos: 1, retain: message.retain }, (e) => done(e ?? undefined));
+  }
+
+  subscribe(topic: string): void {
+    this.client?.subscribe(topic, { qos: 1 }, () => {
+      // A failed subscription shows up as a dropped connection or a missing birth message, nothing to do here.
+    });
+  }
+
+  /**
+   * Clean shutdown: when connected, publish `final` (our `offline` status) and wait for its
+   * acknowledgement, then DISCONNECT; otherwise just stop reconnecting. Bounded by `timeoutMs`.
+   * Idempotent.
+   */
+  async end(final: OutgoingMessage | undefined, timeoutMs: number): Promise<void> {
+    if (this.ended) return;
+    const client = this.client;
+    this.ended = true;
+    if (!client) return;
+    const bounded = (work: (resolve: () => void) => void, ms: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), ms);
+        work(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    let clean = false;
+    if (client.connected && final) {
+      clean = await bounded(
+        (resolve) => client.publish(final.topic, final.payload, { qos: 1, retain: final.retain }, () => resolve()),
+        timeoutMs,
+      );
+    }
+    const ended = await bounded((resolve) => client.end(!clean, {}, () => resolve()), timeoutMs);
+    // end() ignores a second call while one is pending, so a stuck DISCONNECT is cut off at the socket.
+    if (!ended) client.stream?.destroy();
+  }
+}

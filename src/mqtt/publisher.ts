@@ -1,0 +1,290 @@
+// MQTT publishing of device state, session events and Home Assistant discovery (DESIGN.md "MQTT").
+// Every publish* call is synchronous fire-and-forget: a slow or dead broker never reaches the caller
+// (an HTTP request or a hub message); while disconnected messages wait in a bounded queue.
+import os from 'node:os';
+import type { Logger } from '../log/logger.js';
+import { BrokerConnection } from './client.js';
+import {
+  deviceStatePayload,
+  discoveryChanged,
+  discoveryMessages,
+  retainedTopicsOf,
+  type MqttDevice,
+  type TopicNames,
+} from './discovery.js';
+import { OutgoingQueue, type OutgoingMessage } from './queue.js';
+import { deviceStateTopic, haStatusTopic, sessionEventTopic, statusTopic } from './topics.js';
+
+export interface MqttPublisherOptions {
+  brokerAddress: string;
+  port: number;
+  /** Empty: connect without credentials. */
+  username: string;
+  password: string;
+  topicPrefix: string;
+  homeAssistantDiscovery: boolean;
+  discoveryPrefix: string;
+  logger: Logger;
+  /** Used in the client id `voice-hub-<hostname>`; defaults to os.hostname(). */
+  hostname?: string;
+  /** MQTT keepalive; the broker declares us gone (and sends the last will) after 1.5 times this. Default 30. */
+  keepaliveSeconds?: number;
+  /** Most messages held while disconnected. Default 1000. */
+  queueLimit?: number;
+  /** Reconnect back-off: first delay and ceiling. Defaults 1 s and 30 s. */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+}
+
+export interface MqttState {
+  connected: boolean;
+  /** Why the last connection attempt failed or the connection dropped; absent while connected. */
+  lastError?: string;
+  /** `host:port` of the broker, for messages such as "not connected to localhost:1883". */
+  broker: string;
+}
+
+export interface MqttStats {
+  /** Messages the broker acknowledged. */
+  published: number;
+  /** Messages given up: pushed out of a full queue, or refused by the broker. */
+  dropped: number;
+  /** Messages waiting for the broker in our queue. */
+  queued: number;
+  /** Messages sent and not yet acknowledged by the broker. */
+  inFlight: number;
+}
+
+const CLOSE_TIMEOUT_MS = 2000;
+/** Messages handed to mqtt.js and not yet acknowledged, at most (see `send`). */
+const MAX_IN_FLIGHT = 100;
+
+export class MqttPublisher {
+  private readonly names: TopicNames;
+  private readonly connection: BrokerConnection;
+  private readonly queue: OutgoingQueue;
+  private readonly log: Logger;
+  /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
+  private readonly known = new Map<string, MqttDevice>();
+  private readonly broker: string;
+  private lastError: string | undefined;
+  private published = 0;
+  private inFlight = 0;
+  /** Counts connections, so acknowledgements from an earlier one do not free slots of the current one. */
+  private generation = 0;
+  private refused = 0;
+  private everConnected = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: MqttPublisherOptions) {
+    // A trailing slash in a configured prefix would give `voice-hub//status`.
+    this.names = {
+      topicPrefix: options.topicPrefix.replace(/\/+$/, ''),
+      discoveryPrefix: options.discoveryPrefix.replace(/\/+$/, ''),
+    };
+    this.log = options.logger;
+    this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
+    this.broker = options.brokerAddress.includes(':')
+      ? `[${options.brokerAddress}]:${options.port}`
+      : `${options.brokerAddress}:${options.port}`;
+    this.connection = new BrokerConnection(
+      {
+        host: options.brokerAddress,
+        port: options.port,
+        username: options.username,
+        password: options.password,
+        clientId: `voice-hub-${options.hostname ?? os.hostname()}`,
+        will: { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true },
+        keepaliveSeconds: options.keepaliveSeconds ?? 30,
+        reconnectMinMs: options.reconnectMinMs ?? 1000,
+        reconnectMaxMs: options.reconnectMaxMs ?? 30_000,
+        connectTimeoutMs: 10_000,
+      },
+      {
+        connected: () => this.onConnected(),
+        disconnected: (error) => this.onDisconnected(error),
+        message: (topic, payload) => this.onMessage(topic, payload),
+      },
+    );
+  }
+
+  /** Starts connecting in the background. Publishing before that (or while the broker is down) queues. */
+  start(): void {
+    if (this.closing) return;
+    this.log.info(`connecting to MQTT broker ${this.broker}`);
+    this.connection.start();
+  }
+
+  state(): MqttState {
+    const connected = this.connection.connected;
+    return connected || this.lastError === undefined
+      ? { connected, broker: this.broker }
+      : { connected, lastError: this.lastError, broker: this.broker };
+  }
+
+  stats(): MqttStats {
+    return {
+      published: this.published,
+      dropped: this.queue.dropped + this.refused,
+      queued: this.queue.size,
+      inFlight: this.inFlight,
+    };
+  }
+
+  /** Retained state of a device; on first sight (or a new name/type) its discovery configs too. */
+  publishDeviceState(device: MqttDevice): void {
+    this.guard('publish device state', () => {
+      const snapshot = pickDevice(device);
+      const before = this.known.get(snapshot.id);
+      this.known.set(snapshot.id, snapshot);
+      if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.sendDiscovery(snapshot);
+      this.sendState(snapshot);
+    });
+  }
+
+  /** A session start/end event, not retained: it is news, not state. */
+  publishSessionEvent(sessionId: string, event: Record<string, unknown>): void {
+    this.guard('publish session event', () => {
+      this.send({ topic: sessionEventTopic(this.names.topicPrefix, sessionId), payload: JSON.stringify(event), retain: false });
+    });
+  }
+
+  /** Clears every retained topic of a deleted device (an empty retained payload deletes it at the broker). */
+  removeDevice(deviceId: string): void {
+    this.guard('remove device', () => {
+      this.known.delete(deviceId);
+      // Discovery configs are cleared even when discovery is now off: they may be left from when it was on.
+      for (const topic of retainedTopicsOf(this.names, deviceId)) this.send({ topic, payload: '', retain: true });
+    });
+  }
+
+  /** Replaces the known devices (at start-up, from the store) and publishes each one's state and discovery. */
+  syncDevices(devices: readonly MqttDevice[]): void {
+    this.known.clear();
+    for (const device of devices) this.publishDeviceState(device);
+  }
+
+  /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages are abandoned. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const offline = { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true };
+      await this.connection.end(offline, CLOSE_TIMEOUT_MS);
+      this.log.debug('MQTT connection closed');
+    })();
+    return this.closing;
+  }
+
+  private onConnected(): void {
+    this.log.info(`${this.everConnected ? 'reconnected' : 'connected'} to MQTT broker ${this.broker}`);
+    this.everConnected = true;
+    this.lastError = undefined;
+    // Messages in flight on the old connection are mqtt.js' to resend; they no longer hold our slots.
+    this.generation++;
+    this.inFlight = 0;
+    if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
+    // `online` first, ahead of anything queued during the outage.
+    this.transmit({ topic: statusTopic(this.names.topicPrefix), payload: 'online', retain: true });
+    // The broker may have restarted without persistence and lost every retained message, so all known
+    // state is sent again, after what waited in the queue (events, removals). Queued retained messages
+    // for the same topics would only repeat it: they are discarded first.
+    const resync: OutgoingMessage[] = [];
+    for (const device of this.known.values()) {
+      if (this.options.homeAssistantDiscovery) {
+        for (const m of discoveryMessages(this.names, device)) resync.push({ ...m, retain: true });
+      }
+      resync.push(this.stateMessage(device));
+    }
+    for (const m of resync) this.queue.discardRetained(m.topic);
+    this.pump();
+    for (const m of resync) this.send(m);
+  }
+
+  private onDisconnected(error: string | undefined): void {
+    const text = error ?? 'connection closed';
+    // One warning per change of reason, not one per retry: a broker down for a day must not flood the journal.
+    if (text !== this.lastError) this.log.warn(`MQTT broker ${this.broker} unavailable: ${text}; retrying`);
+    else this.log.debug(`MQTT reconnect to ${this.broker} failed: ${text}`);
+    this.lastError = text;
+  }
+
+  private onMessage(topic: string, payload: string): void {
+    // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
+    if (topic !== haStatusTopic(this.names.discoveryPrefix) || payload !== 'online') return;
+    if (!this.options.homeAssistantDiscovery) return;
+    this.log.debug(`Home Assistant came online; re-sending discovery for ${this.known.size} device(s)`);
+    for (const device of this.known.values()) {
+      this.sendDiscovery(device);
+      this.sendState(device);
+    }
+  }
+
+  private sendDiscovery(device: MqttDevice): void {
+    for (const m of discoveryMessages(this.names, device)) this.send({ ...m, retain: true });
+  }
+
+  private sendState(device: MqttDevice): void {
+    this.send(this.stateMessage(device));
+  }
+
+  private stateMessage(device: MqttDevice): OutgoingMessage {
+    return { topic: deviceStateTopic(this.names.topicPrefix, device.id), payload: deviceStatePayload(device), retain: true };
+  }
+
+  /**
+   * Straight to the broker when connected and it keeps up; otherwise into the bounded queue. mqtt.js
+   * holds every unacknowledged QoS 1 message, so a broker that stalls with the socket still open would
+   * grow that store without limit: at most MAX_IN_FLIGHT messages are handed to it at a time.
+   */
+  private send(message: OutgoingMessage): void {
+    if (this.closing) return;
+    if (this.connection.connected && this.inFlight < MAX_IN_FLIGHT && this.queue.size === 0) this.transmit(message);
+    else this.queue.push(message);
+  }
+
+  /** Moves queued messages to the broker while it is connected and keeping up. */
+  private pump(): void {
+    while (!this.closing && this.connection.connected && this.inFlight < MAX_IN_FLIGHT) {
+      const next = this.queue.shift();
+      if (next === undefined) return;
+      this.transmit(next);
+    }
+  }
+
+  private transmit(message: OutgoingMessage): void {
+    const generation = this.generation;
+    this.inFlight++;
+    this.connection.publish(message, (error) => {
+      if (generation === this.generation) this.inFlight--;
+      if (error === undefined) this.published++;
+      else if (!this.closing) {
+        this.refused++;
+        this.log.debug(`MQTT publish to ${message.topic} failed: ${error.message}`);
+      }
+      this.pump();
+    });
+  }
+
+  private guard(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (e) {
+      // Publishing is a side channel: a bad record must not fail the request that caused it.
+      this.log.error(`MQTT ${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+}
+
+/** Our own copy of the fields we publish, so later changes to the caller's object do not leak in. */
+function pickDevice(d: MqttDevice): MqttDevice {
+  return {
+    id: d.id,
+    name: d.name,
+    type: d.type,
+    status: d.status,
+    lastSeen: d.lastSeen,
+    batteryLevel: d.batteryLevel ?? null,
+    temperature: d.temperature ?? null,
+    memoryUsage: d.memoryUsage ?? null,
+    cpuUsage: d.cpuUsage ?? null,
+  };
+}

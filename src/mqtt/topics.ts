@@ -1,0 +1,44 @@
+// Topic names of the MQTT publisher (DESIGN.md "MQTT"). Pure functions, table-tested.
+import { createHash } from 'node:crypto';
+
+/**
+ * One topic level made from a device or session id. MQTT forbids `+` and `#` in topic names
+ * [MQTT-4.7.1-1], `/` would split the id into several levels, and U+0000 is forbidden [MQTT-4.7.3-2].
+ * We percent-encode those (and `%` itself, and other control characters) as `%XX` of their UTF-8
+ * bytes, as URLs do: ordinary ids stay readable (`kitchen-01` -> `kitchen-01`), `a/b` becomes `a%2Fb`,
+ * and the mapping is one-to-one, so two different ids can never share a topic.
+ */
+export function topicLevel(id: string): string {
+  return id.replace(/[%+#/\u0000-\u001f\u007f]/g, (ch) =>
+    Array.from(Buffer.from(ch, 'utf8'), (b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join(''),
+  );
+}
+
+/**
+ * A Home Assistant node id / object id: HA accepts only `[a-zA-Z0-9_-]` there. Ids already in that
+ * alphabet are used as they are; any other id has each foreign character replaced by `_` and a short
+ * hash of the original appended, so `a/b` and `a+b` still get different node ids.
+ */
+export function haNodeId(id: string): string {
+  if (/^[A-Za-z0-9_-]+$/.test(id)) return id;
+  const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 8);
+  return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${hash}`;
+}
+
+/** `<prefix>/status`: `online` while connected, `offline` as the last will and on clean shutdown. */
+export const statusTopic = (prefix: string): string => `${prefix}/status`;
+
+/** `<prefix>/devices/<id>/state`: retained JSON state of one device. */
+export const deviceStateTopic = (prefix: string, deviceId: string): string =>
+  `${prefix}/devices/${topicLevel(deviceId)}/state`;
+
+/** `<prefix>/sessions/<id>/event`: session start/end events, not retained. */
+export const sessionEventTopic = (prefix: string, sessionId: string): string =>
+  `${prefix}/sessions/${topicLevel(sessionId)}/event`;
+
+/** Home Assistant's birth/will topic: `online` when HA (re)starts and wants discovery again. */
+export const haStatusTopic = (discoveryPrefix: string): string => `${discoveryPrefix}/status`;
+
+/** `<discoveryPrefix>/sensor/<nodeid>/<object>/config` */
+export const discoveryTopic = (discoveryPrefix: string, deviceId: string, object: string): string =>
+  `${discoveryPrefix}/sensor/${haNodeId(deviceId)}/${object}/config`;

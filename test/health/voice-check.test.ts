@@ -1,0 +1,159 @@
+// The voice-service check against real WebSocket servers on 127.0.0.1 (ws, port 0).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { WebSocketServer } from 'ws';
+import { createVoiceServiceCheck } from '../../src/health/checks.js';
+import { tmpDir } from '../support/tmp.js';
+
+interface Upstream {
+  url: string;
+  connections: number;
+  authorizations: (string | undefined)[];
+  closeCodes: number[];
+}
+
+/** A voice server stand-in that counts connections and records how they were closed. */
+async function upstream(verify?: (auth: string | undefined) => boolean): Promise<Upstream> {
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    verifyClient: verify ? (info: { req: IncomingMessage }) => verify(info.req.headers.authorization) : undefined,
+  });
+  await new Promise((r) => wss.once('listening', r));
+  const u: Upstream = { url: `ws://127.0.0.1:${(wss.address() as net.AddressInfo).port}/voice`, connections: 0, authorizations: [], closeCodes: [] };
+  wss.on('connection', (socket, req) => {
+    u.connections++;
+    u.authorizations.push(req.headers.authorization);
+    socket.on('close', (code) => u.closeCodes.push(code));
+  });
+  after(() => new Promise<void>((r) => wss.close(() => r())));
+  return u;
+}
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const base = { apiKey: 'upstream-key', enabled: () => true, timeoutMs: 5000 };
+
+async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('voice-service check', () => {
+  it('is Healthy when the WebSocket opens, sends the API key, and closes with 1000', async () => {
+    const u = await upstream();
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: u.url })();
+    assert.equal(result.status, 'Healthy');
+    assert.equal(result.description, `WebSocket connection to ${u.url} opened`);
+    assert.equal(result.data?.serverUrl, u.url);
+    assert.deepEqual(u.authorizations, ['Bearer upstream-key']);
+    await waitUntil(() => u.closeCodes.length === 1, 'the probe to close');
+    assert.deepEqual(u.closeCodes, [1000]);
+  });
+
+  it('is Unhealthy with the connection error text when nothing listens', async () => {
+    const port = await freePort();
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: `ws://127.0.0.1:${port}/voice` })();
+    assert.equal(result.status, 'Unhealthy');
+    assert.equal(result.description, `connect ECONNREFUSED 127.0.0.1:${port}`);
+    assert.equal(result.exception, result.description);
+  });
+
+  it('is Unhealthy when the server refuses the key', async () => {
+    const u = await upstream((auth) => auth === 'Bearer right');
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: u.url, apiKey: 'wrong' })();
+    assert.equal(result.status, 'Unhealthy');
+    assert.equal(result.description, 'Unexpected server response: 401');
+  });
+
+  it('is Unhealthy after the timeout when the server never answers the upgrade', async () => {
+    const silent = net.createServer(() => {});
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    after(() => {
+      silent.close();
+      // Sockets the probe left behind are destroyed by its terminate().
+    });
+    const url = `ws://127.0.0.1:${(silent.address() as net.AddressInfo).port}/`;
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: url, timeoutMs: 200 })();
+    assert.equal(result.status, 'Unhealthy');
+    assert.equal(result.description, `no WebSocket connection to ${url} within 200 ms`);
+  });
+
+  it('reports TLS errors verbatim, and trusts a given CA', async () => {
+    const dir = tmpDir();
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+      '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'pipe' });
+    const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) });
+    const wss = new WebSocketServer({ server });
+    let connections = 0;
+    wss.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => {
+      wss.close();
+      server.close();
+    });
+    const url = `wss://127.0.0.1:${(server.address() as net.AddressInfo).port}/voice`;
+    const untrusted = await createVoiceServiceCheck({ ...base, serverUrl: url })();
+    assert.equal(untrusted.status, 'Unhealthy');
+    assert.equal(untrusted.description, 'self-signed certificate');
+    const trusted = await createVoiceServiceCheck({ ...base, serverUrl: url, ca: readFileSync(cert) })();
+    assert.equal(trusted.status, 'Healthy');
+    assert.equal(connections, 1);
+  });
+
+  it('is Healthy without connecting when voice is disabled, and follows the switch', async () => {
+    const u = await upstream();
+    let enabled = false;
+    const check = createVoiceServiceCheck({ ...base, serverUrl: u.url, enabled: () => enabled });
+    assert.deepEqual(await check(), { status: 'Healthy', description: 'voice features disabled', data: { serverUrl: u.url }, tags: ['voice', 'upstream'] });
+    assert.equal(u.connections, 0);
+    enabled = true;
+    assert.equal((await check()).status, 'Healthy');
+    assert.equal(u.connections, 1);
+  });
+
+  it('50 concurrent checks open one upstream connection', async () => {
+    const u = await upstream();
+    const check = createVoiceServiceCheck({ ...base, serverUrl: u.url, cacheMs: 60_000 });
+    const results = await Promise.all(Array.from({ length: 50 }, () => check()));
+    assert.ok(results.every((r) => r.status === 'Healthy'));
+    assert.equal(u.connections, 1);
+    await check(); // within cacheMs: reused
+    assert.equal(u.connections, 1);
+  });
+
+  it('probes again once the cached result has expired', async () => {
+    const u = await upstream();
+    const check = createVoiceServiceCheck({ ...base, serverUrl: u.url, cacheMs: 0 });
+    await check();
+    await check();
+    assert.equal(u.connections, 2);
+  });
+
+  it('hides credentials and query in the reported URL, and survives an invalid URL', async () => {
+    const port = await freePort();
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: `ws://user:pw@127.0.0.1:${port}/v?key=secret` })();
+    assert.equal(result.data?.serverUrl, `ws://127.0.0.1:${port}/v`);
+    assert.doesNotMatch(JSON.stringify(result), /secret|pw@/);
+    const invalid = await createVoiceServiceCheck({ ...base, serverUrl: 'not a url' })();
+    assert.equal(invalid.status, 'Unhealthy');
+    assert.match(invalid.description, /Invalid URL/);
+  });
+});

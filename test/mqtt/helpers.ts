@@ -1,0 +1,113 @@
+// Shared pieces of the MQTT tests: a recording subscriber (plain mqtt.js, as Home Assistant would
+// be), bounded waits, and publishers with their own topic prefixes so tests never see each other.
+import { randomUUID } from 'node:crypto';
+import mqtt, { type MqttClient } from 'mqtt';
+import { silentLogger } from '../../src/log/logger.js';
+import type { MqttDevice } from '../../src/mqtt/discovery.js';
+import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
+
+export interface Received {
+  topic: string;
+  payload: string;
+  retain: boolean;
+}
+
+/** Polls `condition` every 20 ms; fails with `what` after `timeoutMs`. */
+export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export class Subscriber {
+  readonly messages: Received[] = [];
+  private constructor(readonly client: MqttClient) {
+    client.on('message', (topic, payload, packet) => {
+      this.messages.push({ topic, payload: payload.toString('utf8'), retain: packet.retain });
+    });
+  }
+
+  /** Connects and subscribes to `filters`; resolves once the broker has acknowledged the subscription. */
+  static async connect(port: number, filters: string[]): Promise<Subscriber> {
+    const client = await mqtt.connectAsync({
+      host: '127.0.0.1',
+      port,
+      clientId: `test-sub-${randomUUID()}`,
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+    });
+    const sub = new Subscriber(client);
+    await client.subscribeAsync(filters, { qos: 1 });
+    return sub;
+  }
+
+  on(topic: string): Received[] {
+    return this.messages.filter((m) => m.topic === topic);
+  }
+
+  async waitFor(predicate: (m: Received) => boolean, what: string, timeoutMs = 10_000): Promise<Received> {
+    await waitUntil(() => this.messages.some(predicate), what, timeoutMs);
+    return this.messages.find(predicate)!;
+  }
+
+  /**
+   * Publishes a marker on `topic` (which the subscription must cover) and waits for it to come back.
+   * The broker sends retained messages right after SUBACK, ahead of anything published later, so once
+   * the marker is here every retained message this subscription will ever get has arrived.
+   */
+  async barrier(topic: string): Promise<void> {
+    const marker = randomUUID();
+    await this.client.publishAsync(topic, marker, { qos: 1 });
+    await this.waitFor((m) => m.topic === topic && m.payload === marker, `barrier on ${topic}`);
+  }
+
+  publish(topic: string, payload: string, retain = false): Promise<unknown> {
+    return this.client.publishAsync(topic, payload, { qos: 1, retain });
+  }
+
+  end(): Promise<void> {
+    return this.client.endAsync(true);
+  }
+}
+
+/** Options for a publisher against `port` with topic prefixes and client id unique to this call. */
+export function publisherOptions(port: number, overrides: Partial<MqttPublisherOptions> = {}): MqttPublisherOptions {
+  const tag = randomUUID().slice(0, 8);
+  return {
+    brokerAddress: '127.0.0.1',
+    port,
+    username: '',
+    password: '',
+    topicPrefix: `vh-${tag}`,
+    homeAssistantDiscovery: true,
+    discoveryPrefix: `ha-${tag}`,
+    logger: silentLogger,
+    hostname: `test-${tag}`,
+    keepaliveSeconds: 2,
+    reconnectMinMs: 100,
+    reconnectMaxMs: 500,
+    ...overrides,
+  };
+}
+
+export async function connectedPublisher(options: MqttPublisherOptions): Promise<MqttPublisher> {
+  const publisher = new MqttPublisher(options);
+  publisher.start();
+  await waitUntil(() => publisher.state().connected, 'publisher to connect');
+  return publisher;
+}
+
+export const device = (id: string, over: Partial<MqttDevice> = {}): MqttDevice => ({
+  id,
+  name: `Device ${id}`,
+  type: 'esp32-s3',
+  status: 'online',
+  lastSeen: '2025-01-02T03:04:05.000Z',
+  batteryLevel: 87,
+  temperature: 41.5,
+  memoryUsage: 33,
+  cpuUsage: 12.5,
+  ...over,
+});

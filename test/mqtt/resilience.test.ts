@@ -1,0 +1,142 @@
+// What happens when things go wrong: the process dies, the broker goes away and comes back, the
+// credentials are wrong. Real mosquitto instances and a real child process throughout.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { connectedPublisher, device, publisherOptions, Subscriber, waitUntil } from './helpers.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CHILD = path.join(import.meta.dirname, 'fixtures/child-publisher.ts');
+
+describe('MqttPublisher when things fail', () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  after(async () => {
+    for (const c of cleanup.reverse()) await c();
+  });
+  const broker = async (options = {}): Promise<Mosquitto> => {
+    const b = await startMosquitto(options);
+    cleanup.push(() => b.stop());
+    return b;
+  };
+
+  it('a killed process is announced offline by the broker (last will)', async () => {
+    const b = await broker();
+    const prefix = `vh-${randomUUID().slice(0, 8)}`;
+    const sub = await Subscriber.connect(b.port, [`${prefix}/status`]);
+    cleanup.push(() => sub.end());
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, String(b.port), prefix, `child-${prefix}`], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanup.push(() => void child.kill('SIGKILL'));
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    await waitUntil(() => output.includes('ready') || child.exitCode !== null, 'the child to connect', 30_000);
+    assert.match(output, /ready/);
+    await sub.waitFor((m) => m.payload === 'online', 'online from the child');
+    child.kill('SIGKILL');
+    const offline = await sub.waitFor((m) => m.payload === 'offline', 'the last will');
+    assert.equal(offline.topic, `${prefix}/status`);
+  });
+
+  it('a stopped broker neither slows nor fails publishing; the queue stays bounded; all is re-sent on restart', async (t) => {
+    const b = await broker();
+    const options = publisherOptions(b.port, { queueLimit: 100 });
+    const pub = await connectedPublisher(options);
+    cleanup.push(() => pub.close());
+    pub.publishDeviceState(device('d1'));
+    await waitUntil(() => pub.stats().published >= 7, 'the first state to be acknowledged');
+    const publishedBefore = pub.stats().published;
+
+    await b.stop();
+    await waitUntil(() => /ECONNREFUSED/.test(pub.state().lastError ?? ''), 'the publisher to see the broker gone');
+    assert.deepEqual(pub.state(), {
+      connected: false,
+      lastError: `connect ECONNREFUSED 127.0.0.1:${b.port}`,
+      broker: `127.0.0.1:${b.port}`,
+    });
+
+    const started = performance.now();
+    for (let i = 0; i < 1000; i++) {
+      assert.equal(pub.publishDeviceState(device('d1', { batteryLevel: i % 100 })), undefined);
+      assert.equal(pub.publishSessionEvent('s1', { type: 'audio', n: i }), undefined);
+    }
+    t.diagnostic(`2,000 publish calls with the broker down took ${(performance.now() - started).toFixed(1)} ms`);
+    // One coalesced retained state plus the newest 99 events; the 901 older events were dropped.
+    assert.deepEqual(pub.stats(), { published: publishedBefore, dropped: 901, queued: 100, inFlight: 0 });
+
+    await b.restart();
+    await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 99 + 7, 'the queue to be flushed');
+    const sub = await Subscriber.connect(b.port, [`${options.topicPrefix}/#`, `${options.discoveryPrefix}/#`]);
+    cleanup.push(() => sub.end());
+    await sub.barrier(`${options.topicPrefix}/barrier`);
+    // The restarted broker had no persistence: everything retained came from the publisher again.
+    assert.equal(sub.on(`${options.topicPrefix}/status`)[0]?.payload, 'online');
+    assert.equal(JSON.parse(sub.on(`${options.topicPrefix}/devices/d1/state`)[0]!.payload).batteryLevel, 99);
+    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${options.discoveryPrefix}/sensor/d1/`)).length, 5);
+  });
+
+  it('a hung broker (socket open, no acks) does not grow what mqtt.js holds; all flows once it wakes', async () => {
+    const b = await broker();
+    const options = publisherOptions(b.port, { queueLimit: 500, keepaliveSeconds: 30 });
+    const pub = await connectedPublisher(options);
+    cleanup.push(() => pub.close());
+    await waitUntil(() => pub.stats().published >= 1, 'online to be acknowledged');
+    const live = await Subscriber.connect(b.port, [`${options.topicPrefix}/sessions/#`]);
+    cleanup.push(() => live.end());
+    b.pause();
+    for (let i = 0; i < 2000; i++) pub.publishSessionEvent('s1', { n: i });
+    const stalled = pub.stats();
+    assert.ok(stalled.inFlight <= 100, `at most 100 messages handed to mqtt.js, got ${stalled.inFlight}`);
+    assert.equal(stalled.queued, 500);
+    assert.equal(stalled.inFlight + stalled.queued + stalled.dropped + stalled.published - 1, 2000);
+    b.resume();
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the backlog to be delivered', 15_000);
+    await live.waitFor((m) => JSON.parse(m.payload).n === 1999, 'the newest event');
+    // Only the oldest events were dropped: what arrived is the first in-flight batch and the newest 500.
+    const received = live.messages.map((m) => JSON.parse(m.payload).n as number);
+    assert.deepEqual(received.slice(-500), Array.from({ length: 500 }, (_, i) => 1500 + i));
+  });
+
+  it('wrong credentials: not connected, with the broker\'s reason', async () => {
+    const b = await broker({ users: { hub: 'right-password' } });
+    const wrong = new MqttPublisher(publisherOptions(b.port, { username: 'hub', password: 'wrong' }));
+    cleanup.push(() => wrong.close());
+    wrong.start();
+    await waitUntil(() => wrong.state().lastError !== undefined, 'the connection to be refused');
+    assert.equal(wrong.state().connected, false);
+    assert.equal(wrong.state().lastError, 'Connection refused: Not authorized');
+    // Anonymous is refused too; the right password gets in.
+    const anonymous = new MqttPublisher(publisherOptions(b.port));
+    cleanup.push(() => anonymous.close());
+    anonymous.start();
+    await waitUntil(() => anonymous.state().lastError !== undefined, 'the anonymous connection to be refused');
+    assert.match(anonymous.state().lastError!, /^Connection refused: /);
+    const right = await connectedPublisher(publisherOptions(b.port, { username: 'hub', password: 'right-password' }));
+    cleanup.push(() => right.close());
+    assert.equal(right.state().connected, true);
+  });
+
+  it('no broker at all: keeps retrying and says why', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const pub = new MqttPublisher(publisherOptions(port));
+    cleanup.push(() => pub.close());
+    pub.start();
+    pub.publishDeviceState(device('d1'));
+    await waitUntil(() => pub.state().lastError !== undefined, 'a connection error');
+    assert.deepEqual(pub.state(), { connected: false, lastError: `connect ECONNREFUSED 127.0.0.1:${port}`, broker: `127.0.0.1:${port}` });
+    assert.equal(pub.stats().queued, 6, 'five discovery configs and the state wait for the broker');
+  });
+});

@@ -1,0 +1,99 @@
+// Topic names and Home Assistant payloads: pure, table-driven.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deviceStatePayload, discoveryChanged, discoveryMessages, retainedTopicsOf } from '../../src/mqtt/discovery.js';
+import { deviceStateTopic, discoveryTopic, haNodeId, sessionEventTopic, statusTopic, topicLevel } from '../../src/mqtt/topics.js';
+import { device } from './helpers.js';
+
+describe('topicLevel', () => {
+  const cases: [string, string][] = [
+    ['kitchen-01', 'kitchen-01'],
+    ['a/b', 'a%2Fb'],
+    ['a+b', 'a%2Bb'],
+    ['a#b', 'a%23b'],
+    ['100%', '100%25'],
+    ['tab\there', 'tab%09here'],
+    ['nul\u0000', 'nul%00'],
+    ['küche', 'küche'],
+    ['', ''],
+  ];
+  for (const [id, level] of cases) {
+    it(`${JSON.stringify(id)} -> ${JSON.stringify(level)}`, () => {
+      assert.equal(topicLevel(id), level);
+      assert.doesNotMatch(topicLevel(id), /[+#/\u0000]/);
+    });
+  }
+  it('never maps two ids to one level', () => {
+    const ids = ['a/b', 'a%2Fb', 'a+b', 'a%2Bb', 'a_b', 'a b', 'a#b'];
+    assert.equal(new Set(ids.map(topicLevel)).size, ids.length);
+  });
+});
+
+describe('haNodeId', () => {
+  it('keeps ids HA accepts', () => assert.equal(haNodeId('kitchen_01-B'), 'kitchen_01-B'));
+  it('replaces foreign characters and adds a hash', () => {
+    assert.match(haNodeId('a/b'), /^a_b_[0-9a-f]{8}$/);
+    assert.notEqual(haNodeId('a/b'), haNodeId('a+b'));
+    assert.match(haNodeId('küche 1'), /^[A-Za-z0-9_-]+$/);
+  });
+});
+
+describe('topics', () => {
+  it('builds every topic from the prefix', () => {
+    assert.equal(statusTopic('voice-hub'), 'voice-hub/status');
+    assert.equal(deviceStateTopic('voice-hub', 'd/1'), 'voice-hub/devices/d%2F1/state');
+    assert.equal(sessionEventTopic('voice-hub', 's+1'), 'voice-hub/sessions/s%2B1/event');
+    assert.equal(discoveryTopic('homeassistant', 'd1', 'cpu'), 'homeassistant/sensor/d1/cpu/config');
+  });
+});
+
+describe('discovery payloads', () => {
+  const names = { topicPrefix: 'voice-hub', discoveryPrefix: 'homeassistant' };
+  it('state carries status, lastSeen and the four metrics, nulls included', () => {
+    assert.deepEqual(JSON.parse(deviceStatePayload(device('d1', { temperature: null }))), {
+      status: 'online',
+      lastSeen: '2025-01-02T03:04:05.000Z',
+      batteryLevel: 87,
+      temperature: null,
+      memoryUsage: 33,
+      cpuUsage: 12.5,
+    });
+  });
+  it('one config per sensor; battery exactly', () => {
+    const messages = discoveryMessages(names, device('d1'));
+    assert.deepEqual(
+      messages.map((m) => m.topic),
+      ['battery', 'temperature', 'memory', 'cpu', 'status'].map((o) => `homeassistant/sensor/d1/${o}/config`),
+    );
+    assert.deepEqual(JSON.parse(messages[0]!.payload), {
+      name: 'Battery',
+      unique_id: 'voice-hub_d1_battery',
+      state_topic: 'voice-hub/devices/d1/state',
+      value_template: '{{ value_json.batteryLevel }}',
+      unit_of_measurement: '%',
+      state_class: 'measurement',
+      device_class: 'battery',
+      availability_topic: 'voice-hub/status',
+      payload_available: 'online',
+      payload_not_available: 'offline',
+      device: { identifiers: ['voice-hub_d1'], name: 'Device d1', model: 'esp32-s3', manufacturer: 'voice-hub' },
+    });
+    const status = JSON.parse(messages[4]!.payload);
+    assert.equal(status.value_template, '{{ value_json.status }}');
+    assert.equal(status.unit_of_measurement, undefined, 'a text sensor has no unit (HA would expect numbers)');
+    assert.equal(JSON.parse(messages[1]!.payload).unit_of_measurement, '°C');
+  });
+  it('removal covers the state and every discovery topic', () => {
+    const topics = retainedTopicsOf(names, 'a/b');
+    assert.equal(topics.length, 6);
+    assert.equal(topics[0], 'voice-hub/devices/a%2Fb/state');
+    for (const m of discoveryMessages(names, device('a/b'))) assert.ok(topics.includes(m.topic));
+  });
+  it('discovery is resent only for new devices or a new name/type', () => {
+    const d = device('d1');
+    assert.equal(discoveryChanged(undefined, d), true);
+    assert.equal(discoveryChanged(d, { ...d, batteryLevel: 1 }), false);
+    assert.equal(discoveryChanged(d, { ...d, name: 'Other' }), true);
+    assert.equal(discoveryChanged(d, { ...d, type: 'pi' }), true);
+  });
+});
