@@ -1,0 +1,61 @@
+# voice-hub: `make run` starts the service with the shipped config, `make test` runs the whole suite.
+# Both install what is missing first (npm packages via npm ci, Debian packages via apt-get).
+SHELL := /bin/bash
+NODE ?= node
+PORT ?= 5000
+# make binaries: strip each runtime with its own binutils, make the ARM SEA blobs under qemu-user.
+BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf qemu-user \
+  libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross
+DEB_DEBS := lintian
+TEST_DEBS := mosquitto mosquitto-clients chromium espeak-ng opus-tools openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
+SOURCES := $(shell find src -name '*.ts') build.mjs package.json
+
+.PHONY: deps run test typecheck build bench clean binaries deb install
+
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.package-lock.json
+
+dist/voice-hub.cjs: node_modules/.package-lock.json $(SOURCES)
+	$(NODE) build.mjs
+
+build: dist/voice-hub.cjs
+
+typecheck: deps
+	npx tsc --noEmit
+
+# The shipped config names the built-in echo voice server on 127.0.0.1:5050 and a broker on localhost:1883:
+# run-local.sh starts both beside the service (when not already running) and stops them with it.
+run: build
+	scripts/ensure-debs.sh mosquitto
+	PORT=$(PORT) scripts/run-local.sh
+
+test: deps
+	scripts/ensure-debs.sh $(TEST_DEBS)
+	npx tsc --noEmit
+	$(NODE) build.mjs
+	$(NODE) scripts/build-binaries.mjs
+	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=300000 test/*/*.test.ts
+
+# dist/voice-hub-linux-{x64,arm64,armv7}: single executables (Node SEA); reuses unchanged outputs.
+binaries: build
+	scripts/ensure-debs.sh $(BINARY_DEBS)
+	$(NODE) scripts/build-binaries.mjs
+
+# dist/voice-hub_<version>_{amd64,arm64,armhf}.deb, checked by lintian.
+deb: binaries
+	scripts/ensure-debs.sh $(DEB_DEBS)
+	$(NODE) packaging/build-deb.mjs
+
+# This machine's executable, unit and config, without Debian packaging (PREFIX, DESTDIR as usual).
+install: build
+	$(NODE) scripts/build-binaries.mjs host
+	packaging/install.sh
+
+bench: build
+	npm run bench
+
+clean:
+	rm -rf dist

@@ -1,0 +1,37 @@
+// Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs`,
+// and copies the files it loads at run time beside it: the uWS native addons and the sql.js wasm.
+import { build } from 'esbuild';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.dirname(new URL(import.meta.url).pathname);
+const dist = path.join(root, 'dist');
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+mkdirSync(path.join(dist, 'native'), { recursive: true });
+
+await build({
+  entryPoints: [path.join(root, 'src/main.ts')],
+  outfile: path.join(dist, 'voice-hub.cjs'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+  alias: { 'uWebSockets.js': path.join(root, 'src/http/uws-alias.ts') },
+  // ws loads these optional native speed-ups in a try/catch; without them it uses plain JS.
+  external: ['bufferutil', 'utf-8-validate'],
+  define: { VOICE_HUB_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__import_meta_url' },
+  banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+});
+
+// Every platform the executables target: x64, arm64 (Pi 3/4/5 64-bit), armv7 (32-bit Pi OS). ABI 115 = Node 20.
+const uwsDir = path.join(root, 'node_modules/uWebSockets.js/binaries');
+for (const arch of ['x64', 'arm64', 'arm']) {
+  const name = `uws_linux_${arch}_115.node`;
+  copyFileSync(path.join(uwsDir, name), path.join(dist, 'native', name));
+}
+copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
+console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);

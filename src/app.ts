@@ -1,0 +1,225 @@
+// createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
+// process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TemplatedApp } from 'uWebSockets.js';
+import { loadSigningKey } from './auth/signing-key.js';
+import { TokenService, type Principal } from './auth/tokens.js';
+import type { LoadedConfig } from './config/types.js';
+import { DeviceRegistry } from './devices/registry.js';
+import { DomainError } from './errors.js';
+import { createDatabaseCheck, createMqttCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
+import { attachHub, type VoiceHubServer } from './hub/index.js';
+import { hostMatcher, originHost } from './http/hosts.js';
+import { Router, type Route } from './http/router.js';
+import { configRoutes } from './http/routes/config.js';
+import { deviceRoutes } from './http/routes/devices.js';
+import { healthRoutes } from './http/routes/health.js';
+import { voiceRoutes } from './http/routes/voice.js';
+import { listen, mountHttpApi, type Listening } from './http/server.js';
+import { loadNativeUws } from './http/uws-native.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { MqttPublisher } from './mqtt/publisher.js';
+import { ConfigCategories } from './settings/categories.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
+import { voiceHubMethods } from './voice/hub-methods.js';
+import { VoiceSessionService } from './voice/sessions.js';
+
+export interface AppDeps {
+  logger?: Logger;
+  /** Folder of the bundle, where the build puts `native/` and `sql-wasm.wasm`. */
+  bundleDir?: string;
+}
+
+export interface RunningApp {
+  readonly port: number;
+  readonly store: Store;
+  readonly router: Router;
+  readonly hub: VoiceHubServer;
+  readonly sessions: VoiceSessionService;
+  readonly mqtt: MqttPublisher | undefined;
+}
+
+export interface App {
+  start(): Promise<RunningApp>;
+  /** Stops accepting, ends sessions, flushes storage. Idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Parts {
+  listener?: Listening;
+  hub?: VoiceHubServer;
+  sessions?: VoiceSessionService;
+  mqtt?: MqttPublisher;
+  store?: Store;
+}
+
+export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
+  const { config } = loaded;
+  const logger = deps.logger ?? createLogger({ levels: config.Logging.LogLevel });
+  const parts: Parts = {};
+  let stopping: Promise<void> | undefined;
+
+  async function start(): Promise<RunningApp> {
+    const native = loadNativeUws({ bundleDir: deps.bundleDir });
+    logger.info(`uWebSockets.js native addon loaded from ${native.addonPath}`);
+
+    const wasmFile = deps.bundleDir ? path.join(deps.bundleDir, 'sql-wasm.wasm') : undefined;
+    const store = await openStore({
+      dataDir: config.Storage.DataDir,
+      flushIntervalMs: config.Storage.FlushInterval,
+      logger: logger.child('Storage'),
+      wasmBinary: wasmFile && existsSync(wasmFile) ? readFileSync(wasmFile) : undefined,
+    });
+    parts.store = store;
+    try {
+      return await wire(native.uws, store);
+    } catch (e) {
+      await stop();
+      throw e;
+    }
+  }
+
+  async function wire(uws: ReturnType<typeof loadNativeUws>['uws'], store: Store): Promise<RunningApp> {
+    const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
+    const categories = new ConfigCategories(loaded, store.settings);
+    const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
+    const verifyToken = async (token: string): Promise<Principal> => {
+      const p = await tokens.verify(token);
+      if (!registry.isTokenCurrent(p)) throw new DomainError('unauthenticated', 'The token has been revoked.');
+      return p;
+    };
+
+    // MQTT is optional: an empty broker address switches it off.
+    const mqttSettings = categories.get('mqtt') as { brokerAddress: string; port: number; username: string };
+    const mqtt = mqttSettings.brokerAddress
+      ? new MqttPublisher({
+          brokerAddress: mqttSettings.brokerAddress,
+          port: mqttSettings.port,
+          username: mqttSettings.username,
+          password: config.Mqtt.Password,
+          topicPrefix: config.Mqtt.TopicPrefix,
+          homeAssistantDiscovery: config.Mqtt.HomeAssistantDiscovery,
+          discoveryPrefix: config.Mqtt.DiscoveryPrefix,
+          logger: logger.child('Mqtt'),
+        })
+      : undefined;
+    parts.mqtt = mqtt;
+
+    const app: TemplatedApp = uws.App();
+    const sessions = new VoiceSessionService({
+      config: {
+        serverUrl: config.VoiceService.ServerUrl,
+        apiKey: config.VoiceService.ApiKey,
+        connectTimeoutMs: config.VoiceService.ConnectTimeout,
+        sessionIdleTimeoutMs: config.VoiceService.SessionIdleTimeout,
+        enableVoice: () => categories.voice().enableVoice,
+      },
+      sessions: store.sessions,
+      deviceExists: (id) => registry.exists(id),
+      voiceDefaults: () => {
+        const v = categories.voice();
+        return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
+      },
+      events: {
+        toGroup: (sessionId, target, payload) => {
+          hub.sendToGroup(`session-${sessionId}`, target, payload);
+          if (target === 'SessionEnded') mqtt?.publishSessionEvent(sessionId, { event: 'ended', ...(payload as object) });
+        },
+      },
+      logger: logger.child('Upstream'),
+    });
+    parts.sessions = sessions;
+    await sessions.recordInterrupted();
+
+    registry.addListener({
+      deviceChanged: (d) => mqtt?.publishDeviceState(d),
+      deviceDeleted: async (id) => {
+        mqtt?.removeDevice(id);
+        await sessions.stopAllForDevice(id);
+      },
+    });
+
+    const allowedHost = hostMatcher(config.AllowedHosts);
+    const hub: VoiceHubServer = attachHub(app, {
+      path: '/voice-hub',
+      methods: voiceHubMethods({
+        verifyToken,
+        getSession: (id) => sessions.get(id),
+        sendAudio: (id, opus) => sessions.sendAudio(id, opus),
+        hub: () => hub,
+      }),
+      maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
+      keepAliveIntervalMs: config.Hub.KeepAliveInterval,
+      clientTimeoutMs: config.Hub.ClientTimeout,
+      allowedOrigins: (origin) => {
+        const host = originHost(origin);
+        return host !== undefined && allowedHost(host);
+      },
+      // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
+      authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
+      logger: logger.child('Hub'),
+    });
+    parts.hub = hub;
+
+    const checks: Record<string, HealthCheck> = {
+      'voice-service': createVoiceServiceCheck({
+        serverUrl: config.VoiceService.ServerUrl,
+        apiKey: config.VoiceService.ApiKey,
+        enabled: () => categories.voice().enableVoice,
+        timeoutMs: config.VoiceService.ConnectTimeout,
+      }),
+      database: createDatabaseCheck(store),
+      mqtt: mqtt
+        ? createMqttCheck(mqtt)
+        : async () => ({ status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)' }),
+    };
+
+    const publicHost = `${config.Server.Host === '0.0.0.0' ? os.hostname() : config.Server.Host}:${config.Server.Port}`;
+    const routes: Route[] = [
+      ...deviceRoutes(registry),
+      ...voiceRoutes(sessions, publicHost),
+      ...configRoutes(categories),
+      ...healthRoutes(checks),
+    ];
+    const router = new Router(routes);
+    mountHttpApi(app, {
+      router,
+      maxBodyBytes: config.Server.MaxBodyBytes,
+      auth: {
+        apiKeys: config.ApiKeys,
+        tokens,
+        isTokenCurrent: (p) => registry.isTokenCurrent(p),
+        requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
+      },
+      logger: logger.child('Http'),
+      accessLog: logger.child('Microsoft.AspNetCore'),
+    });
+
+    const listener = await listen(uws, app, config.Server.Host, config.Server.Port);
+    parts.listener = listener;
+    if (mqtt) {
+      mqtt.syncDevices(store.devices.list());
+      mqtt.start();
+    }
+    logger.info(`listening on http://${config.Server.Host}:${listener.port}`);
+    return { port: listener.port, store, router, hub, sessions, mqtt };
+  }
+
+  // Order matters: stop taking work, end sessions (their end records are written), then flush.
+  function stop(): Promise<void> {
+    stopping ??= (async () => {
+      parts.listener?.close();
+      parts.hub?.closeAll({ allowReconnect: true });
+      await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
+      await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));
+      await parts.store?.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  }
+
+  return { start, stop };
+}

@@ -1,0 +1,34 @@
+// The key that signs tokens: `Auth.SigningKey` when set, otherwise a random key generated on first
+// start and kept in the data dir with mode 0600, so `voice-hub token admin` on the box signs with
+// the same key as the running service.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+export const SIGNING_KEY_FILE = 'signing.key';
+
+export function loadSigningKey(configured: string, dataDir: string): Uint8Array {
+  if (configured) {
+    const bytes = new TextEncoder().encode(configured);
+    if (bytes.length < 32) throw new Error('Auth.SigningKey must be at least 32 bytes long');
+    return bytes;
+  }
+  const file = path.join(dataDir, SIGNING_KEY_FILE);
+  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(32).toString('base64url') + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  // A key file copied in with loose permissions is tightened rather than refused.
+  chmodSync(file, 0o600);
+  const text = readFileSync(file, 'utf8').trim();
+  if (text.length < 32) throw new Error(`signing key file ${file} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`);
+  return new TextEncoder().encode(text);
+}

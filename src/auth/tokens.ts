@@ -1,0 +1,71 @@
+// Device and admin tokens: HS256 JWTs (DESIGN.md "HTTP contract"). Only HS256 is accepted, so
+// `alg: none` and algorithm-confusion tokens are refused by construction.
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { DomainError } from '../errors.js';
+
+export type Role = 'device' | 'admin';
+
+export interface Principal {
+  readonly role: Role;
+  /** deviceId for device tokens, "admin" for admin tokens. */
+  readonly sub: string;
+  /** Token generation of the device at issue time (device tokens only). */
+  readonly gen: number;
+  /** Expiry, seconds since the epoch. */
+  readonly exp: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+export class TokenService {
+  constructor(
+    private readonly key: Uint8Array,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  issueDevice(deviceId: string, generation: number, ttlMs: number): Promise<IssuedToken> {
+    return this.issue(deviceId, 'device', ttlMs, { gen: generation });
+  }
+
+  issueAdmin(ttlMs: number): Promise<IssuedToken> {
+    return this.issue('admin', 'admin', ttlMs, {});
+  }
+
+  /** Verifies signature, algorithm and expiry; throws DomainError('unauthenticated') with the reason. */
+  async verify(token: string): Promise<Principal> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        currentDate: new Date(this.now()),
+      });
+      const role = payload.role;
+      if ((role !== 'device' && role !== 'admin') || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') {
+        throw new DomainError('unauthenticated', 'The token is invalid.');
+      }
+      const gen = typeof payload.gen === 'number' ? payload.gen : 0;
+      return { role, sub: payload.sub, gen, exp: payload.exp };
+    } catch (e) {
+      if (e instanceof DomainError) throw e;
+      if (e instanceof joseErrors.JWTExpired) throw new DomainError('unauthenticated', 'The token expired.');
+      throw new DomainError('unauthenticated', 'The token is invalid.');
+    }
+  }
+
+  private async issue(sub: string, role: Role, ttlMs: number, extra: Record<string, unknown>): Promise<IssuedToken> {
+    const nowMs = this.now();
+    const iat = Math.floor(nowMs / 1000);
+    const exp = Math.max(iat + 1, Math.floor((nowMs + ttlMs) / 1000));
+    const token = await new SignJWT({ role, ...extra })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(sub)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setJti(randomUUID())
+      .sign(this.key);
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+}

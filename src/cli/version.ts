@@ -1,0 +1,15 @@
+// `voice-hub --version`: what a technician needs to report a problem.
+import { loadNativeUws } from '../http/uws-native.js';
+
+declare const VOICE_HUB_VERSION: string | undefined;
+
+export function versionText(bundleDir: string | undefined): string {
+  const version = typeof VOICE_HUB_VERSION === 'string' ? VOICE_HUB_VERSION : 'dev';
+  let uws: string;
+  try {
+    uws = `native (${loadNativeUws({ bundleDir }).addonPath})`;
+  } catch (e) {
+    uws = `NOT LOADED: ${e instanceof Error ? e.message : String(e)}`;
+  }
+  return `voice-hub ${version}\nnode ${process.version}\nplatform ${process.platform}-${process.arch}\nuWebSockets.js ${uws}`;
+}

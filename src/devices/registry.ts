@@ -1,0 +1,197 @@
+// Devices: registration, status updates, listing, deletion and token refresh (SPEC.md "Device",
+// DESIGN.md "HTTP contract"). No HTTP and no SQL here: storage is a repository, tokens a service.
+import type { TokenService, Principal } from '../auth/tokens.js';
+import { DomainError } from '../errors.js';
+import type { DeviceSettings } from '../settings/categories.js';
+import type { DeviceRecord, DeviceRepository } from '../store/types.js';
+
+export interface RegisterRequest {
+  deviceId: string;
+  deviceName: string;
+  deviceType: string;
+  capabilities?: string[];
+  location?: string;
+}
+
+export interface StatusRequest {
+  status: string;
+  batteryLevel?: number | null;
+  temperature?: number | null;
+  memoryUsage?: number | null;
+  cpuUsage?: number | null;
+}
+
+/** A device as the list endpoint shows it (SPEC.md "GET /api/device/list"). */
+export interface DeviceView {
+  id: string;
+  name: string;
+  type: string;
+  status: string;
+  location: string;
+  lastSeen: string;
+  metrics: { batteryLevel: number | null; temperature: number | null; memoryUsage: number | null; cpuUsage: number | null };
+}
+
+export interface TokenGrant {
+  deviceToken: string;
+  expiresAt: string;
+  deviceInfo: { id: string; name: string; status: string; lastSeen: string };
+}
+
+/** Told about changes after they are stored (MQTT, voice sessions). Must not throw or block. */
+export interface DeviceListener {
+  deviceChanged?(device: DeviceRecord): void;
+  deviceDeleted?(deviceId: string): void | Promise<void>;
+}
+
+export interface DeviceRegistryDeps {
+  repo: DeviceRepository;
+  tokens: TokenService;
+  settings: () => DeviceSettings;
+  listeners?: DeviceListener[];
+  now?: () => Date;
+}
+
+export class DeviceRegistry {
+  /** Registrations between their checks and their durable insert, so concurrent ones cannot exceed MaxDevices. */
+  private readonly pending = new Set<string>();
+  private readonly listeners: DeviceListener[];
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: DeviceRegistryDeps) {
+    this.listeners = deps.listeners ?? [];
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  addListener(listener: DeviceListener): void {
+    this.listeners.push(listener);
+  }
+
+  exists(id: string): boolean {
+    return this.deps.repo.get(id) !== undefined;
+  }
+
+  get(id: string): DeviceRecord | undefined {
+    return this.deps.repo.get(id);
+  }
+
+  async register(req: RegisterRequest): Promise<TokenGrant> {
+    const settings = this.deps.settings();
+    if (!settings.allowDeviceRegistration) throw new DomainError('forbidden', 'Device registration is disabled.');
+    const id = req.deviceId;
+    if (this.pending.has(id) || this.deps.repo.get(id)) throw new DomainError('conflict', `device '${id}' already exists`);
+    if (this.deps.repo.count() + this.pending.size >= settings.maxDevices) {
+      throw new DomainError('conflict', `The maximum number of devices (${settings.maxDevices}) is registered.`);
+    }
+    this.pending.add(id);
+    try {
+      const at = this.now().toISOString();
+      const device: DeviceRecord = {
+        id,
+        name: req.deviceName,
+        type: req.deviceType,
+        capabilities: req.capabilities ?? [],
+        location: req.location ?? '',
+        status: 'online',
+        registeredAt: at,
+        lastSeen: at,
+        batteryLevel: null,
+        temperature: null,
+        memoryUsage: null,
+        cpuUsage: null,
+        // A new generation, so tokens of an earlier device with this id stay dead.
+        tokenGeneration: this.deps.repo.generationOf(id) + 1,
+      };
+      const grant = await this.grant(device, settings.tokenExpirationMs);
+      await this.deps.repo.insert(device);
+      this.notify((l) => l.deviceChanged?.(device));
+      return grant;
+    } finally {
+      this.pending.delete(id);
+    }
+  }
+
+  updateStatus(id: string, req: StatusRequest): DeviceView {
+    const current = this.require(id);
+    const telemetry = {
+      status: req.status,
+      lastSeen: this.now().toISOString(),
+      batteryLevel: req.batteryLevel ?? null,
+      temperature: req.temperature ?? null,
+      memoryUsage: req.memoryUsage ?? null,
+      cpuUsage: req.cpuUsage ?? null,
+    };
+    this.deps.repo.updateTelemetry(id, telemetry);
+    const updated = { ...current, ...telemetry };
+    this.notify((l) => l.deviceChanged?.(updated));
+    return toView(updated);
+  }
+
+  list(): { devices: DeviceView[]; totalCount: number } {
+    const devices = this.deps.repo.list().map(toView);
+    return { devices, totalCount: devices.length };
+  }
+
+  async delete(id: string): Promise<DeviceView> {
+    const current = this.require(id);
+    await this.deps.repo.delete(id);
+    for (const l of this.listeners) {
+      try {
+        await l.deviceDeleted?.(id);
+      } catch {
+        // a listener's failure must not undo an acknowledged deletion
+      }
+    }
+    return toView(current);
+  }
+
+  /** A fresh token for a device whose current token is still valid (or at an admin's request). */
+  async refreshToken(id: string): Promise<TokenGrant> {
+    const device = this.require(id);
+    return this.grant(device, this.deps.settings().tokenExpirationMs);
+  }
+
+  /** A device token is current while its device exists with the generation it was issued for. */
+  isTokenCurrent(principal: Principal): boolean {
+    if (principal.role === 'admin') return true;
+    const device = this.deps.repo.get(principal.sub);
+    return device !== undefined && device.tokenGeneration === principal.gen;
+  }
+
+  private require(id: string): DeviceRecord {
+    const device = this.deps.repo.get(id);
+    if (!device) throw new DomainError('not_found', `device '${id}' does not exist`);
+    return device;
+  }
+
+  private async grant(device: DeviceRecord, ttlMs: number): Promise<TokenGrant> {
+    const { token, expiresAt } = await this.deps.tokens.issueDevice(device.id, device.tokenGeneration, ttlMs);
+    return {
+      deviceToken: token,
+      expiresAt: expiresAt.toISOString(),
+      deviceInfo: { id: device.id, name: device.name, status: device.status, lastSeen: device.lastSeen },
+    };
+  }
+
+  private notify(fn: (l: DeviceListener) => void): void {
+    for (const l of this.listeners) {
+      try {
+        fn(l);
+      } catch {
+        // listeners are best-effort side channels (MQTT); the request already succeeded
+      }
+    }
+  }
+}
+
+export function toView(d: DeviceRecord): DeviceView {
+  return {
+    id: d.id,
+    name: d.name,
+    type: d.type,
+    status: d.status,
+    location: d.location,
+    lastSeen: d.lastSeen,
+    metrics: { batteryLevel: d.batteryLevel, temperature: d.temperature, memoryUsage: d.memoryUsage, cpuUsage: d.cpuUsage },
+  };
+}

@@ -1,0 +1,58 @@
+// Authentication at the HTTP edge: the X-API-Key check of SPEC.md "Authentication" 3 and bearer
+// tokens (DESIGN.md "Which endpoints need what"). Ownership of a particular device is checked by
+// `requireDeviceAccess`, called by handlers that know which device a request is about.
+import { timingSafeEqual } from 'node:crypto';
+import type { Principal, TokenService } from '../auth/tokens.js';
+import { DomainError } from '../errors.js';
+import type { AuthRequirement } from './router.js';
+
+export interface AuthDeps {
+  apiKeys: readonly string[];
+  tokens: TokenService;
+  isTokenCurrent(p: Principal): boolean;
+  requireDeviceTokenForVoice: boolean;
+}
+
+/** SPEC.md: missing or unknown key -> 401 with a plain-text body. */
+export const INVALID_API_KEY = 'Invalid API Key';
+
+export function apiKeyAccepted(header: string | undefined, keys: readonly string[]): boolean {
+  if (keys.length === 0) return true;
+  if (!header) return false;
+  const given = Buffer.from(header);
+  // Compare against every key in constant time so timing does not reveal a key's prefix.
+  let ok = false;
+  for (const key of keys) {
+    const k = Buffer.from(key);
+    if (k.length === given.length && timingSafeEqual(k, given)) ok = true;
+  }
+  return ok;
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
+  if (!m) throw new DomainError('unauthenticated', 'The Authorization header must be "Bearer <token>".');
+  return m[1];
+}
+
+export async function authenticate(
+  headers: Readonly<Record<string, string>>,
+  need: AuthRequirement,
+  deps: AuthDeps,
+): Promise<Principal | undefined> {
+  const mode = need.bearer;
+  if (!mode || (mode === 'voice' && !deps.requireDeviceTokenForVoice)) return undefined;
+  const token = bearerToken(headers.authorization);
+  if (!token) throw new DomainError('unauthenticated', 'A bearer token is required.');
+  const principal = await deps.tokens.verify(token);
+  if (!deps.isTokenCurrent(principal)) throw new DomainError('unauthenticated', 'The token has been revoked.');
+  if (mode === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
+  return principal;
+}
+
+/** Admin, or the device itself. `undefined` means the route's auth is switched off by configuration. */
+export function requireDeviceAccess(principal: Principal | undefined, deviceId: string): void {
+  if (!principal || principal.role === 'admin') return;
+  if (principal.sub !== deviceId) throw new DomainError('forbidden', 'The token belongs to another device.');
+}

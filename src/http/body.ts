@@ -1,0 +1,46 @@
+// Reading request bodies from uWS: the only place that touches onData. Chunks are copied (uWS
+// neuters them on return) and the limit is enforced while reading, so an oversized body is refused
+// without being buffered (DESIGN.md "HTTP contract": 413).
+import type { HttpResponse } from 'uWebSockets.js';
+import { DomainError } from '../errors.js';
+
+export interface ResponseState {
+  aborted: boolean;
+  done: boolean;
+}
+
+/**
+ * Must be called synchronously inside the uWS handler (uWS drops body data that arrives before a
+ * handler is attached). `declaredLength` is the Content-Length header, if any.
+ */
+export function readBody(res: HttpResponse, state: ResponseState, declaredLength: number | undefined, maxBytes: number): Promise<Buffer> {
+  if (declaredLength !== undefined && declaredLength > maxBytes) {
+    return Promise.reject(tooLarge(maxBytes));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    res.onData((chunk, isLast) => {
+      if (failed || state.aborted) return;
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        failed = true;
+        reject(tooLarge(maxBytes));
+        return;
+      }
+      if (chunk.byteLength > 0) chunks.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
+      if (isLast) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    });
+  });
+}
+
+function tooLarge(maxBytes: number): DomainError {
+  return new DomainError('payload_too_large', `The request body is larger than the limit of ${maxBytes} bytes.`);
+}
+
+/** True for `application/json` and `application/*+json`, with or without parameters. */
+export function isJsonContentType(value: string): boolean {
+  const type = value.split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}

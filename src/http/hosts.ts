@@ -1,0 +1,45 @@
+// Host filtering as ASP.NET Core's HostFilteringMiddleware reads `AllowedHosts`: `*` allows any host;
+// otherwise a `;`-separated list of names, `*.example.com` wildcards, ports ignored, IPv6 literals
+// in brackets. Also used for the Origin of hub connections.
+
+export type HostMatcher = (host: string) => boolean;
+
+/** Host name without port, lower-case; `[::1]:5000` -> `[::1]`. Undefined when malformed. */
+export function hostName(hostHeader: string): string | undefined {
+  const h = hostHeader.trim().toLowerCase();
+  if (!h) return undefined;
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    if (end < 0) return undefined;
+    const rest = h.slice(end + 1);
+    if (rest && !/^:\d{1,5}$/.test(rest)) return undefined;
+    return h.slice(0, end + 1);
+  }
+  const parts = h.split(':');
+  if (parts.length > 2) return undefined;
+  if (parts.length === 2 && !/^\d{1,5}$/.test(parts[1]!)) return undefined;
+  return parts[0] || undefined;
+}
+
+export function hostMatcher(allowedHosts: string): HostMatcher {
+  const entries = allowedHosts
+    .split(';')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean)
+    .map((e) => hostName(e) ?? e);
+  if (entries.length === 0 || entries.includes('*')) return () => true;
+  return (host: string) => {
+    const name = hostName(host);
+    if (!name) return false;
+    return entries.some((e) => (e.startsWith('*.') ? name.endsWith(e.slice(1)) && name.length > e.length - 1 : name === e));
+  };
+}
+
+/** Origin header (`https://pi.local:5000`) -> host part, for the hub's origin check. */
+export function originHost(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,68 @@
+// RFC 7807 problem bodies as ASP.NET Core writes them (DESIGN.md "HTTP contract"), and the one place
+// where domain error codes become HTTP status codes.
+import { randomBytes } from 'node:crypto';
+import { DomainError, type ErrorCode } from '../errors.js';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  traceId: string;
+  errors?: Record<string, string[]>;
+}
+
+const STATUS: Record<ErrorCode, number> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media: 415,
+  upstream_unavailable: 502,
+  unavailable: 503,
+};
+
+// ASP.NET Core's ProblemDetails defaults: RFC 9110 section links and reason phrases.
+const DEFAULTS: Record<number, { type: string; title: string }> = {
+  400: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.1', title: 'Bad Request' },
+  401: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.2', title: 'Unauthorized' },
+  403: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.4', title: 'Forbidden' },
+  404: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.5', title: 'Not Found' },
+  405: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.6', title: 'Method Not Allowed' },
+  409: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.10', title: 'Conflict' },
+  413: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.14', title: 'Content Too Large' },
+  415: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.16', title: 'Unsupported Media Type' },
+  500: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.1', title: 'An error occurred while processing your request.' },
+  502: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.3', title: 'Bad Gateway' },
+  503: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.4', title: 'Service Unavailable' },
+};
+
+export const VALIDATION_TITLE = 'One or more validation errors occurred.';
+
+/** W3C trace-context id, the form ASP.NET Core puts in `traceId`. */
+export function newTraceId(): string {
+  const b = randomBytes(24).toString('hex');
+  return `00-${b.slice(0, 32)}-${b.slice(32, 48)}-00`;
+}
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code];
+}
+
+export function problem(status: number, detail?: string, extra?: Partial<Problem>): Problem {
+  const d = DEFAULTS[status] ?? DEFAULTS[500]!;
+  const p: Problem = { type: d.type, title: d.title, status, traceId: newTraceId() };
+  if (detail !== undefined) p.detail = detail;
+  return { ...p, ...extra };
+}
+
+export function validationProblem(errors: Record<string, string[]>, detail?: string): Problem {
+  return problem(400, detail, { title: VALIDATION_TITLE, errors });
+}
+
+export function problemFromError(e: DomainError): Problem {
+  if (e.code === 'invalid_argument' && e.fields) return validationProblem({ ...e.fields }, e.message);
+  return problem(statusOf(e.code), e.message);
+}

@@ -1,0 +1,124 @@
+// The route table: one entry per endpoint, matched by method and path template. The same table
+// feeds the OpenAPI document, so a route cannot exist without being described.
+import type { Principal } from '../auth/tokens.js';
+import type { JsonSchema } from './schemas.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RequestInfo {
+  readonly method: string;
+  /** Path without query, percent-encoding kept. */
+  readonly path: string;
+  readonly query: string;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** True when the request arrived over TLS. */
+  readonly secure: boolean;
+}
+
+export interface RouteContext {
+  readonly request: RequestInfo;
+  readonly params: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  /** Set when the route's auth requirement produced one. */
+  readonly principal: Principal | undefined;
+}
+
+export interface Reply {
+  status: number;
+  /** Serialised as JSON unless `text` is given. */
+  body?: unknown;
+  text?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * What a route needs before its handler runs (DESIGN.md "Which endpoints need what"):
+ * - `apiKey`: `X-API-Key` from `ApiKeys` when that list is non-empty;
+ * - `bearer`: 'any' a valid device or admin token, 'admin' an admin token, 'voice' a valid token only
+ *   when `VoiceService.RequireDeviceToken` is on. Per-device ownership is the handler's check.
+ */
+export interface AuthRequirement {
+  apiKey?: boolean;
+  bearer?: 'any' | 'admin' | 'voice';
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: JsonSchema;
+  contentType?: string;
+}
+
+export interface Route {
+  method: Method;
+  /** Template with `{name}` segments, e.g. `/api/device/{deviceId}/status`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: AuthRequirement;
+  /** Name of the request body schema (see schemas.ts); the route then requires a JSON body. */
+  body?: string;
+  responses: Record<number, ResponseDoc>;
+  /**
+   * False for the routes that serve the documentation itself (Swagger UI and the OpenAPI document):
+   * they are left out of the document, as ASP.NET leaves them out. Every other route is documented.
+   */
+  documented?: false;
+  handler(ctx: RouteContext): Reply | Promise<Reply>;
+}
+
+interface CompiledRoute {
+  route: Route;
+  segments: Array<{ literal: string } | { param: string }>;
+}
+
+export type Match =
+  | { kind: 'found'; route: Route; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string[] }
+  | { kind: 'not_found' }
+  | { kind: 'bad_path' };
+
+export class Router {
+  private readonly compiled: CompiledRoute[];
+
+  constructor(readonly routes: readonly Route[]) {
+    this.compiled = routes.map((route) => ({
+      route,
+      segments: route.path
+        .split('/')
+        .slice(1)
+        .map((s) => (s.startsWith('{') && s.endsWith('}') ? { param: s.slice(1, -1) } : { literal: s.toLowerCase() })),
+    }));
+  }
+
+  match(method: string, rawPath: string): Match {
+    // ASP.NET routing ignores one trailing slash and letter case in literal segments.
+    const trimmed = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
+    const parts = trimmed.split('/').slice(1);
+    const allow = new Set<string>();
+    for (const c of this.compiled) {
+      if (c.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      for (let i = 0; i < parts.length && ok; i++) {
+        const seg = c.segments[i]!;
+        const part = parts[i]!;
+        if ('literal' in seg) ok = seg.literal === part.toLowerCase();
+        else if (part === '') ok = false;
+        else {
+          try {
+            params[seg.param] = decodeURIComponent(part);
+          } catch {
+            return { kind: 'bad_path' };
+          }
+        }
+      }
+      if (!ok) continue;
+      if (c.route.method === method) return { kind: 'found', route: c.route, params };
+      allow.add(c.route.method);
+    }
+    return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
+  }
+}

@@ -1,0 +1,47 @@
+// Configuration categories over HTTP (SPEC.md "GET/PUT /api/config/{category}").
+import type { ConfigCategories } from '../../settings/categories.js';
+import { CATEGORY_BODY } from '../../settings/schemas.js';
+import type { Route } from '../router.js';
+import { validateBody } from '../schemas.js';
+import { PROBLEM, ref } from '../../openapi/components.js';
+
+export function configRoutes(categories: ConfigCategories): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/config/{category}',
+      operationId: 'getConfigCategory',
+      summary: 'Effective settings of a category (voice, device, mqtt)',
+      tag: 'Configuration',
+      auth: { bearer: 'any' },
+      responses: {
+        200: { description: 'Effective values', schema: ref('ConfigCategory') },
+        401: PROBLEM.unauthorized,
+        404: { description: 'Unknown category', ...PROBLEM.any },
+      },
+      handler: ({ params }) => ({ status: 200, body: categories.get(params.category!) }),
+    },
+    {
+      method: 'PUT',
+      path: '/api/config/{category}',
+      operationId: 'putConfigCategory',
+      summary: 'Set some settings of a category; the others keep their values',
+      tag: 'Configuration',
+      auth: { bearer: 'admin' },
+      body: 'ConfigCategoryUpdate',
+      responses: {
+        200: { description: 'Effective values after the write', schema: ref('ConfigCategory') },
+        400: PROBLEM.validation,
+        401: PROBLEM.unauthorized,
+        403: { description: 'Not an admin token', ...PROBLEM.any },
+        404: { description: 'Unknown category', ...PROBLEM.any },
+      },
+      handler: async ({ params, body }) => {
+        const category = params.category!;
+        categories.get(category); // 404 before validating against a schema that does not exist
+        validateBody(CATEGORY_BODY[category]!, body);
+        return { status: 200, body: await categories.put(category, body as Record<string, unknown>) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,162 @@
+// The HTTP API on uWebSockets.js: one catch-all handler that copies the request, matches the route
+// table, authenticates, reads and validates the body, runs the handler and writes the reply.
+// uWS rules live here: copy everything out of `req` synchronously, register onAborted before any
+// await, cork writes that happen after an await.
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { DomainError, errorText, isDomainError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Uws } from './uws-native.js';
+import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
+import { isJsonContentType, readBody, type ResponseState } from './body.js';
+import { problem, problemFromError } from './problem.js';
+import type { Reply, RequestInfo, Router } from './router.js';
+import { validateBody } from './schemas.js';
+
+export interface HttpApiOptions {
+  router: Router;
+  maxBodyBytes: number;
+  auth: AuthDeps;
+  logger: Logger;
+  /** Per-request access log (category `Microsoft.AspNetCore`, as ASP.NET names its own). */
+  accessLog: Logger;
+  secure?: boolean;
+}
+
+const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+
+export function copyRequest(req: HttpRequest, secure: boolean): RequestInfo {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = v;
+  });
+  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers, secure };
+}
+
+export function writeReply(res: HttpResponse, state: ResponseState, reply: Reply, closeConnection = false): void {
+  if (state.aborted || state.done) return;
+  state.done = true;
+  let payload: string | Buffer;
+  let type: string;
+  if (reply.text !== undefined) {
+    payload = reply.text;
+    type = reply.contentType ?? 'text/plain; charset=utf-8';
+  } else if (reply.body !== undefined) {
+    payload = JSON.stringify(reply.body);
+    type = reply.contentType ?? (reply.status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8');
+  } else {
+    payload = '';
+    type = '';
+  }
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status));
+    if (type) res.writeHeader('Content-Type', type);
+    res.writeHeader('X-Content-Type-Options', 'nosniff');
+    for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+    res.end(payload, closeConnection);
+  });
+}
+
+function errorReply(e: unknown, logger: Logger, req: RequestInfo): Reply {
+  if (isDomainError(e)) {
+    const reply: Reply = { status: 0, body: problemFromError(e) };
+    reply.status = (reply.body as { status: number }).status;
+    if (reply.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer' };
+    return reply;
+  }
+  // A bug, not bad input: log it with the stack, answer a generic 500 without internals.
+  logger.error(`unhandled error in ${req.method} ${req.path}: ${e instanceof Error ? (e.stack ?? e.message) : errorText(e)}`);
+  return { status: 500, body: problem(500) };
+}
+
+export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
+  const { router, logger } = opts;
+  const secure = opts.secure ?? false;
+  app.any('/*', (res, req) => {
+    const started = performance.now();
+    const request = copyRequest(req, secure);
+    const state: ResponseState = { aborted: false, done: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const send = (reply: Reply, close = false): void => {
+      writeReply(res, state, reply, close);
+      if (opts.accessLog.enabled('Information')) {
+        opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
+      }
+    };
+
+    const match = router.match(request.method, request.path);
+    if (match.kind === 'not_found') return send({ status: 404, body: problem(404, `No route matches ${request.method} ${request.path}.`) });
+    if (match.kind === 'bad_path') return send({ status: 400, body: problem(400, 'The request path is not valid percent-encoding.') });
+    if (match.kind === 'method_not_allowed') {
+      return send({ status: 405, body: problem(405, `Method ${request.method} is not allowed here.`), headers: { Allow: match.allow.join(', ') } });
+    }
+    const { route, params } = match;
+    if (route.auth.apiKey && !apiKeyAccepted(request.headers['x-api-key'], opts.auth.apiKeys)) {
+      return send({ status: 401, text: INVALID_API_KEY });
+    }
+
+    let body: Promise<Buffer> | undefined;
+    if (route.body) {
+      const type = request.headers['content-type'];
+      if (!type || !isJsonContentType(type)) {
+        return send({ status: 415, body: problem(415, 'The request body must be JSON (Content-Type: application/json).') });
+      }
+      const lengthHeader = request.headers['content-length'];
+      const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+      if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
+      else body = readBody(res, state, declared, opts.maxBodyBytes);
+      // Observed below; this keeps an early rejection from being reported as unhandled.
+      body.catch(() => {});
+    }
+
+    void (async () => {
+      try {
+        const principal = await authenticate(request.headers, route.auth, opts.auth);
+        let parsed: unknown;
+        if (body && route.body) {
+          const bytes = await body;
+          if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
+          try {
+            parsed = JSON.parse(bytes.toString('utf8'));
+          } catch (e) {
+            throw new DomainError('invalid_argument', 'The request body is not valid JSON.', { $: [errorText(e)] });
+          }
+          validateBody(route.body, parsed);
+        }
+        if (state.aborted) return;
+        const reply = await route.handler({ request, params, body: parsed, principal });
+        send(reply);
+      } catch (e) {
+        const reply = errorReply(e, logger, request);
+        // After a 413 the rest of the body is still on the wire: close rather than read it.
+        send(reply, reply.status === 413);
+      }
+    })();
+  });
+}
+
+export interface Listening {
+  readonly port: number;
+  close(): void;
+}
+
+export function listen(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket: us_listen_socket | false) => {
+      if (!socket) {
+        reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+        return;
+      }
+      let open = true;
+      resolve({
+        port: uws.us_socket_local_port(socket as unknown as Parameters<Uws['us_socket_local_port']>[0]),
+        close: () => {
+          if (open) uws.us_listen_socket_close(socket);
+          open = false;
+        },
+      });
+    });
+  });
+}

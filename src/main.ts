@@ -1,0 +1,127 @@
+// The only module that touches process, argv and signals: cli -> config -> createApp -> start.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import yargs from 'yargs';
+import { createApp } from './app.js';
+import { configCheckLines } from './cli/config-check.js';
+import { CONFIG_OPTIONS } from './cli/config-flags.js';
+import { CliExit, EXIT_CONFIG, loadCliConfig } from './cli/load.js';
+import { mintAdminToken } from './cli/token.js';
+import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
+import { versionText } from './cli/version.js';
+import { createLogger } from './log/logger.js';
+import { startEchoServer } from './voice/echo-server.js';
+
+// In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
+const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
+/** After SIGTERM the service has this long to drain and flush before it exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+function bundledWasm(): Uint8Array | undefined {
+  const file = bundleDir ? path.join(bundleDir, 'sql-wasm.wasm') : undefined;
+  return file && existsSync(file) ? readFileSync(file) : undefined;
+}
+
+async function serve(argv: Record<string, unknown>): Promise<void> {
+  const loaded = loadCliConfig(argv, bundleDir);
+  const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  const app = createApp(loaded, { logger, bundleDir });
+  let shuttingDown = false;
+  const shutdown = (signal: string): void => {
+    if (shuttingDown) {
+      logger.warn(`${signal} again: exiting without waiting`);
+      process.exit(1);
+    }
+    shuttingDown = true;
+    logger.info(`${signal} received: draining and flushing`);
+    setTimeout(() => {
+      logger.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms: exiting`);
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    app.stop().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        logger.error(`shutdown failed: ${e instanceof Error ? e.message : String(e)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('uncaughtException', (e) => {
+    logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
+    app.stop().finally(() => process.exit(1));
+  });
+  try {
+    await app.start();
+  } catch (e) {
+    throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+async function main(): Promise<void> {
+  await yargs(process.argv.slice(2))
+    .scriptName('voice-hub')
+    .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub, upstream voice link, MQTT.\nAny configuration key can be given as a flag in dot form, e.g. --VoiceService.ServerUrl ws://host:5050/voice')
+    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false })
+    .options(CONFIG_OPTIONS)
+    .command(['serve', '$0'], 'run the service (default)', {}, (argv) => serve(argv))
+    .command('token <kind>', 'mint a token with this installation\'s signing key', (y) =>
+      y
+        .positional('kind', { choices: ['admin'] as const, describe: 'token kind', demandOption: true })
+        .option('ttl', { type: 'string', default: '30d', describe: 'lifetime: 30d, 12h, 90m or a time span' }),
+      async (argv) => {
+        process.stdout.write((await mintAdminToken(loadCliConfig(argv, bundleDir), argv.ttl)) + '\n');
+      })
+    .command('config <action>', 'inspect the configuration', (y) =>
+      y.positional('action', { choices: ['check'] as const, demandOption: true }),
+      async (argv) => {
+        const lines = await configCheckLines(loadCliConfig(argv, bundleDir), bundledWasm());
+        process.stdout.write(lines.join('\n') + '\n');
+      })
+    .command('health', 'print the health of a running service as a table (exit 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable)', (y) =>
+      y.option('url', { type: 'string', describe: 'health address (default: this box\'s configured port)' }),
+      async (argv) => {
+        const url = argv.url ?? (() => {
+          const { config } = loadCliConfig(argv, bundleDir);
+          return localHealthUrl(config.Server.Host, config.Server.Port);
+        })();
+        const { code, text } = await healthCommand(url);
+        (code === EXIT_UNREACHABLE ? process.stderr : process.stdout).write(text);
+        process.exitCode = code;
+      })
+    .command('echo-server', 'run the built-in upstream voice server (answers audio with the same audio, text with "echo: text")', (y) =>
+      y
+        .option('port', { type: 'number', default: 5050, describe: 'port (0 = any free port)' })
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' }),
+      async (argv) => {
+        const logger = createLogger({ levels: { Default: 'Information' } }, 'EchoServer');
+        const server = await startEchoServer({ host: argv.host, port: argv.port, logger });
+        logger.info(`echo voice server listening on ws://${argv.host}:${server.port}/voice`);
+        const stop = (): void => {
+          void server.close().finally(() => process.exit(0));
+        };
+        process.once('SIGTERM', stop);
+        process.once('SIGINT', stop);
+      })
+    .version(versionText(bundleDir))
+    .help()
+    .alias('h', 'help')
+    .strictCommands()
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new CliExit(2, msg);
+    })
+    .parseAsync();
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof CliExit) {
+    process.stderr.write(e.message + '\n');
+    process.exit(e.code);
+  }
+  process.stderr.write(`voice-hub: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
+
+export { EXIT_CONFIG };

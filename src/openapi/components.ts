@@ -1,0 +1,129 @@
+// Response schemas and shared response descriptions for the OpenAPI document. Request schemas are
+// not here: they live in src/http/schemas.ts, where ajv uses them.
+import type { ResponseDoc } from '../http/router.js';
+
+export const ref = (name: string): Record<string, unknown> => ({ $ref: `#/components/schemas/${name}` });
+
+const nullableNumber = { type: 'number', nullable: true };
+
+export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
+  ProblemDetails: {
+    type: 'object',
+    description: 'RFC 7807 problem, as ASP.NET Core writes it.',
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      traceId: { type: 'string' },
+    },
+  },
+  ValidationProblemDetails: {
+    type: 'object',
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string', example: 'One or more validation errors occurred.' },
+      status: { type: 'integer', example: 400 },
+      detail: { type: 'string' },
+      traceId: { type: 'string' },
+      errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+    },
+  },
+  DeviceInfo: {
+    type: 'object',
+    properties: { id: { type: 'string' }, name: { type: 'string' }, status: { type: 'string' }, lastSeen: { type: 'string', format: 'date-time' } },
+  },
+  TokenGrant: {
+    type: 'object',
+    properties: {
+      deviceToken: { type: 'string', description: 'HS256 JWT; send as Authorization: Bearer' },
+      expiresAt: { type: 'string', format: 'date-time' },
+      deviceInfo: ref('DeviceInfo'),
+    },
+  },
+  Device: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      type: { type: 'string' },
+      status: { type: 'string' },
+      location: { type: 'string' },
+      lastSeen: { type: 'string', format: 'date-time' },
+      metrics: {
+        type: 'object',
+        properties: { batteryLevel: nullableNumber, temperature: nullableNumber, memoryUsage: nullableNumber, cpuUsage: nullableNumber },
+      },
+    },
+  },
+  DeviceList: {
+    type: 'object',
+    properties: { devices: { type: 'array', items: ref('Device') }, totalCount: { type: 'integer' } },
+  },
+  ConfigCategory: {
+    type: 'object',
+    description: 'Effective values of the category: the keys of VoiceSettings, DeviceSettings or MqttSettings.',
+    additionalProperties: true,
+  },
+  StartSessionResponse: {
+    type: 'object',
+    properties: {
+      sessionId: { type: 'string', format: 'uuid' },
+      status: { type: 'string', example: 'started' },
+      websocketUrl: { type: 'string', example: 'ws://192.168.1.20:5000/voice-hub' },
+      message: { type: 'string' },
+    },
+  },
+  VoiceSession: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      sessionId: { type: 'string', format: 'uuid' },
+      deviceId: { type: 'string' },
+      userId: { type: 'string' },
+      state: { type: 'string', enum: ['Starting', 'Active', 'Stopped', 'Failed'] },
+      startTime: { type: 'string', format: 'date-time' },
+      endTime: { type: 'string', format: 'date-time', nullable: true },
+      endReason: { type: 'string', nullable: true },
+      audioPacketsSent: { type: 'integer' },
+      config: {
+        type: 'object',
+        properties: {
+          audioFormat: { type: 'string' },
+          sampleRate: { type: 'integer' },
+          channels: { type: 'integer' },
+          autoMode: { type: 'boolean' },
+          serverUrl: { type: 'string' },
+        },
+      },
+    },
+  },
+  HealthEntry: {
+    type: 'object',
+    properties: {
+      status: { type: 'string', enum: ['Healthy', 'Degraded', 'Unhealthy'] },
+      description: { type: 'string' },
+      duration: { type: 'string', example: '00:00:00.0123456' },
+      data: { type: 'object', additionalProperties: true },
+      exception: { type: 'string' },
+      tags: { type: 'array', items: { type: 'string' } },
+    },
+  },
+  HealthReport: {
+    type: 'object',
+    description: "The shape of .NET's UIResponseWriter; entries voice-service, database, mqtt.",
+    properties: {
+      status: { type: 'string', enum: ['Healthy', 'Degraded', 'Unhealthy'] },
+      totalDuration: { type: 'string', example: '00:00:00.0312345' },
+      entries: { type: 'object', additionalProperties: ref('HealthEntry') },
+    },
+  },
+};
+
+const problemJson = { contentType: 'application/problem+json' };
+
+export const PROBLEM = {
+  any: { ...problemJson, schema: ref('ProblemDetails') },
+  validation: { description: 'Invalid body or parameters', ...problemJson, schema: ref('ValidationProblemDetails') } as ResponseDoc,
+  unauthorized: { description: 'Missing, malformed, expired, revoked or forged token', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
+};

@@ -1,0 +1,189 @@
+// Files the service needs at run time (sql.js wasm, the uWS native addon, web assets), wherever this
+// process finds them: inside its single executable, or as files beside the bundle.
+//
+// Three sources, decided once per process:
+//   sea       Node >= 20.12 single executable: `node:sea` getAsset (scripts/build-binaries.mjs puts them there).
+//   appended  Node 20.11 (the armv7 runtime) has SEA but no SEA assets: the build appends them after the
+//             ELF in the layout of scripts/sea-payload.mjs, read back here from process.execPath.
+//   files     `node dist/voice-hub.cjs`: the file of that name beside the bundle, as build.mjs copies it.
+import { randomBytes, createHash } from 'node:crypto';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
+export const PAYLOAD_MAGIC = 'VHASSET1';
+export const TRAILER_BYTES = 24;
+
+interface AppendedAssets {
+  readonly fd: number;
+  /** name -> [absolute offset in the executable, length] */
+  readonly entries: ReadonlyMap<string, readonly [number, number]>;
+}
+
+type Source = { kind: 'sea'; getAsset: (name: string) => ArrayBuffer } | { kind: 'appended'; assets: AppendedAssets } | { kind: 'files' };
+
+/**
+ * Reads the asset index appended to `file`, or undefined when it carries none. The descriptor stays
+ * open: an upgrade that replaces the executable on disk must not change what this process reads.
+ */
+export function openAppendedAssets(file: string): AppendedAssets | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size < TRAILER_BYTES) throw new Error('too small');
+    const trailer = Buffer.alloc(TRAILER_BYTES);
+    readSync(fd, trailer, 0, TRAILER_BYTES, size - TRAILER_BYTES);
+    if (trailer.toString('latin1', 0, 8) !== PAYLOAD_MAGIC) throw new Error('no payload');
+    const indexLength = trailer.readUInt32LE(8);
+    const payloadLength = Number(trailer.readBigUInt64LE(16));
+    const start = size - TRAILER_BYTES - payloadLength;
+    if (start < 0 || indexLength > payloadLength) throw new Error(`damaged asset payload in ${file}`);
+    const index = Buffer.alloc(indexLength);
+    readSync(fd, index, 0, indexLength, start + payloadLength - indexLength);
+    const raw = JSON.parse(index.toString('utf8')) as Record<string, [number, number]>;
+    const entries = new Map<string, readonly [number, number]>();
+    for (const [name, [offset, length]] of Object.entries(raw)) entries.set(name, [start + offset, length]);
+    return { fd, entries };
+  } catch (e) {
+    closeSync(fd);
+    if (e instanceof Error && e.message.startsWith('damaged')) throw e;
+    return undefined;
+  }
+}
+
+function readAppended(assets: AppendedAssets, name: string): Buffer | undefined {
+  const entry = assets.entries.get(name);
+  if (!entry) return undefined;
+  const out = Buffer.alloc(entry[1]);
+  let done = 0;
+  while (done < out.length) {
+    const n = readSync(assets.fd, out, done, out.length - done, entry[0] + done);
+    if (n === 0) throw new Error(`asset ${name} is cut short in ${process.execPath}`);
+    done += n;
+  }
+  return out;
+}
+
+// The source is a fact about the executable this process runs, so it is looked up once.
+let source: Source | undefined;
+
+function currentSource(): Source {
+  if (source) return source;
+  try {
+    // node:sea exists from Node 20.12; on 20.11 this require throws and the appended payload is checked.
+    const sea = createRequire(import.meta.url)('node:sea') as typeof import('node:sea');
+    if (sea.isSea()) return (source = { kind: 'sea', getAsset: (name) => sea.getAsset(name) });
+  } catch {
+    // no node:sea in this runtime
+  }
+  const assets = openAppendedAssets(process.execPath);
+  source = assets ? { kind: 'appended', assets } : { kind: 'files' };
+  return source;
+}
+
+/** An asset carried inside this executable (sea or appended), never a file on disk. */
+export function embeddedAsset(name: string): Buffer | undefined {
+  const src = currentSource();
+  if (src.kind === 'appended') return readAppended(src.assets, name);
+  if (src.kind === 'sea') {
+    try {
+      return Buffer.from(src.getAsset(name));
+    } catch {
+      return undefined; // getAsset throws for a key the executable does not hold
+    }
+  }
+  return undefined;
+}
+
+/** Whether this process runs from a single executable that carries its assets. */
+export function runsFromExecutable(): boolean {
+  return currentSource().kind !== 'files';
+}
+
+/**
+ * The asset `name` (a relative path such as `sql-wasm.wasm` or `swagger-ui/index.css`), or undefined
+ * when there is none. Inside an executable only embedded assets count; otherwise the file beside the
+ * bundle (`bundleDir`, default: the bundle's own folder). Names that leave that folder are refused.
+ */
+export function readAsset(name: string, bundleDir: string | undefined = typeof __dirname === 'string' ? __dirname : undefined): Buffer | undefined {
+  if (runsFromExecutable()) return embeddedAsset(name);
+  if (!bundleDir) return undefined;
+  const root = path.resolve(bundleDir);
+  const file = path.resolve(root, name);
+  if (!file.startsWith(root + path.sep)) return undefined;
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where unpacked native code goes: systemd's CacheDirectory=, else a private folder in the temp dir. */
+export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  // With several CacheDirectory= entries systemd joins them with ':'; the first is ours.
+  const systemd = env.CACHE_DIRECTORY?.split(':')[0];
+  if (systemd) return systemd;
+  return path.join(os.tmpdir(), `voice-hub-${process.getuid?.() ?? 'user'}`);
+}
+
+/**
+ * Makes `dir` (mode 0700) and refuses it unless it is a real folder of this user that nobody else can
+ * write: code loaded from it runs as this service, and a shared temp dir is open to other users.
+ */
+function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(dir);
+  const uid = process.getuid?.();
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (uid !== undefined && st.uid !== uid) throw new Error(`${dir} belongs to uid ${st.uid}, not to this user (${uid})`);
+  if ((st.mode & 0o022) !== 0) throw new Error(`${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)})`);
+}
+
+/**
+ * Writes `bytes` as `<base>-<hash><ext>` in `dir` unless an identical file is already there, through a
+ * temp file and a rename, so a concurrent start or a crash never leaves a half-written file under the
+ * final name. Older versions of the same base name are removed. Returns the file's path.
+ */
+export function writeContentAddressed(dir: string, fileName: string, bytes: Buffer): string {
+  ensurePrivateDir(dir);
+  const ext = path.extname(fileName);
+  const base = fileName.slice(0, fileName.length - ext.length);
+  const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+  const target = path.join(dir, `${base}-${hash}${ext}`);
+  let same = false;
+  try {
+    same = readFileSync(target).equals(bytes);
+  } catch {
+    // not there yet
+  }
+  if (!same) {
+    const tmp = path.join(dir, `.${base}-${hash}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      writeFileSync(tmp, bytes, { mode: 0o500, flag: 'wx' });
+      renameSync(tmp, target);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  }
+  for (const old of readdirSync(dir)) {
+    if (old.startsWith(`${base}-`) && old.endsWith(ext) && old !== path.basename(target)) rmSync(path.join(dir, old), { force: true });
+  }
+  return target;
+}
+
+/**
+ * When this process runs from a single executable: unpacks the embedded native addon `fileName`
+ * (`native/<fileName>` in the assets) into the cache dir and returns its path for process.dlopen.
+ * Undefined when the executable carries none (plain `node dist/voice-hub.cjs`, tests).
+ */
+export function extractNativeAddon(fileName: string, cacheDir: string = nativeCacheDir()): string | undefined {
+  const bytes = embeddedAsset(`native/${fileName}`);
+  return bytes ? writeContentAddressed(cacheDir, fileName, bytes) : undefined;
+}

@@ -1,0 +1,92 @@
+// GET/PUT /api/config/{category}: merge, ranges, persistence, effect, and precedence over the file.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { startService } from '../support/service.js';
+import { adminToken, registerDevice } from '../support/tokens.js';
+import { tmpDir } from '../support/tmp.js';
+
+describe('configuration categories', () => {
+  it('reads voice settings with a device token and merges writes by an admin', async () => {
+    const svc = await startService();
+    const admin = await adminToken(svc);
+    const dev = await registerDevice(svc);
+    const get = await call(svc.url, 'GET', '/api/config/voice', { token: dev.token });
+    assert.equal(get.status, 200);
+    assert.deepEqual(get.json, { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
+    const put = await call(svc.url, 'PUT', '/api/config/voice', { token: admin, body: { enableNoiseReduction: true, wakeWords: ['hey hub'] } });
+    assert.equal(put.status, 200);
+    assert.deepEqual(put.json, { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: true, wakeWords: ['hey hub'] });
+    const put2 = await call(svc.url, 'PUT', '/api/config/voice', { token: admin, body: { audioSampleRate: 48000 } });
+    assert.deepEqual(put2.json, { enableVoice: true, audioSampleRate: 48000, audioChannels: 1, enableNoiseReduction: true, wakeWords: ['hey hub'] });
+    const mqtt = await call(svc.url, 'GET', '/api/config/mqtt', { token: dev.token });
+    assert.deepEqual(Object.keys(mqtt.json).sort(), ['brokerAddress', 'port', 'username']);
+  });
+
+  it('refuses bad writes with exact problems', async () => {
+    const svc = await startService();
+    const admin = await adminToken(svc);
+    const dev = await registerDevice(svc);
+    const cases: Array<[string, unknown, Record<string, string[]>]> = [
+      ['voice', { audioSampleRate: 44100 }, { audioSampleRate: ['must be one of 8000, 12000, 16000, 24000, 48000'] }],
+      ['voice', { audioChannels: 3, enableVoice: 'yes' }, { audioChannels: ['must be one of 1, 2'], enableVoice: ['must be boolean'] }],
+      ['voice', { wakeWords: ['x'.repeat(65)] }, { 'wakeWords.0': ['must NOT have more than 64 characters'] }],
+      ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
+      ['voice', { volume: 3 }, { volume: ["Unknown setting 'volume'."] }],
+      ['device', { maxDevices: -1 }, { maxDevices: ['must be >= 0'] }],
+      ['device', { tokenExpiration: '1 day' }, { tokenExpiration: ['must match pattern "^(\\d+\\.)?\\d{1,3}:[0-5]\\d:[0-5]\\d(\\.\\d{1,7})?$"'] }],
+      ['mqtt', { password: 'secret' }, { password: ["Unknown setting 'password'."] }],
+    ];
+    for (const [category, body, errors] of cases) {
+      const res = await call(svc.url, 'PUT', `/api/config/${category}`, { token: admin, body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.headers.get('content-type'), 'application/problem+json');
+      assert.equal(res.json.title, 'One or more validation errors occurred.');
+      assert.deepEqual(res.json.errors, errors);
+    }
+    const unknown = await call(svc.url, 'GET', '/api/config/lights', { token: admin });
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.json.detail, "configuration category 'lights' does not exist");
+    assert.equal((await call(svc.url, 'PUT', '/api/config/lights', { token: admin, body: {} })).status, 404);
+    const notAdmin = await call(svc.url, 'PUT', '/api/config/voice', { token: dev.token, body: { enableVoice: false } });
+    assert.equal(notAdmin.status, 403);
+    assert.equal((await call(svc.url, 'GET', '/api/config/voice')).status, 401);
+  });
+
+  it('takes effect at once: maxDevices and allowDeviceRegistration', async () => {
+    const svc = await startService();
+    const admin = await adminToken(svc);
+    await registerDevice(svc);
+    const body = { deviceId: 'late', deviceName: 'x', deviceType: 'y' };
+    assert.equal((await call(svc.url, 'PUT', '/api/config/device', { token: admin, body: { maxDevices: 1 } })).status, 200);
+    assert.equal((await call(svc.url, 'POST', '/api/device/register', { body })).status, 409);
+    await call(svc.url, 'PUT', '/api/config/device', { token: admin, body: { maxDevices: 10, allowDeviceRegistration: false } });
+    assert.equal((await call(svc.url, 'POST', '/api/device/register', { body })).status, 403);
+    await call(svc.url, 'PUT', '/api/config/device', { token: admin, body: { allowDeviceRegistration: true, tokenExpiration: '01:00:00' } });
+    const ok = await call(svc.url, 'POST', '/api/device/register', { body });
+    assert.equal(ok.status, 200);
+    const ttl = Date.parse(ok.json.expiresAt) - Date.parse(ok.json.deviceInfo.lastSeen);
+    assert.ok(Math.abs(ttl - 3600_000) < 2000, `ttl ${ttl}`);
+  });
+
+  it('keeps stored values across restarts; env and flags still win over them', async () => {
+    const dataDir = tmpDir();
+    const first = await startService({ dataDir });
+    const admin = await adminToken(first);
+    await call(first.url, 'PUT', '/api/config/voice', { token: admin, body: { audioSampleRate: 24000, wakeWords: ['computer'] } });
+    await call(first.url, 'PUT', '/api/config/device', { token: admin, body: { maxDevices: 7 } });
+    await first.stop();
+
+    const second = await startService({ dataDir, file: { VoiceService: { AudioSampleRate: 8000 } } });
+    const voice = await call(second.url, 'GET', '/api/config/voice', { token: admin });
+    assert.equal(voice.json.audioSampleRate, 24000, 'API value beats the file');
+    assert.deepEqual(voice.json.wakeWords, ['computer']);
+    await second.stop();
+
+    const third = await startService({ dataDir, env: { VoiceService__AudioSampleRate: '12000' }, flags: { 'DeviceManagement.MaxDevices': 2 } });
+    const v3 = await call(third.url, 'GET', '/api/config/voice', { token: admin });
+    assert.equal(v3.json.audioSampleRate, 12000, 'env beats the API value');
+    const d3 = await call(third.url, 'GET', '/api/config/device', { token: admin });
+    assert.equal(d3.json.maxDevices, 2, 'flag beats the API value');
+  });
+});

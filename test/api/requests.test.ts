@@ -1,0 +1,121 @@
+// Request handling at the HTTP edge: routing, media types, size limits, malformed input.
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { call } from '../support/http.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken, registerDevice } from '../support/tokens.js';
+
+describe('request handling', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService({ flags: { 'Server.MaxBodyBytes': 1024 } });
+  });
+
+  it('answers 404 with a problem for an unknown route', async () => {
+    const res = await call(svc.url, 'GET', '/api/nothing');
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get('content-type'), 'application/problem+json');
+    assert.equal(res.json.title, 'Not Found');
+    assert.equal(res.json.detail, 'No route matches GET /api/nothing.');
+  });
+
+  it('answers 405 with Allow for a known path and wrong method', async () => {
+    const res = await call(svc.url, 'GET', '/api/voice/start');
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'POST');
+    assert.equal(res.json.title, 'Method Not Allowed');
+    const res2 = await call(svc.url, 'PATCH', '/api/config/voice');
+    assert.equal(res2.status, 405);
+    assert.equal(res2.headers.get('allow'), 'GET, PUT');
+  });
+
+  it('answers 415 for a body that is not JSON', async () => {
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+      const headers: Record<string, string> = type ? { 'content-type': type } : {};
+      const res = await call(svc.url, 'POST', '/api/device/register', { raw: 'deviceId=x', headers });
+      assert.equal(res.status, 415, `content-type ${type}`);
+      assert.equal(res.json.detail, 'The request body must be JSON (Content-Type: application/json).');
+    }
+  });
+
+  it('answers 400 for invalid JSON and for an empty body', async () => {
+    const bad = await call(svc.url, 'POST', '/api/device/register', { raw: '{"deviceId":', headers: { 'content-type': 'application/json' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.title, 'One or more validation errors occurred.');
+    assert.equal(bad.json.detail, 'The request body is not valid JSON.');
+    assert.ok(Array.isArray(bad.json.errors.$));
+    const empty = await call(svc.url, 'POST', '/api/device/register', { raw: '', headers: { 'content-type': 'application/json' } });
+    assert.equal(empty.status, 400);
+    assert.equal(empty.json.detail, 'A request body is required.');
+    const notObject = await call(svc.url, 'POST', '/api/device/register', { body: [1, 2] });
+    assert.equal(notObject.status, 400);
+    assert.deepEqual(notObject.json.errors, { $: ['must be object'] });
+  });
+
+  it('answers 413 for a body over Server.MaxBodyBytes, declared or streamed', async () => {
+    const big = JSON.stringify({ deviceId: 'x'.repeat(2000), deviceName: 'a', deviceType: 'b' });
+    const declared = await call(svc.url, 'POST', '/api/device/register', { raw: big, headers: { 'content-type': 'application/json' } });
+    assert.equal(declared.status, 413);
+    assert.equal(declared.json.detail, 'The request body is larger than the limit of 1024 bytes.');
+    // Chunked: no Content-Length, the limit is found while reading.
+    const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${svc.url}/api/device/register`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.write(big.slice(0, 600));
+      setTimeout(() => req.end(big.slice(600)), 50);
+    });
+    assert.equal(streamed.status, 413);
+    assert.equal(JSON.parse(streamed.body).status, 413);
+  });
+
+  it('never answers 5xx to a burst of malformed bodies', async () => {
+    const admin = await adminToken(svc);
+    const dev = await registerDevice(svc);
+    const targets: Array<[string, string, string | undefined]> = [
+      ['POST', '/api/device/register', undefined],
+      ['PUT', `/api/device/${dev.id}/status`, dev.token],
+      ['PUT', '/api/config/voice', admin],
+      ['PUT', '/api/config/device', admin],
+    ];
+    const deep = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+    const body = fc.oneof(
+      fc.uint8Array({ maxLength: 900 }).map((b) => Buffer.from(b).toString('latin1')),
+      fc.json(),
+      fc.integer({ min: 1, max: 500 }).map(deep),
+      fc.string({ maxLength: 900 }).map((s) => JSON.stringify({ deviceId: s, deviceName: s, deviceType: s, status: s })),
+      fc.anything().map((v) => { try { return JSON.stringify(v) ?? 'null'; } catch { return 'null'; } }),
+      fc.constantFrom('{"status":{"$gt":1}}', '{"__proto__":{"admin":true}}', '{"deviceId":"a\\u0000b","deviceName":"x","deviceType":"y"}', 'null', '1e999', '"\\ud800"'),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...targets), body, async ([method, path, token], raw) => {
+        const res = await call(svc.url, method, path, { raw, token, headers: { 'content-type': 'application/json' } });
+        assert.ok(res.status < 500, `${method} ${path} with ${JSON.stringify(raw).slice(0, 200)} -> ${res.status} ${res.text}`);
+        assert.ok([200, 400, 409, 413].includes(res.status), `unexpected ${res.status}`);
+      }),
+      { numRuns: 300 },
+    );
+    // Still serving.
+    assert.equal((await call(svc.url, 'GET', '/api/device/list', { token: admin })).status, 200);
+  });
+
+  it('survives requests aborted mid-body', async () => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve) => {
+        const req = httpRequest(`${svc.url}/api/device/register`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '500' } });
+        req.on('error', () => resolve());
+        req.write('{"deviceId":"abc');
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 5);
+      });
+    }
+    assert.equal((await call(svc.url, 'GET', '/api/nothing')).status, 404);
+  });
+});

@@ -1,0 +1,80 @@
+// Every kind of bad token is refused with its status (DESIGN.md "HTTP contract").
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { before, describe, it } from 'node:test';
+import { TokenService } from '../../src/auth/tokens.js';
+import { call } from '../support/http.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken, registerDevice, tokenServiceFor } from '../support/tokens.js';
+
+const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+describe('token verification', () => {
+  let svc: TestService;
+  let dev: { id: string; token: string };
+  const put = (token: string, id = dev.id) => call(svc.url, 'PUT', `/api/device/${id}/status`, { token, body: { status: 'online' } });
+
+  before(async () => {
+    svc = await startService();
+    dev = await registerDevice(svc);
+  });
+
+  const expect401 = async (token: string, detail: string) => {
+    const res = await put(token);
+    assert.equal(res.status, 401);
+    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+    assert.equal(res.json.detail, detail);
+  };
+
+  it('accepts the genuine token', async () => {
+    assert.equal((await put(dev.token)).status, 200);
+  });
+
+  it('refuses an expired token', async () => {
+    const past = tokenServiceFor(svc, () => Date.now() - 2 * 86_400_000);
+    const { token } = await past.issueDevice(dev.id, 1, 3_600_000);
+    await expect401(token, 'The token expired.');
+  });
+
+  it('refuses a token with a forged signature or payload', async () => {
+    const [h, p, s] = dev.token.split('.');
+    const flipped = (s![0] === 'A' ? 'B' : 'A') + s!.slice(1);
+    await expect401(`${h}.${p}.${flipped}`, 'The token is invalid.');
+    const claims = JSON.parse(Buffer.from(p!, 'base64url').toString());
+    await expect401(`${h}.${b64({ ...claims, role: 'admin', sub: 'admin' })}.${s}`, 'The token is invalid.');
+  });
+
+  it('refuses alg none', async () => {
+    const claims = JSON.parse(Buffer.from(dev.token.split('.')[1]!, 'base64url').toString());
+    await expect401(`${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`, 'The token is invalid.');
+    await expect401(`${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.x`, 'The token is invalid.');
+  });
+
+  it('refuses a token signed with another key', async () => {
+    const other = new TokenService(randomBytes(32));
+    await expect401((await other.issueDevice(dev.id, 1, 3_600_000)).token, 'The token is invalid.');
+    await expect401((await other.issueAdmin(3_600_000)).token, 'The token is invalid.');
+  });
+
+  it("refuses another device's token with 403", async () => {
+    const other = await registerDevice(svc);
+    const res = await put(other.token);
+    assert.equal(res.status, 403);
+    assert.equal(res.json.detail, 'The token belongs to another device.');
+  });
+
+  it("refuses a deleted device's token before it expires", async () => {
+    const gone = await registerDevice(svc);
+    assert.equal((await call(svc.url, 'DELETE', `/api/device/${gone.id}`, { token: await adminToken(svc) })).status, 200);
+    const res = await put(gone.token, gone.id);
+    assert.equal(res.status, 401);
+    assert.equal(res.json.detail, 'The token has been revoked.');
+  });
+
+  it('refuses garbage in the Authorization header', async () => {
+    await expect401('not-a-jwt', 'The token is invalid.');
+    const res = await call(svc.url, 'PUT', `/api/device/${dev.id}/status`, { body: { status: 'online' }, headers: { authorization: 'Bearer' } });
+    assert.equal(res.status, 401);
+    assert.equal(res.json.detail, 'The Authorization header must be "Bearer <token>".');
+  });
+});

@@ -1,0 +1,154 @@
+// The built bundle as a process: start-up, configuration precedence and errors, CLI commands,
+// signals and durability across kill -9.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { BUNDLE, runBundle, spawnService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+
+const register = (url: string, id: string) =>
+  call(url, 'POST', '/api/device/register', { body: { deviceId: id, deviceName: id, deviceType: 'speaker' } });
+
+async function adminTokenFor(dataDir: string): Promise<string> {
+  const res = await runBundle(['token', 'admin', '--ttl', '1h', '--data-dir', dataDir]);
+  assert.equal(res.code, 0, res.stderr);
+  return res.stdout.trim();
+}
+
+describe('start-up', () => {
+  it('logs its address and that the native uWS addon loaded', async () => {
+    const svc = await spawnService(['--data-dir', tmpDir()]);
+    assert.match(svc.output(), /uWebSockets\.js native addon loaded from .*uws_linux_x64_115\.node/);
+    assert.match(svc.output(), /listening on http:\/\/127\.0\.0\.1:\d+/);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
+  it('refuses to start when the native addon cannot load (no silent JS fallback)', async () => {
+    const dir = tmpDir();
+    const copy = path.join(dir, 'voice-hub.cjs');
+    copyFileSync(BUNDLE, copy);
+    const { spawnSync } = await import('node:child_process');
+    const res = spawnSync(process.execPath, [copy, '--port', '0', '--data-dir', path.join(dir, 'data')], { cwd: dir, encoding: 'utf8', timeout: 15_000, env: { PATH: process.env.PATH } });
+    assert.equal(res.status, 1);
+    assert.match(res.stderr, /native uWebSockets\.js addon \(uws_linux_x64_115\.node\) did not load; refusing to fall back/);
+  });
+
+  it('applies precedence file < env < flag, checked through a real request', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'appsettings.json');
+    writeFileSync(file, JSON.stringify({ DeviceManagement: { MaxDevices: 1 } }));
+    const count = async (args: string[], env: Record<string, string>): Promise<number> => {
+      const svc = await spawnService(['--config', file, '--data-dir', tmpDir(), ...args], env);
+      let n = 0;
+      while (n < 10 && (await register(svc.url, `d${n}`)).status === 200) n++;
+      svc.proc.kill('SIGTERM');
+      await svc.exited;
+      return n;
+    };
+    assert.equal(await count([], {}), 1, 'file');
+    assert.equal(await count([], { DEVICEMANAGEMENT__MAXDEVICES: '2' }), 2, 'env beats file (case-insensitive)');
+    assert.equal(await count(['--DeviceManagement.MaxDevices', '3'], { DeviceManagement__MaxDevices: '2' }), 3, 'flag beats env');
+  });
+
+  it('exits 78 with one line per bad value naming key and source', async () => {
+    const res = await runBundle(['--data-dir', tmpDir(), '--port', '70000'], { VoiceService__EnableVoice: 'maybe' });
+    assert.equal(res.code, 78);
+    assert.match(res.stderr, /Server\.Port.*flag.*65535/);
+    assert.match(res.stderr, /VoiceService\.EnableVoice: "maybe" from env VoiceService__EnableVoice is invalid: must be true or false/);
+  });
+
+  it('config check prints effective values with sources and never a secret', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Password', 'hunter2-mqtt'], {
+      VoiceService__ApiKey: 'upstream-secret-9',
+      ApiKeys__0: 'device-key-7',
+      Auth__SigningKey: 'a-signing-key-that-is-long-enough-123',
+    });
+    assert.equal(res.code, 0, res.stderr);
+    for (const secret of ['hunter2-mqtt', 'upstream-secret-9', 'device-key-7', 'a-signing-key-that-is-long-enough-123']) {
+      assert.ok(!res.stdout.includes(secret) && !res.stderr.includes(secret), `${secret} leaked`);
+    }
+    assert.match(res.stdout, /Mqtt\.Password = "\*\*\*"  \(flag\)/);
+    assert.match(res.stdout, /VoiceService\.ApiKey = "\*\*\*"  \(env\)/);
+    assert.match(res.stdout, /Server\.Port = 5000  \(file\)/);
+    const bad = await runBundle(['config', 'check', '--Server.Port', 'x']);
+    assert.equal(bad.code, 78);
+  });
+
+  it('prints a helpful --help and --version', async () => {
+    const help = await runBundle(['--help']);
+    assert.equal(help.code, 0);
+    for (const word of ['--config', '--port', '--data-dir', '--voice-server-url', 'token', 'config']) assert.ok(help.stdout.includes(word), word);
+    const version = await runBundle(['--version']);
+    assert.equal(version.code, 0);
+    assert.match(version.stdout, /voice-hub \d+\.\d+\.\d+\nnode v20\.\d+\.\d+\nplatform linux-x64\nuWebSockets\.js native/);
+  });
+});
+
+describe('tokens from the command line', () => {
+  it('token admin signs with the key generated in the data dir (mode 0600)', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir]);
+    assert.equal(statSync(path.join(dataDir, 'signing.key')).mode & 0o777, 0o600);
+    const token = await adminTokenFor(dataDir);
+    assert.equal((await call(svc.url, 'GET', '/api/device/list', { token })).status, 200);
+    const foreign = await adminTokenFor(tmpDir());
+    assert.equal((await call(svc.url, 'GET', '/api/device/list', { token: foreign })).status, 401);
+    svc.proc.kill('SIGTERM');
+    await svc.exited;
+  });
+});
+
+describe('durability', () => {
+  it('keeps an acknowledged registration after kill -9', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir]);
+    const res = await register(svc.url, 'survivor');
+    assert.equal(res.status, 200);
+    svc.proc.kill('SIGKILL');
+    await svc.exited;
+    const again = await spawnService(['--data-dir', dataDir]);
+    const list = await call(again.url, 'GET', '/api/device/list', { token: await adminTokenFor(dataDir) });
+    assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), ['survivor']);
+    again.proc.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+  });
+
+  it('flushes telemetry on SIGTERM and exits 0', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir, '--Storage.FlushInterval', '01:00:00']);
+    const reg = await register(svc.url, 'telemetry');
+    const put = await call(svc.url, 'PUT', '/api/device/telemetry/status', { token: reg.json.deviceToken, body: { status: 'busy', batteryLevel: 42 } });
+    assert.equal(put.status, 200);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    const again = await spawnService(['--data-dir', dataDir]);
+    const list = await call(again.url, 'GET', '/api/device/list', { token: await adminTokenFor(dataDir) });
+    assert.equal(list.json.devices[0].status, 'busy');
+    assert.equal(list.json.devices[0].metrics.batteryLevel, 42);
+    assert.equal(list.json.devices[0].lastSeen, put.json.lastSeen);
+    again.proc.kill('SIGINT');
+    assert.equal(await again.exited, 0);
+  });
+
+  it('refuses a truncated database with a clear message and leaves it untouched', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir]);
+    for (let i = 0; i < 5; i++) assert.equal((await register(svc.url, `t${i}`)).status, 200);
+    svc.proc.kill('SIGTERM');
+    await svc.exited;
+    const db = path.join(dataDir, 'voice-hub.db');
+    const bytes = readFileSync(db);
+    writeFileSync(db, bytes.subarray(0, Math.floor(bytes.length / 2) + 7));
+    const hash = createHash('sha256').update(readFileSync(db)).digest('hex');
+    const res = await runBundle(['--port', '0', '--data-dir', dataDir]);
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, /voice-hub\.db/);
+    assert.match(res.stderr, /damaged|corrupt|malformed/i);
+    assert.equal(createHash('sha256').update(readFileSync(db)).digest('hex'), hash);
+    mkdirSync(path.join(dataDir, 'x'), { recursive: true });
+  });
+});

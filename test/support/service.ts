@@ -1,0 +1,136 @@
+// Running the real service for tests: in-process (createApp on port 0) or as the built bundle in a
+// child process (start-up, signals, durability). Both talk HTTP on 127.0.0.1 only.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after } from 'node:test';
+import { createApp, type RunningApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { LoadedConfig } from '../../src/config/types.js';
+import { createLogger } from '../../src/log/logger.js';
+import { tmpDir } from './tmp.js';
+
+// Everything started here is stopped when the test file ends (registered once, on the root).
+const cleanups: Array<() => unknown> = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn();
+});
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const BUNDLE = path.join(ROOT, 'dist/voice-hub.cjs');
+
+export interface ServiceOptions {
+  /** Contents of the configuration file (merged over nothing: keys not given keep their defaults). */
+  file?: Record<string, unknown>;
+  env?: Record<string, string>;
+  flags?: Record<string, unknown>;
+  dataDir?: string;
+}
+
+export interface TestService {
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly app: RunningApp;
+  readonly loaded: LoadedConfig;
+  readonly logs: string[];
+  stop(): Promise<void>;
+}
+
+export function testConfig(opts: ServiceOptions = {}): { loaded: LoadedConfig; dataDir: string } {
+  const dataDir = opts.dataDir ?? tmpDir();
+  let file: string | undefined;
+  if (opts.file) {
+    file = path.join(dataDir, '..', `${path.basename(dataDir)}-appsettings.json`);
+    writeFileSync(file, JSON.stringify(opts.file));
+  }
+  const loaded = loadConfig({
+    file,
+    env: opts.env ?? {},
+    flags: {
+      'Server.Host': '127.0.0.1',
+      'Server.Port': 0,
+      'Storage.DataDir': dataDir,
+      // Nothing listens here unless a test starts an upstream; mqtt tests give their own broker.
+      'VoiceService.ServerUrl': 'ws://127.0.0.1:9/voice',
+      'Mqtt.Port': 9,
+      ...opts.flags,
+    },
+  });
+  return { loaded, dataDir };
+}
+
+/** The whole service in this process on an OS-chosen port; stopped when the test file ends. */
+export async function startService(opts: ServiceOptions = {}): Promise<TestService> {
+  const { loaded, dataDir } = testConfig(opts);
+  const logs: string[] = [];
+  const logger = createLogger({ levels: { Default: 'Debug' }, write: (l) => logs.push(l), journald: false });
+  const app = createApp(loaded, { logger });
+  const running = await app.start();
+  cleanups.push(() => app.stop());
+  return { url: `http://127.0.0.1:${running.port}`, port: running.port, dataDir, app: running, loaded, logs, stop: () => app.stop() };
+}
+
+export interface SpawnedService {
+  readonly proc: ChildProcess;
+  readonly port: number;
+  readonly url: string;
+  output(): string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/** Runs the built bundle; resolves once it logs its listening address. */
+export function spawnService(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<SpawnedService> {
+  const proc = spawn(process.execPath, [BUNDLE, '--host', '127.0.0.1', '--port', '0', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  cleanups.push(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        const port = Number(m[1]);
+        resolve({ proc, port, url: `http://127.0.0.1:${port}`, output: () => out, exited });
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} before listening:\n${out}`));
+    });
+  });
+}
+
+/** Runs the bundle to completion (for commands and start-up failures). */
+export function runBundle(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BUNDLE, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`voice-hub ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`));
+    }, timeoutMs);
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
