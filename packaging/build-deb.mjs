@@ -1,0 +1,150 @@
+// `make deb`: dist/voice-hub_<version>_{amd64,arm64,armhf}.deb from the executables of `make binaries`,
+// built with dpkg-deb alone (no debian/rules: there is nothing to compile), then checked with lintian.
+//
+// Contents: /usr/bin/voice-hub, /lib/systemd/system/voice-hub.service, /etc/voice-hub/appsettings.json
+// (a conffile: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the man
+// page, copyright, changelog, the port-80 drop-in as an example, lintian overrides, maintainer scripts.
+//
+// Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [amd64 arm64 armhf]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { TARGETS, nodeRuntime } from '../scripts/sea-runtime.mjs';
+import { copyrightFile } from './copyright.mjs';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const here = path.join(root, 'packaging', 'deb');
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { out: { type: 'string', default: path.join(root, 'dist') }, 'no-lintian': { type: 'boolean', default: false } },
+});
+const outDir = path.resolve(values.out);
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const version = pkg.version;
+
+// Each version needs its changelog entry: the package's changelog must describe what it carries.
+const changelog = readFileSync(path.join(here, 'changelog'), 'utf8');
+const top = /^voice-hub \(([^)]+)\)/.exec(changelog)?.[1];
+if (top !== version) throw new Error(`packaging/deb/changelog starts with ${top}, package.json says ${version}: add an entry`);
+
+/** Highest symbol version of `prefix` (GLIBC_, GLIBCXX_) the executable needs, from its dynamic section. */
+function neededVersion(objdump, exe, prefix) {
+  const text = execFileSync(objdump, ['-p', exe], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const versions = [...text.matchAll(new RegExp(`\\b${prefix}(\\d+(?:\\.\\d+)*)\\b`, 'g'))].map((m) => m[1].split('.').map(Number));
+  versions.sort((a, b) => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+    return 0;
+  });
+  return versions.at(-1) ?? [0];
+}
+
+// GLIBCXX_3.4.N -> the GCC release whose libstdc++6 first provides it.
+const GLIBCXX_GCC = { 21: '5', 22: '6', 23: '7', 24: '7', 25: '8', 26: '9', 27: '10', 28: '10', 29: '11', 30: '12', 31: '13' };
+
+function depends(target, exe) {
+  const objdump = target.strip.replace(/strip$/, 'objdump');
+  const glibc = neededVersion(objdump, exe, 'GLIBC_').join('.');
+  const cxx = neededVersion(objdump, exe, 'GLIBCXX_');
+  const gcc = GLIBCXX_GCC[cxx[2] ?? 0];
+  if (!gcc) throw new Error(`${exe} needs GLIBCXX_${cxx.join('.')}: add it to GLIBCXX_GCC`);
+  const deps = ['adduser', `libc6 (>= ${glibc})`, 'libgcc-s1', `libstdc++6 (>= ${gcc})`];
+  // Node's armv7 build links libatomic (the issue's "armv7 needs libatomic1 on the device").
+  if (execFileSync(objdump, ['-p', exe], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).includes('libatomic.so.1')) deps.push('libatomic1');
+  return deps.join(', ');
+}
+
+function put(file, content, mode = 0o644) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, content);
+  chmodSync(file, mode);
+}
+
+function files(dir, rel = '') {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const name = rel ? `${rel}/${e.name}` : e.name;
+    return e.isDirectory() ? files(path.join(dir, e.name), name) : [name];
+  });
+}
+
+function buildDeb(key, target) {
+  const exe = path.join(root, 'dist', `voice-hub-linux-${key}`);
+  statSync(exe); // fails with ENOENT when `make binaries` has not run
+  const stage = mkdtempSync(path.join(os.tmpdir(), `voice-hub-deb-${target.debArch}-`));
+  chmodSync(stage, 0o755); // the package's ./, which mkdtemp made private
+  try {
+    return stageAndBuild(target, exe, stage);
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+function stageAndBuild(target, exe, stage) {
+  const doc = path.join(stage, 'usr/share/doc/voice-hub');
+
+  mkdirSync(path.join(stage, 'usr/bin'), { recursive: true });
+  copyFileSync(exe, path.join(stage, 'usr/bin/voice-hub'));
+  chmodSync(path.join(stage, 'usr/bin/voice-hub'), 0o755);
+  put(path.join(stage, 'lib/systemd/system/voice-hub.service'), readFileSync(path.join(root, 'systemd/voice-hub.service')));
+  const config = JSON.parse(readFileSync(path.join(root, 'config/appsettings.json'), 'utf8'));
+  config.Storage = { ...config.Storage, DataDir: '/var/lib/voice-hub' };
+  put(path.join(stage, 'etc/voice-hub/appsettings.json'), JSON.stringify(config, null, 2) + '\n');
+  put(path.join(stage, 'usr/share/man/man1/voice-hub.1.gz'), gzipSync(readFileSync(path.join(here, 'voice-hub.1')), { level: 9 }));
+  put(path.join(doc, 'changelog.gz'), gzipSync(changelog, { level: 9 }));
+  const runtimeDir = path.dirname(nodeRuntime(target, path.join(root, '.cache', 'node-runtimes')));
+  const tgz = readdirSync(runtimeDir).find((f) => f.endsWith('.tgz'));
+  put(path.join(doc, 'copyright'), copyrightFile(root, target.pkg, path.join(runtimeDir, tgz)));
+  put(path.join(doc, 'examples/port-80.conf'), readFileSync(path.join(root, 'systemd/port-80.conf')));
+  put(path.join(stage, 'usr/share/lintian/overrides/voice-hub'), readFileSync(path.join(here, 'lintian-overrides')));
+
+  const payload = files(stage).sort();
+  const installedKiB = payload.reduce((n, f) => n + Math.ceil(statSync(path.join(stage, f)).size / 1024), 0);
+  put(path.join(stage, 'DEBIAN/md5sums'), payload.map((f) => `${createHash('md5').update(readFileSync(path.join(stage, f))).digest('hex')}  ${f}\n`).join(''));
+  put(path.join(stage, 'DEBIAN/conffiles'), '/etc/voice-hub/appsettings.json\n');
+  for (const script of ['postinst', 'prerm', 'postrm']) put(path.join(stage, 'DEBIAN', script), readFileSync(path.join(here, script)), 0o755);
+  put(
+    path.join(stage, 'DEBIAN/control'),
+    `Package: voice-hub
+Version: ${version}
+Architecture: ${target.debArch}
+Maintainer: voice-hub developers <voice-hub@users.noreply.github.com>
+Installed-Size: ${installedKiB}
+Depends: ${depends(target, exe)}
+Section: net
+Priority: optional
+Description: backend for voice-assistant devices
+ voice-hub serves an HTTP API and a SignalR hub to voice-assistant devices,
+ relays their voice sessions to an upstream voice server, keeps devices,
+ sessions and settings in an SQLite database and publishes state changes to
+ an MQTT broker, with Home Assistant discovery.
+ .
+ One self-contained executable (Node.js runtime included) run by a hardened
+ systemd unit as the voice-hub user, listening on port 5000.
+`,
+  );
+
+  // Folders 0755 whatever the umask of whoever builds.
+  for (const dir of [stage, ...readdirSync(stage, { recursive: true }).map((f) => path.join(stage, f))]) {
+    if (statSync(dir).isDirectory()) chmodSync(dir, 0o755);
+  }
+  mkdirSync(outDir, { recursive: true });
+  const deb = path.join(outDir, `voice-hub_${version}_${target.debArch}.deb`);
+  execFileSync('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', stage, deb], { stdio: ['ignore', 'ignore', 'inherit'] });
+  console.log(`${deb.startsWith(root + '/') ? path.relative(root, deb) : deb}: ${(statSync(deb).size / 1048576).toFixed(1)} MiB`);
+  return deb;
+}
+
+const byDebArch = Object.fromEntries(Object.entries(TARGETS).map(([key, t]) => [t.debArch, [key, t]]));
+const wanted = positionals.length ? positionals : Object.keys(byDebArch);
+const debs = wanted.map((arch) => {
+  if (!byDebArch[arch]) throw new Error(`unknown architecture ${arch}; known: ${Object.keys(byDebArch).join(', ')}`);
+  return buildDeb(...byDebArch[arch]);
+});
+if (!values['no-lintian']) {
+  // Overrides (packaging/deb/lintian-overrides) say why each remaining tag is expected.
+  execFileSync('lintian', ['--fail-on', 'error,warning', '--tag-display-limit', '0', ...debs], { stdio: 'inherit' });
+  console.log('lintian: clean');
+}

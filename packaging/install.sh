@@ -1,0 +1,58 @@
+#!/bin/sh
+# `make install`: this machine's executable, the systemd unit and the configuration, for systems without
+# Debian packages. Same layout as the .deb, under PREFIX (default /usr/local) for the executable.
+# DESTDIR stages into a folder instead (then no user is created and systemd is left alone).
+# An existing /etc/voice-hub/appsettings.json is kept; the shipped one is put beside it as .dist.
+set -eu
+cd "$(dirname "$0")/.."
+
+PREFIX=${PREFIX:-/usr/local}
+DESTDIR=${DESTDIR:-}
+SYSTEMD_UNIT_DIR=${SYSTEMD_UNIT_DIR:-/etc/systemd/system}
+
+case "$(uname -m)" in
+  x86_64) arch=x64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  armv7l | armv8l) arch=armv7 ;;
+  *) echo "install: no voice-hub executable for $(uname -m)" >&2; exit 1 ;;
+esac
+exe=dist/voice-hub-linux-$arch
+[ -x "$exe" ] || { echo "install: $exe is missing: run make binaries (or make install)" >&2; exit 1; }
+
+install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$SYSTEMD_UNIT_DIR" "$DESTDIR/etc/voice-hub"
+install -m 0755 "$exe" "$DESTDIR$PREFIX/bin/voice-hub"
+sed "s|/usr/bin/voice-hub|$PREFIX/bin/voice-hub|" systemd/voice-hub.service >"$DESTDIR$SYSTEMD_UNIT_DIR/voice-hub.service"
+chmod 0644 "$DESTDIR$SYSTEMD_UNIT_DIR/voice-hub.service"
+
+# The shipped configuration with the data dir systemd manages (as in the .deb).
+config=$(mktemp)
+trap 'rm -f "$config"' EXIT
+node -e '
+  const c = JSON.parse(require("fs").readFileSync("config/appsettings.json", "utf8"));
+  c.Storage = { ...c.Storage, DataDir: "/var/lib/voice-hub" };
+  process.stdout.write(JSON.stringify(c, null, 2) + "\n");' >"$config"
+target="$DESTDIR/etc/voice-hub/appsettings.json"
+if [ -e "$target" ]; then
+  install -m 0640 "$config" "$target.dist"
+  echo "kept $target; the shipped configuration is $target.dist"
+else
+  install -m 0640 "$config" "$target"
+fi
+
+if [ -n "$DESTDIR" ]; then
+  echo "staged voice-hub in $DESTDIR"
+  exit 0
+fi
+
+if ! getent passwd voice-hub >/dev/null; then
+  useradd --system --user-group --home-dir /var/lib/voice-hub --no-create-home --shell /usr/sbin/nologin voice-hub
+fi
+chgrp voice-hub "$target" "$target.dist" 2>/dev/null || chgrp voice-hub "$target"
+if [ -d /run/systemd/system ]; then
+  systemctl daemon-reload
+  systemctl enable voice-hub.service
+  systemctl restart voice-hub.service
+  echo "voice-hub is running: systemctl status voice-hub; journalctl -u voice-hub"
+else
+  echo "installed $PREFIX/bin/voice-hub; systemd is not running here, so the unit was not started"
+fi

@@ -1,0 +1,147 @@
+// `make binaries`: one self-contained executable per Pi platform, dist/voice-hub-linux-{x64,arm64,armv7},
+// made with Node's single executable applications (SEA) and postject from the bundle of build.mjs.
+//
+// Per target: the pinned runtime from the npm registry (scripts/sea-runtime.mjs), stripped with the
+// target's binutils; a SEA blob made by that same runtime (under qemu-user for ARM: a blob made by a
+// 64-bit node aborts on 32-bit, and one node never guesses another's layout); postject injects it and
+// flips the fuse, which is then checked (a failed injection must not pass as success). Assets go into
+// the blob (Node >= 20.12) or are appended after the ELF (armv7's Node 20.11, scripts/sea-payload.mjs),
+// always after stripping.
+//
+// Assets: every file build.mjs puts in dist/ except the bundle, source maps, the outputs of this script
+// and of `make deb`, and the native/ folder, of which only the target's own uWS addon is taken, as
+// `native/<its file name>`. src/runtime/assets.ts readAsset(name) finds them under the same relative names.
+//
+// Outputs are reused while a hash of every input matches (.cache/sea/<target>.key), so `make test` can
+// run this on every run.
+// Usage: node scripts/build-binaries.mjs [--dist DIR] [--out DIR] [x64 arm64 armv7 | host]
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { appendPayload } from './sea-payload.mjs';
+import { TARGETS, nodeRuntime } from './sea-runtime.mjs';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+const ABI = '115'; // Node 20; the only ABI the pinned uWS build ships
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { dist: { type: 'string', default: path.join(root, 'dist') }, out: { type: 'string' } },
+});
+const dist = path.resolve(values.dist);
+const out = path.resolve(values.out ?? dist);
+const cache = path.join(root, '.cache');
+// `host`: only the target this machine runs natively (`make install`), with its own strip and no qemu.
+const hostKey = Object.keys(TARGETS).find((k) => TARGETS[k].uwsArch === process.arch);
+const wanted = (positionals.length ? positionals : Object.keys(TARGETS)).map((k) => (k === 'host' ? hostKey : k));
+
+function onPath(tool) {
+  try {
+    execFileSync('sh', ['-c', `command -v "$1"`, 'sh', tool], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** [name, absolute file] of every asset for a target whose uWS addon is uws_linux_<uwsArch>_115.node. */
+function collectAssets(distDir, uwsArch) {
+  const assets = [];
+  const walk = (dir, rel) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const name = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.name.startsWith('.')) continue;
+      if (entry.isDirectory()) {
+        if (name !== 'native') walk(path.join(dir, entry.name), name);
+      } else if (!/^voice-hub\.cjs$|\.map$|^voice-hub-linux-|\.deb$/.test(name)) {
+        assets.push([name, path.join(dir, entry.name)]);
+      }
+    }
+  };
+  walk(distDir, '');
+  const addon = `uws_linux_${uwsArch}_${ABI}.node`;
+  const addonFile = path.join(distDir, 'native', addon);
+  if (!existsSync(addonFile)) throw new Error(`${addonFile} is missing: run node build.mjs first`);
+  assets.push([`native/${addon}`, addonFile]);
+  return assets;
+}
+
+/** Runs a build tool quietly; its output is shown only when it fails. */
+function run(cmd, args, opts = {}) {
+  try {
+    execFileSync(cmd, args, { stdio: 'pipe', maxBuffer: 16 * 1024 * 1024, ...opts });
+  } catch (e) {
+    throw new Error(`${cmd} ${args.join(' ')} failed:\n${e.stdout ?? ''}${e.stderr ?? e.message}`);
+  }
+}
+
+function hashInputs(target, bundle, assets) {
+  const h = createHash('sha256');
+  for (const f of ['build-binaries.mjs', 'sea-payload.mjs', 'sea-runtime.mjs']) h.update(readFileSync(path.join(root, 'scripts', f)));
+  h.update(`${target.pkg} ${target.integrity}\n`);
+  h.update(readFileSync(bundle));
+  for (const [name, file] of assets) h.update(`\n${name}\n`).update(readFileSync(file));
+  return h.digest('hex');
+}
+
+function buildTarget(key, target) {
+  const bundle = path.join(dist, 'voice-hub.cjs');
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run node build.mjs first`);
+  const assets = collectAssets(dist, target.uwsArch);
+  const exe = path.join(out, `voice-hub-linux-${key}`);
+  const work = path.join(cache, 'sea', key);
+  const keyFile = path.join(cache, 'sea', `${key}.key`);
+  const inputs = hashInputs(target, bundle, assets);
+  if (existsSync(exe) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === `${inputs} ${exe}`) {
+    console.log(`${path.relative(root, exe)}: up to date`);
+    return;
+  }
+  const started = Date.now();
+  mkdirSync(work, { recursive: true });
+  mkdirSync(out, { recursive: true });
+
+  // Strip before injecting: debug info is most of the published binary, and strip would drop the blob.
+  const node = nodeRuntime(target, path.join(cache, 'node-runtimes'));
+  const stripped = path.join(work, 'node');
+  const native = key === hostKey;
+  const strip = native && !onPath(target.strip) ? 'strip' : target.strip;
+  run(strip, ['--remove-section=.comment', '-o', stripped, node]);
+
+  const blob = path.join(work, 'sea.blob');
+  const config = {
+    main: bundle,
+    output: blob,
+    disableExperimentalSEAWarning: true,
+    ...(target.seaAssets ? { assets: Object.fromEntries(assets) } : {}),
+  };
+  const configFile = path.join(work, 'sea-config.json');
+  writeFileSync(configFile, JSON.stringify(config, null, 2));
+  rmSync(blob, { force: true });
+  const [emulator, ...emulatorArgs] = native ? [] : target.emulator;
+  if (emulator) run(emulator, [...emulatorArgs, stripped, '--experimental-sea-config', configFile], { cwd: work });
+  else run(stripped, ['--experimental-sea-config', configFile], { cwd: work });
+
+  const tmp = path.join(work, 'voice-hub.tmp');
+  copyFileSync(stripped, tmp);
+  // postject's LIEF prints a warning per ELF note it cannot name (harmless), hence run() keeps it quiet.
+  const postject = createRequire(import.meta.url).resolve('postject/dist/cli.js');
+  run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+  const injected = readFileSync(tmp);
+  if (!injected.includes(`${SEA_FUSE}:1`)) throw new Error(`${key}: postject did not flip the SEA fuse; the executable would be plain node`);
+  if (!target.seaAssets) appendPayload(tmp, assets.map(([name, file]) => [name, readFileSync(file)]));
+  chmodSync(tmp, 0o755);
+  renameSync(tmp, exe);
+  writeFileSync(keyFile, `${inputs} ${exe}`);
+  const mb = (statSync(exe).size / 1048576).toFixed(1);
+  console.log(`${path.relative(root, exe) || exe}: ${mb} MiB, ${assets.length} assets, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+for (const key of wanted) {
+  const target = key && TARGETS[key];
+  if (!target) throw new Error(`unknown target ${key}; known: ${Object.keys(TARGETS).join(', ')}`);
+  buildTarget(key, target);
+}

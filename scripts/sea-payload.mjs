@@ -1,0 +1,34 @@
+// Appends assets after the end of an executable, for runtimes whose SEA has no assets (Node 20.11, the
+// last armv7 build). The ELF loader ignores bytes past the last segment, so the executable still runs;
+// src/runtime/assets.ts reads them back from process.execPath. Never strip a file after this: strip
+// rewrites the ELF and drops the payload.
+//
+// Layout: entry bytes, one after another | index: UTF-8 JSON {name: [offset, length]}, offsets from
+// the first entry | trailer (24 bytes): "VHASSET1", u32 LE index length, u32 0, u64 LE length of
+// entries + index.
+import { appendFileSync } from 'node:fs';
+
+export const PAYLOAD_MAGIC = 'VHASSET1';
+export const TRAILER_BYTES = 24;
+
+/** The payload for `assets` (a Map or array of [name, Buffer]) as one Buffer. */
+export function buildPayload(assets) {
+  const parts = [];
+  const index = {};
+  let offset = 0;
+  for (const [name, bytes] of assets) {
+    index[name] = [offset, bytes.length];
+    parts.push(bytes);
+    offset += bytes.length;
+  }
+  const indexBytes = Buffer.from(JSON.stringify(index), 'utf8');
+  const trailer = Buffer.alloc(TRAILER_BYTES);
+  trailer.write(PAYLOAD_MAGIC, 0, 'latin1');
+  trailer.writeUInt32LE(indexBytes.length, 8);
+  trailer.writeBigUInt64LE(BigInt(offset + indexBytes.length), 16);
+  return Buffer.concat([...parts, indexBytes, trailer]);
+}
+
+export function appendPayload(file, assets) {
+  appendFileSync(file, buildPayload(assets));
+}

@@ -1,0 +1,100 @@
+// The Debian packages of `make deb` (packaging/build-deb.mjs), built here from the executables of
+// `make binaries` for amd64 and for armhf (the one with the appended assets and libatomic), then read
+// back with dpkg-deb and judged by lintian; and `make install`'s script staged into a folder.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { ROOT } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+
+const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+function sh(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', timeout: 240_000, maxBuffer: 64 * 1024 * 1024, ...opts });
+}
+
+describe('Debian packages', () => {
+  const out = tmpDir();
+  const deb = (arch: string): string => path.join(out, `voice-hub_${VERSION}_${arch}.deb`);
+
+  before(() => {
+    sh(process.execPath, [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--out', out, 'amd64', 'armhf']);
+  });
+
+  it('names package, version, architecture and the libraries the runtime links', () => {
+    const fields = (arch: string) => sh('dpkg-deb', ['--field', deb(arch), 'Package', 'Version', 'Architecture', 'Depends']);
+    assert.match(fields('amd64'), new RegExp(`^Package: voice-hub\nVersion: ${VERSION.replace(/\./g, '\\.')}\nArchitecture: amd64\n`));
+    assert.match(fields('amd64'), /^Depends: adduser, libc6 \(>= 2\.28\), libgcc-s1, libstdc\+\+6 \(>= \d+\)$/m);
+    assert.match(fields('armhf'), /^Architecture: armhf$/m);
+    assert.match(fields('armhf'), /^Depends: .*libatomic1/m);
+  });
+
+  it('installs the executable, the unit, the configuration as a conffile, docs and maintainer scripts', () => {
+    const contents = sh('dpkg-deb', ['--contents', deb('amd64')]);
+    for (const [mode, file] of [
+      ['-rwxr-xr-x root/root', './usr/bin/voice-hub'],
+      ['-rw-r--r-- root/root', './lib/systemd/system/voice-hub.service'],
+      ['-rw-r--r-- root/root', './etc/voice-hub/appsettings.json'],
+      ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/copyright'],
+      ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/changelog.gz'],
+      ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/examples/port-80.conf'],
+      ['-rw-r--r-- root/root', './usr/share/man/man1/voice-hub.1.gz'],
+    ] as const) {
+      assert.match(contents, new RegExp(`^${mode.replace(/[/]/g, '\\/')}\\s+\\d+ \\S+ \\S+ ${file.replace(/\./g, '\\.')}$`, 'm'), file);
+    }
+    assert.equal(sh('dpkg-deb', ['--info', deb('amd64'), 'conffiles']), '/etc/voice-hub/appsettings.json\n');
+    const postinst = sh('dpkg-deb', ['--info', deb('amd64'), 'postinst']);
+    assert.match(postinst, /adduser --quiet --system --group .* voice-hub/);
+    assert.match(postinst, /deb-systemd-helper enable 'voice-hub\.service'/);
+    assert.match(postinst, /deb-systemd-invoke \$_action 'voice-hub\.service'/);
+    assert.match(sh('dpkg-deb', ['--info', deb('amd64'), 'postrm']), /"purge".*\n(.*\n)*\s+rm -rf \/var\/lib\/voice-hub \/var\/cache\/voice-hub/);
+    for (const script of ['postinst', 'prerm', 'postrm']) {
+      const res = spawnSync('sh', ['-n'], { input: sh('dpkg-deb', ['--info', deb('amd64'), script]), encoding: 'utf8' });
+      assert.equal(res.status, 0, `${script}: ${res.stderr}`);
+    }
+  });
+
+  it('carries the very executable of make binaries, which runs from the unpacked package', () => {
+    const root = tmpDir();
+    sh('dpkg-deb', ['--extract', deb('amd64'), root]);
+    assert.ok(readFileSync(path.join(root, 'usr/bin/voice-hub')).equals(readFileSync(path.join(ROOT, 'dist/voice-hub-linux-x64'))));
+    assert.ok(readFileSync(path.join(root, 'usr/bin/voice-hub')).length > 0);
+    const version = sh(path.join(root, 'usr/bin/voice-hub'), ['--version'], { env: { PATH: '/usr/bin:/bin', CACHE_DIRECTORY: path.join(root, 'cache') } });
+    assert.match(version, new RegExp(`^voice-hub ${VERSION.replace(/\./g, '\\.')}$`, 'm'));
+    assert.match(version, /^uWebSockets\.js native \(/m);
+    const config = JSON.parse(readFileSync(path.join(root, 'etc/voice-hub/appsettings.json'), 'utf8'));
+    assert.equal(config.Storage.DataDir, '/var/lib/voice-hub');
+    assert.equal(config.Server.Port, 5000);
+    assert.equal(readFileSync(path.join(root, 'lib/systemd/system/voice-hub.service'), 'utf8'), readFileSync(path.join(ROOT, 'systemd/voice-hub.service'), 'utf8'));
+  });
+
+  it('is lintian clean at warning level, with the overrides it ships', () => {
+    const res = spawnSync('lintian', ['--fail-on', 'error,warning', '--tag-display-limit', '0', deb('amd64'), deb('armhf')], { encoding: 'utf8', timeout: 240_000 });
+    assert.equal(res.status, 0, res.stdout + res.stderr);
+    assert.doesNotMatch(res.stdout, /^[EW]: /m);
+  });
+});
+
+describe('make install (packaging/install.sh)', () => {
+  it('stages executable, unit and configuration under DESTDIR, and keeps an existing configuration', () => {
+    assert.ok(existsSync(path.join(ROOT, 'dist/voice-hub-linux-x64')), 'run make binaries first');
+    const dest = tmpDir();
+    const env = { PATH: process.env.PATH, DESTDIR: dest, PREFIX: '/usr/local' };
+    sh(path.join(ROOT, 'packaging/install.sh'), [], { env });
+    const exe = path.join(dest, 'usr/local/bin/voice-hub');
+    assert.equal(statSync(exe).mode & 0o777, 0o755);
+    const unit = readFileSync(path.join(dest, 'etc/systemd/system/voice-hub.service'), 'utf8');
+    assert.match(unit, /^ExecStart=\/usr\/local\/bin\/voice-hub --config \/etc\/voice-hub\/appsettings\.json /m);
+    const config = path.join(dest, 'etc/voice-hub/appsettings.json');
+    assert.equal(statSync(config).mode & 0o777, 0o640);
+    assert.equal(JSON.parse(readFileSync(config, 'utf8')).Storage.DataDir, '/var/lib/voice-hub');
+
+    execFileSync('sh', ['-c', `echo '{"Server":{"Port":8080}}' > "$1"`, 'sh', config]);
+    const again = sh(path.join(ROOT, 'packaging/install.sh'), [], { env });
+    assert.match(again, /kept .*appsettings\.json/);
+    assert.equal(JSON.parse(readFileSync(config, 'utf8')).Server.Port, 8080);
+    assert.ok(existsSync(`${config}.dist`));
+  });
+});
