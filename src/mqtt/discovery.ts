@@ -1,19 +1,13 @@
 // Payloads the publisher sends: a device's state and its Home Assistant MQTT discovery configs
 // (DESIGN.md "MQTT"; HA's "MQTT Discovery" and "MQTT Sensor" documentation). Pure, no I/O.
+import type { DeviceRecord } from '../store/types.js';
 import { deviceStateTopic, discoveryTopic, haNodeId, statusTopic } from './topics.js';
 
-/** What the publisher needs of a device; a store DeviceRecord fits. */
-export interface MqttDevice {
-  id: string;
-  name: string;
-  type: string;
-  status: string;
-  lastSeen: string;
-  batteryLevel: number | null;
-  temperature: number | null;
-  memoryUsage: number | null;
-  cpuUsage: number | null;
-}
+/** What the publisher needs of a device. */
+export type MqttDevice = Pick<
+  DeviceRecord,
+  'id' | 'name' | 'type' | 'status' | 'lastSeen' | 'batteryLevel' | 'temperature' | 'memoryUsage' | 'cpuUsage'
+>;
 
 export interface TopicNames {
   topicPrefix: string;

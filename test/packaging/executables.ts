@@ -6,7 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { call } from '../support/http.js';
-import { ROOT } from '../support/service.js';
+import { ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 export type Platform = 'x64' | 'arm64' | 'armv7';
@@ -36,22 +36,7 @@ function envFor(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 export function runExecutable(platform: Platform, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [cmd, argv] = command(platform, args);
-  return new Promise((resolve, reject) => {
-    const proc = spawn(cmd, argv, { cwd, env: envFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      proc.kill('SIGKILL');
-      reject(new Error(`${platform} ${args.join(' ')} did not finish within ${START_TIMEOUT_MS} ms:\n${stdout}${stderr}`));
-    }, START_TIMEOUT_MS);
-    proc.on('error', reject);
-    proc.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runProcess(cmd, argv, { cwd, env: envFor(env), timeoutMs: START_TIMEOUT_MS });
 }
 
 export interface RunningExecutable {

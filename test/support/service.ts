@@ -112,25 +112,35 @@ export function spawnService(args: string[], env: Record<string, string> = {}, t
   });
 }
 
-/** Runs the bundle to completion (for commands and start-up failures). */
-export function runBundle(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs a command to completion, killing it after `timeoutMs`. */
+export function runProcess(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const timeoutMs = opts.timeoutMs ?? 15_000;
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BUNDLE, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(cmd, args, { cwd: opts.cwd ?? ROOT, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`voice-hub ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`));
+      reject(new Error(`${cmd} ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${stdout}${stderr}`));
     }, timeoutMs);
+    proc.on('error', reject);
     proc.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+  });
+}
+
+/** Runs the bundle to completion (for commands and start-up failures). */
+export function runBundle(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runProcess(process.execPath, [BUNDLE, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    timeoutMs,
   });
 }
