@@ -34,4 +34,8 @@ for (const arch of ['x64', 'arm64', 'arm']) {
   copyFileSync(path.join(uwsDir, name), path.join(dist, 'native', name));
 }
 copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
+// Swagger UI, served from the box (no CDN): the list is shared with src/http/routes/swagger.ts.
+const swaggerAssets = JSON.parse(readFileSync(path.join(root, 'src/openapi/swagger-assets.json'), 'utf8'));
+mkdirSync(path.join(dist, 'swagger'), { recursive: true });
+for (const name of swaggerAssets) copyFileSync(path.join(root, 'node_modules/swagger-ui-dist', name), path.join(dist, 'swagger', name));
 console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);

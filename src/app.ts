@@ -16,11 +16,14 @@ import { Router, type Route } from './http/router.js';
 import { configRoutes } from './http/routes/config.js';
 import { deviceRoutes } from './http/routes/devices.js';
 import { healthRoutes } from './http/routes/health.js';
+import { swaggerRoutes } from './http/routes/swagger.js';
 import { voiceRoutes } from './http/routes/voice.js';
 import { listen, mountHttpApi, type Listening } from './http/server.js';
 import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { MqttPublisher } from './mqtt/publisher.js';
+import { buildOpenApiDocument } from './openapi/document.js';
+import { builtVersion } from './version.js';
 import { ConfigCategories } from './settings/categories.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -183,6 +186,15 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       ...voiceRoutes(sessions, publicHost),
       ...configRoutes(categories),
       ...healthRoutes(checks),
+      ...swaggerRoutes(
+        () =>
+          buildOpenApiDocument(router.routes, {
+            version: builtVersion(),
+            apiKeysEnabled: config.ApiKeys.length > 0,
+            requireDeviceToken: config.VoiceService.RequireDeviceToken,
+          }),
+        { bundleDir: deps.bundleDir },
+      ),
     ];
     const router = new Router(routes);
     mountHttpApi(app, {

@@ -1,10 +1,9 @@
 // `voice-hub --version`: what a technician needs to report a problem.
 import { loadNativeUws } from '../http/uws-native.js';
-
-declare const VOICE_HUB_VERSION: string | undefined;
+import { builtVersion } from '../version.js';
 
 export function versionText(bundleDir: string | undefined): string {
-  const version = typeof VOICE_HUB_VERSION === 'string' ? VOICE_HUB_VERSION : 'dev';
+  const version = builtVersion();
   let uws: string;
   try {
     uws = `native (${loadNativeUws({ bundleDir }).addonPath})`;

@@ -118,6 +118,39 @@ export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
       entries: { type: 'object', additionalProperties: ref('HealthEntry') },
     },
   },
+  // Payloads of the hub events (DESIGN.md "Hub at /voice-hub"). No HTTP operation refers to them: they
+  // are here so the document shows device developers the shapes the hub pushes.
+  HubAudioProcessed: {
+    type: 'object',
+    description: 'Hub event AudioProcessed, to the group session-{sessionId}, after each SendAudioData.',
+    properties: {
+      sessionId: { type: 'string' },
+      sequence: { type: 'integer', description: 'Number of the chunk in the session, from 1.' },
+      bytes: { type: 'integer', description: 'Size of the Opus packet forwarded upstream.' },
+      durationMs: { type: 'number', description: 'Audio duration the packet carries.' },
+    },
+  },
+  HubAudioData: {
+    type: 'object',
+    description: 'Hub event AudioData, to the group: the upstream audio as received, still Opus.',
+    properties: {
+      sessionId: { type: 'string' },
+      format: { type: 'string', enum: ['opus'] },
+      sampleRate: { type: 'integer', example: 16000 },
+      channels: { type: 'integer', example: 1 },
+      data: { type: 'string', format: 'byte', description: 'Base64 of the Opus packet.' },
+    },
+  },
+  HubTextResponse: {
+    type: 'object',
+    description: 'Hub event TextResponse, to the group, for each upstream text message.',
+    properties: { sessionId: { type: 'string' }, text: { type: 'string' }, final: { type: 'boolean', description: 'As upstream sent it (false: a partial result); true when upstream left it out.' } },
+  },
+  HubSessionEnded: {
+    type: 'object',
+    description: 'Hub event SessionEnded, to the group, on stop, upstream failure or idle timeout.',
+    properties: { sessionId: { type: 'string' }, reason: { type: 'string', example: 'stopped' } },
+  },
 };
 
 const problemJson = { contentType: 'application/problem+json' };

@@ -1,0 +1,201 @@
+// Swagger UI at /swagger and the OpenAPI document at /swagger/v1/swagger.json (SPEC.md "GET /swagger").
+// The UI's files come from the swagger-ui-dist package and travel with the build, never from a CDN: a
+// Pi on a workshop network may have no internet. Only the files of SWAGGER_ASSETS are served.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DomainError } from '../../errors.js';
+import { readAsset } from '../../runtime/assets.js';
+import type { Reply, RequestInfo, Route } from '../router.js';
+import assetList from '../../openapi/swagger-assets.json' with { type: 'json' };
+
+/**
+ * The swagger-ui-dist files the UI needs (plus its licence texts, which must travel with it). build.mjs
+ * copies them to dist/swagger/ (it reads src/openapi/swagger-assets.json, this very list), and the
+ * single executables carry them as `swagger/<name>`.
+ */
+export const SWAGGER_ASSETS: readonly string[] = Object.freeze([...assetList]);
+
+export const DOCUMENT_PATH = '/swagger/v1/swagger.json';
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.png': 'image/png',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+};
+const contentTypeOf = (name: string): string => CONTENT_TYPES[path.extname(name)] ?? 'text/plain; charset=utf-8';
+
+// The UI files change only with an upgrade: a day of caching, then revalidation by ETag. The page, its
+// initializer and the document are revalidated on every load (a restart may change the document).
+const ASSET_CACHE = 'public, max-age=86400';
+const PAGE_CACHE = 'no-cache';
+
+/**
+ * The bytes of a Swagger UI file. From the build when there is one: inside a single executable, or in
+ * `swagger/` beside the bundle (`bundleDir`). Without a bundleDir (development, tests under tsx): from
+ * node_modules/swagger-ui-dist. Throws for a name outside SWAGGER_ASSETS or a file the build lacks.
+ */
+export function loadSwaggerAsset(name: string, bundleDir?: string): Buffer {
+  if (!SWAGGER_ASSETS.includes(name)) throw new Error(`${name} is not a Swagger UI asset`);
+  const built = readAsset(`swagger/${name}`, bundleDir);
+  if (built) return built;
+  if (bundleDir === undefined) {
+    const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+    return readFileSync(path.join(dist, name));
+  }
+  throw new Error(`Swagger UI asset swagger/${name} is missing from this build (${bundleDir})`);
+}
+
+function page(): string {
+  // Absolute links: the page is served both at /swagger and at /swagger/index.html.
+  return `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="UTF-8">
+    <title>voice-hub API</title>
+    <link rel="stylesheet" type="text/css" href="/swagger/swagger-ui.css">
+    <link rel="stylesheet" type="text/css" href="/swagger/index.css">
+    <link rel="icon" type="image/png" href="/swagger/favicon-32x32.png" sizes="32x32">
+    <link rel="icon" type="image/png" href="/swagger/favicon-16x16.png" sizes="16x16">
+  </head>
+  <body>
+    <div id="swagger-ui"></div>
+    <script src="/swagger/swagger-ui-bundle.js" charset="UTF-8"></script>
+    <script src="/swagger/swagger-ui-standalone-preset.js" charset="UTF-8"></script>
+    <script src="/swagger/swagger-initializer.js" charset="UTF-8"></script>
+  </body>
+</html>
+`;
+}
+
+// Not inline in the page, so a Content-Security-Policy without 'unsafe-inline' can be added later.
+function initializer(): string {
+  return `window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: ${JSON.stringify(DOCUMENT_PATH)},
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    displayRequestDuration: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    layout: 'StandaloneLayout',
+    // The default would send the document to validator.swagger.io: no internet here, and not its business.
+    validatorUrl: null
+  });
+};
+`;
+}
+
+interface StaticFile {
+  readonly bytes: Buffer;
+  /** Only for text worth compressing; swagger-ui-bundle.js shrinks from 1.7 MB to about 0.5 MB. */
+  readonly gzipped: Buffer | undefined;
+  readonly etag: string;
+  readonly contentType: string;
+  readonly cacheControl: string;
+}
+
+function staticFile(bytes: Buffer, contentType: string, cacheControl: string): StaticFile {
+  const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
+  const gzipped = !contentType.startsWith('image/') && bytes.length > 1024 ? gzipSync(bytes) : undefined;
+  return { bytes, gzipped, etag, contentType, cacheControl };
+}
+
+/** Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: a q of 0 refuses). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  for (const item of header.split(',')) {
+    const [coding, ...params] = item.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== '*') continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+function serve(file: StaticFile, request: RequestInfo): Reply {
+  const gzip = file.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
+  // The compressed bytes are another representation, so they get their own validator.
+  const etag = gzip ? `${file.etag.slice(0, -1)}-gz"` : file.etag;
+  const headers: Record<string, string> = { 'Cache-Control': file.cacheControl, ETag: etag };
+  if (file.gzipped) headers.Vary = 'Accept-Encoding';
+  if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers };
+  if (gzip) headers['Content-Encoding'] = 'gzip';
+  return { status: 200, text: gzip ? file.gzipped : file.bytes, contentType: file.contentType, headers };
+}
+
+export interface SwaggerOptions {
+  /** Folder of the bundle (AppDeps.bundleDir): the UI files are then taken from the build only. */
+  bundleDir?: string;
+}
+
+/**
+ * The Swagger UI routes. `getDocument` is called once, on the first request for the document: by then
+ * the route table it describes is complete. Files are read and compressed on first use, then kept.
+ */
+export function swaggerRoutes(getDocument: () => object, opts: SwaggerOptions = {}): Route[] {
+  const files = new Map<string, StaticFile>();
+  const cached = (key: string, make: () => StaticFile): StaticFile => {
+    let file = files.get(key);
+    if (!file) files.set(key, (file = make()));
+    return file;
+  };
+  const indexPage = (): StaticFile => cached('index.html', () => staticFile(Buffer.from(page()), CONTENT_TYPES['.html']!, PAGE_CACHE));
+  const common = { tag: 'Documentation', auth: {}, documented: false } as const;
+  const uiPage = (path: string, operationId: string): Route => ({
+    ...common,
+    method: 'GET',
+    path,
+    operationId,
+    summary: 'Swagger UI',
+    responses: { 200: { description: 'The Swagger UI page', contentType: 'text/html' } },
+    handler: ({ request }) => serve(indexPage(), request),
+  });
+
+  return [
+    {
+      ...common,
+      method: 'GET',
+      path: DOCUMENT_PATH,
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI 3 document',
+      responses: { 200: { description: 'The OpenAPI document' } },
+      handler: ({ request }) =>
+        serve(
+          cached(DOCUMENT_PATH, () => staticFile(Buffer.from(JSON.stringify(getDocument())), CONTENT_TYPES['.json']!, PAGE_CACHE)),
+          request,
+        ),
+    },
+    uiPage('/swagger', 'swaggerUi'),
+    uiPage('/swagger/index.html', 'swaggerUiIndex'),
+    {
+      ...common,
+      method: 'GET',
+      path: '/swagger/{asset}',
+      operationId: 'swaggerUiAsset',
+      summary: 'A Swagger UI file',
+      responses: { 200: { description: 'The file' }, 404: { description: 'Not a Swagger UI file' } },
+      handler: ({ params, request }) => {
+        const name = params.asset!;
+        if (name === 'swagger-initializer.js') {
+          return serve(cached(name, () => staticFile(Buffer.from(initializer()), CONTENT_TYPES['.js']!, PAGE_CACHE)), request);
+        }
+        // The allow-list is the only way to a file: a decoded `..%2F` or any other name is just unknown.
+        if (!SWAGGER_ASSETS.includes(name)) throw new DomainError('not_found', `No Swagger UI file is named '${name}'.`);
+        return serve(cached(name, () => staticFile(loadSwaggerAsset(name, opts.bundleDir), contentTypeOf(name), ASSET_CACHE)), request);
+      },
+    },
+  ];
+}

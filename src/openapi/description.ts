@@ -1,0 +1,93 @@
+// The prose of the OpenAPI document (Markdown, which Swagger UI renders): how to authenticate, the error
+// format, and the SignalR hub at /voice-hub, which is no HTTP operation and so is described here in
+// words (DESIGN.md "Hub at /voice-hub", SPEC.md "Events").
+
+export interface DescriptionOptions {
+  apiKeysEnabled: boolean;
+  requireDeviceToken: boolean;
+}
+
+export function apiDescription(opts: DescriptionOptions): string {
+  return [
+    'Backend for voice-assistant devices: registration and status of devices, voice sessions relayed to an',
+    'upstream voice server, configuration by category, health. JSON in and out. The real-time audio goes',
+    'through the SignalR hub at `/voice-hub`, described below.',
+    '',
+    '## Authentication',
+    '- **Device token**: `POST /api/device/register` answers `deviceToken`, a JWT (HS256). Send it as',
+    '  `Authorization: Bearer <deviceToken>`. It lives `DeviceManagement.TokenExpiration` (24 hours as shipped);',
+    '  exchange a still-valid one for a fresh one with `POST /api/device/{deviceId}/token`. A device token only',
+    "  acts for its own device. Deleting the device revokes its tokens.",
+    '- **Admin token**: never handed out over HTTP. Mint one on the box with `voice-hub token admin`',
+    '  (`--ttl 30d` for another lifetime; under systemd:',
+    '  `sudo -u voice-hub voice-hub token admin --config /etc/voice-hub/appsettings.json`).',
+    '  Needed by `GET /api/device/list`, `DELETE /api/device/{deviceId}` and `PUT /api/config/{category}`;',
+    '  accepted wherever a device token is.',
+    '- **X-API-Key**: applies only when `ApiKeys` is configured (non-empty); then registration and the voice',
+    '  endpoints need the header `X-API-Key` with one of those keys, and a missing or unknown key is answered',
+    '  401 with the plain-text body `Invalid API Key`.',
+    `  **On this server ApiKeys is ${opts.apiKeysEnabled ? 'configured: the key is required' : 'empty: no key is needed'}.**`,
+    `- The voice endpoints need a device token while \`VoiceService.RequireDeviceToken\` is true (the default;`,
+    `  **on this server it is ${opts.requireDeviceToken ? 'on' : 'off'}**).`,
+    '',
+    'In this page, **Authorize** sets the token and the key for **Try it out**.',
+    '',
+    '## Errors',
+    'Errors are RFC 7807 `application/problem+json` bodies `{type, title, status, detail, traceId}`, as ASP.NET',
+    'Core writes them; validation errors add `errors: {field: [messages]}`. The one exception is the API-key 401',
+    '(plain text). Besides the codes listed per operation: 404 for an unknown path, 405 (with `Allow`) for a',
+    'wrong method, 413 for a body over `Server.MaxBodyBytes`, 415 for a body that is not JSON.',
+    '',
+    ...hubDescription(),
+  ].join('\n');
+}
+
+function hubDescription(): string[] {
+  return [
+    '## Real-time hub at `/voice-hub` (ASP.NET Core SignalR)',
+    'The hub speaks the SignalR protocol, so the official clients work unchanged: `@microsoft/signalr`',
+    '(JavaScript), `Microsoft.AspNetCore.SignalR.Client` (.NET), `signalrcore` (Python). Point them at',
+    '`http://<host>:5000/voice-hub`; `POST /api/voice/start` answers the address as `websocketUrl`.',
+    '',
+    '**Connecting**',
+    '1. Negotiate: `POST /voice-hub/negotiate?negotiateVersion=1` answers',
+    '   `{negotiateVersion: 1, connectionId, connectionToken, availableTransports: [{transport: "WebSockets",',
+    '   transferFormats: ["Text", "Binary"]}]}`. Without `negotiateVersion` (version 0) there is no',
+    '   `connectionToken` and the `connectionId` is the id.',
+    '2. Open the WebSocket `ws://<host>:5000/voice-hub?id=<connectionToken>` (`wss://` behind TLS). An unknown or',
+    '   expired id is refused with 404, a second socket on one id with 409. Clients may skip negotiation',
+    '   (`skipNegotiation`) and open `ws://<host>:5000/voice-hub` directly.',
+    '3. Send the handshake `{"protocol":"json","version":1}` followed by the record separator 0x1E, within 15 s.',
+    '',
+    'Transports: WebSockets only (no Server-Sent Events, no long polling, no stateful reconnect). Protocols:',
+    '`json` (text frames, Base64 for audio) and `messagepack` (binary frames, audio as raw bytes).',
+    'A token on the connection is optional (`access_token` query parameter or `Authorization: Bearer`); when',
+    'given it must be valid. The device token that counts is the one `JoinSession` carries.',
+    'The server pings after `Hub.KeepAliveInterval` (15 s) without traffic and drops a client silent for',
+    '`Hub.ClientTimeout` (30 s). A message larger than `Hub.MaximumReceiveMessageSize` (65536 bytes) closes the',
+    'connection with an error. Group membership does not survive a reconnect: call `JoinSession` again.',
+    '',
+    '**Methods** (the client invokes; names match case-insensitively)',
+    '',
+    '| method | arguments | what happens |',
+    '|---|---|---|',
+    '| `JoinSession` | `sessionId` (string), `deviceToken` (string) | token valid and of the session\'s device (or admin) and the session active: the connection joins the group `session-{sessionId}` and the caller gets `SessionJoined`; otherwise the caller gets `Error` and nothing else. Safe to repeat. |',
+    '| `SendAudioData` | `sessionId` (string), `audio`: one Opus packet, Base64 text with `json`, bytes with `messagepack` | needs a joined session; the packet goes upstream and the group gets `AudioProcessed`; any failure (invalid Base64, not joined, session ended) gives the caller `Error` with the reason. |',
+    '',
+    '**Events** (the server sends)',
+    '',
+    '| event | to | payload |',
+    '|---|---|---|',
+    '| `SessionJoined` | the caller | `sessionId` (string) |',
+    '| `Error` | the caller; the group for upstream `error` messages | message (string) |',
+    '| `AudioProcessed` | group `session-{sessionId}` | `{sessionId, sequence, bytes, durationMs}` (schema `HubAudioProcessed`) |',
+    '| `AudioResponse` | group | string: Base64 of the decoded upstream audio, 16-bit little-endian PCM, interleaved, at the session\'s sample rate and channels |',
+    '| `AudioData` | group | `{sessionId, format: "opus", sampleRate, channels, data}`, the upstream audio as received (schema `HubAudioData`) |',
+    '| `TextResponse` | group | `{sessionId, text, final}` from upstream text (schema `HubTextResponse`) |',
+    '| `SessionEnded` | group | `{sessionId, reason}` on stop, failure or idle timeout (schema `HubSessionEnded`) |',
+    '',
+    '**A session from start to end**: register the device; `POST /api/voice/start`; connect to the hub;',
+    '`JoinSession(sessionId, deviceToken)` and wait for `SessionJoined`; `SendAudioData` for each Opus packet;',
+    'receive `AudioResponse`/`AudioData`/`TextResponse`; `POST /api/voice/stop`, and the group gets `SessionEnded`.',
+  ];
+}
