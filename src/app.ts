@@ -3,14 +3,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TemplatedApp } from 'uWebSockets.js';
 import { loadSigningKey } from './auth/signing-key.js';
 import { TokenService, type Principal } from './auth/tokens.js';
 import type { LoadedConfig } from './config/types.js';
 import { DeviceRegistry } from './devices/registry.js';
 import { DomainError } from './errors.js';
 import { createDatabaseCheck, createMqttCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
-import { attachHub, type VoiceHubServer } from './hub/index.js';
+import { attachHub, type HubListener, type VoiceHubServer } from './hub/index.js';
+import { requestGate } from './http/gate.js';
 import { hostMatcher, originHost } from './http/hosts.js';
 import { Router, type Route } from './http/router.js';
 import { configRoutes } from './http/routes/config.js';
@@ -19,6 +19,7 @@ import { healthRoutes } from './http/routes/health.js';
 import { swaggerRoutes } from './http/routes/swagger.js';
 import { voiceRoutes } from './http/routes/voice.js';
 import { listen, mountHttpApi, type Listening } from './http/server.js';
+import { loadCaFile, loadTlsFiles, type TlsFiles } from './http/tls.js';
 import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { MqttPublisher } from './mqtt/publisher.js';
@@ -38,6 +39,8 @@ export interface AppDeps {
 
 export interface RunningApp {
   readonly port: number;
+  /** The HTTPS port, when a certificate is configured. */
+  readonly httpsPort: number | undefined;
   readonly store: Store;
   readonly router: Router;
   readonly hub: VoiceHubServer;
@@ -52,7 +55,7 @@ export interface App {
 }
 
 interface Parts {
-  listener?: Listening;
+  listeners: Listening[];
   hub?: VoiceHubServer;
   sessions?: VoiceSessionService;
   mqtt?: MqttPublisher;
@@ -62,10 +65,13 @@ interface Parts {
 export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   const { config } = loaded;
   const logger = deps.logger ?? createLogger({ levels: config.Logging.LogLevel });
-  const parts: Parts = {};
+  const parts: Parts = { listeners: [] };
   let stopping: Promise<void> | undefined;
 
   async function start(): Promise<RunningApp> {
+    // Checked before anything opens: a bad certificate or CA file is a configuration problem (exit 78).
+    const tls = loadTlsFiles(config.Server);
+    const voiceCa = loadCaFile(config.VoiceService.CaFile);
     const native = loadNativeUws({ bundleDir: deps.bundleDir });
     logger.info(`uWebSockets.js native addon loaded from ${native.addonPath}`);
 
@@ -78,14 +84,14 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     });
     parts.store = store;
     try {
-      return await wire(native.uws, store);
+      return await wire(native.uws, store, tls, voiceCa);
     } catch (e) {
       await stop();
       throw e;
     }
   }
 
-  async function wire(uws: ReturnType<typeof loadNativeUws>['uws'], store: Store): Promise<RunningApp> {
+  async function wire(uws: ReturnType<typeof loadNativeUws>['uws'], store: Store, tls: TlsFiles | undefined, voiceCa: Buffer | undefined): Promise<RunningApp> {
     const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
     const categories = new ConfigCategories(loaded, store.settings);
     const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
@@ -111,7 +117,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       : undefined;
     parts.mqtt = mqtt;
 
-    const app: TemplatedApp = uws.App();
+    // The same routes and hub on plain HTTP and, with a certificate, on HTTPS beside it.
+    const listeners: HubListener[] = [{ app: uws.App(), secure: false }];
+    if (tls) listeners.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
     const sessions = new VoiceSessionService({
       config: {
         serverUrl: config.VoiceService.ServerUrl,
@@ -133,6 +141,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         },
       },
       logger: logger.child('Upstream'),
+      ...(voiceCa ? { link: { ca: voiceCa } } : {}),
     });
     parts.sessions = sessions;
     await sessions.recordInterrupted();
@@ -146,7 +155,14 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     });
 
     const allowedHost = hostMatcher(config.AllowedHosts);
-    const hub: VoiceHubServer = attachHub(app, {
+    const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
+    let httpsPort: number | undefined;
+    const gate = requestGate({
+      allowedHosts: config.AllowedHosts,
+      httpsRedirectPort: config.Server.HttpsRedirect ? () => httpsPort : undefined,
+      fallbackHost: serverName.includes(':') ? `[${serverName}]` : serverName,
+    });
+    const hub: VoiceHubServer = attachHub(listeners, {
       path: '/voice-hub',
       methods: voiceHubMethods({
         verifyToken,
@@ -163,6 +179,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       },
       // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
       authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
+      admit: gate,
       logger: logger.child('Hub'),
     });
     parts.hub = hub;
@@ -173,6 +190,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         apiKey: config.VoiceService.ApiKey,
         enabled: () => categories.voice().enableVoice,
         timeoutMs: config.VoiceService.ConnectTimeout,
+        ca: voiceCa,
       }),
       database: createDatabaseCheck(store),
       mqtt: mqtt
@@ -180,7 +198,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         : async () => ({ status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)' }),
     };
 
-    const publicHost = `${config.Server.Host === '0.0.0.0' ? os.hostname() : config.Server.Host}:${config.Server.Port}`;
+    const publicHost = `${serverName}:${config.Server.Port}`;
     const routes: Route[] = [
       ...deviceRoutes(registry),
       ...voiceRoutes(sessions, publicHost),
@@ -197,33 +215,44 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       ),
     ];
     const router = new Router(routes);
-    mountHttpApi(app, {
-      router,
-      maxBodyBytes: config.Server.MaxBodyBytes,
-      auth: {
-        apiKeys: config.ApiKeys,
-        tokens,
-        isTokenCurrent: (p) => registry.isTokenCurrent(p),
-        requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
-      },
-      logger: logger.child('Http'),
-      accessLog: logger.child('Microsoft.AspNetCore'),
-    });
+    for (const { app, secure } of listeners) {
+      mountHttpApi(app, {
+        router,
+        maxBodyBytes: config.Server.MaxBodyBytes,
+        auth: {
+          apiKeys: config.ApiKeys,
+          tokens,
+          isTokenCurrent: (p) => registry.isTokenCurrent(p),
+          requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
+        },
+        logger: logger.child('Http'),
+        accessLog: logger.child('Microsoft.AspNetCore'),
+        secure,
+        gate,
+      });
+    }
 
-    const listener = await listen(uws, app, config.Server.Host, config.Server.Port);
-    parts.listener = listener;
+    const plain = await listen(uws, listeners[0]!.app, config.Server.Host, config.Server.Port);
+    parts.listeners.push(plain);
+    if (tls) {
+      const secure = await listen(uws, listeners[1]!.app, config.Server.Host, config.Server.HttpsPort);
+      parts.listeners.push(secure);
+      httpsPort = secure.port;
+      logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
+      if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
+    }
     if (mqtt) {
       mqtt.syncDevices(store.devices.list());
       mqtt.start();
     }
-    logger.info(`listening on http://${config.Server.Host}:${listener.port}`);
-    return { port: listener.port, store, router, hub, sessions, mqtt };
+    logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
+    return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt };
   }
 
   // Order matters: stop taking work, end sessions (their end records are written), then flush.
   function stop(): Promise<void> {
     stopping ??= (async () => {
-      parts.listener?.close();
+      for (const listener of parts.listeners) listener.close();
       parts.hub?.closeAll({ allowReconnect: true });
       await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
       await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));

@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
 import { CONFIG_OPTIONS } from './cli/config-flags.js';
 import { CliExit, EXIT_CONFIG, loadCliConfig } from './cli/load.js';
+import { ConfigError } from './config/load.js';
 import { mintAdminToken } from './cli/token.js';
 import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
@@ -55,6 +56,8 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
   try {
     await app.start();
   } catch (e) {
+    // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
+    if (e instanceof ConfigError) throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

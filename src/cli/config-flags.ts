@@ -9,6 +9,9 @@ export const CONFIG_OPTIONS = {
   'data-dir': { type: 'string', describe: 'Storage.DataDir: database and signing key (default ./data)' },
   'log-level': { type: 'string', describe: 'Logging.LogLevel.Default: Trace, Debug, Information, Warning, Error, Critical, None' },
   'voice-server-url': { type: 'string', describe: 'VoiceService.ServerUrl: upstream voice server (ws:// or wss://)' },
+  'https-port': { type: 'number', describe: 'Server.HttpsPort: HTTPS port, when a certificate is set (default 5001)' },
+  cert: { type: 'string', describe: 'Server.Certificate.Path: PEM certificate; turns HTTPS on' },
+  key: { type: 'string', describe: 'Server.Certificate.KeyPath: PEM private key of the certificate' },
 } as const;
 
 export function configFlags(argv: Record<string, unknown>): Record<string, unknown> {

@@ -24,6 +24,9 @@ export const SHORT_FLAGS = {
   'data-dir': 'Storage.DataDir',
   'log-level': 'Logging.LogLevel.Default',
   'voice-server-url': 'VoiceService.ServerUrl',
+  'https-port': 'Server.HttpsPort',
+  cert: 'Server.Certificate.Path',
+  key: 'Server.Certificate.KeyPath',
 } as const satisfies Record<string, string>;
 
 export interface LoadOptions {

@@ -101,13 +101,17 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
           description: 'Minimum level per log category; `Default` applies to categories not listed. Keys are category names (they may contain dots), not paths.',
           properties: {
             Default: logLevel('Information', 'Default minimum log level.'),
-            'Microsoft.AspNetCore': logLevel('Warning', 'Log level for the web framework (kept for appsettings.json compatibility).'),
+            'Microsoft.AspNetCore': logLevel('Warning', 'Level of the per-request access log (method, path, status, duration); Information turns it on.'),
           },
           additionalProperties: logLevel(undefined, 'Minimum log level of this category.'),
         },
       },
     },
-    AllowedHosts: str('*', 'Allowed host names, `;`-separated; `*` allows any.', { minLength: 1 }),
+    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering).', {
+      minLength: 1,
+      pattern: '[^;\\s]',
+      'x-expected': 'must be a non-empty string: `*` or `;`-separated host names',
+    }),
     VoiceService: {
       type: 'object',
       description: 'The upstream voice server and voice sessions.',
@@ -124,6 +128,7 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
         ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection.'),
         SessionIdleTimeout: timeSpan('00:05:00', '00:00:00.0010000', TIMER_MAX, 'A session with no traffic either way for this long is stopped.'),
         RequireDeviceToken: bool(true, 'Whether /api/voice/* needs a device token of the session\'s device (or an admin token).'),
+        CaFile: str('', 'PEM file of extra CA certificates to trust for a `wss://` ServerUrl with a private CA (the system CAs stay trusted); empty: system CAs only.'),
       },
     },
     DeviceManagement: {
@@ -160,11 +165,22 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
     },
     Server: {
       type: 'object',
-      description: 'The HTTP and hub listener.',
+      description: 'The HTTP and HTTPS listeners (API and hub).',
       additionalProperties: false,
       properties: {
         Host: str('0.0.0.0', 'Address to listen on.', { minLength: 1 }),
         Port: int(5000, 0, 65_535, 'Port to listen on; 0 lets the system choose.'),
+        HttpsPort: int(5001, 0, 65_535, 'HTTPS port, used only when Server.Certificate.Path is set; 0 lets the system choose.'),
+        Certificate: {
+          type: 'object',
+          description: 'The HTTPS certificate, PEM files as Kestrel\'s `Certificates:Default:Path/KeyPath`. HTTPS is off while Path is empty.',
+          additionalProperties: false,
+          properties: {
+            Path: str('', 'PEM certificate (chain) file for HTTPS; empty: no HTTPS listener.'),
+            KeyPath: str('', 'PEM private key file (unencrypted) of the certificate; empty: the key is read from Path.'),
+          },
+        },
+        HttpsRedirect: bool(false, 'Plain HTTP answers 308 to the same URL on the HTTPS port (not /health); needs a certificate.'),
         MaxBodyBytes: int(65_536, 1, 100 * MIB, 'Largest accepted HTTP request body, in bytes (larger: 413).'),
       },
     },

@@ -16,6 +16,8 @@ export interface AppConfig {
     /** ms */ readonly ConnectTimeout: number;
     /** ms */ readonly SessionIdleTimeout: number;
     readonly RequireDeviceToken: boolean;
+    /** PEM file of extra trusted CAs for a `wss://` upstream; empty: system CAs only. */
+    readonly CaFile: string;
   };
   readonly DeviceManagement: {
     readonly AllowDeviceRegistration: boolean;
@@ -32,7 +34,16 @@ export interface AppConfig {
     readonly DiscoveryPrefix: string;
   };
   readonly ApiKeys: readonly string[];
-  readonly Server: { readonly Host: string; readonly Port: number; readonly MaxBodyBytes: number };
+  readonly Server: {
+    readonly Host: string;
+    readonly Port: number;
+    /** Used only when Certificate.Path is set. */
+    readonly HttpsPort: number;
+    /** PEM files; an empty Path means no HTTPS listener, an empty KeyPath that the key is in Path. */
+    readonly Certificate: { readonly Path: string; readonly KeyPath: string };
+    readonly HttpsRedirect: boolean;
+    readonly MaxBodyBytes: number;
+  };
   readonly Storage: { readonly DataDir: string; /** ms */ readonly FlushInterval: number };
   readonly Auth: { readonly SigningKey: string };
   readonly Hub: {

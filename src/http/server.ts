@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import type { Uws } from './uws-native.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
 import { isJsonContentType, readBody, type ResponseState } from './body.js';
+import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
 import { validateBody } from './schemas.js';
@@ -20,7 +21,10 @@ export interface HttpApiOptions {
   logger: Logger;
   /** Per-request access log (category `Microsoft.AspNetCore`, as ASP.NET names its own). */
   accessLog: Logger;
+  /** True on the TLS listener: `RequestInfo.secure`, hub URLs with `wss://`, no HTTPS redirect. */
   secure?: boolean;
+  /** Host filtering and the HTTPS redirect, before any routing. */
+  gate?: RequestGate;
 }
 
 const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
@@ -85,6 +89,15 @@ export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
         opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
       }
     };
+
+    const refusal = opts.gate?.({
+      host: request.headers.host ?? '',
+      path: request.path,
+      query: request.query,
+      secure,
+      forwardedProto: request.headers['x-forwarded-proto'] ?? '',
+    });
+    if (refusal) return send({ status: refusal.status, headers: { ...refusal.headers }, ...(refusal.text ? { text: refusal.text } : {}) });
 
     const match = router.match(request.method, request.path);
     if (match.kind === 'not_found') return send({ status: 404, body: problem(404, `No route matches ${request.method} ${request.path}.`) });

@@ -1,9 +1,10 @@
-// The hub on uWebSockets.js, the only file in src/hub that touches uWS: the negotiate route (CORS,
-// authentication) and the WebSocket behavior (origin check, `id` lookup, authentication, adapting a
-// uWS WebSocket to HubSocket). uWS rules kept here: copy everything out of `req` synchronously,
-// onAborted before any await, cork writes after an await, never touch a socket after its close event.
+// The hub on uWebSockets.js, on one app or several (HTTP and HTTPS), the only file in src/hub that
+// touches uWS: the negotiate route (admission, CORS, authentication) and the WebSocket behavior
+// (admission, origin check, `id` lookup, authentication, adapting a uWS WebSocket to HubSocket). uWS
+// rules kept here: copy everything out of `req` synchronously, onAborted before any await, cork writes
+// after an await, never touch a socket after its close event.
 import { STATUS_CODES } from 'node:http';
-import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { HubConnection, HubSocket } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore } from './hub.js';
 import {
@@ -22,6 +23,30 @@ import type { HubOptions, VoiceHubServer } from './types.js';
  * 220 KB frame); the per-message limit is enforced by the parser, this only bounds a frame.
  */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+
+/** One uWS app the hub is served on; the hub may be on several (HTTP and HTTPS) and groups span them. */
+export interface HubListener {
+  readonly app: TemplatedApp;
+  /** The app is the TLS one (told to `admit`). */
+  readonly secure: boolean;
+}
+
+/** What `admit` sees of a negotiate or upgrade request. */
+export interface HubAdmissionRequest {
+  readonly host: string;
+  readonly path: string;
+  readonly query: string;
+  readonly secure: boolean;
+  readonly forwardedProto: string;
+}
+
+export interface UwsHubOptions extends HubOptions {
+  /**
+   * Runs first on negotiate and on the WebSocket upgrade (host filtering, HTTPS redirect); a refusal
+   * is answered as it is (status, plain text, headers) and nothing else happens.
+   */
+  readonly admit?: (request: HubAdmissionRequest) => { status: number; text: string; headers: Readonly<Record<string, string>> } | undefined;
+}
 
 interface SocketData {
   readonly connectionId: string;
@@ -77,10 +102,12 @@ function reply(res: HttpResponse, status: number, body: string, headers: Record<
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e));
 
-export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServer {
+export function attachHub(target: TemplatedApp | readonly HubListener[], options: UwsHubOptions): VoiceHubServer {
   const { logger } = options;
+  const listeners: readonly HubListener[] = isListenerList(target) ? target : [{ app: target, secure: false }];
+  // uWS topics are per app: a group's members may sit on either listener, so publish on each.
   const core = new HubCore(options, (topic, data, binary) => {
-    app.publish(topic, data, binary, false);
+    for (const { app } of listeners) app.publish(topic, data, binary, false);
   });
   const counters = core.env.counters;
   const originAllowed = (origin: string): boolean => !origin || !options.allowedOrigins || options.allowedOrigins(origin);
@@ -103,7 +130,22 @@ export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServe
       }
     };
 
-  app.any(`${options.path}/negotiate`, guarded('negotiate', (res, req: HttpRequest) => {
+  /** Copies what `admit` needs out of `req` (only valid during the callback) and asks it. */
+  const admission = (req: HttpRequest, secure: boolean): ReturnType<NonNullable<UwsHubOptions['admit']>> =>
+    options.admit?.({
+      host: req.getHeader('host'),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      secure,
+      forwardedProto: req.getHeader('x-forwarded-proto'),
+    });
+
+  const negotiate = (secure: boolean) => guarded('negotiate', (res, req: HttpRequest) => {
+    const refusal = admission(req, secure);
+    if (refusal) {
+      reply(res, refusal.status, refusal.text, refusal.headers);
+      return;
+    }
     const method = req.getMethod().toUpperCase();
     const origin = req.getHeader('origin');
     const authorization = req.getHeader('authorization');
@@ -140,9 +182,16 @@ export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServe
       const negotiation = core.negotiate(version, user);
       res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), cors, 'application/json'));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
-  }));
+  });
 
-  function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+  function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {
+    const refusal = admission(req, secure);
+    if (refusal) {
+      counters.upgradesRejected++;
+      logger.debug(`WebSocket upgrade refused: ${refusal.status}`);
+      reply(res, refusal.status, refusal.text, refusal.headers);
+      return;
+    }
     // The request dies with this callback: copy what is needed now.
     const secKey = req.getHeader('sec-websocket-key');
     const extensions = req.getHeader('sec-websocket-extensions');
@@ -194,7 +243,7 @@ export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServe
     });
   }
 
-  app.ws<SocketData>(options.path, {
+  const behavior = (secure: boolean): WebSocketBehavior<SocketData> => ({
     maxPayloadLength: MAX_FRAME_BYTES,
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
@@ -202,7 +251,7 @@ export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServe
     // Timeouts and keep-alives are SignalR's (pings the client sees), not uWS's.
     idleTimeout: 0,
     sendPingsAutomatically: false,
-    upgrade: guarded('WebSocket upgrade', upgrade),
+    upgrade: guarded('WebSocket upgrade', (res, req: HttpRequest, context: us_socket_context_t) => upgrade(res, req, context, secure)),
     open: (ws) => {
       try {
         const data = ws.getUserData();
@@ -232,5 +281,13 @@ export function attachHub(app: TemplatedApp, options: HubOptions): VoiceHubServe
     },
   });
 
+  for (const { app, secure } of listeners) {
+    app.any(`${options.path}/negotiate`, negotiate(secure));
+    app.ws<SocketData>(options.path, behavior(secure));
+  }
   return core.server;
+}
+
+function isListenerList(target: TemplatedApp | readonly HubListener[]): target is readonly HubListener[] {
+  return Array.isArray(target);
 }

@@ -32,11 +32,18 @@ export interface LogOptions {
   timestamps?: boolean;
 }
 
+/** Category names match case-insensitively, as .NET's logging configuration does. */
+function levelFor(levels: Readonly<Record<string, LogLevelName>>, category: string): LogLevelName {
+  const wanted = category.toLowerCase();
+  for (const [name, level] of Object.entries(levels)) if (name.toLowerCase() === wanted) return level;
+  return levels.Default ?? 'Information';
+}
+
 export function createLogger(options: LogOptions, category = 'App'): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
   const journald = options.journald ?? Boolean(process.env.JOURNAL_STREAM);
   const timestamps = options.timestamps ?? !journald;
-  const min = ORDER[options.levels[category] ?? options.levels.Default ?? 'Information'];
+  const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {
     if (ORDER[level] < min || level === 'None') return;
     // Newlines would split one event into several journal entries and allow log forging.

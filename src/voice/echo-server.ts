@@ -2,6 +2,7 @@
 // comes back as an `audio` frame with the same Opus bytes at the session's rate and channels, `text` comes
 // back as `echo: <text>`, and the text `!error <message>` makes it send an `error` frame. Any path is
 // accepted. It is the upstream for tests, benchmarks and `voice-hub echo-server`, so it stays lean.
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errorText } from '../errors.js';
@@ -15,6 +16,8 @@ export interface EchoServerOptions {
   /** 0 picks a free port. */
   port: number;
   logger: Logger;
+  /** PEM certificate and key: serve `wss://` instead of `ws://` (tests of a private-CA upstream). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
 }
 
 export interface EchoServer {
@@ -29,18 +32,23 @@ const ERROR_COMMAND = '!error ';
 
 export async function startEchoServer(options: EchoServerOptions): Promise<EchoServer> {
   const { logger } = options;
-  const wss = new WebSocketServer({ host: options.host, port: options.port, perMessageDeflate: false, maxPayload: 1024 * 1024 });
+  const tlsServer = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : undefined;
+  const wss = tlsServer
+    ? new WebSocketServer({ server: tlsServer, perMessageDeflate: false, maxPayload: 1024 * 1024 })
+    : new WebSocketServer({ host: options.host, port: options.port, perMessageDeflate: false, maxPayload: 1024 * 1024 });
   await new Promise<void>((resolve, reject) => {
-    wss.once('listening', resolve);
-    wss.once('error', reject);
+    const target = tlsServer ?? wss;
+    target.once('listening', resolve);
+    target.once('error', reject);
+    tlsServer?.listen(options.port, options.host);
   });
   wss.on('error', (err) => logger.error(`echo server: ${errorText(err)}`));
   wss.on('connection', (socket, req) => {
     logger.debug(`echo server: connection on ${req.url ?? '/'}`);
     serve(socket, logger);
   });
-  const port = (wss.address() as AddressInfo).port;
-  logger.info(`echo voice server listening on ws://${options.host}:${port}`);
+  const port = ((tlsServer ?? wss).address() as AddressInfo).port;
+  logger.info(`echo voice server listening on ${tlsServer ? 'wss' : 'ws'}://${options.host}:${port}`);
 
   let closing: Promise<void> | undefined;
   return {
@@ -49,7 +57,8 @@ export async function startEchoServer(options: EchoServerOptions): Promise<EchoS
     close: () => {
       closing ??= new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();
-        wss.close(() => resolve());
+        wss.close(() => (tlsServer ? tlsServer.close(() => resolve()) : resolve()));
+        tlsServer?.closeAllConnections();
       });
       return closing;
     },

@@ -173,7 +173,7 @@ describe('flags', () => {
   it('every short flag maps to a key of the schema', () => {
     const keys = new Set(leafKeys().map((k) => k.key));
     for (const [flag, key] of Object.entries(SHORT_FLAGS)) assert.ok(keys.has(key), `${flag} -> ${key}`);
-    assert.deepEqual(Object.keys(SHORT_FLAGS).sort(), ['data-dir', 'host', 'log-level', 'port', 'voice-server-url']);
+    assert.deepEqual(Object.keys(SHORT_FLAGS).sort(), ['cert', 'data-dir', 'host', 'https-port', 'key', 'log-level', 'port', 'voice-server-url']);
   });
 
   it('skips undefined values (options not given on the command line)', () => {

@@ -10,14 +10,16 @@ import { parseJsonText } from '../../src/config/json-text.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
 
-// SPEC.md "Configuration keys" and DESIGN.md "Configuration" (product keys), in that order.
+// SPEC.md "Configuration keys" and DESIGN.md "Configuration" (product keys), plus HTTPS (issue 7), in that order.
 const EXPECTED_KEYS = [
   'Logging.LogLevel.Default', 'Logging.LogLevel.Microsoft.AspNetCore', 'AllowedHosts',
   'VoiceService.ServerUrl', 'VoiceService.ApiKey', 'VoiceService.EnableVoice', 'VoiceService.AudioSampleRate',
   'VoiceService.AudioChannels', 'VoiceService.ConnectTimeout', 'VoiceService.SessionIdleTimeout', 'VoiceService.RequireDeviceToken',
+  'VoiceService.CaFile',
   'DeviceManagement.AllowDeviceRegistration', 'DeviceManagement.MaxDevices', 'DeviceManagement.TokenExpiration',
   'Mqtt.BrokerAddress', 'Mqtt.Port', 'Mqtt.Username', 'Mqtt.Password', 'Mqtt.TopicPrefix', 'Mqtt.HomeAssistantDiscovery', 'Mqtt.DiscoveryPrefix',
-  'ApiKeys', 'Server.Host', 'Server.Port', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Auth.SigningKey',
+  'ApiKeys', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
+  'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Auth.SigningKey',
   'Hub.MaximumReceiveMessageSize', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
 ];
 

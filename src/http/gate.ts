@@ -1,0 +1,61 @@
+// What every request meets before routing, on the API and on the hub's negotiate and upgrade alike:
+// host filtering (ASP.NET Core's HostFilteringMiddleware over `AllowedHosts`) and, when
+// `Server.HttpsRedirect` is on, the redirect of plain HTTP to the HTTPS listener.
+import { hostMatcher, hostName } from './hosts.js';
+
+/** The parts of a request the gate looks at, copied out of uWS's request by the caller. */
+export interface GateRequest {
+  /** The Host header; '' when absent or empty. */
+  readonly host: string;
+  readonly path: string;
+  /** Without the `?`. */
+  readonly query: string;
+  /** The request came in over TLS. */
+  readonly secure: boolean;
+  /** X-Forwarded-Proto, '' when absent: a TLS-terminating proxy in front is as good as TLS. */
+  readonly forwardedProto: string;
+}
+
+export interface GateRefusal {
+  readonly status: number;
+  /** Plain-text body; empty for redirects. */
+  readonly text: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export type RequestGate = (request: GateRequest) => GateRefusal | undefined;
+
+export interface GateOptions {
+  allowedHosts: string;
+  /** Set when plain HTTP must be redirected: the HTTPS port as listening (read per request). */
+  httpsRedirectPort?: () => number | undefined;
+  /** Host name for a redirect when the request named none (or an unusable one). */
+  fallbackHost: string;
+}
+
+/**
+ * ASP.NET's failure page says this in HTML (`text/html`, Http.Sys's wording); we answer the same words
+ * as plain text, which is what a device or curl shows best.
+ */
+export const INVALID_HOST_TEXT = 'Bad Request - Invalid Hostname\nHTTP Error 400. The request hostname is invalid.\n';
+
+/** Technicians and probes reach `/health` over plain HTTP whatever the redirect setting. */
+const neverRedirected = (path: string): boolean => path === '/health' || path.startsWith('/health/');
+
+export function requestGate(options: GateOptions): RequestGate {
+  const allowed = hostMatcher(options.allowedHosts);
+  return (request): GateRefusal | undefined => {
+    // An empty (or, over HTTP/1.0, missing) Host is allowed: AllowEmptyHosts, true by default.
+    if (request.host !== '' && !allowed(request.host)) {
+      return { status: 400, text: INVALID_HOST_TEXT, headers: {} };
+    }
+    const httpsPort = options.httpsRedirectPort?.();
+    if (httpsPort === undefined || request.secure || neverRedirected(request.path)) return undefined;
+    if (request.forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https') return undefined;
+    const name = hostName(request.host) ?? options.fallbackHost;
+    const authority = httpsPort === 443 ? name : `${name}:${httpsPort}`;
+    const query = request.query ? `?${request.query}` : '';
+    // 308, not 301/302: the method and body are kept (a redirected POST stays a POST).
+    return { status: 308, text: '', headers: { Location: `https://${authority}${request.path}${query}` } };
+  };
+}

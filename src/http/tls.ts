@@ -1,0 +1,110 @@
+// The HTTPS certificate and the upstream CA file, checked before anything listens. uWS takes file
+// names and reports a bad certificate only as "App construction failed", so the files are read and
+// checked here with node:crypto first and every problem becomes one ConfigError line (exit 78).
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../config/load.js';
+import type { AppConfig } from '../config/types.js';
+
+export interface TlsFiles {
+  /** Absolute paths, as uWS `SSLApp({cert_file_name, key_file_name})` wants them. */
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** The leaf certificate, for the start-up log line. */
+  readonly subject: string;
+  readonly validTo: Date;
+  /** Names the certificate is valid for (subjectAltName), for the start-up log line. */
+  readonly names: string;
+}
+
+const CERT_KEY = 'Server.Certificate.Path';
+const KEY_KEY = 'Server.Certificate.KeyPath';
+
+function readPem(file: string, key: string): { text: string } | { problem: string } {
+  try {
+    return { text: readFileSync(file, 'utf8') };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' ? 'permission denied' : (code ?? String(e));
+    return { problem: `${key}: cannot read ${file}: ${why}` };
+  }
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The HTTPS files of `config.Server`, checked: undefined when HTTPS is off (no certificate path).
+ * Throws ConfigError when a file is missing or unreadable, is not PEM, the key is encrypted or does
+ * not belong to the certificate, or HttpsRedirect is on without a certificate.
+ */
+export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined {
+  const { Path: certPath, KeyPath: keyPath } = server.Certificate;
+  if (!certPath) {
+    const problems: string[] = [];
+    if (keyPath) problems.push(`${KEY_KEY}: is set but ${CERT_KEY} is empty; set both (or neither, for no HTTPS)`);
+    if (server.HttpsRedirect) problems.push(`Server.HttpsRedirect: is true but ${CERT_KEY} is empty; HTTPS needs a certificate`);
+    if (problems.length > 0) throw new ConfigError(problems);
+    return undefined;
+  }
+  if (server.HttpsPort !== 0 && server.HttpsPort === server.Port) {
+    throw new ConfigError([`Server.HttpsPort: ${server.HttpsPort} is also Server.Port; HTTP and HTTPS need a port each`]);
+  }
+  const certFile = path.resolve(certPath);
+  const keyFile = path.resolve(keyPath || certPath);
+  const keyName = keyPath ? KEY_KEY : `${CERT_KEY} (no ${KEY_KEY}: the key is read from the certificate file)`;
+
+  const cert = readPem(certFile, CERT_KEY);
+  const key = keyFile === certFile ? cert : readPem(keyFile, keyName);
+  const problems = [cert, key].flatMap((r) => ('problem' in r ? [r.problem] : []));
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  const certText = (cert as { text: string }).text;
+  const keyText = (key as { text: string }).text;
+
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(certText);
+  } catch (e) {
+    throw new ConfigError([`${CERT_KEY}: ${certFile} is not a PEM certificate (${message(e)})`]);
+  }
+  let privateKey: KeyObject;
+  try {
+    if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
+      throw new Error('the key is encrypted; store it unencrypted (openssl pkey -in key.pem -out plain.pem), readable only by the service');
+    }
+    if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyText)) throw new Error('no PEM private key in it');
+    privateKey = createPrivateKey(keyText);
+  } catch (e) {
+    throw new ConfigError([`${keyName}: ${keyFile} holds no usable private key: ${message(e)}`]);
+  }
+  if (!x509.checkPrivateKey(privateKey)) {
+    throw new ConfigError([`${keyName}: the private key in ${keyFile} does not belong to the certificate in ${certFile}`]);
+  }
+  return {
+    certFile,
+    keyFile,
+    subject: x509.subject.replace(/\n/g, ', '),
+    validTo: new Date(x509.validTo),
+    names: x509.subjectAltName ?? '(no subjectAltName)',
+  };
+}
+
+/** The PEM bytes of `VoiceService.CaFile`, checked to hold a certificate; undefined when not set. */
+export function loadCaFile(caFile: string): Buffer | undefined {
+  if (!caFile) return undefined;
+  const file = path.resolve(caFile);
+  const key = 'VoiceService.CaFile';
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new ConfigError([`${key}: cannot read ${file}: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`]);
+  }
+  try {
+    new X509Certificate(bytes); // the first certificate; Node's TLS reads all of them
+  } catch (e) {
+    throw new ConfigError([`${key}: ${file} is not a PEM certificate (${message(e)})`]);
+  }
+  return bytes;
+}
