@@ -21,9 +21,15 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
   alias: { 'uWebSockets.js': path.join(root, 'src/http/uws-alias.ts') },
-  // ws loads these optional native speed-ups in a try/catch; without them it uses plain JS.
+  // ws tries these optional native speed-ups in a try/catch; the defines stop it from trying at all,
+  // since inside a single executable the failed require prints a warning at every start.
   external: ['bufferutil', 'utf-8-validate'],
-  define: { VOICE_HUB_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__import_meta_url' },
+  define: {
+    VOICE_HUB_VERSION: JSON.stringify(pkg.version),
+    'import.meta.url': '__import_meta_url',
+    'process.env.WS_NO_BUFFER_UTIL': '"1"',
+    'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
+  },
   banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
 });
 

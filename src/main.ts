@@ -1,6 +1,4 @@
 // The only module that touches process, argv and signals: cli -> config -> createApp -> start.
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
@@ -12,6 +10,8 @@ import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js
 import { versionText } from './cli/version.js';
 import { createLogger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
+import { simulateCommand } from './cli/simulate.js';
+import { readAsset } from './runtime/assets.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -19,8 +19,7 @@ const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 function bundledWasm(): Uint8Array | undefined {
-  const file = bundleDir ? path.join(bundleDir, 'sql-wasm.wasm') : undefined;
-  return file && existsSync(file) ? readFileSync(file) : undefined;
+  return bundleDir ? readAsset('sql-wasm.wasm', bundleDir) : undefined;
 }
 
 async function serve(argv: Record<string, unknown>): Promise<void> {
@@ -106,6 +105,27 @@ async function main(): Promise<void> {
         };
         process.once('SIGTERM', stop);
         process.once('SIGINT', stop);
+      })
+    .command('simulate', 'stream real-time Opus from simulated devices through a running service; report losses and round-trip latency (exit 0 nothing lost, 1 otherwise)', (y) =>
+      y
+        .option('url', { type: 'string', default: 'http://127.0.0.1:5000', describe: "the service's base address" })
+        .option('devices', { type: 'number', default: 1, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' })
+        .option('seconds', { type: 'number', default: 10, describe: 'seconds of audio each device streams' })
+        .option('protocol', { choices: ['json', 'messagepack'] as const, default: 'json' as 'json' | 'messagepack', describe: 'SignalR hub protocol' })
+        .option('api-key', { type: 'string', describe: 'X-API-Key, when the service has ApiKeys' })
+        .option('admin-token', { type: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' }),
+      async (argv) => {
+        const { code, text } = await simulateCommand({
+          url: argv.url,
+          devices: argv.devices,
+          seconds: argv.seconds,
+          protocol: argv.protocol,
+          apiKey: argv['api-key'],
+          adminToken: argv['admin-token'],
+          log: (line) => process.stderr.write(line + '\n'),
+        });
+        (code === 2 ? process.stderr : process.stdout).write(text);
+        process.exitCode = code;
       })
     .version(versionText(bundleDir))
     .help()

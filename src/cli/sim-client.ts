@@ -1,0 +1,104 @@
+// The official @microsoft/signalr client, built so that it also runs inside the bundle and the single
+// executables. In Node the client loads `ws`, `eventsource`, `tough-cookie` and `fetch-cookie` with a
+// runtime `require` that esbuild leaves alone: from dist/ it finds the repository's node_modules by luck,
+// and in a SEA executable `require` knows only Node's built-ins. So the simulator gives the client a
+// fetch-based HTTP client (no cookie jar needed) and answers its one unconditional lookup, in
+// HttpConnection's constructor, with the `ws` we bundle.
+import {
+  HttpClient, HttpError, HttpResponse, HttpTransportType, HubConnectionBuilder, LogLevel, AbortError, TimeoutError,
+  type HttpRequest, type HubConnection, type ILogger,
+} from '@microsoft/signalr';
+import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
+import WebSocket from 'ws';
+
+export type SimProtocol = 'json' | 'messagepack';
+
+export interface SimClientOptions {
+  protocol: SimProtocol;
+  /** Straight to the WebSocket, without POST /negotiate. */
+  skipNegotiation?: boolean;
+  accessToken?: string;
+  /** Where the client's own warnings and errors go; nothing when absent. */
+  log?: (line: string) => void;
+}
+
+/** signalr's HttpClient over Node's global fetch (negotiate is the only HTTP request it makes here). */
+class FetchClient extends HttpClient {
+  async send(request: HttpRequest): Promise<HttpResponse> {
+    if (!request.url || !request.method) throw new Error('request without url or method');
+    const abort = new AbortController();
+    if (request.abortSignal) {
+      if (request.abortSignal.aborted) throw new AbortError();
+      request.abortSignal.onabort = () => abort.abort();
+    }
+    let timedOut = false;
+    const timer = request.timeout ? setTimeout(() => { timedOut = true; abort.abort(); }, request.timeout) : undefined;
+    try {
+      const response = await fetch(request.url, {
+        method: request.method,
+        headers: { 'X-Requested-With': 'XMLHttpRequest', ...request.headers },
+        body: request.content,
+        signal: abort.signal,
+      });
+      const content = request.responseType === 'arraybuffer' ? await response.arrayBuffer() : await response.text();
+      if (!response.ok) throw new HttpError(`${response.status} ${response.statusText}: ${String(content).slice(0, 200)}`, response.status);
+      return new HttpResponse(response.status, response.statusText, content);
+    } catch (e) {
+      if (e instanceof HttpError) throw e;
+      if (timedOut) throw new TimeoutError();
+      if (abort.signal.aborted) throw new AbortError();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+const LEVELS: Record<number, string> = { [LogLevel.Warning]: 'warn', [LogLevel.Error]: 'fail', [LogLevel.Critical]: 'crit' };
+
+function clientLogger(log: ((line: string) => void) | undefined): ILogger {
+  return {
+    log: (level, message) => {
+      if (log && level >= LogLevel.Warning && level < LogLevel.None) log(`${LEVELS[level] ?? 'warn'}: SignalR: ${message}`);
+    },
+  };
+}
+
+// The client picks `__non_webpack_require__` over `require` when `__webpack_require__` is a function
+// (its way of escaping webpack). It only asks for `ws` and `eventsource`; we give it nothing for the
+// latter, since the simulator uses the WebSocket transport only.
+type Globals = { __webpack_require__?: unknown; __non_webpack_require__?: unknown };
+
+function withBundledModules<T>(build: () => T): T {
+  const g = globalThis as Globals;
+  const saved = { w: g.__webpack_require__, n: g.__non_webpack_require__ };
+  g.__webpack_require__ = () => undefined;
+  g.__non_webpack_require__ = (name: string): unknown => (name === 'ws' ? WebSocket : undefined);
+  try {
+    return build(); // synchronous: HttpConnection looks the modules up in its constructor
+  } finally {
+    g.__webpack_require__ = saved.w;
+    g.__non_webpack_require__ = saved.n;
+    if (saved.w === undefined) delete g.__webpack_require__;
+    if (saved.n === undefined) delete g.__non_webpack_require__;
+  }
+}
+
+/** A hub URL as the client wants it: the start response names `ws(s)://`, negotiate needs `http(s)://`. */
+export function hubHttpUrl(url: string): string {
+  return url.replace(/^ws(s?):\/\//i, 'http$1://');
+}
+
+/** Builds (does not start) an official client connection for the hub at `url`. */
+export function buildSimConnection(url: string, options: SimClientOptions): HubConnection {
+  let builder = new HubConnectionBuilder()
+    .withUrl(hubHttpUrl(url), {
+      transport: HttpTransportType.WebSockets,
+      skipNegotiation: options.skipNegotiation ?? false,
+      httpClient: new FetchClient(),
+      ...(options.accessToken ? { accessTokenFactory: () => options.accessToken! } : {}),
+    })
+    .configureLogging(clientLogger(options.log));
+  if (options.protocol === 'messagepack') builder = builder.withHubProtocol(new MessagePackHubProtocol());
+  return withBundledModules(() => builder.build());
+}

@@ -1,0 +1,127 @@
+// `voice-hub simulate` (src/cli/simulate.ts) against the whole service and the echo voice server on
+// loopback: every packet comes back, the service's own count agrees, devices are cleaned up (or the user
+// is told they were not), and a run that cannot register every device fails with a hint.
+import { build } from 'esbuild';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { formatSimulationReport, percentile, runSimulation, simulateCommand } from '../../src/cli/simulate.js';
+import { simPackets } from '../../src/cli/sim-packets.js';
+import { opusPacketDurationMs } from '../../src/voice/opus-packet.js';
+import { call } from '../support/http.js';
+import { ROOT, runProcess } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+import { adminToken } from '../support/tokens.js';
+import { startVoiceRig, type VoiceRig } from '../support/voice.js';
+import { referenceDecode } from '../voice/helpers.js';
+
+describe('percentile (nearest rank)', () => {
+  const cases: [number[], number, number | undefined][] = [
+    [[], 50, undefined],
+    [[7], 99, 7],
+    [[1, 2, 3, 4], 50, 2],
+    [[1, 2, 3, 4], 99, 4],
+    [Array.from({ length: 100 }, (_, i) => i + 1), 99, 99],
+    [Array.from({ length: 1000 }, (_, i) => i + 1), 50, 500],
+  ];
+  for (const [values, p, expected] of cases) {
+    it(`p${p} of ${values.length} values is ${expected}`, () => assert.equal(percentile(values, p), expected));
+  }
+});
+
+it('the embedded packets are 50 x 20 ms of real 16 kHz mono Opus that libopus decodes', () => {
+  const packets = simPackets();
+  assert.equal(packets.length, 50);
+  assert.ok(packets.every((p) => opusPacketDurationMs(p) === 20));
+  const pcm = referenceDecode(packets, 16000, 1);
+  assert.ok(pcm.every((b) => b.length === 320 * 2));
+  const peak = Math.max(...pcm.map((b) => Math.max(...new Int16Array(b.buffer, b.byteOffset, b.length / 2).map(Math.abs))));
+  assert.ok(peak > 1000, `speech, not silence (peak ${peak})`);
+});
+
+describe('simulate against the service and the echo server', () => {
+  let rig: VoiceRig;
+  let admin: string;
+  before(async () => {
+    rig = await startVoiceRig();
+    admin = await adminToken(rig.svc);
+  });
+
+  it('3 devices x 2 s (JSON): nothing lost, the service counted every packet, the devices are deleted', async () => {
+    const lines: string[] = [];
+    const report = await runSimulation({ url: rig.svc.url, devices: 3, seconds: 2, adminToken: admin, log: (l) => lines.push(l) });
+    assert.deepEqual(report.failures, []);
+    assert.equal(report.packetsSent, 3 * 100);
+    assert.equal(report.audioProcessed, 300);
+    assert.equal(report.audioResponse, 300);
+    assert.equal(report.lost, 0);
+    assert.equal(report.serverPackets, 300, 'audioPacketsSent of the final session records');
+    assert.deepEqual(report.errors, []);
+    assert.ok(report.p50Ms !== undefined && report.p99Ms !== undefined && report.p50Ms <= report.p99Ms);
+    assert.equal(report.ok, true);
+    assert.deepEqual(report.leftRegistered, []);
+    const list = await call(rig.svc.url, 'GET', '/api/device/list', { token: admin });
+    assert.deepEqual(list.json.devices.filter((d: { id: string }) => d.id.startsWith('sim-')), [], 'simulated devices deleted');
+    assert.deepEqual(rig.svc.app.sessions.list(), [], 'sessions stopped');
+
+    const text = formatSimulationReport(report);
+    assert.match(text, /^devices {2}seconds {2}packets sent {2}AudioProcessed {2}AudioResponse {2}lost {2}p50 ms {2}p99 ms$/m);
+    assert.match(text, /^ +3 +2 +300 +300 +300 +0 +\d+\.\d +\d+\.\d$/m);
+    assert.match(text, /simulated devices deleted/);
+    assert.match(text, /result: OK/);
+  });
+
+  it('MessagePack without an admin token: nothing lost, and the output says the devices stay registered', async () => {
+    const { code, text } = await simulateCommand({ url: rig.svc.url, devices: 2, seconds: 1, protocol: 'messagepack' });
+    assert.equal(code, 0, text);
+    assert.match(text, /messagepack protocol/);
+    assert.match(text, /no --admin-token: the 2 simulated device\(s\) \(sim-[0-9a-f]{6}-1\.\.\.\) stay registered and count against DeviceManagement\.MaxDevices/);
+    const list = await call(rig.svc.url, 'GET', '/api/device/list', { token: admin });
+    const left = list.json.devices.filter((d: { id: string }) => d.id.startsWith('sim-'));
+    assert.equal(left.length, 2);
+    for (const d of left) assert.equal((await call(rig.svc.url, 'DELETE', `/api/device/${d.id}`, { token: admin })).status, 200);
+  });
+
+  // The shipped forms are a bundle and SEA executables, where the client's own runtime `require('ws')`
+  // finds nothing: bundled as build.mjs does, and run from a folder with no node_modules above it.
+  it('bundled and run away from node_modules, the simulator still streams with the official client', async () => {
+    const dir = tmpDir('voice-hub-sim-bundle-');
+    const entry = path.join(dir, 'entry.ts');
+    writeFileSync(entry, [
+      `import { simulateCommand } from ${JSON.stringify(path.join(ROOT, 'src/cli/simulate.js'))};`,
+      'const [url, protocol, admin] = process.argv.slice(2);',
+      "simulateCommand({ url, devices: 2, seconds: 1, protocol, adminToken: admin }).then((r) => { process.stdout.write(r.text); process.exitCode = r.code; });",
+    ].join('\n'));
+    const outfile = path.join(dir, 'sim.cjs');
+    await build({
+      entryPoints: [entry], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs',
+      external: ['bufferutil', 'utf-8-validate'], logLevel: 'silent',
+    });
+    for (const protocol of ['json', 'messagepack']) {
+      const { code, stdout, stderr } = await runProcess(process.execPath, [outfile, rig.svc.url, protocol, admin], { cwd: dir, timeoutMs: 30_000 });
+      assert.equal(code, 0, stdout + stderr);
+      assert.match(stdout, /^ +2 +1 +100 +100 +100 +0 /m);
+    }
+  });
+
+  it('bad options are refused before anything is registered', async () => {
+    assert.deepEqual(await simulateCommand({ url: rig.svc.url, devices: 0, seconds: 1 }), { code: 2, text: 'voice-hub simulate: --devices must be a whole number of at least 1\n' });
+    assert.equal((await simulateCommand({ url: rig.svc.url, devices: 1, seconds: 0 })).code, 2);
+  });
+});
+
+it('more devices than MaxDevices allows: the run fails (exit 1) and says how to raise the limit', async () => {
+  const { svc } = await startVoiceRig({ flags: { 'DeviceManagement.MaxDevices': 2 } });
+  const admin = await adminToken(svc);
+  const report = await runSimulation({ url: svc.url, devices: 3, seconds: 0.5, adminToken: admin });
+  assert.equal(report.failures.length, 1);
+  assert.match(report.failures[0]!.reason, /^POST \/api\/device\/register: HTTP 409 The maximum number of devices \(2\) is registered\.$/);
+  assert.equal(report.packetsSent, 2 * 25, 'the two registered devices still streamed');
+  assert.equal(report.lost, 0);
+  assert.equal(report.ok, false);
+  assert.deepEqual(report.leftRegistered, []);
+  const text = formatSimulationReport(report);
+  assert.match(text, /raise it \(--DeviceManagement\.MaxDevices 100\)/);
+  assert.match(text, /result: FAILED \(0 lost, 1 device\(s\) failed\)/);
+});
