@@ -110,7 +110,9 @@ export class UpstreamVoiceLink {
     const socket = this.socket;
     if (this.stateValue !== 'Open' || !socket || socket.readyState !== WebSocket.OPEN) {
       if (what === 'audio') this.stats.droppedAudio++;
-      throw new DomainError('unavailable', `upstream connection is ${this.stateValue.toLowerCase()}: ${what} dropped`);
+      // Between the socket dying and its close event the link still says Open; the socket knows better.
+      const state = this.stateValue === 'Open' ? 'closing' : this.stateValue.toLowerCase();
+      throw new DomainError('unavailable', `upstream connection is ${state}: ${what} dropped`);
     }
     // Past this the socket would buffer without bound while upstream (or the network) is slow.
     if (socket.bufferedAmount > (this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)) {
