@@ -21,7 +21,17 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
+/** Verified tokens remembered (LRU). Devices send the same token on every request and hub call. */
+export const VERIFIED_TOKEN_CACHE_SIZE = 1024;
+
 export class TokenService {
+  /**
+   * Token string -> what it verified to. A token's signature and claims never change, so only its expiry
+   * needs checking again; revocation is the caller's check on every use (it depends on the device, not
+   * the token). Failures are not cached, so garbage cannot evict genuine entries faster than it costs.
+   */
+  private readonly verified = new Map<string, Principal>();
+
   constructor(
     private readonly key: Uint8Array,
     private readonly now: () => number = Date.now,
@@ -37,6 +47,21 @@ export class TokenService {
 
   /** Verifies signature, algorithm and expiry; throws DomainError('unauthenticated') with the reason. */
   async verify(token: string): Promise<Principal> {
+    const known = this.verified.get(token);
+    if (known) {
+      this.verified.delete(token);
+      // jose's rule: expired once exp <= now in whole seconds.
+      if (known.exp <= Math.floor(this.now() / 1000)) throw new DomainError('unauthenticated', 'The token expired.');
+      this.verified.set(token, known); // most recently used last
+      return known;
+    }
+    const principal = await this.verifySignature(token);
+    this.verified.set(token, principal);
+    if (this.verified.size > VERIFIED_TOKEN_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    return principal;
+  }
+
+  private async verifySignature(token: string): Promise<Principal> {
     try {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: ['HS256'],

@@ -31,10 +31,15 @@ export { createVoiceServiceCheck, type VoiceCheckOptions } from './voice-check.j
 
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message || e.name : String(e));
 
-/** A real read and a writable data dir, both done by the store's own `check()` (DESIGN.md "Health"). */
+/**
+ * A real read and a writable data dir, both done by the store's own `check()` (DESIGN.md "Health").
+ * Requests that arrive while a check runs share it: a burst of /health requests is one probe file
+ * written, not one each (SD cards wear out), and the answer is never older than the request.
+ */
 export function createDatabaseCheck(store: { check(): Promise<void> }): HealthCheck {
   const tags = ['database'];
-  return async () => {
+  let inflight: Promise<CheckResult> | undefined;
+  const run = async (): Promise<CheckResult> => {
     try {
       await store.check();
       return { status: 'Healthy', description: 'database readable, data directory writable', tags };
@@ -42,6 +47,12 @@ export function createDatabaseCheck(store: { check(): Promise<void> }): HealthCh
       const text = messageOf(e);
       return { status: 'Unhealthy', description: text, exception: text, tags };
     }
+  };
+  return async () => {
+    inflight ??= run().finally(() => (inflight = undefined));
+    const result = await inflight;
+    // Callers get their own object: one caller's changes must not show in another's report.
+    return { ...result, tags: [...tags] };
   };
 }
 

@@ -157,7 +157,21 @@ export function encodeJsonMessage(message: HubMessage): string {
       for (const [k, v] of Object.entries(message)) if (v !== undefined) out[k] = v;
     }
   }
-  return writeRecord(JSON.stringify(out, replacer));
+  // A replacer switches off JSON.stringify's fast path; only messages that carry bytes need it.
+  return writeRecord(carriesBytes(out, 0) ? JSON.stringify(out, replacer) : JSON.stringify(out));
+}
+
+/** True when a Uint8Array (Buffer included) is anywhere in `value`; deep structures count as carrying bytes. */
+function carriesBytes(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (value instanceof Uint8Array) return true;
+  if (depth > 32) return true; // let the replacer path deal with it
+  if (Array.isArray(value)) {
+    for (const item of value) if (carriesBytes(item, depth + 1)) return true;
+    return false;
+  }
+  for (const key in value) if (carriesBytes((value as Record<string, unknown>)[key], depth + 1)) return true;
+  return false;
 }
 
 export const jsonProtocol: HubProtocol = {

@@ -263,8 +263,11 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     },
     message: (ws, message) => {
       try {
-        // The ArrayBuffer is only valid during this callback: copy it.
-        ws.getUserData().connection?.receive(new Uint8Array(message.slice(0)));
+        // The ArrayBuffer is only valid during this callback: copy it. Small frames (every SendAudioData)
+        // land in Node's buffer pool, cheaper than a new ArrayBuffer and backing store each.
+        const frame = Buffer.allocUnsafe(message.byteLength);
+        frame.set(new Uint8Array(message));
+        ws.getUserData().connection?.receive(frame);
       } catch (e) {
         logger.error(`hub message handling failed: ${stack(e)}`);
       }

@@ -52,7 +52,15 @@ export class SqlDb {
     try {
       stmt.bind(params as Param[]);
       const rows: Row[] = [];
-      while (stmt.step()) rows.push(stmt.getAsObject());
+      // getAsObject() asks sqlite for the column names again for every row: ask once.
+      let columns: string[] | undefined;
+      while (stmt.step()) {
+        columns ??= stmt.getColumnNames();
+        const values = stmt.get();
+        const row: Row = {};
+        for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i]!;
+        rows.push(row);
+      }
       return rows;
     } finally {
       stmt.reset();

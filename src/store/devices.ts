@@ -11,6 +11,12 @@ const COLUMNS = `id, name, type, capabilities, location, status, registered_at, 
 export class SqlDeviceRepository implements DeviceRepository {
   /** Latest telemetry per device not yet written to SQL. */
   private readonly telemetry = new Map<string, DeviceTelemetry>();
+  /**
+   * Rows as last read from SQL, by id: every authenticated request and status update looks its device
+   * up (token revocation, ownership), and a sql.js query costs far more than the rest of the request.
+   * An entry is dropped whenever its row changes (and when such a change is undone).
+   */
+  private readonly rows = new Map<string, DeviceRecord>();
 
   constructor(private readonly ctx: StoreContext) {}
 
@@ -20,8 +26,8 @@ export class SqlDeviceRepository implements DeviceRepository {
 
   get(id: string): DeviceRecord | undefined {
     this.ctx.assertOpen();
-    const row = this.ctx.db.one(`SELECT ${COLUMNS} FROM devices WHERE id = ?`, [id]);
-    return row ? this.withTelemetry(toDevice(row)) : undefined;
+    const device = this.row(id);
+    return device ? this.withTelemetry(device) : undefined;
   }
 
   list(): DeviceRecord[] {
@@ -48,9 +54,11 @@ export class SqlDeviceRepository implements DeviceRepository {
       db.run(`INSERT INTO devices (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deviceParams(device));
       rememberGeneration(db, device.id, device.tokenGeneration);
     });
+    this.rows.delete(device.id);
     await this.ctx.commit(() => {
       db.run('DELETE FROM devices WHERE id = ?', [device.id]);
       undoGeneration();
+      this.rows.delete(device.id);
     });
   }
 
@@ -67,9 +75,11 @@ export class SqlDeviceRepository implements DeviceRepository {
       db.run('DELETE FROM devices WHERE id = ?', [id]);
       rememberGeneration(db, id, Number(row.token_generation));
     });
+    this.rows.delete(id);
     await this.ctx.commit(() => {
       undoGeneration();
       undoDevice();
+      this.rows.delete(id);
     });
     return true;
   }
@@ -88,7 +98,7 @@ export class SqlDeviceRepository implements DeviceRepository {
     this.ctx.assertWritable();
     // Unknown devices are ignored: the caller answers 404 before getting here, and a device deleted
     // meanwhile must not be revived.
-    if (!this.ctx.db.one('SELECT 1 AS x FROM devices WHERE id = ?', [id])) return;
+    if (!this.row(id)) return;
     this.telemetry.set(id, { ...telemetry });
     this.ctx.queued();
   }
@@ -101,13 +111,28 @@ export class SqlDeviceRepository implements DeviceRepository {
            memory_usage = ?, cpu_usage = ? WHERE id = ?`,
         [t.status, t.lastSeen, t.batteryLevel, t.temperature, t.memoryUsage, t.cpuUsage, id],
       );
+      const cached = this.rows.get(id);
+      if (cached) this.rows.set(id, { ...cached, ...t });
     }
     this.telemetry.clear();
   }
 
+  /** The row as stored (without queued telemetry), from the cache or SQL. Callers must not modify it. */
+  private row(id: string): DeviceRecord | undefined {
+    let device = this.rows.get(id);
+    if (!device) {
+      const row = this.ctx.db.one(`SELECT ${COLUMNS} FROM devices WHERE id = ?`, [id]);
+      if (!row) return undefined;
+      device = toDevice(row);
+      this.rows.set(id, device);
+    }
+    return device;
+  }
+
+  /** A copy for the caller, with queued telemetry applied. */
   private withTelemetry(device: DeviceRecord): DeviceRecord {
     const t = this.telemetry.get(device.id);
-    return t ? { ...device, ...t } : device;
+    return t ? { ...device, ...t } : { ...device };
   }
 }
 

@@ -1,5 +1,6 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
 // place, so after a crash or power cut it holds either the old or the new content (DESIGN.md "Storage").
+import { randomUUID } from 'node:crypto';
 import { open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -64,7 +65,8 @@ function isAlive(pid: number): boolean {
 
 /** Creates and removes a small file in `dir`; throws `data dir <dir> is not writable: <code>` when that fails. */
 export async function checkDirWritable(dir: string): Promise<void> {
-  const probe = join(dir, `.voice-hub-check-${process.pid}`);
+  // A name per call: concurrent checks on one name removed each other's file and reported ENOENT.
+  const probe = join(dir, `.voice-hub-check-${process.pid}-${randomUUID()}`);
   try {
     await writeFile(probe, 'ok', { mode: 0o600 });
     await unlink(probe);

@@ -19,6 +19,14 @@ export type * from './types.js';
 
 export const DATABASE_FILE_NAME = 'voice-hub.db';
 
+/**
+ * SQLite page size of the file. Every write (a registration, or the telemetry flush every few seconds)
+ * rewrites the whole file, and each table and index takes at least one page even when nearly empty:
+ * with 1 KiB pages instead of SQLite's 4 KiB default, a file with 100 devices is 38 KiB instead of
+ * 56 KiB, and an empty one 12 KiB instead of 40 KiB (SD cards wear out).
+ */
+export const PAGE_SIZE = 1024;
+
 export interface StoreOptions {
   dataDir: string;
   /** Storage.FlushInterval: telemetry reaches the disk at most this often. */
@@ -59,15 +67,30 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       await copyFile(file, backup);
       logger.info(`upgrading ${file} from schema version ${found} to ${MIGRATIONS.length}; previous file kept as ${backup}`);
     }
+    // A new database gets the page size before its first table; an existing one is rebuilt once.
+    if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     const applied = migrate(db, file);
-    const store = new SqlStore(db, file, opts, applied === 0);
-    if (applied > 0) await store.flush(); // the file exists, at the current schema, before anything is acknowledged
+    const resized = pageSize(db) !== PAGE_SIZE;
+    if (resized) {
+      logger.info(`rewriting ${file} with ${PAGE_SIZE}-byte pages (smaller writes)`);
+      db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
+      db.exec('VACUUM');
+    }
+    const store = new SqlStore(db, file, opts, applied === 0 && !resized);
+    // The file exists, at the current schema, before anything is acknowledged.
+    if (applied > 0) await store.flush();
+    // The new page size alone changes no data: if it cannot be written now, the next write takes it.
+    else if (resized) await store.flush().catch((e: unknown) => logger.warn(`rewriting ${file} failed: ${errorText(e)}`));
     logger.debug(`opened ${file} (schema version ${MIGRATIONS.length}, ${store.devices.count()} devices)`);
     return store;
   } catch (e) {
     db.close();
     throw e;
   }
+}
+
+function pageSize(db: SqlDb): number {
+  return Number(db.one('PRAGMA page_size')?.page_size ?? 0);
 }
 
 class SqlStore implements OpenedStore {

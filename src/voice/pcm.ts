@@ -76,15 +76,43 @@ export function softClip(pcm: Float32Array, frameSize: number, channels: number,
   }
 }
 
-/** lrintf: round to nearest, ties to even (the default FPU rounding mode libopus relies on). */
-function roundHalfEven(x: number): number {
-  const r = Math.round(x); // ties toward +infinity
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
-}
+/**
+ * lrintf in the default rounding mode (to nearest, ties to even): adding and removing 1.5 * 2^52 makes the
+ * FPU round away the fraction exactly so, for any |x| < 2^51. Much cheaper than Math.round plus a tie fix.
+ */
+const ROUND_TO_EVEN = 6755399441055744;
 
 /** FLOAT2INT16 (celt/float_cast.h): scale by 32768, clamp to the int16 range, lrintf. */
 export function float2int16(x: number): number {
-  return roundHalfEven(Math.min(32767, Math.max(-32768, x * 32768))) | 0; // | 0: no -0
+  const y = x * 32768; // exact: x is a float and 32768 a power of two
+  if (y >= 32767) return 32767;
+  if (y <= -32768) return -32768;
+  return (y + ROUND_TO_EVEN - ROUND_TO_EVEN) | 0; // | 0: no -0 (and NaN gives 0)
+}
+
+/** Int16Array writes are little-endian only on little-endian hosts (x64, arm64 and armv7 all are). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The int16 PCM when soft clipping would change nothing: no sample beyond full scale and no curve
+ * carried over from the previous packet (opus_pcm_soft_clip is then the identity and leaves its memory
+ * at 0). Undefined otherwise. Speech almost always takes this path: one pass, no interleaving copy.
+ */
+function withoutClipping(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory): Buffer | undefined {
+  const channels = channelData.length;
+  for (let c = 0; c < channels; c++) if (mem[c] !== 0) return undefined;
+  const out = Buffer.allocUnsafe(samples * channels * 2);
+  if (!LITTLE_ENDIAN || out.byteOffset % 2 !== 0) return undefined;
+  const view = new Int16Array(out.buffer, out.byteOffset, samples * channels);
+  for (let c = 0; c < channels; c++) {
+    const src = channelData[c]!;
+    for (let i = 0, j = c; i < samples; i++, j += channels) {
+      const x = src[i]!;
+      if (x > 1 || x < -1) return undefined;
+      view[j] = float2int16(x);
+    }
+  }
+  return out;
 }
 
 /**
@@ -92,6 +120,8 @@ export function float2int16(x: number): number {
  * interleaved PCM.
  */
 export function toInt16Pcm(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory): Buffer {
+  const fast = withoutClipping(channelData, samples, mem);
+  if (fast) return fast;
   const channels = channelData.length;
   const interleaved = new Float32Array(samples * channels);
   for (let c = 0; c < channels; c++) {

@@ -1,0 +1,210 @@
+// Processes of a benchmark run: spawning the service (bundle or executable), the echo server and the
+// bench's own servers, reading a process's CPU time and memory from /proc, and stopping everything
+// that was started (by pid, never by name).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const DIST = path.join(ROOT, 'dist');
+export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User + system CPU seconds of a process so far (/proc/<pid>/stat fields 14 and 15). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name may contain spaces and parentheses: fields start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** Resident set size and its peak, in bytes (/proc/<pid>/status VmRSS, VmHWM). */
+export function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+/** Resident memory split into file-backed pages (the node binary, addons) and anonymous memory (heaps). */
+export function memorySplit(pid: number): { rss: number; anonymous: number; fileBacked: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  const rss = kb('Rss');
+  const anonymous = kb('Anonymous');
+  return { rss, anonymous, fileBacked: rss - anonymous };
+}
+
+/** Bytes this process caused to be written to storage (/proc/<pid>/io write_bytes). */
+export function storageWrites(pid: number): number {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return Number(/^write_bytes:\s+(\d+)/m.exec(io)?.[1] ?? 0);
+}
+
+/** CPU time of a process over a window: `const w = cpuWindow(pid); ...; w.end()`. */
+export function cpuWindow(pid: number): { end(): { cpu: number; wall: number } } {
+  const cpu0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  return { end: () => ({ cpu: cpuSeconds(pid) - cpu0, wall: (performance.now() - t0) / 1000 }) };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Everything a run writes (data dirs, inputs) lives under one folder, removed at the end of the run. */
+export const RUN_DIR = path.join(os.tmpdir(), `voice-hub-bench-${process.pid}`);
+
+export function tempDir(prefix: string): string {
+  mkdirSync(RUN_DIR, { recursive: true });
+  return mkdtempSync(path.join(RUN_DIR, `${prefix}-`));
+}
+
+export interface Child {
+  readonly proc: ChildProcess;
+  readonly pid: number;
+  output(): string;
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Every process a run started, so an interrupted run leaves nothing behind. */
+export class ProcessSet {
+  private readonly live = new Set<Child>();
+  /** Node flags for every service started (e.g. --cpu-prof from `npm run bench -- --cpu-prof`). */
+  serviceNodeFlags: string[] = [];
+  /** Extra environment for every service started (`npm run bench -- --service-env K=V`). */
+  serviceEnv: Record<string, string> = {};
+
+  spawn(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Child {
+    const proc = spawn(cmd, args, {
+      cwd: opts.cwd ?? ROOT,
+      env: opts.env ?? process.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const collect = (d: Buffer): void => {
+      // Keep the tail only: a long run must not grow the bench's own memory.
+      out = (out + d.toString()).slice(-200_000);
+    };
+    proc.stdout!.on('data', collect);
+    proc.stderr!.on('data', collect);
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    const child: Child = {
+      proc,
+      pid: proc.pid!,
+      output: () => out,
+      exited,
+      stop: async (graceMs = 12_000) => {
+        if (proc.exitCode === null && proc.signalCode === null) {
+          proc.kill('SIGTERM');
+          const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+          await exited;
+          clearTimeout(timer);
+        }
+        this.live.delete(child);
+      },
+    };
+    this.live.add(child);
+    void exited.then(() => this.live.delete(child));
+    return child;
+  }
+
+  /** Kills whatever is still running (SIGKILL), by pid. */
+  killAll(): void {
+    for (const child of this.live) {
+      if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill('SIGKILL');
+    }
+    this.live.clear();
+  }
+}
+
+/** Resolves with the first match of `pattern` in the child's output; rejects on exit or timeout. */
+export function waitForOutput(child: Child, pattern: RegExp, timeoutMs = 20_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = (): boolean => {
+      const m = pattern.exec(child.output());
+      if (m) {
+        done();
+        resolve(m);
+      }
+      return Boolean(m);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`no ${pattern} within ${timeoutMs} ms; output:\n${child.output().slice(-2000)}`));
+    }, timeoutMs);
+    const onData = (): void => void check();
+    const done = (): void => {
+      clearTimeout(timer);
+      child.proc.stdout!.off('data', onData);
+      child.proc.stderr!.off('data', onData);
+    };
+    child.proc.stdout!.on('data', onData);
+    child.proc.stderr!.on('data', onData);
+    void child.exited.then((code) => {
+      if (check()) return;
+      done();
+      reject(new Error(`process exited with ${code}; output:\n${child.output().slice(-2000)}`));
+    });
+    check();
+  });
+}
+
+/** Node with tsx, for the bench's own TypeScript helpers (load generators, bench servers). */
+export function tsxArgs(script: string, args: string[] = []): string[] {
+  return ['--import', 'tsx', path.join(ROOT, 'bench', script), ...args];
+}
+
+export interface Service extends Child {
+  readonly port: number;
+  readonly url: string;
+  readonly dataDir: string;
+}
+
+export interface ServiceOptions {
+  upstreamUrl: string;
+  /** Extra flags, e.g. ['--DeviceManagement.MaxDevices', '1000']. */
+  args?: string[];
+  /** The x64 executable instead of `node dist/voice-hub.cjs`. */
+  executable?: string;
+  dataDir?: string;
+  nodeFlags?: string[];
+}
+
+/** The service as users run it: the built bundle (or an executable), MQTT off, a fresh data dir. */
+export async function startService(procs: ProcessSet, opts: ServiceOptions): Promise<Service> {
+  const dataDir = opts.dataDir ?? tempDir('data');
+  const flags = [
+    '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir,
+    '--Mqtt.BrokerAddress', '', '--voice-server-url', opts.upstreamUrl,
+    ...(opts.args ?? []),
+  ];
+  const env = { ...process.env, ...procs.serviceEnv };
+  const child = opts.executable
+    ? procs.spawn(opts.executable, flags, { env })
+    : procs.spawn(process.execPath, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env });
+  const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
+  const port = Number(m[1]);
+  return { ...child, port, url: `http://127.0.0.1:${port}`, dataDir };
+}
+
+/** The built-in echo voice server (`voice-hub echo-server`), the upstream of the hub benchmarks. */
+export async function startEchoServer(procs: ProcessSet): Promise<Child & { url: string }> {
+  const child = procs.spawn(process.execPath, [BUNDLE, 'echo-server', '--port', '0']);
+  const m = await waitForOutput(child, /listening on (ws:\/\/\S+\/voice)/);
+  return { ...child, url: m[1]! };
+}
+
+/** The bench's own upstream (bench/servers/upstream.ts): `sink` swallows audio, `talk` sends audio at a rate. */
+export async function startBenchUpstream(procs: ProcessSet, mode: 'sink' | 'talk', ratePerSession = 0): Promise<Child & { url: string }> {
+  const child = procs.spawn(process.execPath, tsxArgs('servers/upstream.ts', [mode, String(ratePerSession)]));
+  const m = await waitForOutput(child, /listening on (ws:\/\/\S+)/);
+  return { ...child, url: m[1]! };
+}

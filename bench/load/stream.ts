@@ -1,0 +1,142 @@
+// Real-time streaming load (issue 6, benchmark 4), run as its own process: N devices, each one hub
+// connection joined to its own session, each sending a 20 ms Opus packet every 20 ms (50 packets/s,
+// phases spread over the 20 ms) for the duration. A packet is lost unless its AudioResponse (the
+// echo, decoded) comes back; latency is from the send to AudioProcessed and to AudioResponse.
+import type { Session } from '../lib/api.js';
+import { memory } from '../lib/proc.js';
+import { invocationFrame, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
+import { latencySummary } from '../lib/report.js';
+import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
+
+interface StreamInput {
+  url: string;
+  protocol: Protocol;
+  sessions: Session[];
+  warmupMs: number;
+  durationMs: number;
+  pids: Record<string, number>;
+  serverPid: number;
+}
+
+const PACKET_MS = 20;
+const input = readInput<StreamInput>();
+const packets = fixturePackets();
+const PROCESSED = targetNeedle(input.protocol, 'AudioProcessed');
+const RESPONSE = targetNeedle(input.protocol, 'AudioResponse');
+const ERROR = targetNeedle(input.protocol, 'Error');
+
+interface Device {
+  client: RawHubClient;
+  frames: (string | Buffer)[];
+  /** When this device's packet 0 is due. */
+  origin: number;
+  sent: number;
+  /** Send time and whether it was inside the measured window, oldest first. */
+  awaitingProcessed: number[];
+  awaitingResponse: number[];
+}
+
+let windowStart = Infinity;
+let windowEnd = Infinity;
+let sentInWindow = 0;
+let errors = 0;
+let lastError = '';
+let lateSends = 0;
+const processedLatency = new Samples();
+const responseLatency = new Samples();
+const inWindow = (t: number): boolean => t >= windowStart && t < windowEnd;
+
+async function connect(session: Session): Promise<Device> {
+  const client = await RawHubClient.connect(input.url, input.protocol);
+  await joinSession(client, session.sessionId, session.token);
+  const frames = packets.map((p) => invocationFrame(input.protocol, 'SendAudioData', [session.sessionId, input.protocol === 'json' ? p : Buffer.from(p, 'base64')]));
+  const device: Device = { client, frames, origin: 0, sent: 0, awaitingProcessed: [], awaitingResponse: [] };
+  client.onFrame = (data) => {
+    const now = performance.now();
+    for (let i = count(data, PROCESSED); i > 0; i--) {
+      const at = device.awaitingProcessed.shift();
+      if (at !== undefined && inWindow(at)) processedLatency.push(now - at);
+    }
+    for (let i = count(data, RESPONSE); i > 0; i--) {
+      const at = device.awaitingResponse.shift();
+      if (at !== undefined && inWindow(at)) responseLatency.push(now - at);
+    }
+    if (count(data, ERROR) > 0) {
+      client.decodeFrame(data, (m) => {
+        if (m.target !== 'Error') return;
+        errors++;
+        lastError = String(m.args?.[0]);
+      });
+    }
+  };
+  return device;
+}
+
+async function main(): Promise<void> {
+  const devices: Device[] = [];
+  for (let i = 0; i < input.sessions.length; i += 20) {
+    devices.push(...(await Promise.all(input.sessions.slice(i, i + 20).map(connect))));
+  }
+  say(`stream load: ${devices.length} devices connected and joined`);
+
+  const start = performance.now() + 50;
+  devices.forEach((d, i) => (d.origin = start + (i * PACKET_MS) / devices.length));
+  const stopAt = start + input.warmupMs + input.durationMs;
+  let sending = true;
+  // One clock for every device: each sends what is due, so the rate holds even when a tick is late.
+  const clock = setInterval(() => {
+    const now = performance.now();
+    for (const d of devices) {
+      const due = Math.floor((Math.min(now, stopAt) - d.origin) / PACKET_MS) + 1;
+      if (due - d.sent > 1) lateSends += due - d.sent - 1;
+      while (d.sent < due) {
+        const at = d.origin + d.sent * PACKET_MS;
+        d.client.send(d.frames[d.sent++ % d.frames.length]!);
+        d.awaitingProcessed.push(at);
+        d.awaitingResponse.push(at);
+        if (inWindow(at)) sentInWindow++;
+      }
+    }
+    if (now >= stopAt) sending = false;
+  }, 2);
+
+  await new Promise((resolve) => setTimeout(resolve, start + input.warmupMs - performance.now()));
+  windowStart = performance.now();
+  windowEnd = windowStart + input.durationMs;
+  const cpu0 = cpuOf(input.pids);
+  const own0 = process.cpuUsage();
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, memory(input.serverPid).rss)), 250);
+  await new Promise((resolve) => setTimeout(resolve, input.durationMs));
+  const wall = (performance.now() - windowStart) / 1000;
+  const cpu = diff(cpu0, cpuOf(input.pids));
+  const own = process.cpuUsage(own0);
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, memory(input.serverPid).rss);
+
+  // Let the last packets come back before counting what never did.
+  while (sending) await new Promise((resolve) => setTimeout(resolve, 10));
+  clearInterval(clock);
+  const deadline = performance.now() + 5000;
+  while (performance.now() < deadline && devices.some((d) => d.awaitingResponse.length > 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const sent = devices.reduce((n, d) => n + d.sent, 0);
+  const lostResponses = devices.reduce((n, d) => n + d.awaitingResponse.length, 0);
+  const lostProcessed = devices.reduce((n, d) => n + d.awaitingProcessed.length, 0);
+  for (const d of devices) d.client.close();
+  emit({
+    devices: devices.length, wall, cpu, loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
+    lostResponses, lostProcessed, errors, lastError, lateSends,
+    processedLatency: latencySummary(processedLatency.values()),
+    responseLatency: latencySummary(responseLatency.values()),
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    say(`stream load failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,153 @@
+// 3. Hub round trips: 50 sessions x 2 real hub connections, SendAudioData with 20 ms Opus packets
+// forwarded upstream to the echo server; invoke -> AudioProcessed at the second member, with one call
+// in flight per session (3a) and saturating (3b), JSON and MessagePack. Then the same forward path
+// with an upstream that never answers (what the hub itself costs), and the return path alone
+// (a talking upstream -> decode -> AudioResponse at both members). The official client runs the
+// same flow once per protocol to show the raw load clients speak the protocol it speaks.
+import { startSessions, type Session } from '../lib/api.js';
+import { runLoad } from '../lib/child.js';
+import type { BenchContext, Section } from '../lib/context.js';
+import { startBenchUpstream, startEchoServer, startService } from '../lib/proc.js';
+import type { Row } from '../lib/report.js';
+import type { Protocol } from '../lib/signalr-raw.js';
+import { echoBaseline, SATURATING_WINDOW } from './ceiling.js';
+import { verifyWithOfficialClient } from './official-client.js';
+
+export const SESSIONS = 50;
+export const ROUND_TRIP_TARGET = 25_000;
+export const P99_TARGET_MS = 5;
+/** Upstream audio per session in the return-path run (twice real time). */
+const TALK_RATE = 100;
+
+interface Summary { p50: number; p99: number; max: number; count: number }
+export interface HubLoadResult {
+  wall: number;
+  cpu: { server: number; upstream: number };
+  loadCpu: number;
+  sent: number;
+  processed: number;
+  responsesA: number;
+  responsesB: number;
+  errors: number;
+  lastError: string;
+  lost: number;
+  processedLatency: Summary;
+  responseLatency: Summary;
+}
+
+const MAX_DEVICES = ['--DeviceManagement.MaxDevices', '1000'];
+const ROUND_TO_TEXT = ROUND_TRIP_TARGET.toLocaleString('en-US');
+
+function load(ctx: BenchContext, url: string, pids: Record<string, number>, sessions: Session[], protocol: Protocol, mode: 'roundtrip' | 'listen', window: number): Promise<HubLoadResult> {
+  return runLoad<HubLoadResult>(ctx.procs, 'hub.ts', {
+    url, protocol, sessions, mode, window, warmupMs: 1000, durationMs: ctx.seconds(5, 2) * 1000, pids,
+  }, 120_000);
+}
+
+const label = (p: Protocol): string => (p === 'json' ? 'JSON' : 'MessagePack');
+
+function problems(r: HubLoadResult): string {
+  const parts: string[] = [];
+  if (r.errors > 0) parts.push(`${r.errors} Error events (last: ${r.lastError})`);
+  if (r.lost > 0) parts.push(`${r.lost} never processed`);
+  return parts.length ? `; ${parts.join(', ')}` : '';
+}
+
+function note(r: HubLoadResult, withResponse: boolean): string {
+  const p = r.processedLatency;
+  const resp = withResponse ? `; AudioResponse p50 ${r.responseLatency.p50.toFixed(2)} ms, p99 ${r.responseLatency.p99.toFixed(2)} ms` : '';
+  return `${Math.round(r.processed / r.wall)} rt/s; AudioProcessed p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms${resp}; upstream ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU, load ${(r.loadCpu / r.wall * 100).toFixed(0)}%${problems(r)}`;
+}
+
+export const hubSection: Section = {
+  id: 'hub',
+  number: '3',
+  title: 'Hub round trips (50 sessions x 2 members)',
+  async run(ctx) {
+    const one = await echoBaseline(ctx, 1);
+    const many = await echoBaseline(ctx, SATURATING_WINDOW);
+    const rows: Row[] = [];
+    const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
+
+    // Full flow through the echo server.
+    const echo = await startEchoServer(ctx.procs);
+    const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: MAX_DEVICES });
+    const pids = { server: service.pid, upstream: echo.pid };
+    const results: Partial<Record<Protocol, HubLoadResult>> = {};
+    try {
+      const sessions = await startSessions(service.url, SESSIONS, 'hub');
+      rows.push(await verifyWithOfficialClient(service.url, sessions));
+      for (const protocol of ['json', 'messagepack'] as const) {
+        const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
+        results[protocol] = a;
+        const json = results.json!;
+        const rtTarget = protocol === 'json'
+          ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
+          : { text: `> JSON (${Math.round(perCpu(json)).toLocaleString('en-US')})`, pass: perCpu(a) > perCpu(json) && a.lost === 0 };
+        rows.push({
+          section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
+          baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
+          ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
+        });
+        rows.push({
+          section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
+          baseline: { name: 'bare WS echo p99', value: one.latency.p99, unit: 'ms' },
+          ratio: a.processedLatency.p99 / one.latency.p99,
+          target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
+        });
+        const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
+        rows.push({
+          section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
+          baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
+          ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
+        });
+      }
+    } finally {
+      await service.stop();
+      await echo.stop();
+    }
+
+    // The forward path alone: an upstream that takes the audio and says nothing.
+    const sink = await startBenchUpstream(ctx.procs, 'sink');
+    const sinkService = await startService(ctx.procs, { upstreamUrl: sink.url, args: MAX_DEVICES });
+    try {
+      const sessions = await startSessions(sinkService.url, SESSIONS, 'sink');
+      for (const protocol of ['json', 'messagepack'] as const) {
+        const a = await load(ctx, sinkService.url, { server: sinkService.pid, upstream: sink.pid }, sessions, protocol, 'roundtrip', 1);
+        // The same target, read on the hub's own work: no decode, no return traffic.
+        rows.push({
+          section: '3a', name: `${label(protocol)}, forward path only (silent upstream), 1 in flight`, value: perCpu(a), unit: 'rt/CPU-s',
+          baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
+          ratio: perCpu(a) / one.perCpuSecond, detail: { ...a }, note: note(a, false),
+          ...(protocol === 'json'
+            ? { target: { text: `>= ${ROUND_TO_TEXT} rt/CPU-s (forward path)`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 } }
+            : {}),
+        });
+      }
+    } finally {
+      await sinkService.stop();
+      await sink.stop();
+    }
+
+    // The return path alone: upstream audio -> decode -> AudioResponse (+ AudioData) at both members.
+    const talk = await startBenchUpstream(ctx.procs, 'talk', TALK_RATE);
+    const talkService = await startService(ctx.procs, { upstreamUrl: talk.url, args: MAX_DEVICES });
+    try {
+      const sessions = await startSessions(talkService.url, SESSIONS, 'talk');
+      for (const protocol of ['json', 'messagepack'] as const) {
+        const r = await load(ctx, talkService.url, { server: talkService.pid, upstream: talk.pid }, sessions, protocol, 'listen', 0);
+        const value = r.responsesB / r.cpu.server;
+        rows.push({
+          section: '3c', name: `${label(protocol)}, return path: upstream audio -> AudioResponse x 2 members`, value, unit: 'pkt/CPU-s',
+          baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
+          ratio: value / many.perCpuSecond, detail: { ...r },
+          note: `${Math.round(r.responsesB / r.wall)} packets/s offered at ${TALK_RATE}/s per session; member 1 got ${r.responsesA}, member 2 ${r.responsesB}; server ${(r.cpu.server / r.wall * 100).toFixed(0)}% CPU`,
+        });
+      }
+    } finally {
+      await talkService.stop();
+      await talk.stop();
+    }
+    return rows;
+  },
+};

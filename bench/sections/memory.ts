@@ -1,0 +1,117 @@
+// 5. Memory: the service's idle RSS at start (beside bare uWS and bare node), RSS growth per idle hub
+// connection at 1,000 connections (beside bare uWS WebSockets), and per active session (a joined
+// hub connection, an upstream link and a warmed Opus decoder).
+import { registerDevices, startSession } from '../lib/api.js';
+import { mapLimit } from '../lib/api.js';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { BenchContext, Section } from '../lib/context.js';
+import { memory, memorySplit, sleep, startEchoServer, startService, tempDir, tsxArgs, waitForOutput } from '../lib/proc.js';
+import type { Row } from '../lib/report.js';
+
+const IDLE_TARGET = 60 * 1024 * 1024;
+const PER_CONNECTION_TARGET = 6 * 1024;
+const PER_SESSION_TARGET = 300 * 1024;
+const SETTLE_MS = 2000;
+
+/** Holds connections open (bench/load/hold.ts) and returns the server's RSS growth they caused. */
+async function growth(ctx: BenchContext, serverPid: number, input: Record<string, unknown>): Promise<{ before: number; after: number }> {
+  await sleep(SETTLE_MS);
+  const before = memory(serverPid).rss;
+  const file = path.join(tempDir('hold'), 'input.json');
+  writeFileSync(file, JSON.stringify(input));
+  const holder = ctx.procs.spawn(process.execPath, tsxArgs('load/hold.ts', [file]));
+  await waitForOutput(holder, /^READY$/m, 180_000);
+  await sleep(SETTLE_MS);
+  const after = memory(serverPid).rss;
+  holder.proc.stdin!.end();
+  await holder.stop(5000);
+  return { before, after };
+}
+
+async function idleRss(pid: number): Promise<number> {
+  await sleep(SETTLE_MS);
+  return memory(pid).rss;
+}
+
+const mib = (b: number): string => `${(b / 1048576).toFixed(1)} MiB`;
+const split = (pid: number): string => {
+  const m = memorySplit(pid);
+  return `${mib(m.anonymous)} anonymous (heaps, wasm) + ${mib(m.fileBacked)} file-backed (node binary, addons)`;
+};
+
+export const memorySection: Section = {
+  id: 'memory',
+  number: '5',
+  title: 'Memory',
+  async run(ctx) {
+    const rows: Row[] = [];
+    const connections = ctx.quick ? 300 : 1000;
+    const sessions = ctx.quick ? 30 : 100;
+
+    const bareNode = ctx.procs.spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)']);
+    const bareNodeRss = await idleRss(bareNode.pid);
+    await bareNode.stop();
+
+    const bare = await ctx.startCeilingServer();
+    let bareIdle: number;
+    let bareSplit: string;
+    let bareGrowth: { before: number; after: number };
+    try {
+      bareIdle = await idleRss(bare.pid);
+      bareSplit = split(bare.pid);
+      bareGrowth = await growth(ctx, bare.pid, { kind: 'ws', url: `ws://127.0.0.1:${bare.port}/echo`, connections });
+    } finally {
+      await bare.stop();
+    }
+    const barePerConnection = (bareGrowth.after - bareGrowth.before) / connections;
+
+    const echo = await startEchoServer(ctx.procs);
+    try {
+      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      try {
+        const idle = await idleRss(service.pid);
+        const serviceSplit = split(service.pid);
+        rows.push({
+          section: '5', name: 'idle RSS after start', value: idle, unit: 'B',
+          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: idle / bareIdle,
+          target: { text: '< 60 MiB', pass: idle < IDLE_TARGET },
+          note: `service ${serviceSplit}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
+        });
+        const g = await growth(ctx, service.pid, { kind: 'hub', url: service.url, connections });
+        const perConnection = (g.after - g.before) / connections;
+        rows.push({
+          section: '5', name: `RSS per idle hub connection (${connections} connections)`, value: perConnection, unit: 'B/conn',
+          baseline: { name: 'bare uWS WebSocket', value: barePerConnection, unit: 'B/conn' },
+          ratio: perConnection / barePerConnection,
+          target: { text: '< 6 KiB', pass: perConnection < PER_CONNECTION_TARGET },
+          detail: { ...g, bare: bareGrowth },
+        });
+      } finally {
+        await service.stop();
+      }
+
+      const active = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      try {
+        const devices = await registerDevices(active.url, sessions, 'mem');
+        const before = await idleRss(active.pid);
+        const started = await mapLimit(devices, 8, (d) => startSession(active.url, d));
+        const g = await growth(ctx, active.pid, { kind: 'sessions', url: active.url, connections: sessions, sessions: started, packets: 50 });
+        const perSession = (g.after - before) / sessions;
+        rows.push({
+          section: '5', name: `RSS per active session (${sessions} sessions, 1 s of audio each)`, value: perSession, unit: 'B/session',
+          baseline: { name: 'bare uWS WebSocket', value: barePerConnection, unit: 'B/conn' },
+          ratio: perSession / barePerConnection,
+          target: { text: '< 300 KiB', pass: perSession < PER_SESSION_TARGET },
+          detail: { before, afterStart: g.before, after: g.after },
+          note: `sessions started: ${((g.before - before) / sessions / 1024).toFixed(1)} KiB each; joined + streamed: ${((g.after - g.before) / sessions / 1024).toFixed(1)} KiB more each`,
+        });
+      } finally {
+        await active.stop();
+      }
+    } finally {
+      await echo.stop();
+    }
+    return rows;
+  },
+};

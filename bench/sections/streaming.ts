@@ -1,0 +1,81 @@
+// 4. Real-time streaming: N devices (10, 100, 500), each a session with one hub connection sending 50
+// packets/s through the echo server, for 30 s (--quick: 5 s). Server CPU as % of one core, RSS, lost
+// packets, p99. The baseline is what bare uWS spends echoing the same number of messages per second.
+import { startSessions } from '../lib/api.js';
+import { runLoad } from '../lib/child.js';
+import type { Section } from '../lib/context.js';
+import { startEchoServer, startService } from '../lib/proc.js';
+import type { Row } from '../lib/report.js';
+import { echoBaseline } from './ceiling.js';
+
+interface Summary { p50: number; p99: number; max: number; count: number }
+interface StreamResult {
+  devices: number;
+  wall: number;
+  cpu: { server: number; upstream: number };
+  loadCpu: number;
+  peakRss: number;
+  sent: number;
+  sentInWindow: number;
+  lostResponses: number;
+  lostProcessed: number;
+  errors: number;
+  lastError: string;
+  lateSends: number;
+  processedLatency: Summary;
+  responseLatency: Summary;
+}
+
+const COUNTS = [10, 100, 500];
+const CPU_TARGET_PCT = 50;
+
+export const streamingSection: Section = {
+  id: 'streaming',
+  number: '4',
+  title: 'Real-time streaming (50 packets/s per device)',
+  async run(ctx) {
+    const echoCeiling = await echoBaseline(ctx, 1);
+    const echo = await startEchoServer(ctx.procs);
+    const rows: Row[] = [];
+    try {
+      for (const n of COUNTS) {
+        const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+        try {
+          const sessions = await startSessions(service.url, n, `stream${n}`);
+          const durationMs = ctx.seconds(30, 5) * 1000;
+          const r = await runLoad<StreamResult>(ctx.procs, 'stream.ts', {
+            url: service.url, protocol: 'json', sessions, warmupMs: 1000, durationMs,
+            pids: { server: service.pid, upstream: echo.pid }, serverPid: service.pid,
+          }, durationMs + 120_000);
+          const cpuPct = (r.cpu.server / r.wall) * 100;
+          const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
+          const lost = r.lostResponses;
+          const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
+          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${r.processedLatency.p99.toFixed(1)} ms, to AudioResponse ${r.responseLatency.p99.toFixed(1)} ms; echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          rows.push({
+            section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
+            baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },
+            ratio: cpuPct / bareCpuPct,
+            ...(n === 500 ? { target: { text: `< ${CPU_TARGET_PCT}% of a core`, pass: cpuPct < CPU_TARGET_PCT } } : {}),
+            detail: { ...r }, note: summary,
+          });
+          rows.push({
+            section: '4', name: `${n} devices: lost packets`, value: lost, unit: 'packets',
+            target: { text: '0', pass: lost === 0 && r.errors === 0 },
+          });
+          rows.push({
+            section: '4', name: `${n} devices: p99 send -> AudioResponse`, value: r.responseLatency.p99, unit: 'ms',
+            baseline: { name: 'bare WS echo p99', value: echoCeiling.latency.p99, unit: 'ms' },
+            ratio: r.responseLatency.p99 / echoCeiling.latency.p99,
+          });
+          rows.push({ section: '4', name: `${n} devices: peak RSS`, value: r.peakRss, unit: 'B' });
+        } finally {
+          await service.stop();
+        }
+      }
+    } finally {
+      await echo.stop();
+    }
+    return rows;
+  },
+};
