@@ -103,7 +103,11 @@ export class DeviceRegistry {
         tokenGeneration: this.deps.repo.generationOf(id) + 1,
       };
       const grant = await this.grant(device, settings.tokenExpirationMs);
-      await this.deps.repo.insert(device);
+      // The repository counts the device from the moment insert() starts; leaving it in `pending`
+      // until the write is on disk would count it twice and refuse a registration that fits.
+      const inserted = this.deps.repo.insert(device);
+      this.pending.delete(id);
+      await inserted;
       this.notify((l) => l.deviceChanged?.(device));
       return grant;
     } finally {
