@@ -1,7 +1,7 @@
 // Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs`,
 // and copies the files it loads at run time beside it: the uWS native addons and the sql.js wasm.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -37,7 +37,11 @@ await build({
 const uwsDir = path.join(root, 'node_modules/uWebSockets.js/binaries');
 for (const arch of ['x64', 'arm64', 'arm']) {
   const name = `uws_linux_${arch}_115.node`;
-  copyFileSync(path.join(uwsDir, name), path.join(dist, 'native', name));
+  // Copy beside and rename: overwriting a shared object in place changes the pages of every running
+  // service that has it mapped (a rebuild during `make run` or a test run crashed them with SIGSEGV).
+  const dest = path.join(dist, 'native', name);
+  copyFileSync(path.join(uwsDir, name), `${dest}.tmp-${process.pid}`);
+  renameSync(`${dest}.tmp-${process.pid}`, dest);
 }
 copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
 // Swagger UI, served from the box (no CDN): the list is shared with src/http/routes/swagger.ts.
