@@ -97,12 +97,7 @@ export class ConfigCategories {
   async put(category: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
     this.defs(category);
     if (category === 'device' && typeof patch.tokenExpiration === 'string') {
-      const ms = parseTimeSpan(patch.tokenExpiration);
-      if (ms <= 0) {
-        throw new DomainError('invalid_argument', 'The request body is invalid.', {
-          tokenExpiration: ['must be a positive time span'],
-        });
-      }
+      checkTokenExpiration(patch.tokenExpiration);
     }
     await this.repo.put(category, { ...this.repo.get(category), ...patch });
     this.cache.delete(category);
@@ -136,3 +131,21 @@ export class ConfigCategories {
 }
 
 const operatorSet = (s: ConfigSource): boolean => s === 'env' || s === 'flag';
+
+// The same range as DeviceManagement.TokenExpiration in the configuration file. The schema's pattern
+// admits any number of days, and parseTimeSpan throws past what a time span can count: both are
+// answered as a 400 naming the key, never as a 500.
+const TOKEN_EXPIRATION_MAX_MS = 3650 * 24 * 3600 * 1000;
+const TOKEN_EXPIRATION_RANGE = 'must be a time span from 00:00:01 to 3650.00:00:00';
+
+function checkTokenExpiration(text: string): void {
+  let ms: number;
+  try {
+    ms = parseTimeSpan(text);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!(ms >= 1000 && ms <= TOKEN_EXPIRATION_MAX_MS)) {
+    throw new DomainError('invalid_argument', 'The request body is invalid.', { tokenExpiration: [TOKEN_EXPIRATION_RANGE] });
+  }
+}
