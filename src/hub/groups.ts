@@ -41,6 +41,11 @@ export class GroupRegistry<Member> {
     return groups;
   }
 
+  /** The groups the member is in (a snapshot). */
+  groupsOf(member: Member): string[] {
+    return [...(this.byMember.get(member) ?? [])];
+  }
+
   has(group: string, member: Member): boolean {
     return this.byGroup.get(group)?.has(member) ?? false;
   }

@@ -95,6 +95,10 @@ export class HubCore {
       connection.send(invocation(target, args));
       return true;
     },
+    groupsOf: (connectionId) => {
+      const connection = this.connections.get(connectionId);
+      return connection ? this.groups.groupsOf(connection) : [];
+    },
     connectionCount: () => this.connections.size,
     stats: () => ({
       ...this.env.counters,

@@ -74,6 +74,8 @@ export interface VoiceHubServer {
   sendToGroup(group: string, target: string, ...args: unknown[]): void;
   /** Invokes `target` on one connection; false when it is not (or no longer) connected. */
   sendToConnection(connectionId: string, target: string, ...args: unknown[]): boolean;
+  /** The groups a connection is in; empty for an unknown connection. */
+  groupsOf(connectionId: string): string[];
   /** Open WebSocket connections, handshake done or not. */
   connectionCount(): number;
   /** Counters and gauges for /health and logs. */

@@ -15,7 +15,8 @@ export interface VoiceHubDeps {
   hub(): VoiceHubServer;
 }
 
-export const sessionGroup = (sessionId: string): string => `session-${sessionId}`;
+const SESSION_GROUP_PREFIX = 'session-';
+export const sessionGroup = (sessionId: string): string => `${SESSION_GROUP_PREFIX}${sessionId}`;
 
 // Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -44,8 +45,22 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
       return fail(ctx, `Invalid device token: it does not belong to the device of session '${sessionId}'`);
     }
     if (session.state !== 'Active') return fail(ctx, `session '${sessionId}' is ${session.state}`);
+    leaveEndedSessions(ctx, sessionId);
     ctx.joinGroup(sessionGroup(sessionId));
     ctx.sendToCaller('SessionJoined', sessionId);
+  }
+
+  /**
+   * A device may keep one hub connection open across many sessions. Session ids are never reused, so
+   * the groups of its ended sessions would only pile up (one group and uWS topic per session, for the
+   * life of the connection): found by test/hardening. Joining a session leaves them.
+   */
+  function leaveEndedSessions(ctx: HubCallContext, joining: string): void {
+    for (const group of deps.hub().groupsOf(ctx.connectionId)) {
+      if (!group.startsWith(SESSION_GROUP_PREFIX)) continue;
+      const id = group.slice(SESSION_GROUP_PREFIX.length);
+      if (id !== joining && deps.getSession(id)?.state !== 'Active') ctx.leaveGroup(group);
+    }
   }
 
   function sendAudioData(ctx: HubCallContext, [sessionId, audio]: unknown[]): void {
