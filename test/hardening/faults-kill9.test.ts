@@ -1,0 +1,79 @@
+// SIGKILL during a stream of registrations (DESIGN.md "Storage": an acknowledged registration is on
+// disk before its response). Four clients register devices as fast as the service answers; after a
+// number of acknowledgements the process is killed with requests in flight, restarted on the same
+// data dir, and the cycle repeats. Every registration acknowledged with 200 before a kill must be
+// listed after the restart; nothing that was never sent may appear.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { tmpDir } from '../support/tmp.js';
+import { adminTokenFor, startDaemon, waitUntil, withTimeout, type Daemon } from './daemon.js';
+
+const CYCLES = 3;
+const WORKERS = 4;
+/** Acknowledgements to wait for before each kill: enough that the kill lands mid-stream. */
+const ACKS_PER_CYCLE = 40;
+
+let daemon: Daemon | undefined;
+after(async () => {
+  await daemon?.stop();
+});
+
+describe('kill -9 during a stream of registrations', () => {
+  it(`every acknowledged registration survives ${CYCLES} kills`, async (t) => {
+    const dataDir = tmpDir('voice-hub-kill9-');
+    const acknowledged = new Set<string>();
+    const attempted = new Set<string>();
+    let inFlightAtKills = 0;
+    let counter = 0;
+
+    for (let cycle = 0; cycle < CYCLES; cycle++) {
+      const d = await startDaemon({ dataDir });
+      daemon = d;
+      const ackedBefore = acknowledged.size;
+      let stop = false;
+      let inFlight = 0;
+      const worker = async (): Promise<void> => {
+        while (!stop) {
+          const id = `k9-${cycle}-${++counter}`;
+          attempted.add(id);
+          inFlight++;
+          try {
+            const res = await call(d.url, 'POST', '/api/device/register', { body: { deviceId: id, deviceName: id, deviceType: 'speaker' } });
+            if (res.status === 200) acknowledged.add(id);
+            else if (!stop) assert.fail(`register ${id}: ${res.status} ${res.text}`);
+          } catch (e) {
+            // The connection died with the process: not acknowledged, so nothing is owed.
+            if (!stop) throw e;
+          } finally {
+            inFlight--;
+          }
+        }
+      };
+      const failures: unknown[] = [];
+      const workers = Array.from({ length: WORKERS }, () => worker().catch((e: unknown) => void failures.push(e)));
+      await waitUntil(() => acknowledged.size - ackedBefore >= ACKS_PER_CYCLE || !d.alive(), `${ACKS_PER_CYCLE} acknowledgements`, 30_000, 1);
+      assert.ok(d.alive(), d.death());
+      inFlightAtKills += inFlight;
+      // A 200 read after the kill was still sent before it: it counts as acknowledged.
+      stop = true;
+      d.svc.proc.kill('SIGKILL');
+      await withTimeout(d.svc.exited, 5000, 'exit after SIGKILL');
+      await withTimeout(Promise.all(workers), 20_000, 'workers to notice the kill');
+      assert.deepEqual(failures, [], 'registrations failed before the kill');
+    }
+
+    const d = await startDaemon({ dataDir });
+    daemon = d;
+    const admin = await adminTokenFor(dataDir);
+    const res = await call(d.url, 'GET', '/api/device/list', { token: admin });
+    assert.equal(res.status, 200, res.text);
+    const present = new Set((res.json.devices as { id: string }[]).map((x) => x.id));
+    const lost = [...acknowledged].filter((id) => !present.has(id));
+    assert.deepEqual(lost, [], `${lost.length} acknowledged registrations lost`);
+    const phantoms = [...present].filter((id) => !attempted.has(id));
+    assert.deepEqual(phantoms, [], 'devices nobody registered');
+    assert.ok(acknowledged.size >= CYCLES * ACKS_PER_CYCLE);
+    t.diagnostic(`${acknowledged.size} acknowledged, ${present.size} present after ${CYCLES} kills (${inFlightAtKills} requests in flight at the kills)`);
+  });
+});
