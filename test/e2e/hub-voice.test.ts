@@ -97,6 +97,27 @@ describe('voice round trip with the official client', () => {
       assert.equal(comparePcm(reference, pcmOf(await member.events.waitFor('AudioResponse', 5))).differing, 0);
     }
   });
+
+  it('one connection across sessions: joining a new session leaves the groups of ended ones, not of active ones', async () => {
+    const { svc } = rig;
+    const hub = svc.app.hub;
+    const device = await registerDevice(svc);
+    const other = await registerDevice(svc);
+    const first = await startSession(svc, device.id, device.token);
+    const { connection, events } = await joinedClient(svc, first.sessionId, device.token);
+    const id = connection.connectionId!;
+    assert.deepEqual(hub.groupsOf(id), [`session-${first.sessionId}`]);
+
+    const stopped = await call(svc.url, 'POST', '/api/voice/stop', { body: { sessionId: first.sessionId }, token: device.token });
+    assert.equal(stopped.status, 200, stopped.text);
+    const second = await startSession(svc, device.id, device.token);
+    const third = await startSession(svc, other.id, other.token);
+    await connection.invoke('JoinSession', third.sessionId, other.token);
+    await connection.invoke('JoinSession', second.sessionId, device.token);
+    assert.deepEqual(events.of('Error'), []);
+    assert.deepEqual(hub.groupsOf(id).sort(), [`session-${second.sessionId}`, `session-${third.sessionId}`].sort(),
+      "the stopped session's group is left, the still active one is kept");
+  });
 });
 
 describe('Opus correctness end to end', () => {
