@@ -79,6 +79,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const store = await openStore({
       dataDir: config.Storage.DataDir,
       flushIntervalMs: config.Storage.FlushInterval,
+      sessionHistory: config.Storage.SessionHistory,
       logger: logger.child('Storage'),
       wasmBinary: wasmFile && existsSync(wasmFile) ? readFileSync(wasmFile) : undefined,
     });

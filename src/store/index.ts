@@ -10,7 +10,7 @@ import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
 import { MIGRATIONS, migrate, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
-import { SqlSessionRepository } from './sessions.js';
+import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { Store } from './types.js';
 
@@ -27,10 +27,14 @@ export const DATABASE_FILE_NAME = 'voice-hub.db';
  */
 export const PAGE_SIZE = 1024;
 
+export const DEFAULT_SESSION_HISTORY = 100;
+
 export interface StoreOptions {
   dataDir: string;
   /** Storage.FlushInterval: telemetry reaches the disk at most this often. */
   flushIntervalMs: number;
+  /** Storage.SessionHistory: ended sessions kept (default DEFAULT_SESSION_HISTORY). */
+  sessionHistory?: number;
   logger: Logger;
   /** The sql.js wasm bytes (the bundle ships them); by default read from node_modules/sql.js. */
   wasmBinary?: Uint8Array;
@@ -74,13 +78,18 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     if (resized) {
       logger.info(`rewriting ${file} with ${PAGE_SIZE}-byte pages (smaller writes)`);
       db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
-      db.exec('VACUUM');
     }
-    const store = new SqlStore(db, file, opts, applied === 0 && !resized);
+    const history = opts.sessionHistory ?? DEFAULT_SESSION_HISTORY;
+    const pruned = pruneSessionHistory(db, history);
+    if (pruned > 0) logger.info(`removed the ${pruned} oldest ended session(s) beyond Storage.SessionHistory (${history})`);
+    const compact = resized || wastesSpace(db);
+    if (compact) db.exec('VACUUM');
+    const store = new SqlStore(db, file, opts, applied === 0 && !compact && pruned === 0);
     // The file exists, at the current schema, before anything is acknowledged.
     if (applied > 0) await store.flush();
-    // The new page size alone changes no data: if it cannot be written now, the next write takes it.
-    else if (resized) await store.flush().catch((e: unknown) => logger.warn(`rewriting ${file} failed: ${errorText(e)}`));
+    // Page size, pruning and compaction change no acknowledged data: if the file cannot be written
+    // now, the next write takes them.
+    else if (compact || pruned > 0) await store.flush().catch((e: unknown) => logger.warn(`rewriting ${file} failed: ${errorText(e)}`));
     logger.debug(`opened ${file} (schema version ${MIGRATIONS.length}, ${store.devices.count()} devices)`);
     return store;
   } catch (e) {
@@ -92,6 +101,18 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
 function pageSize(db: SqlDb): number {
   return Number(db.one('PRAGMA page_size')?.page_size ?? 0);
 }
+
+/** Free pages worth a VACUUM: below this the next inserts reuse them anyway. */
+const COMPACT_FREE_BYTES = 64 * 1024;
+
+/**
+ * Pages freed by deletions (a pruned history, deleted devices) stay in the file, and so in every
+ * later write of it, until a VACUUM.
+ */
+function wastesSpace(db: SqlDb): boolean {
+  return Number(db.one('PRAGMA freelist_count')?.freelist_count ?? 0) * PAGE_SIZE > COMPACT_FREE_BYTES;
+}
+
 
 class SqlStore implements OpenedStore {
   readonly devices: SqlDeviceRepository;
@@ -124,7 +145,7 @@ class SqlStore implements OpenedStore {
       },
     };
     this.devices = new SqlDeviceRepository(ctx);
-    this.sessions = new SqlSessionRepository(ctx);
+    this.sessions = new SqlSessionRepository(ctx, opts.sessionHistory ?? DEFAULT_SESSION_HISTORY);
     this.settings = new SqlSettingsRepository(ctx);
   }
 
@@ -143,6 +164,7 @@ class SqlStore implements OpenedStore {
         this.devices.writePending();
         this.sessions.writePending();
       });
+      if (wastesSpace(this.db)) this.db.exec('VACUUM');
     }
     // Resolves at once, writing nothing, when memory equals the file.
     return this.persister.persist();

@@ -1,17 +1,23 @@
 // Voice sessions as history. State changes the caller marks durable go to disk at once; frequent
-// updates (packet counters) keep only the latest record per session until the next flush.
-import type { Param, Row } from './database.js';
+// updates (packet counters) keep only the latest record per session until the next flush. Only the
+// latest `historyLimit` ended sessions are kept: every write rewrites the whole file, so an unbounded
+// history would make each telemetry flush cost more SD-card writes as the months go by.
+import type { Param, Row, SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import type { SessionRecord, SessionRepository, SessionState } from './types.js';
 
 const COLUMNS = 'id, device_id, user_id, state, start_time, end_time, end_reason, config, audio_packets_sent';
 const OPEN_STATES: readonly SessionState[] = ['Starting', 'Active'];
+const ENDED = "state NOT IN ('Starting', 'Active')";
 
 export class SqlSessionRepository implements SessionRepository {
   /** Latest record per session not yet written to SQL. */
   private readonly pending = new Map<string, SessionRecord>();
 
-  constructor(private readonly ctx: StoreContext) {}
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly historyLimit: number,
+  ) {}
 
   get pendingCount(): number {
     return this.pending.size;
@@ -47,6 +53,7 @@ export class SqlSessionRepository implements SessionRepository {
     // This record supersedes any queued older one, which must not overwrite it at the next flush.
     this.pending.delete(session.id);
     write(this.ctx, session);
+    if (!OPEN_STATES.includes(session.state)) this.pruneHistory();
     await this.ctx.commit(undo);
   }
 
@@ -54,7 +61,20 @@ export class SqlSessionRepository implements SessionRepository {
   writePending(): void {
     for (const s of this.pending.values()) write(this.ctx, s);
     this.pending.clear();
+    this.pruneHistory();
   }
+
+  private pruneHistory(): void {
+    pruneSessionHistory(this.ctx.db, this.historyLimit);
+  }
+}
+
+/** Deletes the ended sessions beyond the newest `limit` (by end time); returns how many. */
+export function pruneSessionHistory(db: SqlDb, limit: number): number {
+  return db.run(
+    `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} ORDER BY end_time DESC, start_time DESC, id DESC LIMIT -1 OFFSET ?)`,
+    [limit],
+  );
 }
 
 function write(ctx: StoreContext, s: SessionRecord): void {

@@ -1,0 +1,103 @@
+// Storage.SessionHistory: only the newest ended sessions are kept, open ones never go, and a file that
+// grew under a larger limit shrinks when it is opened with a smaller one.
+import assert from 'node:assert/strict';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { silentLogger } from '../../src/log/logger.js';
+import { openStore } from '../../src/store/index.js';
+import { onDisk, session, tmpDir } from './helpers.js';
+
+const openWithHistory = (dataDir: string, sessionHistory: number) =>
+  openStore({ dataDir, flushIntervalMs: 60_000, sessionHistory, logger: silentLogger });
+
+const ended = (n: number) =>
+  session(`ended-${n}`, {
+    state: n % 2 === 0 ? 'Stopped' : 'Failed',
+    startTime: `2024-05-01T10:${String(n).padStart(2, '0')}:00.000Z`,
+    endTime: `2024-05-01T10:${String(n).padStart(2, '0')}:30.000Z`,
+    endReason: 'stopped',
+  });
+
+const ids = (store: { sessions: { get(id: string): unknown } }, all: string[]): string[] => all.filter((id) => store.sessions.get(id) !== undefined);
+
+test('the flush keeps the newest ended sessions up to the limit and every open one', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await openWithHistory(dir.path, 3);
+    await store.sessions.save(session('open-old', { state: 'Active', startTime: '2024-05-01T09:00:00.000Z' }), true);
+    for (let n = 1; n <= 6; n++) await store.sessions.save(ended(n));
+    await store.flush();
+    const all = ['open-old', ...[1, 2, 3, 4, 5, 6].map((n) => `ended-${n}`)];
+    assert.deepEqual(ids(store, all), ['open-old', 'ended-4', 'ended-5', 'ended-6']);
+    assert.deepEqual(await onDisk(dir.path, (s) => ids(s, all)), ['open-old', 'ended-4', 'ended-5', 'ended-6']);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('a durable save of an ended session prunes in the same write', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await openWithHistory(dir.path, 1);
+    await store.sessions.save(ended(1), true);
+    await store.sessions.save(ended(2), true);
+    assert.equal(await onDisk(dir.path, (s) => s.sessions.get('ended-1')), undefined);
+    assert.equal(await onDisk(dir.path, (s) => s.sessions.get('ended-2')?.state), 'Stopped');
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('limit 0 keeps no ended session', async () => {
+  const dir = await tmpDir();
+  try {
+    const store = await openWithHistory(dir.path, 0);
+    await store.sessions.save(session('s-open', { state: 'Active' }));
+    await store.sessions.save(ended(1));
+    await store.flush();
+    assert.equal(store.sessions.get('ended-1'), undefined);
+    assert.equal(store.sessions.get('s-open')?.state, 'Active');
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('opening with a smaller limit prunes and compacts the file', async () => {
+  const dir = await tmpDir();
+  const file = join(dir.path, 'voice-hub.db');
+  try {
+    let store = await openWithHistory(dir.path, 2000);
+    for (let n = 0; n < 1000; n++) await store.sessions.save({ ...ended(n % 60), id: `bulk-${n}`, endReason: `upstream said: ${'x'.repeat(300)}` });
+    await store.close();
+    const before = (await stat(file)).size;
+    assert.ok(before > 300 * 1024, `1,000 sessions make a large file (${before} bytes)`);
+
+    store = await openWithHistory(dir.path, 10);
+    await store.close();
+    const after = (await stat(file)).size;
+    assert.ok(after < 64 * 1024, `the file shrank from ${before} to ${after} bytes`);
+    const kept = await onDisk(dir.path, (s) => Array.from({ length: 1000 }, (_, n) => `bulk-${n}`).filter((id) => s.sessions.get(id)).length);
+    assert.equal(kept, 10);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('a flush that prunes many sessions also compacts the file it writes', async () => {
+  const dir = await tmpDir();
+  const file = join(dir.path, 'voice-hub.db');
+  try {
+    const store = await openWithHistory(dir.path, 10);
+    for (let n = 0; n < 1000; n++) await store.sessions.save({ ...ended(n % 60), id: `bulk-${n}`, endReason: `upstream said: ${'x'.repeat(300)}` });
+    await store.flush();
+    const size = (await stat(file)).size;
+    assert.ok(size < 64 * 1024, `${size} bytes on disk for 10 sessions`);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
