@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv } from 'ajv';
 import { REQUEST_SCHEMAS } from '../../src/http/schemas.js';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { toOpenApiSchema } from '../../src/openapi/json-schema.js';
@@ -68,6 +69,15 @@ describe('JSON Schema to OpenAPI 3.0', () => {
 
   test('every request schema converts', () => {
     for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) assert.doesNotThrow(() => toOpenApiSchema(schema, name), name);
+  });
+
+  // The service compiles them lazily without ajv's meta-schema check (start-up time): this is that check.
+  test('every request schema is valid against the JSON Schema meta-schema and compiles', () => {
+    const ajv = new Ajv({ strict: false });
+    for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) {
+      assert.equal(ajv.validateSchema(schema), true, `${name}: ${ajv.errorsText(ajv.errors)}`);
+      assert.equal(typeof ajv.compile(schema), 'function', name);
+    }
   });
 });
 
