@@ -1,4 +1,6 @@
 // The only module that touches process, argv and signals: cli -> config -> createApp -> start.
+// Configuration flags belong to the commands that read the configuration (serve, token, config,
+// health); echo-server and simulate take only their own, so their --help says only what applies.
 import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
@@ -64,25 +66,27 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
 async function main(): Promise<void> {
   await yargs(process.argv.slice(2))
     .scriptName('voice-hub')
-    .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub, upstream voice link, MQTT.\nAny configuration key can be given as a flag in dot form, e.g. --VoiceService.ServerUrl ws://host:5050/voice')
+    .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
+    .epilogue('Any configuration key can also be given as a flag in dot form, e.g.\n  --VoiceService.ServerUrl ws://host:5050/voice\nor in the environment with __, e.g. VoiceService__ServerUrl=ws://host:5050/voice.')
+    .wrap(null)
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false })
-    .options(CONFIG_OPTIONS)
-    .command(['serve', '$0'], 'run the service (default)', {}, (argv) => serve(argv))
+    .command(['serve', '$0'], 'run the service (default)', (y) => y.options(CONFIG_OPTIONS), (argv) => serve(argv))
     .command('token <kind>', 'mint a token with this installation\'s signing key', (y) =>
       y
+        .options(CONFIG_OPTIONS)
         .positional('kind', { choices: ['admin'] as const, describe: 'token kind', demandOption: true })
         .option('ttl', { type: 'string', default: '30d', describe: 'lifetime: 30d, 12h, 90m or a time span' }),
       async (argv) => {
         process.stdout.write((await mintAdminToken(loadCliConfig(argv, bundleDir), argv.ttl)) + '\n');
       })
     .command('config <action>', 'inspect the configuration', (y) =>
-      y.positional('action', { choices: ['check'] as const, demandOption: true }),
+      y.options(CONFIG_OPTIONS).positional('action', { choices: ['check'] as const, demandOption: true }),
       async (argv) => {
         const lines = await configCheckLines(loadCliConfig(argv, bundleDir), bundledWasm());
         process.stdout.write(lines.join('\n') + '\n');
       })
     .command('health', 'print the health of a running service as a table (exit 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable)', (y) =>
-      y.option('url', { type: 'string', describe: 'health address (default: this box\'s configured port)' }),
+      y.options(CONFIG_OPTIONS).option('url', { type: 'string', describe: 'health address (default: this box\'s configured port)' }),
       async (argv) => {
         const url = argv.url ?? (() => {
           const { config } = loadCliConfig(argv, bundleDir);

@@ -86,6 +86,19 @@ describe('start-up', () => {
     assert.equal(version.code, 0);
     assert.match(version.stdout, /voice-hub \d+\.\d+\.\d+\nnode v20\.\d+\.\d+\nplatform linux-x64\nuWebSockets\.js native/);
   });
+
+  it('each command\'s --help lists only the options that command reads', async () => {
+    const echo = await runBundle(['echo-server', '--help']);
+    assert.equal(echo.code, 0);
+    assert.equal(echo.stdout.match(/--port/g)?.length, 1, echo.stdout);
+    assert.match(echo.stdout, /--port +port \(0 = any free port\) +\[number\] \[default: 5050\]/);
+    const simulate = await runBundle(['simulate', '--help']);
+    assert.equal(simulate.code, 0);
+    for (const word of ['--url', '--devices', '--seconds', '--protocol']) assert.ok(simulate.stdout.includes(word), word);
+    for (const word of ['--data-dir', '--cert', '--config']) assert.ok(!simulate.stdout.includes(word), `simulate --help lists ${word}`);
+    const token = await runBundle(['token', 'admin', '--help']);
+    for (const word of ['--data-dir', '--config', '--ttl']) assert.ok(token.stdout.includes(word), word);
+  });
 });
 
 describe('tokens from the command line', () => {
