@@ -8,7 +8,7 @@ import { TokenService, type Principal } from './auth/tokens.js';
 import type { LoadedConfig } from './config/types.js';
 import { DeviceRegistry } from './devices/registry.js';
 import { DomainError } from './errors.js';
-import { createDatabaseCheck, createMqttCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
+import { createDatabaseCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
 import { attachHub, type HubListener, type VoiceHubServer } from './hub/index.js';
 import { requestGate } from './http/gate.js';
 import { hostMatcher, originHost } from './http/hosts.js';
@@ -22,6 +22,7 @@ import { listen, mountHttpApi, type Listening } from './http/server.js';
 import { loadCaFile, loadTlsFiles, type TlsFiles } from './http/tls.js';
 import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
+import { ConfiguredMqttPublisher, type MqttSettings } from './mqtt/configured.js';
 import { MqttPublisher } from './mqtt/publisher.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { builtVersion } from './version.js';
@@ -45,7 +46,7 @@ export interface RunningApp {
   readonly router: Router;
   readonly hub: VoiceHubServer;
   readonly sessions: VoiceSessionService;
-  readonly mqtt: MqttPublisher | undefined;
+  readonly mqtt: ConfiguredMqttPublisher;
 }
 
 export interface App {
@@ -58,7 +59,7 @@ interface Parts {
   listeners: Listening[];
   hub?: VoiceHubServer;
   sessions?: VoiceSessionService;
-  mqtt?: MqttPublisher;
+  mqtt?: ConfiguredMqttPublisher;
   store?: Store;
 }
 
@@ -102,20 +103,25 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       return p;
     };
 
-    // MQTT is optional: an empty broker address switches it off.
-    const mqttSettings = categories.get('mqtt') as { brokerAddress: string; port: number; username: string };
-    const mqtt = mqttSettings.brokerAddress
-      ? new MqttPublisher({
-          brokerAddress: mqttSettings.brokerAddress,
-          port: mqttSettings.port,
-          username: mqttSettings.username,
+    // MQTT is optional: an empty broker address switches it off. A PUT of the category applies at once.
+    const mqttLogger = logger.child('Mqtt');
+    const mqtt = new ConfiguredMqttPublisher({
+      create: (settings) =>
+        new MqttPublisher({
+          ...settings,
           password: config.Mqtt.Password,
           topicPrefix: config.Mqtt.TopicPrefix,
           homeAssistantDiscovery: config.Mqtt.HomeAssistantDiscovery,
           discoveryPrefix: config.Mqtt.DiscoveryPrefix,
-          logger: logger.child('Mqtt'),
-        })
-      : undefined;
+          logger: mqttLogger,
+        }),
+      devices: () => store.devices.list(),
+      logger: mqttLogger,
+    });
+    const mqttSettings = (): MqttSettings => categories.get('mqtt') as unknown as MqttSettings;
+    categories.onChange((category) => {
+      if (category === 'mqtt') void mqtt.apply(mqttSettings());
+    });
     parts.mqtt = mqtt;
 
     // The same routes and hub on plain HTTP and, with a certificate, on HTTPS beside it.
@@ -138,7 +144,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       events: {
         toGroup: (sessionId, target, payload) => {
           hub.sendToGroup(`session-${sessionId}`, target, payload);
-          if (target === 'SessionEnded') mqtt?.publishSessionEvent(sessionId, { event: 'ended', ...(payload as object) });
+          if (target === 'SessionEnded') mqtt.publishSessionEvent(sessionId, { event: 'ended', ...(payload as object) });
         },
       },
       logger: logger.child('Upstream'),
@@ -148,9 +154,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     await sessions.recordInterrupted();
 
     registry.addListener({
-      deviceChanged: (d) => mqtt?.publishDeviceState(d),
+      deviceChanged: (d) => mqtt.publishDeviceState(d),
       deviceDeleted: async (id) => {
-        mqtt?.removeDevice(id);
+        mqtt.removeDevice(id);
         await sessions.stopAllForDevice(id);
       },
     });
@@ -194,9 +200,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         ca: voiceCa,
       }),
       database: createDatabaseCheck(store),
-      mqtt: mqtt
-        ? createMqttCheck(mqtt)
-        : async () => ({ status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)' }),
+      mqtt: mqtt.healthCheck(),
     };
 
     const publicHost = `${serverName}:${config.Server.Port}`;
@@ -242,10 +246,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
       if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
     }
-    if (mqtt) {
-      mqtt.syncDevices(store.devices.list());
-      mqtt.start();
-    }
+    mqtt.start(mqttSettings());
     logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
     return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt };
   }

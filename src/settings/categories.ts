@@ -57,13 +57,21 @@ export interface DeviceSettings {
 
 export type SettingSource = ConfigSource | 'api';
 
+export type CategoryListener = (category: string, values: Record<string, unknown>) => void;
+
 export class ConfigCategories {
   private readonly cache = new Map<string, Record<string, unknown>>();
+  private readonly listeners: CategoryListener[] = [];
 
   constructor(
     private readonly loaded: LoadedConfig,
     private readonly repo: SettingsRepository,
   ) {}
+
+  /** Called after every successful PUT with the category's new effective values. */
+  onChange(listener: CategoryListener): void {
+    this.listeners.push(listener);
+  }
 
   has(category: string): boolean {
     return Object.hasOwn(CATEGORIES, category);
@@ -101,7 +109,9 @@ export class ConfigCategories {
     }
     await this.repo.put(category, { ...this.repo.get(category), ...patch });
     this.cache.delete(category);
-    return this.get(category);
+    const values = this.get(category);
+    for (const listener of this.listeners) listener(category, values);
+    return values;
   }
 
   voice(): VoiceSettings {

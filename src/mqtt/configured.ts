@@ -1,0 +1,111 @@
+// The MQTT publisher that matches the `mqtt` configuration category right now. A technician who fixes
+// the broker address over `PUT /api/config/mqtt` expects it to apply at once, as voice and device
+// values do, not at the next restart: the old connection says `offline` and closes, a new one starts
+// and publishes every known device again. An empty broker address switches MQTT off.
+import { errorText } from '../errors.js';
+import type { HealthCheck } from '../health/checks.js';
+import { createMqttCheck } from '../health/checks.js';
+import type { Logger } from '../log/logger.js';
+import type { MqttDevice } from './discovery.js';
+import type { MqttPublisher } from './publisher.js';
+
+/** The writable part of the MQTT settings (the `mqtt` category). */
+export interface MqttSettings {
+  brokerAddress: string;
+  port: number;
+  username: string;
+}
+
+export interface ConfiguredMqttDeps {
+  /** A new, not yet started publisher for these settings. */
+  create(settings: MqttSettings): MqttPublisher;
+  /** Every device, to publish on a new connection. */
+  devices(): readonly MqttDevice[];
+  logger: Logger;
+}
+
+const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
+  a.brokerAddress === b.brokerAddress && a.port === b.port && a.username === b.username;
+
+export class ConfiguredMqttPublisher {
+  private publisher: MqttPublisher | undefined;
+  private settings: MqttSettings | undefined;
+  /** Replacements run one after another: two quick PUTs must not leave two connections. */
+  private changing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly deps: ConfiguredMqttDeps) {}
+
+  /** The publisher in use; undefined while MQTT is off. */
+  current(): MqttPublisher | undefined {
+    return this.publisher;
+  }
+
+  /** Starts with the settings in effect at start-up. */
+  start(settings: MqttSettings): void {
+    this.settings = { ...settings };
+    this.publisher = this.open(settings);
+  }
+
+  /**
+   * Applies new settings: resolves once the old connection is closed and the new one started (not
+   * connected: the broker may be down, and that is health's to report). Same settings: nothing happens.
+   */
+  apply(settings: MqttSettings): Promise<void> {
+    const next = { ...settings };
+    // Always settles: a failed replacement is logged and must not block the ones after it.
+    this.changing = this.changing
+      .then(() => this.replace(next))
+      .catch((e: unknown) => this.deps.logger.error(`applying the MQTT settings failed: ${errorText(e)}`));
+    return this.changing;
+  }
+
+  private async replace(next: MqttSettings): Promise<void> {
+    if (this.closed || (this.settings && sameSettings(this.settings, next))) return;
+    const old = this.publisher;
+    this.publisher = undefined;
+    this.settings = next;
+    if (old) await old.close().catch((e: unknown) => this.deps.logger.warn(`closing the old MQTT connection: ${errorText(e)}`));
+    if (this.closed) return;
+    this.publisher = this.open(next);
+    this.deps.logger.info(next.brokerAddress ? `MQTT settings changed: now ${next.brokerAddress}:${next.port}` : 'MQTT switched off (broker address empty)');
+  }
+
+  publishDeviceState(device: MqttDevice): void {
+    this.publisher?.publishDeviceState(device);
+  }
+
+  publishSessionEvent(sessionId: string, event: Record<string, unknown>): void {
+    this.publisher?.publishSessionEvent(sessionId, event);
+  }
+
+  removeDevice(deviceId: string): void {
+    this.publisher?.removeDevice(deviceId);
+  }
+
+  /** The `mqtt` entry of /health, for whichever publisher is current when it runs. */
+  healthCheck(): HealthCheck {
+    return async () => {
+      const publisher = this.publisher;
+      if (!publisher) return { status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)' };
+      return createMqttCheck(publisher)();
+    };
+  }
+
+  /** Says `offline` and disconnects; no later `apply` opens anything. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.changing;
+    const publisher = this.publisher;
+    this.publisher = undefined;
+    await publisher?.close();
+  }
+
+  private open(settings: MqttSettings): MqttPublisher | undefined {
+    if (!settings.brokerAddress) return undefined;
+    const publisher = this.deps.create(settings);
+    publisher.syncDevices(this.deps.devices());
+    publisher.start();
+    return publisher;
+  }
+}

@@ -1,0 +1,106 @@
+// PUT /api/config/mqtt applies at once: the service leaves the old broker (retained `offline`), joins
+// the new one and publishes every device there; a PUT that changes nothing keeps the connection; a
+// service started with MQTT off is switched on by setting a broker. Real mosquitto brokers and the
+// real service throughout.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken, registerDevice } from '../support/tokens.js';
+import { Subscriber } from './helpers.js';
+
+const PREFIX = 'live-settings';
+const statusIs = (payload: string) => (m: { topic: string; payload: string }) => m.topic === `${PREFIX}/status` && m.payload === payload;
+
+describe('MQTT settings changed over the API', () => {
+  let first: Mosquitto;
+  let second: Mosquitto;
+  const services: TestService[] = [];
+  const subscribers: Subscriber[] = [];
+
+  before(async () => {
+    first = await startMosquitto();
+    second = await startMosquitto();
+  });
+  after(async () => {
+    for (const s of subscribers) await s.end();
+    for (const s of services) await s.stop();
+    await first?.stop();
+    await second?.stop();
+  });
+
+  const start = async (mqtt: Record<string, unknown>): Promise<{ svc: TestService; admin: string }> => {
+    // From the file, not the test default flag: a flag is the operator's and the API cannot override it.
+    const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
+    services.push(svc);
+    return { svc, admin: await adminToken(svc) };
+  };
+  const subscribe = async (broker: Mosquitto): Promise<Subscriber> => {
+    const sub = await Subscriber.connect(broker.port, [`${PREFIX}/#`]);
+    subscribers.push(sub);
+    return sub;
+  };
+  /** Polls /health until its mqtt entry has this description (10 s at most); returns the entry. */
+  const mqttHealthBecomes = async (svc: TestService, description: string): Promise<{ status: string; description: string }> => {
+    let entry = { status: '', description: '' };
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      entry = (await call(svc.url, 'GET', '/health')).json.entries.mqtt;
+      if (entry.description === description) break;
+    }
+    return { status: entry.status, description: entry.description };
+  };
+  const putMqtt = async (svc: TestService, admin: string, body: Record<string, unknown>): Promise<void> => {
+    const res = await call(svc.url, 'PUT', '/api/config/mqtt', { token: admin, body });
+    assert.equal(res.status, 200, res.text);
+  };
+
+  it('a new port: offline on the old broker, online and every device retained on the new one, health names it', async () => {
+    const { svc, admin } = await start({ BrokerAddress: '127.0.0.1', Port: first.port });
+    const device = await registerDevice(svc);
+    const onFirst = await subscribe(first);
+    await onFirst.waitFor(statusIs('online'), 'online on the first broker');
+    await onFirst.waitFor((m) => m.topic === `${PREFIX}/devices/${device.id}/state`, 'the device on the first broker');
+
+    await putMqtt(svc, admin, { port: second.port });
+    await onFirst.waitFor(statusIs('offline'), 'offline on the first broker');
+    assert.deepEqual(await mqttHealthBecomes(svc, `connected to 127.0.0.1:${second.port}`), {
+      status: 'Healthy',
+      description: `connected to 127.0.0.1:${second.port}`,
+    });
+
+    const onSecond = await subscribe(second);
+    await onSecond.barrier(`${PREFIX}/barrier`);
+    const retained = new Map(onSecond.messages.filter((m) => m.retain).map((m) => [m.topic, m.payload]));
+    assert.equal(retained.get(`${PREFIX}/status`), 'online');
+    assert.equal(JSON.parse(retained.get(`${PREFIX}/devices/${device.id}/state`) ?? '{}').status, 'online', 'the device registered before the change');
+
+    // Later changes go to the new broker only.
+    const res = await call(svc.url, 'PUT', `/api/device/${device.id}/status`, { token: device.token, body: { status: 'busy', batteryLevel: 42 } });
+    assert.equal(res.status, 200, res.text);
+    const busy = (m: { topic: string; payload: string }): boolean => m.topic === `${PREFIX}/devices/${device.id}/state` && JSON.parse(m.payload).status === 'busy';
+    assert.equal(JSON.parse((await onSecond.waitFor(busy, 'the update on the second broker')).payload).batteryLevel, 42);
+    assert.equal(onFirst.messages.some(busy), false, 'nothing more on the first broker');
+
+    // The same settings again change nothing: no offline/online cycle on the broker.
+    await onSecond.barrier(`${PREFIX}/barrier`);
+    const statusMessages = onSecond.on(`${PREFIX}/status`).length;
+    await putMqtt(svc, admin, { port: second.port, brokerAddress: '127.0.0.1' });
+    await new Promise((r) => setTimeout(r, 300));
+    await onSecond.barrier(`${PREFIX}/barrier`);
+    assert.equal(onSecond.on(`${PREFIX}/status`).length, statusMessages);
+  });
+
+  it('started with MQTT off, a broker set over the API switches it on', async () => {
+    const { svc, admin } = await start({ BrokerAddress: '' });
+    assert.equal((await call(svc.url, 'GET', '/health')).json.entries.mqtt.description, 'MQTT disabled (Mqtt.BrokerAddress is empty)');
+    const device = await registerDevice(svc);
+    await putMqtt(svc, admin, { brokerAddress: '127.0.0.1', port: second.port });
+    assert.deepEqual(await mqttHealthBecomes(svc, `connected to 127.0.0.1:${second.port}`), {
+      status: 'Healthy',
+      description: `connected to 127.0.0.1:${second.port}`,
+    });
+    const onSecond = await subscribe(second);
+    await onSecond.waitFor((m) => m.retain && m.topic === `${PREFIX}/devices/${device.id}/state`, 'the device, registered while MQTT was off');
+  });
+});
