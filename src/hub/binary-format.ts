@@ -41,10 +41,18 @@ export function writeVarInt(value: number): Uint8Array {
 
 /** Prefixes one encoded message with its length. */
 export function writeBinaryMessage(body: Uint8Array): Uint8Array {
-  const prefix = writeVarInt(body.length);
-  const out = new Uint8Array(prefix.length + body.length);
-  out.set(prefix, 0);
-  out.set(body, prefix.length);
+  const length = body.length;
+  if (length > 0x7fffffff) throw new RangeError(`length ${length} cannot be encoded`);
+  // Written in place (this runs for every message sent): no array for the prefix, one allocation.
+  let prefixLength = 1;
+  while (prefixLength < MAX_VARINT_BYTES && length >= 2 ** (7 * prefixLength)) prefixLength++;
+  const out = new Uint8Array(prefixLength + length);
+  let rest = length;
+  for (let i = 0; i < prefixLength; i++) {
+    out[i] = (rest & 0x7f) | (i < prefixLength - 1 ? 0x80 : 0);
+    rest = Math.floor(rest / 128);
+  }
+  out.set(body, prefixLength);
   return out;
 }
 

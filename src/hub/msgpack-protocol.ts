@@ -163,8 +163,9 @@ export function messagePackItems(message: HubMessage): unknown[] {
 }
 
 export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
-  // encode() returns a view into a shared buffer in some versions: writeBinaryMessage copies it.
-  return writeBinaryMessage(encoder.encode(messagePackItems(message)));
+  // A view into the encoder's own buffer, valid until its next encode: writeBinaryMessage copies it
+  // once, with the length prefix (encode() would copy it a first time).
+  return writeBinaryMessage(encoder.encodeSharedRef(messagePackItems(message)));
 }
 
 /** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */

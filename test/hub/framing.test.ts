@@ -94,6 +94,17 @@ describe('binary messages', () => {
     return out;
   };
 
+  it('prefixes each body with writeVarInt of its length, at every prefix-length boundary', () => {
+    for (const length of [0, 1, 127, 128, 129, 16_383, 16_384, 16_385, 2_097_151, 2_097_152]) {
+      const body = new Uint8Array(length).fill(0xab);
+      const out = writeBinaryMessage(body);
+      const prefix = writeVarInt(length);
+      assert.deepEqual([...out.subarray(0, prefix.length)], [...prefix], `prefix of ${length}`);
+      assert.equal(out.length, prefix.length + length, `length of ${length}`);
+      assert.ok(out.subarray(prefix.length).every((b) => b === 0xab), `body of ${length}`);
+    }
+  });
+
   it('loops over several messages in one frame', () => {
     const { messages, rest } = splitBinaryMessages(frame([1], [2, 3], []), 100);
     assert.deepEqual(messages.map((m) => [...m]), [[1], [2, 3], []]);
