@@ -25,7 +25,7 @@ export function configRoutes(categories: ConfigCategories): Route[] {
       method: 'PUT',
       path: '/api/config/{category}',
       operationId: 'putConfigCategory',
-      summary: 'Set some settings of a category; the others keep their values',
+      summary: 'Set some settings of a category (the others keep their values); applied at once, kept across restarts',
       tag: 'Configuration',
       auth: { bearer: 'admin' },
       body: 'ConfigCategoryUpdate',
