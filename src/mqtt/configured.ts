@@ -30,6 +30,8 @@ const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
 export class ConfiguredMqttPublisher {
   private publisher: MqttPublisher | undefined;
   private settings: MqttSettings | undefined;
+  /** The settings of the latest `apply`. */
+  private wanted: MqttSettings | undefined;
   /** Replacements run one after another: two quick PUTs must not leave two connections. */
   private changing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -52,21 +54,23 @@ export class ConfiguredMqttPublisher {
    * connected: the broker may be down, and that is health's to report). Same settings: nothing happens.
    */
   apply(settings: MqttSettings): Promise<void> {
-    const next = { ...settings };
+    this.wanted = { ...settings };
     // Always settles: a failed replacement is logged and must not block the ones after it.
     this.changing = this.changing
-      .then(() => this.replace(next))
+      .then(() => this.replace())
       .catch((e: unknown) => this.deps.logger.error(`applying the MQTT settings failed: ${errorText(e)}`));
     return this.changing;
   }
 
-  private async replace(next: MqttSettings): Promise<void> {
-    if (this.closed || (this.settings && sameSettings(this.settings, next))) return;
+  /** Moves to the newest wanted settings; changes that arrive meanwhile are not connected to in turn. */
+  private async replace(): Promise<void> {
+    if (this.closed || !this.wanted || (this.settings && sameSettings(this.settings, this.wanted))) return;
     const old = this.publisher;
     this.publisher = undefined;
-    this.settings = next;
+    this.settings = this.wanted;
     if (old) await old.close().catch((e: unknown) => this.deps.logger.warn(`closing the old MQTT connection: ${errorText(e)}`));
     if (this.closed) return;
+    const next = (this.settings = this.wanted);
     this.publisher = this.open(next);
     this.deps.logger.info(next.brokerAddress ? `MQTT settings changed: now ${next.brokerAddress}:${next.port}` : 'MQTT switched off (broker address empty)');
   }

@@ -10,8 +10,13 @@ import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 import { Subscriber } from './helpers.js';
 
-const PREFIX = 'live-settings';
-const statusIs = (payload: string) => (m: { topic: string; payload: string }) => m.topic === `${PREFIX}/status` && m.payload === payload;
+// Each test's service has its own topic prefix: the brokers are shared and earlier services keep running.
+let PREFIX = '';
+let services_started = 0;
+const statusIs = (payload: string) => {
+  const topic = `${PREFIX}/status`;
+  return (m: { topic: string; payload: string }) => m.topic === topic && m.payload === payload;
+};
 
 describe('MQTT settings changed over the API', () => {
   let first: Mosquitto;
@@ -31,6 +36,7 @@ describe('MQTT settings changed over the API', () => {
   });
 
   const start = async (mqtt: Record<string, unknown>): Promise<{ svc: TestService; admin: string }> => {
+    PREFIX = `live-settings-${++services_started}`;
     // From the file, not the test default flag: a flag is the operator's and the API cannot override it.
     const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
     services.push(svc);
@@ -89,6 +95,28 @@ describe('MQTT settings changed over the API', () => {
     await new Promise((r) => setTimeout(r, 300));
     await onSecond.barrier(`${PREFIX}/barrier`);
     assert.equal(onSecond.on(`${PREFIX}/status`).length, statusMessages);
+  });
+
+  it('changes in quick succession end on the last one, with no connection left on the others', async () => {
+    const { svc, admin } = await start({ BrokerAddress: '127.0.0.1', Port: first.port });
+    await mqttHealthBecomes(svc, `connected to 127.0.0.1:${first.port}`);
+    // The second change arrives while the first is still closing the old connection (a PUT does not wait
+    // for the broker): it is queued, and the service ends on it.
+    await putMqtt(svc, admin, { port: second.port });
+    await putMqtt(svc, admin, { port: first.port });
+    assert.deepEqual(await mqttHealthBecomes(svc, `connected to 127.0.0.1:${first.port}`), {
+      status: 'Healthy',
+      description: `connected to 127.0.0.1:${first.port}`,
+    });
+    const retainedStatus = async (broker: Mosquitto): Promise<string | undefined> => {
+      const sub = await subscribe(broker);
+      await sub.barrier(`${PREFIX}/barrier`);
+      return sub.messages.filter((m) => m.retain && m.topic === `${PREFIX}/status`).at(-1)?.payload;
+    };
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await retainedStatus(first), 'online');
+    // Never connected (undefined), or connected and closed again (offline): not left online.
+    assert.notEqual(await retainedStatus(second), 'online', 'no connection left on the second broker');
   });
 
   it('started with MQTT off, a broker set over the API switches it on', async () => {
