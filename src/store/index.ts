@@ -113,7 +113,6 @@ function wastesSpace(db: SqlDb): boolean {
   return Number(db.one('PRAGMA freelist_count')?.freelist_count ?? 0) * PAGE_SIZE > COMPACT_FREE_BYTES;
 }
 
-
 class SqlStore implements OpenedStore {
   readonly devices: SqlDeviceRepository;
   readonly sessions: SqlSessionRepository;
