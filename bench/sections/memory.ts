@@ -8,21 +8,29 @@ import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
 import { memory, memorySplit, sleep, startEchoServer, startService, tempDir, tsxArgs, waitForOutput } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
+import { collectGarbage, INSPECT_FLAG } from '../../test/support/inspector.js';
 
 const IDLE_TARGET = 60 * 1024 * 1024;
 const PER_CONNECTION_TARGET = 6 * 1024;
 const PER_SESSION_TARGET = 300 * 1024;
 const SETTLE_MS = 2000;
 
-/** Holds connections open (bench/load/hold.ts) and returns the server's RSS growth they caused. */
-async function growth(ctx: BenchContext, serverPid: number, input: Record<string, unknown>): Promise<{ before: number; after: number }> {
+/**
+ * Holds connections open (bench/load/hold.ts) and returns the server's RSS growth they caused; with
+ * `gc`, a full collection runs before each reading, so the growth is what the connections keep rather
+ * than the garbage their handshakes left (which made 300 connections read 9.6 KiB each in one run and
+ * 1,000 read 1.8-5.6 KiB in others).
+ */
+async function growth(ctx: BenchContext, serverPid: number, input: Record<string, unknown>, gc?: () => Promise<void>): Promise<{ before: number; after: number }> {
   await sleep(SETTLE_MS);
+  await gc?.();
   const before = memory(serverPid).rss;
   const file = path.join(tempDir('hold'), 'input.json');
   writeFileSync(file, JSON.stringify(input));
   const holder = ctx.procs.spawn(process.execPath, tsxArgs('load/hold.ts', [file]));
   await waitForOutput(holder, /^READY$/m, 180_000);
   await sleep(SETTLE_MS);
+  await gc?.();
   const after = memory(serverPid).rss;
   holder.proc.stdin!.end();
   await holder.stop(5000);
@@ -68,17 +76,24 @@ export const memorySection: Section = {
 
     const echo = await startEchoServer(ctx.procs);
     try {
-      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      // Idle RSS as users run it: no inspector, no forced collection.
+      const plain = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
       try {
-        const idle = await idleRss(service.pid);
-        const serviceSplit = split(service.pid);
+        const idle = await idleRss(plain.pid);
+        const serviceSplit = split(plain.pid);
         rows.push({
           section: '5', name: 'idle RSS after start', value: idle, unit: 'B',
           baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: idle / bareIdle,
           target: { text: '< 60 MiB', pass: idle < IDLE_TARGET },
           note: `service ${serviceSplit}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
         });
-        const g = await growth(ctx, service.pid, { kind: 'hub', url: service.url, connections });
+      } finally {
+        await plain.stop();
+      }
+
+      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });
+      try {
+        const g = await growth(ctx, service.pid, { kind: 'hub', url: service.url, connections }, () => collectGarbage(service.output()));
         const perConnection = (g.after - g.before) / connections;
         rows.push({
           section: '5', name: `RSS per idle hub connection (${connections} connections)`, value: perConnection, unit: 'B/conn',
@@ -91,12 +106,15 @@ export const memorySection: Section = {
         await service.stop();
       }
 
-      const active = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      const active = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });
+      const activeGc = (): Promise<void> => collectGarbage(active.output());
       try {
         const devices = await registerDevices(active.url, sessions, 'mem');
-        const before = await idleRss(active.pid);
+        await sleep(SETTLE_MS);
+        await activeGc();
+        const before = memory(active.pid).rss;
         const started = await mapLimit(devices, 8, (d) => startSession(active.url, d));
-        const g = await growth(ctx, active.pid, { kind: 'sessions', url: active.url, connections: sessions, sessions: started, packets: 50 });
+        const g = await growth(ctx, active.pid, { kind: 'sessions', url: active.url, connections: sessions, sessions: started, packets: 50 }, activeGc);
         const perSession = (g.after - before) / sessions;
         rows.push({
           section: '5', name: `RSS per active session (${sessions} sessions, 1 s of audio each)`, value: perSession, unit: 'B/session',

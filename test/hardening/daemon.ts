@@ -7,7 +7,7 @@ import path from 'node:path';
 import { call } from '../support/http.js';
 import { ROOT, runBundle, spawnService, type SpawnedService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import WebSocket from 'ws';
+import { collectGarbage, INSPECT_FLAG } from '../support/inspector.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -94,7 +94,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   // The inspector (loopback, port chosen by the OS) lets the memory checks force a full GC before they
   // read RSS: without it, V8 shrinks a heap grown under load only when it decides to, and the check
   // measured the collector's mood on a busy machine as much as a leak.
-  const svc = await spawnService(['--config', configFile, '--data-dir', dataDir], { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
+  const svc = await spawnService(['--config', configFile, '--data-dir', dataDir], { NODE_OPTIONS: INSPECT_FLAG });
   const pid = svc.proc.pid!;
   const alive = (): boolean => svc.proc.exitCode === null && svc.proc.signalCode === null;
   return {
@@ -123,27 +123,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     },
     collectGarbage: () => collectGarbage(svc.output()),
   };
-}
-
-async function collectGarbage(output: string): Promise<void> {
-  const url = /Debugger listening on (ws:\/\/127\.0\.0\.1:\d+\/[\w-]+)/.exec(output)?.[1];
-  if (!url) throw new Error(`the daemon announced no inspector:\n${output.slice(0, 2000)}`);
-  const ws = new WebSocket(url);
-  await withTimeout(new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject)), 5000, 'inspector connection');
-  try {
-    const done = new Promise<void>((resolve, reject) => {
-      ws.on('message', (data) => {
-        const reply = JSON.parse(String(data)) as { id?: number; error?: { message: string } };
-        if (reply.id !== 1) return;
-        if (reply.error) reject(new Error(`HeapProfiler.collectGarbage: ${reply.error.message}`));
-        else resolve();
-      });
-    });
-    ws.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
-    await withTimeout(done, 10_000, 'HeapProfiler.collectGarbage');
-  } finally {
-    ws.close();
-  }
 }
 
 /** The daemon is still running and wrote no Error/Critical line. */
