@@ -22,14 +22,14 @@ import { listen, mountHttpApi, type Listening } from './http/server.js';
 import { loadCaFile, loadTlsFiles, type TlsFiles } from './http/tls.js';
 import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { ConfiguredMqttPublisher, type MqttSettings } from './mqtt/configured.js';
+import { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { MqttPublisher } from './mqtt/publisher.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { builtVersion } from './version.js';
 import { ConfigCategories } from './settings/categories.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
-import { voiceHubMethods } from './voice/hub-methods.js';
+import { sessionGroup, voiceHubMethods } from './voice/hub-methods.js';
 import { VoiceSessionService } from './voice/sessions.js';
 
 export interface AppDeps {
@@ -118,9 +118,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       devices: () => store.devices.list(),
       logger: mqttLogger,
     });
-    const mqttSettings = (): MqttSettings => categories.get('mqtt') as unknown as MqttSettings;
     categories.onChange((category) => {
-      if (category === 'mqtt') void mqtt.apply(mqttSettings());
+      if (category === 'mqtt') void mqtt.apply(categories.mqtt());
     });
     parts.mqtt = mqtt;
 
@@ -143,7 +142,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       },
       events: {
         toGroup: (sessionId, target, payload) => {
-          hub.sendToGroup(`session-${sessionId}`, target, payload);
+          hub.sendToGroup(sessionGroup(sessionId), target, payload);
           if (target === 'SessionEnded') mqtt.publishSessionEvent(sessionId, { event: 'ended', ...(payload as object) });
         },
       },
@@ -246,7 +245,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
       if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
     }
-    mqtt.start(mqttSettings());
+    mqtt.start(categories.mqtt());
     logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
     return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt };
   }

@@ -63,6 +63,9 @@ const oneOfInts = (def: number, values: readonly number[], description: string):
   description,
   'x-expected': `must be one of ${values.join(', ')}`,
 });
+/** DeviceManagement.TokenExpiration, also the range of `tokenExpiration` in PUT /api/config/device. */
+export const TOKEN_EXPIRATION_BOUNDS = { minimum: '00:00:01', maximum: '3650.00:00:00' } as const;
+
 const timeSpan = (def: string, minimum: string, maximum: string, description: string): SchemaNode => ({
   type: 'string',
   default: def,
@@ -138,7 +141,7 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       properties: {
         AllowDeviceRegistration: bool(true, 'Whether devices may register.'),
         MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices.'),
-        TokenExpiration: timeSpan('24:00:00', '00:00:01', '3650.00:00:00', 'Lifetime of a device token.'),
+        TokenExpiration: timeSpan('24:00:00', TOKEN_EXPIRATION_BOUNDS.minimum, TOKEN_EXPIRATION_BOUNDS.maximum, 'Lifetime of a device token.'),
       },
     },
     Mqtt: {

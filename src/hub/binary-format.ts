@@ -27,33 +27,36 @@ export function readVarInt(buffer: Uint8Array, offset = 0): VarIntRead {
 }
 
 export function writeVarInt(value: number): Uint8Array {
-  if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff) throw new RangeError(`length ${value} cannot be encoded`);
-  const bytes: number[] = [];
-  let rest = value;
-  do {
-    let group = rest & 0x7f;
-    rest = Math.floor(rest / 128);
-    if (rest > 0) group |= 0x80;
-    bytes.push(group);
-  } while (rest > 0);
-  return Uint8Array.from(bytes);
+  const out = new Uint8Array(varIntLength(value));
+  putVarInt(out, value);
+  return out;
 }
 
-/** Prefixes one encoded message with its length. */
+/** Prefixes one encoded message with its length, in one allocation (this runs for every message sent). */
 export function writeBinaryMessage(body: Uint8Array): Uint8Array {
-  const length = body.length;
-  if (length > 0x7fffffff) throw new RangeError(`length ${length} cannot be encoded`);
-  // Written in place (this runs for every message sent): no array for the prefix, one allocation.
-  let prefixLength = 1;
-  while (prefixLength < MAX_VARINT_BYTES && length >= 2 ** (7 * prefixLength)) prefixLength++;
-  const out = new Uint8Array(prefixLength + length);
-  let rest = length;
-  for (let i = 0; i < prefixLength; i++) {
-    out[i] = (rest & 0x7f) | (i < prefixLength - 1 ? 0x80 : 0);
-    rest = Math.floor(rest / 128);
-  }
+  const prefixLength = varIntLength(body.length);
+  const out = new Uint8Array(prefixLength + body.length);
+  putVarInt(out, body.length);
   out.set(body, prefixLength);
   return out;
+}
+
+function varIntLength(value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff) throw new RangeError(`length ${value} cannot be encoded`);
+  let length = 1;
+  while (value >= 2 ** (7 * length)) length++;
+  return length;
+}
+
+/** Writes `value` at the start of `out`, which holds at least varIntLength(value) bytes. */
+function putVarInt(out: Uint8Array, value: number): void {
+  let rest = value;
+  let i = 0;
+  do {
+    const group = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+    out[i++] = rest > 0 ? group | 0x80 : group;
+  } while (rest > 0);
 }
 
 /**

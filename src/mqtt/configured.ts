@@ -3,18 +3,11 @@
 // values do, not at the next restart: the old connection says `offline` and closes, a new one starts
 // and publishes every known device again. An empty broker address switches MQTT off.
 import { errorText } from '../errors.js';
-import type { HealthCheck } from '../health/checks.js';
-import { createMqttCheck } from '../health/checks.js';
+import { createMqttCheck, type HealthCheck } from '../health/checks.js';
 import type { Logger } from '../log/logger.js';
+import type { MqttSettings } from '../settings/categories.js';
 import type { MqttDevice } from './discovery.js';
 import type { MqttPublisher } from './publisher.js';
-
-/** The writable part of the MQTT settings (the `mqtt` category). */
-export interface MqttSettings {
-  brokerAddress: string;
-  port: number;
-  username: string;
-}
 
 export interface ConfiguredMqttDeps {
   /** A new, not yet started publisher for these settings. */

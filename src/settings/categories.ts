@@ -2,6 +2,7 @@
 // the file and the built-in defaults but not an environment variable or a flag, which the operator
 // on the box set on purpose (DESIGN.md "Configuration categories").
 import type { AppConfig, ConfigSource, LoadedConfig } from '../config/types.js';
+import { isTimeSpanWithin, TOKEN_EXPIRATION_BOUNDS } from '../config/schema.js';
 import { formatTimeSpan, parseTimeSpan } from '../config/timespan.js';
 import { DomainError } from '../errors.js';
 import type { SettingsRepository } from '../store/types.js';
@@ -53,6 +54,13 @@ export interface DeviceSettings {
   allowDeviceRegistration: boolean;
   maxDevices: number;
   tokenExpirationMs: number;
+}
+
+/** The writable part of the MQTT settings (never the password). */
+export interface MqttSettings {
+  brokerAddress: string;
+  port: number;
+  username: string;
 }
 
 export type SettingSource = ConfigSource | 'api';
@@ -118,6 +126,11 @@ export class ConfigCategories {
     return this.get('voice') as unknown as VoiceSettings;
   }
 
+  mqtt(): MqttSettings {
+    const m = this.get('mqtt');
+    return { brokerAddress: m.brokerAddress as string, port: m.port as number, username: m.username as string };
+  }
+
   device(): DeviceSettings {
     const d = this.get('device');
     return {
@@ -142,20 +155,12 @@ export class ConfigCategories {
 
 const operatorSet = (s: ConfigSource): boolean => s === 'env' || s === 'flag';
 
-// The same range as DeviceManagement.TokenExpiration in the configuration file. The schema's pattern
-// admits any number of days, and parseTimeSpan throws past what a time span can count: both are
-// answered as a 400 naming the key, never as a 500.
-const TOKEN_EXPIRATION_MAX_MS = 3650 * 24 * 3600 * 1000;
-const TOKEN_EXPIRATION_RANGE = 'must be a time span from 00:00:01 to 3650.00:00:00';
-
+// The schema's pattern admits any number of days, and parseTimeSpan throws past what a time span can
+// count: the range of the configuration file's DeviceManagement.TokenExpiration applies, as a 400.
 function checkTokenExpiration(text: string): void {
-  let ms: number;
-  try {
-    ms = parseTimeSpan(text);
-  } catch {
-    ms = Number.NaN;
-  }
-  if (!(ms >= 1000 && ms <= TOKEN_EXPIRATION_MAX_MS)) {
-    throw new DomainError('invalid_argument', 'The request body is invalid.', { tokenExpiration: [TOKEN_EXPIRATION_RANGE] });
-  }
+  if (isTimeSpanWithin(text, TOKEN_EXPIRATION_BOUNDS)) return;
+  const { minimum, maximum } = TOKEN_EXPIRATION_BOUNDS;
+  throw new DomainError('invalid_argument', 'The request body is invalid.', {
+    tokenExpiration: [`must be a time span from ${minimum} to ${maximum}`],
+  });
 }

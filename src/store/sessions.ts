@@ -59,9 +59,14 @@ export class SqlSessionRepository implements SessionRepository {
 
   /** Moves queued records into SQL (inside the caller's transaction). */
   writePending(): void {
-    for (const s of this.pending.values()) write(this.ctx, s);
+    let ended = false;
+    for (const s of this.pending.values()) {
+      write(this.ctx, s);
+      ended ||= !OPEN_STATES.includes(s.state);
+    }
     this.pending.clear();
-    this.pruneHistory();
+    // Most flushes carry only packet counters of open sessions: nothing to prune then.
+    if (ended) this.pruneHistory();
   }
 
   private pruneHistory(): void {

@@ -11,8 +11,8 @@
 import assert from 'node:assert/strict';
 import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { assertHealthyProcess, settledRss, sleep, speechPackets, startDaemon, startSession, waitUntil, type Daemon, type StartedSession } from './daemon.js';
-import { FakeUpstream } from './fake-upstream.js';
+import { assertHealthyProcess, settledRss, sleep, speechPackets, waitUntil, type Daemon, type StartedSession } from './daemon.js';
+import { startUpstreamRig, type FakeUpstream, type UpstreamRig } from './fake-upstream.js';
 import { HubWire } from './hub-wire.js';
 
 const FRAMES = 3000;
@@ -22,15 +22,15 @@ let upstream: FakeUpstream;
 let daemon: Daemon;
 let session: StartedSession;
 
+let rig: UpstreamRig | undefined;
+
 before(async () => {
-  upstream = await FakeUpstream.start();
-  daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: upstream.url } } });
-  session = await startSession(daemon.url, { sampleRate: 48000, channels: 2 });
+  rig = await startUpstreamRig({ sampleRate: 48000, channels: 2 });
+  ({ upstream, daemon, session } = rig);
 });
 
 after(async () => {
-  await daemon?.stop();
-  await upstream?.close();
+  await rig?.stop();
 });
 
 const rawSocket = (wire: HubWire): net.Socket => (wire.ws as unknown as { _socket: net.Socket })._socket;

@@ -3,7 +3,7 @@
 // send anything back, close or cut a socket, or stop reading one (upstream back-pressure).
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { sleep } from './daemon.js';
+import { sleep, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 
 export interface ServiceFrame {
   type?: string;
@@ -78,4 +78,27 @@ export class FakeUpstream {
     for (const client of this.wss.clients) client.terminate();
     return new Promise((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+/** The built bundle with a FakeUpstream as its voice server, and one session started through it. */
+export interface UpstreamRig {
+  readonly upstream: FakeUpstream;
+  readonly daemon: Daemon;
+  readonly session: StartedSession;
+  stop(): Promise<void>;
+}
+
+export async function startUpstreamRig(sessionConfig: Record<string, unknown> = {}): Promise<UpstreamRig> {
+  const upstream = await FakeUpstream.start();
+  const daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: upstream.url } } });
+  const session = await startSession(daemon.url, sessionConfig);
+  return {
+    upstream,
+    daemon,
+    session,
+    stop: async () => {
+      await daemon.stop();
+      await upstream.close();
+    },
+  };
 }

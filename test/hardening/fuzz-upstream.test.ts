@@ -14,9 +14,9 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { call } from '../support/http.js';
 import {
-  assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession,
+  assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, type Daemon, type StartedSession,
 } from './daemon.js';
-import { FakeUpstream } from './fake-upstream.js';
+import { startUpstreamRig, type FakeUpstream, type UpstreamRig } from './fake-upstream.js';
 import { wrongType } from './http-arbitraries.js';
 import { HubWire } from './hub-wire.js';
 import { checkProperty } from './property.js';
@@ -31,18 +31,18 @@ let session: StartedSession;
 let observers: HubWire[];
 const packets = speechPackets();
 
+let rig: UpstreamRig | undefined;
+
 before(async () => {
-  upstream = await FakeUpstream.start();
-  daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: upstream.url } } });
-  session = await startSession(daemon.url);
+  rig = await startUpstreamRig();
+  ({ upstream, daemon, session } = rig);
   observers = [await HubWire.connect(daemon.url, 'json'), await HubWire.connect(daemon.url, 'messagepack')];
   for (const o of observers) await o.join(session.sessionId, session.token);
 });
 
 after(async () => {
   for (const o of observers ?? []) o.close();
-  await daemon?.stop();
-  await upstream?.close();
+  await rig?.stop();
 });
 
 /** What a frame should cause at the hub clients. */

@@ -4,7 +4,7 @@
 import { encode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import { wrongType } from './http-arbitraries.js';
-import { varint } from './hub-wire.js';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
 
 export interface HubTargets {
   /** A live session and its device's token, so some invocations reach the voice code for real. */
@@ -71,8 +71,7 @@ const deepJson = (depth: number): string => `{"type":1,"invocationId":"9","targe
 function deepMsgpack(depth: number): Uint8Array {
   const head = encode([1, {}, '9', 'JoinSession']);
   // Rewrite the fixarray header from 4 to 5 items and append the nested argument.
-  const body = Uint8Array.from([0x95, ...head.subarray(1), ...new Array<number>(depth).fill(0x91), 0xc0]);
-  return Uint8Array.from([...varint(body.length), ...body]);
+  return writeBinaryMessage(Uint8Array.from([0x95, ...head.subarray(1), ...new Array<number>(depth).fill(0x91), 0xc0]));
 }
 
 const bytes = (s: string): Uint8Array => Buffer.from(s, 'utf8');
@@ -104,10 +103,7 @@ export function jsonPiece(t: HubTargets): fc.Arbitrary<Uint8Array> {
 
 /** One piece of a MessagePack-protocol stream. */
 export function msgpackPiece(t: HubTargets): fc.Arbitrary<Uint8Array> {
-  const framed = (items: unknown): Uint8Array => {
-    const body = encode(items, { ignoreUndefined: true });
-    return Uint8Array.from([...varint(body.length), ...body]);
-  };
+  const framed = (items: unknown): Uint8Array => writeBinaryMessage(encode(items, { ignoreUndefined: true }));
   const nope = [...framed([1, {}, null, 'Nope', []])];
   return fc.oneof(
     { weight: 8, arbitrary: msgpackItems(t).map(framed) },
@@ -116,7 +112,7 @@ export function msgpackPiece(t: HubTargets): fc.Arbitrary<Uint8Array> {
       return fc.nat({ max: full.length - 1 }).map((n) => full.subarray(0, n));
     }) },
     { weight: 2, arbitrary: fc.tuple(msgpackItems(t), fc.uint8Array({ maxLength: 30 })).map(([items, g]) => Uint8Array.from([...framed(items), ...g])) },
-    { weight: 2, arbitrary: fc.uint8Array({ maxLength: 200 }).map((b) => Uint8Array.from([...varint(b.length), ...b])) },
+    { weight: 2, arbitrary: fc.uint8Array({ maxLength: 200 }).map(writeBinaryMessage) },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map(framed) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 60_000 }).map(deepMsgpack) },

@@ -3,6 +3,7 @@
 // so tests can also send what no official client would and still read the answers.
 import { decode, encode } from '@msgpack/msgpack';
 import WebSocket from 'ws';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { withTimeout } from './daemon.js';
 
 export type Protocol = 'json' | 'messagepack';
@@ -17,21 +18,9 @@ export interface WireMessage {
   result?: unknown;
 }
 
-export function varint(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = value & 0x7f;
-    value = Math.floor(value / 128);
-    if (value > 0) b |= 0x80;
-    out.push(b);
-  } while (value > 0);
-  return out;
-}
-
 /** One MessagePack hub message with its length prefix. */
 export function msgpackFrame(items: unknown): Uint8Array {
-  const body = encode(items);
-  return Uint8Array.from([...varint(body.length), ...body]);
+  return writeBinaryMessage(encode(items));
 }
 
 export const jsonFrame = (obj: unknown): string => JSON.stringify(obj) + '\u001e';

@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { openStore } from '../../src/store/index.js';
+import { openStore, type OpenedStore } from '../../src/store/index.js';
 import { onDisk, session, tmpDir } from './helpers.js';
 
 const openWithHistory = (dataDir: string, sessionHistory: number) =>
@@ -18,6 +18,11 @@ const ended = (n: number) =>
     endTime: `2024-05-01T10:${String(n).padStart(2, '0')}:30.000Z`,
     endReason: 'stopped',
   });
+
+/** `count` ended sessions of ~350 bytes each, queued (the caller flushes or closes). */
+async function saveBulk(store: OpenedStore, count: number): Promise<void> {
+  for (let n = 0; n < count; n++) await store.sessions.save({ ...ended(n % 60), id: `bulk-${n}`, endReason: `upstream said: ${'x'.repeat(300)}` });
+}
 
 const ids = (store: { sessions: { get(id: string): unknown } }, all: string[]): string[] => all.filter((id) => store.sessions.get(id) !== undefined);
 
@@ -71,7 +76,7 @@ test('opening with a smaller limit prunes and compacts the file', async () => {
   const file = join(dir.path, 'voice-hub.db');
   try {
     let store = await openWithHistory(dir.path, 2000);
-    for (let n = 0; n < 1000; n++) await store.sessions.save({ ...ended(n % 60), id: `bulk-${n}`, endReason: `upstream said: ${'x'.repeat(300)}` });
+    await saveBulk(store, 1000);
     await store.close();
     const before = (await stat(file)).size;
     assert.ok(before > 300 * 1024, `1,000 sessions make a large file (${before} bytes)`);
@@ -92,7 +97,7 @@ test('a flush that prunes many sessions also compacts the file it writes', async
   const file = join(dir.path, 'voice-hub.db');
   try {
     const store = await openWithHistory(dir.path, 10);
-    for (let n = 0; n < 1000; n++) await store.sessions.save({ ...ended(n % 60), id: `bulk-${n}`, endReason: `upstream said: ${'x'.repeat(300)}` });
+    await saveBulk(store, 1000);
     await store.flush();
     const size = (await stat(file)).size;
     assert.ok(size < 64 * 1024, `${size} bytes on disk for 10 sessions`);
