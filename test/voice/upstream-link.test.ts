@@ -9,7 +9,7 @@ import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/voice/upstream-link.js';
 import type { UpstreamMessage } from '../../src/voice/upstream-protocol.js';
-import { recordingLogger, unusedPort, waitUntil } from './helpers.js';
+import { recordingLogger, testBudgets, unusedPort, waitUntil } from './helpers.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 const PACKET = Uint8Array.from([0x48, 1, 2, 3]);
@@ -38,7 +38,7 @@ function link(url: string, extra: Partial<UpstreamLinkOptions> = {}) {
   const l = new UpstreamVoiceLink({
     url, apiKey: 'secret-key', connectTimeoutMs: 2000, start: START, logger: silentLogger,
     onMessage: (m) => received.push(m), onFailed: (r) => failures.push(r),
-    reconnectDelaysMs: [20, 40, 80], ...extra,
+    reconnect: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0200000' }).reconnect, ...extra,
   });
   return { l, received, failures };
 }
@@ -178,7 +178,7 @@ test('when reconnects are exhausted onFailed reports why, once', async () => {
   await waitUntil(() => failures.length === 1, 'onFailed');
   assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: connect ECONNREFUSED/);
   assert.equal(l.state, 'Failed');
-  assert.equal(lines.filter((line) => /reconnect attempt \d\/3 failed/.test(line)).length, 3);
+  assert.equal(lines.filter((line) => /reconnect attempt \d of 3 failed: connect ECONNREFUSED/.test(line)).length, 3);
   assert.throws(() => l.sendAudio(1, PACKET, 16000, 1), (e: unknown) => e instanceof DomainError && e.code === 'unavailable');
   await l.close();
   assert.equal(failures.length, 1);
