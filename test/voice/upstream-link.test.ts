@@ -207,3 +207,63 @@ test('a server that refuses the upgrade (wrong key) is a readable rejection', as
   const { l } = link(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
   await assert.rejects(l.connect(), /Unexpected server response: 401/);
 });
+
+const POLICY = { attempts: 3, windowMs: 60_000, initialDelayMs: 20, maxDelayMs: 1000, stableAfterMs: 400 };
+
+test('an upstream that accepts and drops every connection spends the budget: onFailed after 3 attempts that did not prove stable', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { logger, lines } = recordingLogger();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger, reconnect: POLICY });
+  await l.connect();
+  // Every connection, the first included, is cut 100 ms after it opened.
+  const doomed = new Set<WebSocket>();
+  const cut = setInterval(() => {
+    for (const { socket } of server.conns) {
+      if (doomed.has(socket)) continue;
+      doomed.add(socket);
+      setTimeout(() => socket.terminate(), 100);
+    }
+  }, 10);
+  t.after(() => clearInterval(cut));
+  await waitUntil(() => failures.length === 1, 'onFailed', 5000);
+  assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: the reconnected connection closed with 1006 after 0\.\d s, before it had been up 0\.4 s \(within 60 s\)$/);
+  assert.equal(server.conns.length, 4, 'the first connection and one per attempt');
+  assert.equal(l.stats.reconnects, 3);
+  assert.equal(l.stats.failedReconnects, 3);
+  assert.equal(l.state, 'Failed');
+  assert.deepEqual(lines.filter((x) => x.includes('upstream reconnected')).map((x) => /attempt (\d of \d)/.exec(x)?.[1]), ['1 of 3', '2 of 3', '3 of 3']);
+  assert.deepEqual(lines.filter((x) => x.includes('did not prove stable')).map((x) => /failure (\d of \d)/.exec(x)?.[1]), ['1 of 3', '2 of 3', '3 of 3']);
+  await l.close();
+  assert.equal(failures.length, 1);
+});
+
+test('a reconnect that proves stable costs nothing: the next drop starts again at attempt 1', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { logger, lines } = recordingLogger();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger, reconnect: { ...POLICY, stableAfterMs: 100 } });
+  await l.connect();
+  for (let n = 1; n <= 4; n++) {
+    await waitUntil(() => server.conns.length === n && l.state === 'Open', `connection ${n}`);
+    await new Promise((r) => setTimeout(r, 150)); // longer than stableAfterMs
+    server.conns[n - 1]!.socket.terminate();
+  }
+  await waitUntil(() => server.conns.length === 5 && l.state === 'Open', 'connection 5');
+  assert.deepEqual(failures, []);
+  assert.equal(l.stats.failedReconnects, 0);
+  assert.deepEqual(lines.filter((x) => x.includes('upstream reconnected')).map((x) => /attempt (\d of \d)/.exec(x)?.[1]), ['1 of 3', '1 of 3', '1 of 3', '1 of 3']);
+  await l.close();
+});
+
+test('with ReconnectAttempts 0 a lost connection fails the link at once', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { reconnect: { ...POLICY, attempts: 0 } });
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  server.conns[0]!.socket.terminate();
+  await waitUntil(() => failures.length === 1, 'onFailed');
+  assert.equal(failures[0], 'upstream connection lost (closed with 1006); reconnecting is switched off');
+  assert.equal(server.conns.length, 1);
+});
