@@ -64,16 +64,17 @@ async function marker(socket: NonNullable<ReturnType<FakeUpstream['socketFor']>>
   return Date.now() - sent;
 }
 
-/** Format changes on every packet, one packet every `everyMs`, for `ms`; returns what was sent and how fast. */
-async function flipFormats(ms: number, everyMs: number): Promise<{ sent: number; seconds: number }> {
+/** Format changes on every packet, two packets every 10 ms, for `ms`; returns what was sent and how fast. */
+async function flipFormats(ms: number): Promise<{ sent: number; seconds: number }> {
   const socket = upstream.socketFor(session.sessionId)!;
   const began = Date.now();
   let sent = 0;
   while (Date.now() - began < ms) {
-    const [rate, channels] = FORMATS[sent % FORMATS.length]!;
-    socket.send(audioFrame(sent, rate, channels));
-    sent++;
-    await sleep(everyMs);
+    for (let i = 0; i < 2; i++, sent++) {
+      const [rate, channels] = FORMATS[sent % FORMATS.length]!;
+      socket.send(audioFrame(sent, rate, channels));
+    }
+    await sleep(10);
   }
   return { sent, seconds: (Date.now() - began) / 1000 };
 }
@@ -115,10 +116,10 @@ describe('(a) upstream audio changing format on every packet', () => {
     const before = audioData().length;
     const bursts = burstSummaries().length;
     const rebuildsBefore = logLines(/Opus decoder rebuilt/).length;
-    const { sent, seconds } = await flipFormats(4000, 10);
+    const { sent, seconds } = await flipFormats(4000);
     assert.ok(sent / seconds >= 50, `the test sent only ${(sent / seconds).toFixed(0)} packets/s`);
     // Whatever was not dropped has been handled by the time a frame sent after the burst arrives.
-    const lagMs = await marker(upstream.socketFor(session.sessionId)!, 1000);
+    const lagMs = await marker(upstream.socketFor(session.sessionId)!, 2000);
     const delivered = audioData().slice(before);
     const bound = REBUILDS_PER_SECOND * Math.ceil(seconds) + 1;
     const changes = formatChanges(delivered);
@@ -138,8 +139,8 @@ describe('(a) upstream audio changing format on every packet', () => {
     await sleep(1500);
     const before = audioData().length;
     const bursts = burstSummaries().length;
-    const { sent } = await flipFormats(1500, 10);
-    await marker(upstream.socketFor(session.sessionId)!, 1000);
+    const { sent } = await flipFormats(1500);
+    await marker(upstream.socketFor(session.sessionId)!, 2000);
     assert.equal(observer.of('Error').length, 2);
     assert.equal(audioData().length - before + (await burstDropped(bursts)), sent);
   });
