@@ -179,8 +179,9 @@ export class VoiceSession {
     this.record.endReason = reason;
     clearTimeout(this.idleTimer);
     const log = this.options.logger;
-    if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}`);
-    else log.info(`session ${this.id} stopped: ${reason}`);
+    const costs = this.upstreamCosts();
+    if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}${costs}`);
+    else log.info(`session ${this.id} stopped: ${reason}${costs}`);
     // Only an Active session can have listeners: its id is handed out once it is Active.
     if (wasActive) this.emit('SessionEnded', { sessionId: this.id, reason });
     this.ending = (async () => {
@@ -190,6 +191,19 @@ export class VoiceSession {
       await this.options.onEnded(this);
     })();
     return this.ending;
+  }
+
+  /** The session's upstream counters for its last log line, when there is anything to say. */
+  private upstreamCosts(): string {
+    const { link, inbound, upstreamDropped } = this.stats;
+    const dropped = upstreamDropped.queue + upstreamDropped.format + upstreamDropped.corrupt;
+    const parts = [
+      dropped > 0 ? `${dropped} upstream frames dropped (queue full ${upstreamDropped.queue}, format ${upstreamDropped.format}, corrupt ${upstreamDropped.corrupt})` : '',
+      inbound.decoderRebuilds > 0 ? `${inbound.decoderRebuilds} decoder rebuilds` : '',
+      link && link.reconnects + link.failedReconnects > 0 ? `${link.reconnects} reconnects, ${link.failedReconnects} failed` : '',
+      link && link.droppedAudio > 0 ? `${link.droppedAudio} device audio packets refused` : '',
+    ].filter(Boolean);
+    return parts.length > 0 ? ` (${parts.join('; ')})` : '';
   }
 
   private emit(target: string, payload: unknown): void {

@@ -67,8 +67,8 @@ export class UpstreamVoiceLink {
   /** When the current socket opened, and whether it came from a reconnect attempt (then it is on trial). */
   private openedAt = 0;
   private onTrial = false;
-  /** stats.droppedAudio when the connection was lost: what the outage cost is logged at its end. */
-  private droppedAtLoss = 0;
+  /** Audio refused because the connection was down or closing, since the last outage was logged. */
+  private refusedWhileDown = 0;
 
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
@@ -124,7 +124,10 @@ export class UpstreamVoiceLink {
   private writable(what: 'audio' | 'text'): WebSocket {
     const socket = this.socket;
     if (this.stateValue !== 'Open' || !socket || socket.readyState !== WebSocket.OPEN) {
-      if (what === 'audio') this.stats.droppedAudio++;
+      if (what === 'audio') {
+        this.stats.droppedAudio++;
+        this.refusedWhileDown++;
+      }
       // Between the socket dying and its close event the link still says Open; the socket knows better.
       const state = this.stateValue === 'Open' ? 'closing' : this.stateValue.toLowerCase();
       throw new DomainError('unavailable', `upstream connection is ${state}: ${what} dropped`);
@@ -227,7 +230,6 @@ export class UpstreamVoiceLink {
     if (socket !== this.socket || this.stateValue !== 'Open') return;
     this.socket = undefined;
     this.stateValue = 'Reconnecting';
-    this.droppedAtLoss = this.stats.droppedAudio;
     const now = Date.now();
     const upMs = now - this.openedAt;
     const cause = `closed with ${code}${reason ? ` ${reason}` : ''}`;
@@ -295,7 +297,8 @@ export class UpstreamVoiceLink {
 
   /** How much device audio the outage cost, for the log line that ends it. */
   private refusedDuringOutage(): string {
-    const refused = this.stats.droppedAudio - this.droppedAtLoss;
+    const refused = this.refusedWhileDown;
+    this.refusedWhileDown = 0;
     return refused > 0 ? `; ${refused} audio packets from devices were refused meanwhile (${this.stats.droppedAudio} in this session)` : '';
   }
 }

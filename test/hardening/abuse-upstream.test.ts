@@ -217,6 +217,7 @@ describe('(b) an upstream that accepts and drops every connection after 1.5 s', 
         assert.equal(upstream.connections - connections + 1, 1 + ATTEMPTS, 'the first connection and one per attempt');
         const attempts = logLines(new RegExp(`session ${flapping.sessionId}: upstream reconnected \\(attempt \\d of ${ATTEMPTS}\\)`));
         assert.deepEqual(attempts.map((l) => /attempt (\d) of/.exec(l)![1]), ['1', '2', '3']);
+        assert.equal(logLines(new RegExp(`session ${flapping.sessionId} failed: .*\\(3 reconnects, 3 failed\\)$`)).length, 1, 'the counters in the last line');
         const stopped = await call(daemon.url, 'POST', '/api/voice/stop', { token: flapping.token, body: { sessionId: flapping.sessionId } });
         assert.equal(stopped.status, 200, stopped.text);
         assert.equal(stopped.json.state, 'Failed');
