@@ -1,6 +1,6 @@
 // Upstream frames of one session on their way to its hub group, in order and with bounded work: audio is
-// decoded with the frame's sampleRate/channels (SPEC.md "Upstream message handling"), text and error
-// frames become TextResponse and Error. Decoding is synchronous while the format stays the same; a format
+// decoded with the sampleRate/channels its frame names (the session's where it names none), text and
+// error frames become TextResponse and Error. Decoding is synchronous while the format stays the same; a format
 // change rebuilds the Opus decoder (asynchronous), and frames that arrive meanwhile wait in a queue bounded
 // in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
 // otherwise make every packet pay for a new decoder while the queue behind it grew without limit. What
