@@ -30,6 +30,7 @@ import { ConfigCategories } from './settings/categories.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { sessionGroup, voiceHubMethods } from './voice/hub-methods.js';
+import { sessionBudgets } from './voice/budgets.js';
 import { VoiceSessionService } from './voice/sessions.js';
 
 export interface AppDeps {
@@ -133,6 +134,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         connectTimeoutMs: config.VoiceService.ConnectTimeout,
         sessionIdleTimeoutMs: config.VoiceService.SessionIdleTimeout,
         enableVoice: () => categories.voice().enableVoice,
+        budgets: sessionBudgets(config.VoiceService),
       },
       sessions: store.sessions,
       deviceExists: (id) => registry.exists(id),

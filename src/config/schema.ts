@@ -132,6 +132,15 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
         SessionIdleTimeout: timeSpan('00:05:00', '00:00:00.0010000', TIMER_MAX, 'A session with no traffic either way for this long is stopped.'),
         RequireDeviceToken: bool(true, 'Whether /api/voice/* needs a device token of the session\'s device (or an admin token).'),
         CaFile: str('', 'PEM file of extra CA certificates to trust for a `wss://` ServerUrl with a private CA (the system CAs stay trusted); empty: system CAs only.'),
+        // Budgets that keep a misbehaving upstream from costing unbounded work, memory or reconnects.
+        DecodeQueuePackets: int(32, 1, 10_000, 'Upstream frames one session holds while its Opus decoder is rebuilt for a new sampleRate/channels; more are dropped, counted and reported to the session group once per burst.'),
+        DecodeQueueBytes: int(262_144, 1024, 64 * MIB, 'Bytes of upstream frames one session holds while its decoder is rebuilt; more are dropped like DecodeQueuePackets.'),
+        DecoderRebuildsPerSecond: int(4, 1, 1000, 'How often per second upstream audio may change sampleRate/channels (each change rebuilds the decoder); audio in a format that would need one more is dropped and counted.'),
+        ReconnectAttempts: int(3, 0, 1000, 'Failed upstream reconnect attempts within ReconnectWindow that end the session as Failed (SessionEnded with the reason); 0: a lost connection ends the session at once.'),
+        ReconnectWindow: timeSpan('00:01:00', '00:00:00.0010000', TIMER_MAX, 'The window over which failed reconnect attempts are counted.'),
+        ReconnectDelay: timeSpan('00:00:00.2500000', '00:00:00.0010000', '00:10:00', 'Back-off before the first reconnect attempt; it doubles with each failure in the window (with random jitter) up to ReconnectMaxDelay.'),
+        ReconnectMaxDelay: timeSpan('00:00:10', '00:00:00.0010000', '01:00:00', 'Longest back-off between reconnect attempts.'),
+        ReconnectStableAfter: timeSpan('00:00:10', '00:00:00.0010000', TIMER_MAX, 'A reconnected upstream connection that drops sooner than this counts as a failed attempt: it did not prove stable.'),
       },
     },
     DeviceManagement: {

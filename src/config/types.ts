@@ -18,6 +18,14 @@ export interface AppConfig {
     readonly RequireDeviceToken: boolean;
     /** PEM file of extra trusted CAs for a `wss://` upstream; empty: system CAs only. */
     readonly CaFile: string;
+    readonly DecodeQueuePackets: number;
+    readonly DecodeQueueBytes: number;
+    readonly DecoderRebuildsPerSecond: number;
+    readonly ReconnectAttempts: number;
+    /** ms */ readonly ReconnectWindow: number;
+    /** ms */ readonly ReconnectDelay: number;
+    /** ms */ readonly ReconnectMaxDelay: number;
+    /** ms */ readonly ReconnectStableAfter: number;
   };
   readonly DeviceManagement: {
     readonly AllowDeviceRegistration: boolean;

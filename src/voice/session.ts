@@ -1,13 +1,15 @@
 // One voice session (DESIGN.md "Voice sessions and the upstream voice server"): the state machine
-// Starting -> Active -> Stopped | Failed, its upstream link, its Opus decoder and idle timer, and the
-// translation of upstream frames into events for the hub group `session-<id>`.
+// Starting -> Active -> Stopped | Failed, its upstream link, its Opus decoder and idle timer; upstream
+// frames become events for the hub group `session-<id>` through upstream-inbound.ts.
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionState } from '../store/types.js';
 import { MAX_PACKET_BYTES_PER_CHANNEL, SessionOpusDecoder } from './opus-decoder.js';
 import { opusPacketDurationMs } from './opus-packet.js';
-import { UpstreamVoiceLink, type UpstreamLinkOptions } from './upstream-link.js';
-import type { UpstreamMessage } from './upstream-protocol.js';
+import type { ReconnectPolicy } from './reconnect-budget.js';
+import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
+import type { DropCounts } from './upstream-drops.js';
+import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from './upstream-link.js';
 
 /** Where session events go; the hub maps `sessionId` to its group `session-<id>`. */
 export interface SessionEvents {
@@ -20,7 +22,20 @@ export interface AudioSent {
   durationMs: number;
 }
 
-export type LinkTuning = Partial<Pick<UpstreamLinkOptions, 'reconnectDelaysMs' | 'maxBufferedBytes' | 'ca'>>;
+export type LinkTuning = Partial<Pick<UpstreamLinkOptions, 'maxBufferedBytes' | 'ca'>>;
+
+/** The per-session budgets against a misbehaving upstream (VoiceService.DecodeQueue*, Reconnect*, ...). */
+export interface SessionBudgets {
+  decode: DecodeBudget;
+  reconnect: ReconnectPolicy;
+}
+
+/** What a session's upstream cost it: link counters, decoder rebuilds and dropped upstream frames. */
+export interface SessionStats {
+  link: LinkStats | undefined;
+  inbound: InboundStats;
+  upstreamDropped: DropCounts;
+}
 
 export interface VoiceSessionOptions {
   /** The new session's record, in state Starting. */
@@ -36,6 +51,7 @@ export interface VoiceSessionOptions {
   now: () => Date;
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
   onEnded: (session: VoiceSession) => Promise<void>;
+  budgets: SessionBudgets;
   link?: LinkTuning;
 }
 
@@ -47,13 +63,22 @@ export class VoiceSession {
   private link: UpstreamVoiceLink | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
-  /** Upstream frames are handled one after another: a decoder reconfigure must not reorder audio. */
-  private inbound: Promise<void> = Promise.resolve();
+  private readonly inbound: UpstreamInbound;
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.record = { ...options.record, config: { ...options.record.config } };
     this.id = this.record.id;
     this.deviceId = this.record.deviceId;
+    const { sampleRate, channels } = this.record.config;
+    this.inbound = new UpstreamInbound({
+      sessionId: this.id,
+      decoder: this.decoder,
+      format: { sampleRate, channels },
+      budget: options.budgets.decode,
+      emit: (target, payload) => this.emit(target, payload),
+      isActive: () => this.record.state === 'Active',
+      logger: options.logger,
+    });
   }
 
   get state(): SessionState { return this.record.state; }
@@ -63,8 +88,10 @@ export class VoiceSession {
     return { ...this.record, config: { ...this.record.config } };
   }
 
-  /** Upstream link statistics (frames, invalid frames, dropped audio, reconnects). */
-  get linkStats(): UpstreamVoiceLink['stats'] | undefined { return this.link?.stats; }
+  /** Counters of the upstream side: link frames and reconnects, decoder rebuilds, dropped frames. */
+  get stats(): SessionStats {
+    return { link: this.link?.stats, inbound: this.inbound.stats, upstreamDropped: { ...this.inbound.drops.total } };
+  }
 
   /**
    * Starting -> Active: initialises the decoder, then connects upstream and sends `start`.
@@ -79,9 +106,13 @@ export class VoiceSession {
         url: this.options.serverUrl,
         apiKey: this.options.apiKey,
         connectTimeoutMs: this.options.connectTimeoutMs,
+        reconnect: this.options.budgets.reconnect,
         start: { sessionId: this.id, deviceId: this.deviceId, userId: this.record.userId, audioFormat, sampleRate, channels, autoMode },
         logger: this.options.logger,
-        onMessage: (message) => this.fromUpstream(message),
+        onMessage: (message) => {
+          this.touch();
+          this.inbound.push(message);
+        },
         onFailed: (reason) => void this.finish('Failed', reason),
       });
       if (this.record.state !== 'Starting') throw new Error('ended while starting');
@@ -148,11 +179,13 @@ export class VoiceSession {
     this.record.endReason = reason;
     clearTimeout(this.idleTimer);
     const log = this.options.logger;
-    if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}`);
-    else log.info(`session ${this.id} stopped: ${reason}`);
+    const costs = this.upstreamCosts();
+    if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}${costs}`);
+    else log.info(`session ${this.id} stopped: ${reason}${costs}`);
     // Only an Active session can have listeners: its id is handed out once it is Active.
     if (wasActive) this.emit('SessionEnded', { sessionId: this.id, reason });
     this.ending = (async () => {
+      this.inbound.close();
       this.decoder.free();
       await this.link?.close();
       await this.options.onEnded(this);
@@ -160,42 +193,17 @@ export class VoiceSession {
     return this.ending;
   }
 
-  private fromUpstream(message: UpstreamMessage): void {
-    this.touch();
-    this.inbound = this.inbound
-      .then(() => this.handle(message))
-      .catch((e: unknown) => this.options.logger.error(`session ${this.id}: upstream ${message.kind}: ${errorText(e)}`));
-  }
-
-  private async handle(message: UpstreamMessage): Promise<void> {
-    if (this.record.state !== 'Active') return;
-    switch (message.kind) {
-      case 'audio':
-        return this.upstreamAudio(message);
-      case 'text':
-        return this.emit('TextResponse', { sessionId: this.id, text: message.text, final: message.final });
-      case 'error': {
-        const code = message.code === undefined ? '' : ` (code ${message.code})`;
-        return this.emit('Error', `${message.message}${code}`);
-      }
-    }
-  }
-
-  /** SPEC.md "Upstream message handling": decode with the message's rate and channels, as AudioResponse. */
-  private async upstreamAudio(message: Extract<UpstreamMessage, { kind: 'audio' }>): Promise<void> {
-    const sampleRate = message.sampleRate ?? this.record.config.sampleRate;
-    const channels = message.channels ?? this.record.config.channels;
-    let pcm: Buffer;
-    try {
-      if (!this.decoder.matches(sampleRate, channels)) await this.decoder.reconfigure(sampleRate, channels);
-      if (this.record.state !== 'Active') return;
-      pcm = this.decoder.decode(message.packet);
-    } catch (e) {
-      if (this.record.state === 'Active') this.emit('Error', `upstream audio could not be decoded: ${errorText(e)}`);
-      return;
-    }
-    this.emit('AudioResponse', pcm.toString('base64'));
-    this.emit('AudioData', { sessionId: this.id, format: 'opus', sampleRate, channels, data: message.data });
+  /** The session's upstream counters for its last log line, when there is anything to say. */
+  private upstreamCosts(): string {
+    const { link, inbound, upstreamDropped } = this.stats;
+    const dropped = upstreamDropped.queue + upstreamDropped.format + upstreamDropped.corrupt;
+    const parts = [
+      dropped > 0 ? `${dropped} upstream frames dropped (queue full ${upstreamDropped.queue}, format ${upstreamDropped.format}, corrupt ${upstreamDropped.corrupt})` : '',
+      inbound.decoderRebuilds > 0 ? `${inbound.decoderRebuilds} decoder rebuilds` : '',
+      link && link.reconnects + link.failedReconnects > 0 ? `${link.reconnects} reconnects, ${link.failedReconnects} failed` : '',
+      link && link.droppedAudio > 0 ? `${link.droppedAudio} device audio packets refused` : '',
+    ].filter(Boolean);
+    return parts.length > 0 ? ` (${parts.join('; ')})` : '';
   }
 
   private emit(target: string, payload: unknown): void {

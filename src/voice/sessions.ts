@@ -6,7 +6,7 @@ import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
 import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus-decoder.js';
-import { VoiceSession, type AudioSent, type LinkTuning, type SessionEvents } from './session.js';
+import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets, type SessionEvents } from './session.js';
 
 export interface VoiceSessionDeps {
   config: {
@@ -15,6 +15,8 @@ export interface VoiceSessionDeps {
     connectTimeoutMs: number;
     sessionIdleTimeoutMs: number;
     enableVoice: () => boolean;
+    /** Per-session budgets against a misbehaving upstream. */
+    budgets: SessionBudgets;
   };
   sessions: SessionRepository;
   deviceExists: (deviceId: string) => boolean;
@@ -24,7 +26,7 @@ export interface VoiceSessionDeps {
   logger: Logger;
   newId?: () => string;
   now?: () => Date;
-  /** Reconnect delays, back-pressure limit and CA for the upstream links (defaults suit production). */
+  /** Back-pressure limit and CA for the upstream links (defaults suit production). */
   link?: LinkTuning;
 }
 
@@ -92,6 +94,7 @@ export class VoiceSessionService {
       logger: this.deps.logger,
       now: this.now,
       onEnded: (s) => this.ended(s),
+      budgets: this.deps.config.budgets,
       ...(this.deps.link ? { link: this.deps.link } : {}),
     });
     this.live.set(session.id, session);

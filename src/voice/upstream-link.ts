@@ -1,9 +1,14 @@
 // One WebSocket per voice session to the upstream voice server (DESIGN.md "Voice sessions and the upstream
-// voice server"): connect within a deadline and send `start`; send audio/text; reconnect with backoff after
-// an unexpected drop; keep memory bounded when upstream is slow; `stop` then close 1000 at the end.
+// voice server"): connect within a deadline and send `start`; send audio/text; reconnect after an
+// unexpected drop within a failure budget (reconnect-budget.ts), so that an upstream that keeps dropping
+// ends the session instead of being retried forever; keep memory bounded when upstream is slow; `stop`
+// then close 1000 at the end. Audio that devices send while the link reconnects is refused (the sender
+// gets an Error at once) and counted, not buffered: a fresh upstream connection starts a new `start`, and
+// replaying stale speech into it would be worse than telling the device.
 import WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -25,8 +30,8 @@ export interface UpstreamLinkOptions {
   ca?: Buffer;
   /** Audio is refused while more than this many bytes wait in the socket (default 256 KiB). */
   maxBufferedBytes?: number;
-  /** Delay before each reconnect attempt (default 250, 500, 1000 ms). */
-  reconnectDelaysMs?: readonly number[];
+  /** The reconnect budget (VoiceService.Reconnect*). */
+  reconnect: ReconnectPolicy;
   /** Largest frame accepted from upstream (default 1 MiB). */
   maxFrameBytes?: number;
 }
@@ -37,16 +42,17 @@ export interface LinkStats {
   invalidFrames: number;
   droppedAudio: number;
   reconnects: number;
+  /** Reconnect attempts that failed: could not connect, or dropped before proving stable. */
+  failedReconnects: number;
 }
 
-const DEFAULT_RECONNECT_DELAYS_MS = [250, 500, 1000] as const;
 const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
 const CLOSE_GRACE_MS = 1000;
 /** Invalid frames logged per second at most; the rest are only counted. */
 const INVALID_LOGS_PER_SECOND = 3;
 
 export class UpstreamVoiceLink {
-  readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0 };
+  readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0 };
   private stateValue: LinkState = 'Idle';
   private socket: WebSocket | undefined;
   /** Aborts the connection attempt in progress, if any. */
@@ -57,8 +63,16 @@ export class UpstreamVoiceLink {
   private invalidWindowStart = 0;
   private invalidLogged = 0;
   private invalidSuppressed = 0;
+  private readonly budget: ReconnectBudget;
+  /** When the current socket opened, and whether it came from a reconnect attempt (then it is on trial). */
+  private openedAt = 0;
+  private onTrial = false;
+  /** Audio refused because the connection was down or closing, since the last outage was logged. */
+  private refusedWhileDown = 0;
 
-  constructor(private readonly options: UpstreamLinkOptions) {}
+  constructor(private readonly options: UpstreamLinkOptions) {
+    this.budget = new ReconnectBudget(options.reconnect);
+  }
 
   get state(): LinkState { return this.stateValue; }
 
@@ -77,6 +91,7 @@ export class UpstreamVoiceLink {
       }
       this.socket = socket;
       this.stateValue = 'Open';
+      this.openedAt = Date.now();
     } catch (e) {
       if (this.stateValue === 'Connecting') this.stateValue = 'Failed';
       throw e;
@@ -109,7 +124,10 @@ export class UpstreamVoiceLink {
   private writable(what: 'audio' | 'text'): WebSocket {
     const socket = this.socket;
     if (this.stateValue !== 'Open' || !socket || socket.readyState !== WebSocket.OPEN) {
-      if (what === 'audio') this.stats.droppedAudio++;
+      if (what === 'audio') {
+        this.stats.droppedAudio++;
+        this.refusedWhileDown++;
+      }
       // Between the socket dying and its close event the link still says Open; the socket knows better.
       const state = this.stateValue === 'Open' ? 'closing' : this.stateValue.toLowerCase();
       throw new DomainError('unavailable', `upstream connection is ${state}: ${what} dropped`);
@@ -212,18 +230,38 @@ export class UpstreamVoiceLink {
     if (socket !== this.socket || this.stateValue !== 'Open') return;
     this.socket = undefined;
     this.stateValue = 'Reconnecting';
+    const now = Date.now();
+    const upMs = now - this.openedAt;
     const cause = `closed with ${code}${reason ? ` ${reason}` : ''}`;
-    this.options.logger.warn(`session ${this.options.start.sessionId}: upstream connection lost (${cause}); reconnecting`);
-    void this.reconnect(cause);
+    const { attempts, stableAfterMs } = this.budget.policy;
+    let last = cause;
+    if (this.onTrial && !this.budget.isStable(upMs)) {
+      // It opened, but did not stay up long enough to count as a success: the attempt failed.
+      this.budget.fail(now);
+      this.stats.failedReconnects++;
+      last = `the reconnected connection ${cause} after ${seconds(upMs)}, before it had been up ${seconds(stableAfterMs)}`;
+      this.options.logger.warn(
+        `session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}: ` +
+          `the reconnect did not prove stable, failure ${this.budget.failuresAt(now)} of ${attempts}`,
+      );
+    } else {
+      this.options.logger.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}; reconnecting`);
+    }
+    this.onTrial = false;
+    void this.reconnect(cause, last);
   }
 
-  private async reconnect(cause: string): Promise<void> {
-    const delays = this.options.reconnectDelaysMs ?? DEFAULT_RECONNECT_DELAYS_MS;
-    const sessionId = this.options.start.sessionId;
-    let last = cause;
-    for (const [index, delay] of delays.entries()) {
+  private get sessionId(): string { return this.options.start.sessionId; }
+
+  /** Attempts within the budget, each after its back-off; Failed (and onFailed) once the budget is spent. */
+  private async reconnect(cause: string, lastFailure: string): Promise<void> {
+    const { attempts, windowMs } = this.budget.policy;
+    let last = lastFailure;
+    for (let next = this.budget.next(Date.now()); next; next = this.budget.next(Date.now())) {
+      const { attempt, delayMs } = next;
+      this.options.logger.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${delayMs} ms`);
       await new Promise<void>((wake) => {
-        const timer = setTimeout(wake, delay);
+        const timer = setTimeout(wake, delayMs);
         this.wakeRetry = () => { clearTimeout(timer); wake(); };
       });
       this.wakeRetry = undefined;
@@ -236,18 +274,38 @@ export class UpstreamVoiceLink {
         }
         this.socket = socket;
         this.stateValue = 'Open';
+        this.openedAt = Date.now();
+        this.onTrial = true;
         this.stats.reconnects++;
-        this.options.logger.info(`session ${sessionId}: upstream reconnected (attempt ${index + 1})`);
+        this.options.logger.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
         return;
       } catch (e) {
         if (this.stateValue !== 'Reconnecting') return;
         last = errorText(e);
-        this.options.logger.warn(`session ${sessionId}: reconnect attempt ${index + 1}/${delays.length} failed: ${last}`);
+        this.budget.fail(Date.now());
+        this.stats.failedReconnects++;
+        this.options.logger.warn(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} failed: ${last}`);
       }
     }
     this.stateValue = 'Failed';
-    this.options.onFailed(`upstream connection lost (${cause}); ${delays.length} reconnect attempts failed: ${last}`);
+    const spent = attempts === 0
+      ? 'reconnecting is switched off'
+      : `${attempts} reconnect attempts failed: ${last} (within ${seconds(windowMs)})`;
+    this.options.logger.warn(`session ${this.sessionId}: giving up on the upstream${this.refusedDuringOutage()}`);
+    this.options.onFailed(`upstream connection lost (${cause}); ${spent}`);
   }
+
+  /** How much device audio the outage cost, for the log line that ends it. */
+  private refusedDuringOutage(): string {
+    const refused = this.refusedWhileDown;
+    this.refusedWhileDown = 0;
+    return refused > 0 ? `; ${refused} audio packets from devices were refused meanwhile (${this.stats.droppedAudio} in this session)` : '';
+  }
+}
+
+/** Milliseconds as seconds for log lines and reasons: "1.5 s". */
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`;
 }
 
 /** `stop`, then a 1000 close; a peer that does not answer the close is cut off after a grace period. */

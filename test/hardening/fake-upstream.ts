@@ -88,9 +88,11 @@ export interface UpstreamRig {
   stop(): Promise<void>;
 }
 
-export async function startUpstreamRig(sessionConfig: Record<string, unknown> = {}): Promise<UpstreamRig> {
+/** `settings` are merged into the daemon's configuration (ServerUrl always points at the fake upstream). */
+export async function startUpstreamRig(sessionConfig: Record<string, unknown> = {}, settings: Record<string, unknown> = {}): Promise<UpstreamRig> {
   const upstream = await FakeUpstream.start();
-  const daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: upstream.url } } });
+  const voice = (settings.VoiceService ?? {}) as Record<string, unknown>;
+  const daemon = await startDaemon({ settings: { ...settings, VoiceService: { ...voice, ServerUrl: upstream.url } } });
   const session = await startSession(daemon.url, sessionConfig);
   return {
     upstream,

@@ -7,6 +7,9 @@
 // each close); every valid audio frame reaches both clients as AudioResponse and AudioData, every
 // valid text frame as TextResponse, invalid frames are dropped; every hub frame parses; RSS returns.
 //
+// The per-session budgets are lifted here (every format change may rebuild the decoder, every close is
+// reconnected): this test is about what each frame does; abuse-upstream.test.ts tests the budgets.
+//
 // Memory margin: +10 MiB over the RSS after a warm-up of the same generators, both read after a full
 // GC forced through the daemon's inspector; a leak per frame (several thousand) would pass it.
 import assert from 'node:assert/strict';
@@ -34,7 +37,9 @@ const packets = speechPackets();
 let rig: UpstreamRig | undefined;
 
 before(async () => {
-  rig = await startUpstreamRig();
+  rig = await startUpstreamRig({}, {
+    VoiceService: { DecoderRebuildsPerSecond: 1000, ReconnectAttempts: 1000, ReconnectStableAfter: '00:00:00.0010000' },
+  });
   ({ upstream, daemon, session } = rig);
   observers = [await HubWire.connect(daemon.url, 'json'), await HubWire.connect(daemon.url, 'messagepack')];
   for (const o of observers) await o.join(session.sessionId, session.token);

@@ -3,7 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Decoder, Encoder } from '@evan/opus';
+import { loadConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
+import { sessionBudgets } from '../../src/voice/budgets.js';
+import type { SessionBudgets } from '../../src/voice/session.js';
 import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
 
 /** Repositories are plain data: this one keeps records in a Map and remembers every save. */
@@ -146,4 +149,9 @@ export function comparePcm(reference: Buffer, actual: Buffer): PcmComparison {
     error += d * d;
   }
   return { samples: reference.length / 2, differing, maxDiff, snrDb: error === 0 ? Infinity : 10 * Math.log10(signal / error) };
+}
+
+/** The shipped per-session budgets, with some keys set as on the command line ('VoiceService.ReconnectDelay': '00:00:00.0500000'). */
+export function testBudgets(flags: Record<string, unknown> = {}): SessionBudgets {
+  return sessionBudgets(loadConfig({ flags }).config.VoiceService);
 }

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
 import {
-  MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, unusedPort, waitUntil,
+  MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets, unusedPort, waitUntil,
 } from './helpers.js';
 
 const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
@@ -34,13 +34,13 @@ async function setup(t: TestContext, options: Setup = {}) {
       connectTimeoutMs: 2000,
       sessionIdleTimeoutMs: options.idleMs ?? 60_000,
       enableVoice: () => state.voice,
+      budgets: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0500000' }),
     },
     sessions: repo,
     deviceExists: (id) => devices.has(id),
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     events,
     logger,
-    link: { reconnectDelaysMs: [50, 100, 200] },
   });
   t.after(() => service.shutdown());
   return { echo, repo, events, lines, devices, state, service };
@@ -155,7 +155,10 @@ test('echo server killed mid-session: reconnect attempts, then Failed + SessionE
   await echo.close();
   const [ended] = await events.waitFor('SessionEnded', 1, id, 10_000);
   assert.match(String((ended!.payload as { reason: string }).reason), /upstream connection lost .*3 reconnect attempts failed: connect ECONNREFUSED/);
-  assert.equal(lines.filter((l) => l.includes(`session ${id}: reconnect attempt`)).length, 3);
+  assert.deepEqual(
+    lines.filter((l) => l.includes(`session ${id}: reconnect attempt`) && l.includes('failed')).map((l) => /attempt (\d of \d)/.exec(l)?.[1]),
+    ['1 of 3', '2 of 3', '3 of 3'],
+  );
   await waitUntil(() => repo.records.get(id)?.state === 'Failed', 'the Failed record');
   assert.equal(service.get(id)?.state, 'Failed');
   assert.deepEqual(service.list(), []);
@@ -221,7 +224,7 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
   await repo.save(leftOpen);
   await repo.save({ ...leftOpen, id: 'half-started', state: 'Starting' });
   const restarted = new VoiceSessionService({
-    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, enableVoice: () => true },
+    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, enableVoice: () => true, budgets: testBudgets() },
     sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     events, logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });

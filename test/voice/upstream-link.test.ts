@@ -9,7 +9,7 @@ import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/voice/upstream-link.js';
 import type { UpstreamMessage } from '../../src/voice/upstream-protocol.js';
-import { recordingLogger, unusedPort, waitUntil } from './helpers.js';
+import { recordingLogger, testBudgets, unusedPort, waitUntil } from './helpers.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 const PACKET = Uint8Array.from([0x48, 1, 2, 3]);
@@ -38,7 +38,7 @@ function link(url: string, extra: Partial<UpstreamLinkOptions> = {}) {
   const l = new UpstreamVoiceLink({
     url, apiKey: 'secret-key', connectTimeoutMs: 2000, start: START, logger: silentLogger,
     onMessage: (m) => received.push(m), onFailed: (r) => failures.push(r),
-    reconnectDelaysMs: [20, 40, 80], ...extra,
+    reconnect: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0200000' }).reconnect, ...extra,
   });
   return { l, received, failures };
 }
@@ -178,7 +178,7 @@ test('when reconnects are exhausted onFailed reports why, once', async () => {
   await waitUntil(() => failures.length === 1, 'onFailed');
   assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: connect ECONNREFUSED/);
   assert.equal(l.state, 'Failed');
-  assert.equal(lines.filter((line) => /reconnect attempt \d\/3 failed/.test(line)).length, 3);
+  assert.equal(lines.filter((line) => /reconnect attempt \d of 3 failed: connect ECONNREFUSED/.test(line)).length, 3);
   assert.throws(() => l.sendAudio(1, PACKET, 16000, 1), (e: unknown) => e instanceof DomainError && e.code === 'unavailable');
   await l.close();
   assert.equal(failures.length, 1);
@@ -206,4 +206,64 @@ test('a server that refuses the upgrade (wrong key) is a readable rejection', as
   t.after(() => new Promise<void>((resolve) => wss.close(() => resolve())));
   const { l } = link(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
   await assert.rejects(l.connect(), /Unexpected server response: 401/);
+});
+
+const POLICY = { attempts: 3, windowMs: 60_000, initialDelayMs: 20, maxDelayMs: 1000, stableAfterMs: 400 };
+
+test('an upstream that accepts and drops every connection spends the budget: onFailed after 3 attempts that did not prove stable', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { logger, lines } = recordingLogger();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger, reconnect: POLICY });
+  await l.connect();
+  // Every connection, the first included, is cut 100 ms after it opened.
+  const doomed = new Set<WebSocket>();
+  const cut = setInterval(() => {
+    for (const { socket } of server.conns) {
+      if (doomed.has(socket)) continue;
+      doomed.add(socket);
+      setTimeout(() => socket.terminate(), 100);
+    }
+  }, 10);
+  t.after(() => clearInterval(cut));
+  await waitUntil(() => failures.length === 1, 'onFailed', 5000);
+  assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: the reconnected connection closed with 1006 after 0\.\d s, before it had been up 0\.4 s \(within 60 s\)$/);
+  assert.equal(server.conns.length, 4, 'the first connection and one per attempt');
+  assert.equal(l.stats.reconnects, 3);
+  assert.equal(l.stats.failedReconnects, 3);
+  assert.equal(l.state, 'Failed');
+  assert.deepEqual(lines.filter((x) => x.includes('upstream reconnected')).map((x) => /attempt (\d of \d)/.exec(x)?.[1]), ['1 of 3', '2 of 3', '3 of 3']);
+  assert.deepEqual(lines.filter((x) => x.includes('did not prove stable')).map((x) => /failure (\d of \d)/.exec(x)?.[1]), ['1 of 3', '2 of 3', '3 of 3']);
+  await l.close();
+  assert.equal(failures.length, 1);
+});
+
+test('a reconnect that proves stable costs nothing: the next drop starts again at attempt 1', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { logger, lines } = recordingLogger();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger, reconnect: { ...POLICY, stableAfterMs: 100 } });
+  await l.connect();
+  for (let n = 1; n <= 4; n++) {
+    await waitUntil(() => server.conns.length === n && l.state === 'Open', `connection ${n}`);
+    await new Promise((r) => setTimeout(r, 150)); // longer than stableAfterMs
+    server.conns[n - 1]!.socket.terminate();
+  }
+  await waitUntil(() => server.conns.length === 5 && l.state === 'Open', 'connection 5');
+  assert.deepEqual(failures, []);
+  assert.equal(l.stats.failedReconnects, 0);
+  assert.deepEqual(lines.filter((x) => x.includes('upstream reconnected')).map((x) => /attempt (\d of \d)/.exec(x)?.[1]), ['1 of 3', '1 of 3', '1 of 3', '1 of 3']);
+  await l.close();
+});
+
+test('with ReconnectAttempts 0 a lost connection fails the link at once', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { reconnect: { ...POLICY, attempts: 0 } });
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  server.conns[0]!.socket.terminate();
+  await waitUntil(() => failures.length === 1, 'onFailed');
+  assert.equal(failures[0], 'upstream connection lost (closed with 1006); reconnecting is switched off');
+  assert.equal(server.conns.length, 1);
 });

@@ -1,0 +1,164 @@
+// Upstream frames of one session on their way to its hub group, in order and with bounded work: audio is
+// decoded with the sampleRate/channels its frame names (the session's where it names none), text and
+// error frames become TextResponse and Error. Decoding is synchronous while the format stays the same; a format
+// change rebuilds the Opus decoder (asynchronous), and frames that arrive meanwhile wait in a queue bounded
+// in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
+// otherwise make every packet pay for a new decoder while the queue behind it grew without limit. What
+// does not fit is dropped, counted and reported once per burst (upstream-drops.ts).
+import { errorText } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { SessionOpusDecoder } from './opus-decoder.js';
+import { DropReporter, type DropReason } from './upstream-drops.js';
+import type { UpstreamMessage } from './upstream-protocol.js';
+
+/** VoiceService.DecodeQueuePackets, DecodeQueueBytes and DecoderRebuildsPerSecond. */
+export interface DecodeBudget {
+  queuePackets: number;
+  queueBytes: number;
+  rebuildsPerSecond: number;
+}
+
+export interface InboundStats {
+  decoderRebuilds: number;
+  /** The most frames that waited at once. */
+  queuePeak: number;
+}
+
+export interface UpstreamInboundOptions {
+  sessionId: string;
+  decoder: SessionOpusDecoder;
+  /** The session's format, for audio frames that do not name theirs. */
+  format: { sampleRate: number; channels: number };
+  budget: DecodeBudget;
+  /** Sends an event to the session group. */
+  emit: (target: string, payload: unknown) => void;
+  /** False once the session has ended: nothing more is delivered. */
+  isActive: () => boolean;
+  logger: Logger;
+}
+
+const REBUILD_WINDOW_MS = 1000;
+
+type Audio = Extract<UpstreamMessage, { kind: 'audio' }>;
+
+export class UpstreamInbound {
+  readonly stats: InboundStats = { decoderRebuilds: 0, queuePeak: 0 };
+  readonly drops: DropReporter;
+  private readonly queue: UpstreamMessage[] = [];
+  private queuedBytes = 0;
+  /** A decoder rebuild is in progress: frames wait in the queue so that audio keeps its order. */
+  private rebuilding = false;
+  /** Times of the rebuilds within the last second. */
+  private readonly rebuildTimes: number[] = [];
+
+  constructor(private readonly options: UpstreamInboundOptions) {
+    this.drops = new DropReporter({ sessionId: options.sessionId, tellGroup: (m) => options.emit('Error', m), logger: options.logger });
+  }
+
+  /** One frame from upstream: delivered now, queued behind a rebuild, or dropped. */
+  push(message: UpstreamMessage): void {
+    if (!this.rebuilding) return this.handle(message);
+    const { queuePackets, queueBytes } = this.options.budget;
+    const bytes = sizeOf(message);
+    if (this.queue.length >= queuePackets || this.queuedBytes + bytes > queueBytes) {
+      return this.drop('queue', `upstream ${message.kind} dropped: the decode queue is full (${this.queue.length} frames, ${this.queuedBytes} bytes waiting for the decoder)`);
+    }
+    this.queue.push(message);
+    this.queuedBytes += bytes;
+    if (this.queue.length > this.stats.queuePeak) this.stats.queuePeak = this.queue.length;
+  }
+
+  /** The session ended: queued frames are let go and a drop burst in progress is logged. */
+  close(): void {
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.drops.close();
+  }
+
+  private handle(message: UpstreamMessage): void {
+    if (!this.options.isActive()) return;
+    const { sessionId } = this.options;
+    switch (message.kind) {
+      case 'audio':
+        return this.audio(message);
+      case 'text':
+        return this.options.emit('TextResponse', { sessionId, text: message.text, final: message.final });
+      case 'error': {
+        const code = message.code === undefined ? '' : ` (code ${message.code})`;
+        return this.options.emit('Error', `${message.message}${code}`);
+      }
+    }
+  }
+
+  private audio(message: Audio): void {
+    const sampleRate = message.sampleRate ?? this.options.format.sampleRate;
+    const channels = message.channels ?? this.options.format.channels;
+    const decoder = this.options.decoder;
+    if (decoder.matches(sampleRate, channels)) return this.deliver(message, sampleRate, channels);
+    if (!this.mayRebuild()) {
+      return this.drop('format', `upstream audio dropped: its format changed more than ${this.options.budget.rebuildsPerSecond} ` +
+        `times within a second (now ${sampleRate} Hz, ${channels} channel${channels === 1 ? '' : 's'})`);
+    }
+    this.rebuilding = true;
+    this.stats.decoderRebuilds++;
+    this.options.logger.debug(`session ${this.options.sessionId}: Opus decoder rebuilt for ${sampleRate} Hz, ${channels} channels`);
+    decoder.reconfigure(sampleRate, channels).then(
+      () => this.deliver(message, sampleRate, channels),
+      (e: unknown) => this.undecodable(e),
+    ).finally(() => {
+      this.rebuilding = false;
+      this.drain();
+    }).catch((e: unknown) => this.options.logger.error(`session ${this.options.sessionId}: upstream audio: ${errorText(e)}`));
+  }
+
+  /** Frames that waited behind a rebuild, in order, until the queue is empty or another rebuild starts. */
+  private drain(): void {
+    while (!this.rebuilding && this.queue.length > 0) {
+      const message = this.queue.shift()!;
+      this.queuedBytes -= sizeOf(message);
+      this.handle(message);
+    }
+  }
+
+  private deliver(message: Audio, sampleRate: number, channels: number): void {
+    if (!this.options.isActive()) return;
+    let pcm: Buffer;
+    try {
+      pcm = this.options.decoder.decode(message.packet);
+    } catch (e) {
+      return this.undecodable(e);
+    }
+    const { sessionId, emit } = this.options;
+    emit('AudioResponse', pcm.toString('base64'));
+    emit('AudioData', { sessionId, format: 'opus', sampleRate, channels, data: message.data });
+  }
+
+  private undecodable(e: unknown): void {
+    if (this.options.isActive()) this.drop('corrupt', `upstream audio could not be decoded: ${errorText(e)}`);
+  }
+
+  private drop(reason: DropReason, message: string): void {
+    this.drops.drop(reason, message);
+  }
+
+  /** At most `rebuildsPerSecond` rebuilds in any second; a permitted one is recorded. */
+  private mayRebuild(): boolean {
+    const now = Date.now();
+    while (this.rebuildTimes.length > 0 && now - this.rebuildTimes[0]! >= REBUILD_WINDOW_MS) this.rebuildTimes.shift();
+    if (this.rebuildTimes.length >= this.options.budget.rebuildsPerSecond) return false;
+    this.rebuildTimes.push(now);
+    return true;
+  }
+}
+
+/** What a queued frame holds in memory, roughly: its texts and the decoded packet. */
+function sizeOf(message: UpstreamMessage): number {
+  switch (message.kind) {
+    case 'audio':
+      return message.data.length + message.packet.length;
+    case 'text':
+      return message.text.length * 2;
+    case 'error':
+      return message.message.length * 2;
+  }
+}
