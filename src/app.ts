@@ -198,7 +198,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         timeoutMs: config.VoiceService.ConnectTimeout,
         ca: voiceCa,
       }),
-      database: createDatabaseCheck(store),
+      database: createDatabaseCheck(store, { dataDir: config.Storage.DataDir, minFreeBytes: config.Storage.MinFreeBytes }),
       mqtt: mqtt.healthCheck(),
     };
 
