@@ -200,14 +200,17 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         timeoutMs: config.VoiceService.ConnectTimeout,
         ca: voiceCa,
       }),
-      database: createDatabaseCheck(store),
+      database: createDatabaseCheck(store, { dataDir: config.Storage.DataDir, minFreeBytes: config.Storage.MinFreeBytes }),
       mqtt: mqtt.healthCheck(),
     };
 
-    const publicHost = `${serverName}:${config.Server.Port}`;
+    // What websocketUrl names when a request has an empty Host: this machine and the port it came in on.
+    let plainPort = config.Server.Port;
+    const listeningAddress = (secure: boolean): string =>
+      `${serverName.includes(':') ? `[${serverName}]` : serverName}:${secure ? httpsPort : plainPort}`;
     const routes: Route[] = [
       ...deviceRoutes(registry),
-      ...voiceRoutes(sessions, publicHost),
+      ...voiceRoutes(sessions, listeningAddress),
       ...configRoutes(categories),
       ...healthRoutes(checks),
       ...swaggerRoutes(
@@ -240,6 +243,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
 
     const plain = await listen(uws, listeners[0]!.app, config.Server.Host, config.Server.Port);
     parts.listeners.push(plain);
+    plainPort = plain.port;
     if (tls) {
       const secure = await listen(uws, listeners[1]!.app, config.Server.Host, config.Server.HttpsPort);
       parts.listeners.push(secure);

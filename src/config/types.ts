@@ -52,7 +52,7 @@ export interface AppConfig {
     readonly HttpsRedirect: boolean;
     readonly MaxBodyBytes: number;
   };
-  readonly Storage: { readonly DataDir: string; /** ms */ readonly FlushInterval: number; readonly SessionHistory: number };
+  readonly Storage: { readonly DataDir: string; /** ms */ readonly FlushInterval: number; readonly SessionHistory: number; readonly MinFreeBytes: number };
   readonly Auth: { readonly SigningKey: string };
   readonly Hub: {
     readonly MaximumReceiveMessageSize: number;

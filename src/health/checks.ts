@@ -1,5 +1,5 @@
 // Health checks of the three components (SPEC.md "GET /health", DESIGN.md "Health"): what one check
-// returns, and the database and MQTT checks. The voice-service check lives in voice-check.ts.
+// returns, and the MQTT check. The voice-service and database checks live in their own files.
 
 export type HealthStatus = 'Healthy' | 'Degraded' | 'Unhealthy';
 
@@ -28,33 +28,7 @@ export interface CheckResult {
 export type HealthCheck = () => Promise<CheckResult>;
 
 export { createVoiceServiceCheck, type VoiceCheckOptions } from './voice-check.js';
-
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message || e.name : String(e));
-
-/**
- * A real read and a writable data dir, both done by the store's own `check()` (DESIGN.md "Health").
- * Requests that arrive while a check runs share it: a burst of /health requests is one probe file
- * written, not one each (SD cards wear out), and the answer is never older than the request.
- */
-export function createDatabaseCheck(store: { check(): Promise<void> }): HealthCheck {
-  const tags = ['database'];
-  let inflight: Promise<CheckResult> | undefined;
-  const run = async (): Promise<CheckResult> => {
-    try {
-      await store.check();
-      return { status: 'Healthy', description: 'database readable, data directory writable', tags };
-    } catch (e) {
-      const text = messageOf(e);
-      return { status: 'Unhealthy', description: text, exception: text, tags };
-    }
-  };
-  return async () => {
-    inflight ??= run().finally(() => (inflight = undefined));
-    const result = await inflight;
-    // Callers get their own object: one caller's changes must not show in another's report.
-    return { ...result, tags: [...tags] };
-  };
-}
+export { createDatabaseCheck, type DatabaseCheckOptions, type DatabaseStatusSource } from './database-check.js';
 
 /** What the MQTT check needs of the publisher (src/mqtt/publisher.ts fits). */
 export interface MqttStatusSource {

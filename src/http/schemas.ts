@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { DomainError } from '../errors.js';
 import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
+import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -91,16 +92,26 @@ function validatorFor(schemaName: string): ValidateFunction {
   return validate;
 }
 
-/** Validates `body` against the named schema; throws a DomainError carrying per-field messages. */
+/**
+ * Validates `body` against the named schema; throws a DomainError carrying per-field messages. Every
+ * string in the body, named by the schema or not, must be well-formed text: that is a property of
+ * string validation here, not of particular fields, so no id, name or message can be stored changed.
+ */
 export function validateBody(schemaName: string, body: unknown): void {
   const validate = validatorFor(schemaName);
-  if (validate(body)) return;
-  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(validate.errors ?? []));
+  const valid = validate(body);
+  const illFormed = illFormedTextPaths(body);
+  if (valid && illFormed.length === 0) return;
+  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(validate.errors ?? [], illFormed));
 }
 
-function fieldErrors(errors: ErrorObject[]): Record<string, string[]> {
+function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | number>>): Record<string, string[]> {
   // A Map, not an object literal: a field may be named `__proto__`.
   const out = new Map<string, string[]>();
+  for (const path of illFormed) {
+    const key = path.join('.') || '$';
+    out.set(key, [...(out.get(key) ?? []), ILL_FORMED_TEXT]);
+  }
   for (const e of errors) {
     let field = e.instancePath.split('/').slice(1).join('.');
     let message = e.message ?? 'is invalid';

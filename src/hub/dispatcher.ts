@@ -13,6 +13,7 @@ import {
   type StreamInvocationMessage,
 } from './messages.js';
 import type { HubCallContext, HubMethodEntry } from './types.js';
+import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 
 interface NamedEntry extends HubMethodEntry {
   readonly name: string;
@@ -44,6 +45,12 @@ export class HubDispatcher {
     }
     if (message.arguments.length !== entry.args) {
       this.logger.debug(`'${target}' from ${ctx.connectionId}: ${message.arguments.length} argument(s), expects ${entry.args}`);
+      return fail(ErrorText.bindingFailure(target));
+    }
+    // Ill-formed text (a lone UTF-16 surrogate) does not bind: ASP.NET's JSON reader cannot read it as a string either.
+    const illFormed = illFormedTextPaths(message.arguments)[0];
+    if (illFormed !== undefined) {
+      this.logger.debug(`'${target}' from ${ctx.connectionId}: argument ${illFormed.join('.')} ${ILL_FORMED_TEXT}`);
       return fail(ErrorText.bindingFailure(target));
     }
     if (message.type === MessageType.StreamInvocation) return fail(ErrorText.streamingInvocationOfNonStreamingMethod(target));

@@ -12,7 +12,7 @@ import { MIGRATIONS, migrate, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
-import type { Store } from './types.js';
+import type { Store, WriteOutcome } from './types.js';
 
 export { StoreCorruptError, StoreVersionError } from './database.js';
 export type * from './types.js';
@@ -154,6 +154,10 @@ class SqlStore implements OpenedStore {
 
   get persistCount(): number {
     return this.persister.persistCount;
+  }
+
+  get lastWrite(): WriteOutcome | undefined {
+    return this.persister.lastWrite;
   }
 
   flush(): Promise<void> {

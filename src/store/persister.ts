@@ -6,6 +6,7 @@ import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SqlDb } from './database.js';
 import { writeFileDurably } from './durable-file.js';
+import type { WriteOutcome } from './types.js';
 
 interface Waiter {
   resolve(): void;
@@ -17,6 +18,8 @@ export class Persister {
   persistCount = 0;
   /** Bytes written to the database file. */
   bytesWritten = 0;
+  /** How the latest attempt to write the file ended; undefined before the first one. */
+  lastWrite: WriteOutcome | undefined;
   /** Undo functions of durable changes applied in memory but not yet on disk, oldest first. */
   private unconfirmed: Array<() => void> = [];
   private waiting: Waiter[] = [];
@@ -84,11 +87,13 @@ export class Persister {
       this.persistCount++;
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;
+      this.lastWrite = { ok: true, at: new Date().toISOString() };
       this.unconfirmed.splice(0, covered);
       for (const w of waiters) w.resolve();
       return;
     } catch (e) {
       error = new DomainError('unavailable', `storage is not writable: ${errorText(e)}`);
+      this.lastWrite = { ok: false, at: new Date().toISOString(), error: errorText(e) };
     }
     if (this.unconfirmed.length > 0) {
       this.logger.error(`writing ${this.file} failed; ${this.unconfirmed.length} unsaved change(s) reverted: ${error.message}`);

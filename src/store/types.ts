@@ -76,6 +76,11 @@ export interface SettingsRepository {
   put(category: string, values: Record<string, unknown>): Promise<void>;
 }
 
+/** How an attempt to write the database file ended (the file is written whole, see persister.ts). */
+export type WriteOutcome =
+  | { readonly ok: true; /** ISO 8601 UTC */ readonly at: string }
+  | { readonly ok: false; readonly at: string; /** The file system's words, e.g. `ENOSPC: no space left on device, write`. */ readonly error: string };
+
 export interface Store {
   readonly devices: DeviceRepository;
   readonly sessions: SessionRepository;
@@ -84,6 +89,11 @@ export interface Store {
   flush(): Promise<void>;
   /** A real read plus a check that the data dir is writable; throws with a clear message when not. */
   check(): Promise<void>;
+  /**
+   * The latest attempt to write the database file (undefined before the first). A failed one stays
+   * here until a later write succeeds: a small probe file may still fit where the database does not.
+   */
+  readonly lastWrite: WriteOutcome | undefined;
   /** Flush and stop the flush timer. Idempotent. */
   close(): Promise<void>;
   /** Bytes written to the database file so far (for the storage benchmark). */

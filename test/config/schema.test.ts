@@ -22,7 +22,7 @@ const EXPECTED_KEYS = [
   'DeviceManagement.AllowDeviceRegistration', 'DeviceManagement.MaxDevices', 'DeviceManagement.TokenExpiration',
   'Mqtt.BrokerAddress', 'Mqtt.Port', 'Mqtt.Username', 'Mqtt.Password', 'Mqtt.TopicPrefix', 'Mqtt.HomeAssistantDiscovery', 'Mqtt.DiscoveryPrefix',
   'ApiKeys', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
-  'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Storage.SessionHistory', 'Auth.SigningKey',
+  'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Storage.SessionHistory', 'Storage.MinFreeBytes', 'Auth.SigningKey',
   'Hub.MaximumReceiveMessageSize', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
 ];
 

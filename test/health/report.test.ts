@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createDatabaseCheck, createMqttCheck, type CheckResult, type HealthStatus } from '../../src/health/checks.js';
+import { formatBytes } from '../../src/health/database-check.js';
 import { httpStatusFor, runHealth, worstStatus, type HealthReport } from '../../src/health/report.js';
 import { exitCodeFor, formatHealthTable } from '../../src/health/table.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -81,28 +82,52 @@ describe('runHealth', () => {
 });
 
 describe('database check', () => {
+  const options = { dataDir: '/', minFreeBytes: 0 };
+
   it('Unhealthy with the error message of a failing store', async () => {
-    const check = createDatabaseCheck({
-      check: async () => {
-        throw new Error('data dir /var/lib/voice-hub is not writable: EACCES');
+    const check = createDatabaseCheck(
+      {
+        check: async () => {
+          throw new Error('data dir /var/lib/voice-hub is not writable: EACCES');
+        },
+        flush: async () => {},
+        lastWrite: undefined,
       },
-    });
+      options,
+    );
     assert.deepEqual(await check(), {
       status: 'Unhealthy',
       description: 'data dir /var/lib/voice-hub is not writable: EACCES',
       exception: 'data dir /var/lib/voice-hub is not writable: EACCES',
+      data: {},
       tags: ['database'],
     });
   });
 
   it('Healthy on a real store, Unhealthy once it is closed', async () => {
-    const store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
-    const check = createDatabaseCheck(store);
-    assert.equal((await check()).status, 'Healthy');
+    const dataDir = tmpDir();
+    const store = await openStore({ dataDir, flushIntervalMs: 60_000, logger: silentLogger });
+    const check = createDatabaseCheck(store, { dataDir, minFreeBytes: 0 });
+    const healthy = await check();
+    assert.equal(healthy.status, 'Healthy');
+    assert.equal(typeof healthy.data?.freeBytes, 'number');
     await store.close();
     const closed = await check();
     assert.equal(closed.status, 'Unhealthy');
     assert.equal(closed.description, 'storage is closed');
+  });
+
+  it('formats free space as a technician reads it', () => {
+    const table: Array<[number, string]> = [
+      [0, '0 bytes'],
+      [1023, '1023 bytes'],
+      [1024, '1 KiB'],
+      [1536, '1.5 KiB'],
+      [64 * 1024 * 1024, '64 MiB'],
+      [3.25 * 1024 ** 3, '3.3 GiB'],
+      [2 * 1024 ** 5, '2048 TiB'],
+    ];
+    for (const [bytes, text] of table) assert.equal(formatBytes(bytes), text, String(bytes));
   });
 });
 

@@ -11,7 +11,9 @@ import { request, startLoggedService } from './helpers.js';
 describe('hostMatcher (HostString.MatchesAny)', () => {
   const rows: Array<[allowed: string, host: string, expected: boolean]> = [
     ['*', 'anything.example:1234', true],
-    ['*', 'not a host', true], // `*` allows any non-empty host, as ASP.NET does
+    ['*', 'anything.example', true],
+    ['*', 'not a host', false], // `*` allows any well-formed host; Kestrel refuses a malformed one before any middleware
+    ['0:0::1', '[::1]:5000', true], // IPv6 entries compare in canonical text
     ['pi.local', 'pi.local', true],
     ['pi.local', 'PI.LOCAL:5000', true], // case-insensitive, port ignored
     ['pi.local', 'pi.local.evil.com', false],

@@ -2,6 +2,7 @@
 import { DomainError } from '../../errors.js';
 import type { SessionRecord } from '../../store/types.js';
 import { requireDeviceAccess } from '../auth.js';
+import { parseHost } from '../hosts.js';
 import type { RequestInfo, Route } from '../router.js';
 import { PROBLEM, ref } from '../../openapi/components.js';
 
@@ -28,12 +29,28 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
   };
 }
 
-/** The hub address as the device reached us: Host header, TLS or X-Forwarded-Proto (DESIGN.md). */
-export function hubUrl(request: RequestInfo, fallbackHost: string): string {
-  const forwarded = request.headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
-  const secure = request.secure || forwarded === 'https' || forwarded === 'wss';
-  const host = request.headers.host || fallbackHost;
-  return `${secure ? 'wss' : 'ws'}://${host}/voice-hub`;
+/**
+ * The hub address as the device reached us (DESIGN.md): the scheme from TLS or X-Forwarded-Proto, the
+ * authority from the Host header. Neither is copied as sent: the Host must be a well-formed
+ * host[:port] (host filtering has already refused malformed and, with `AllowedHosts`, unlisted ones;
+ * this is checked again here, since the value goes into a URL) and X-Forwarded-Proto `http` or `https`
+ * (the first entry, which the proxy nearest the client set). An empty Host names the listening address.
+ * Anything else is a 400 naming the header, before a session is started.
+ */
+export function hubUrl(request: RequestInfo, listeningAddress: (secure: boolean) => string): string {
+  const refuse = (header: string, message: string): never => {
+    throw new DomainError('invalid_argument', `The ${header} header cannot be used to address the hub.`, { [header]: [message] });
+  };
+  const forwarded = request.headers['x-forwarded-proto'];
+  let secure = request.secure;
+  if (forwarded !== undefined) {
+    const first = forwarded.split(',')[0]!.trim().toLowerCase();
+    if (first !== 'http' && first !== 'https') refuse('X-Forwarded-Proto', 'must be http or https');
+    secure ||= first === 'https';
+  }
+  const host = request.headers.host ?? '';
+  const authority = host === '' ? listeningAddress(request.secure) : (parseHost(host)?.authority ?? refuse('Host', 'must be a host name, an IPv4 address or a bracketed IPv6 address, with an optional port'));
+  return `${secure ? 'wss' : 'ws'}://${authority}/voice-hub`;
 }
 
 const voiceErrors = {
@@ -43,7 +60,7 @@ const voiceErrors = {
   404: { description: 'Unknown device or session', ...PROBLEM.any },
 };
 
-export function voiceRoutes(sessions: VoiceSessionsApi, fallbackHost: string): Route[] {
+export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secure: boolean) => string): Route[] {
   const owned = (id: string, principal: Parameters<typeof requireDeviceAccess>[0]): SessionRecord => {
     const s = sessions.get(id);
     if (!s) throw new DomainError('not_found', `session '${id}' does not exist`);
@@ -68,13 +85,15 @@ export function voiceRoutes(sessions: VoiceSessionsApi, fallbackHost: string): R
       handler: async ({ body, principal, request }) => {
         const req = body as { deviceId: string; userId?: string; sessionConfig?: Record<string, unknown> };
         requireDeviceAccess(principal, req.deviceId);
+        // Before the session starts: a request that cannot be told where the hub is starts nothing.
+        const websocketUrl = hubUrl(request, listeningAddress);
         const s = await sessions.start({ deviceId: req.deviceId, userId: req.userId ?? '', sessionConfig: req.sessionConfig });
         return {
           status: 200,
           body: {
             sessionId: s.id,
             status: 'started',
-            websocketUrl: hubUrl(request, fallbackHost),
+            websocketUrl,
             message: `Voice session started; join it on the hub with JoinSession("${s.id}", deviceToken).`,
           },
         };
