@@ -26,7 +26,7 @@ import { buildOpenApiDocument } from './openapi/document.js';
 import { builtVersion } from './version.js';
 import { ConfigCategories } from './settings/categories.js';
 import { SQL_WASM } from './runtime/asset-manifest.mjs';
-import { missingAssets, requireAsset } from './runtime/assets.js';
+import { assertBuildComplete, requireAsset } from './runtime/assets.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { sessionGroup, voiceHubMethods } from './voice/hub-methods.js';
@@ -71,13 +71,12 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
 
   async function start(): Promise<RunningApp> {
     // Checked before anything opens: a bad certificate or CA file is a configuration problem (exit 78).
-    // Every file of the build too: one it lacks is named now, not at the first request that needs it.
-    const missing = missingAssets(deps.bundleDir);
-    if (missing.length > 0) throw new Error(`this build is incomplete: missing ${missing.join('; ')}`);
     const tls = loadTlsFiles(config.Server);
     const voiceCa = loadCaFile(config.VoiceService.CaFile);
     const native = loadNativeUws({ bundleDir: deps.bundleDir });
     logger.info(`uWebSockets.js native addon loaded from ${native.addonPath}`);
+    // Every other file of the build too: one it lacks is named now, not at the first request for it.
+    assertBuildComplete(deps.bundleDir);
 
     const store = await openStore({
       dataDir: config.Storage.DataDir,

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runtimeAssets, type RuntimeAsset } from './asset-manifest.mjs';
+import { runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -126,8 +126,8 @@ export const BUNDLE_DIR: string | undefined = typeof __dirname === 'string' ? __
 
 /** A file the program needs is not where this build keeps it. */
 export class MissingAssetError extends Error {
-  constructor(readonly asset: string, readonly where: string) {
-    super(`${asset} is missing from this build: looked for ${where}`);
+  constructor(readonly asset: string, readonly where: string, hint: string) {
+    super(`${asset} is missing from this build: looked for ${where} (${hint})`);
     this.name = 'MissingAssetError';
   }
 }
@@ -152,18 +152,31 @@ function embeddedHas(name: string): boolean {
  * build.mjs lays it out; under development (no bundleDir, tests under tsx) the manifest's source file
  * in node_modules.
  */
-function location(name: string, bundleDir: string | undefined): { kind: 'embedded' | 'file'; where: string; file?: string } {
+interface Location {
+  readonly kind: 'embedded' | 'file';
+  /** What was looked at, for messages: a path, or the asset's key inside the executable. */
+  readonly where: string;
+  /** What puts it there. */
+  readonly hint: string;
+  readonly file?: string;
+}
+
+function location(name: string, bundleDir: string | undefined): Location {
   const entry = manifestEntry(name);
-  if (runsFromExecutable()) return { kind: 'embedded', where: `asset ${name} inside ${process.execPath}` };
+  if (runsFromExecutable()) {
+    return { kind: 'embedded', where: `asset ${name} inside ${process.execPath}`, hint: 'embedded by scripts/build-binaries.mjs' };
+  }
+  const hint = 'put beside the bundle by node build.mjs';
   if (bundleDir !== undefined) {
     const file = path.join(path.resolve(bundleDir), name);
-    return { kind: 'file', where: `${file} (build.mjs puts it beside the bundle)`, file };
+    return { kind: 'file', where: file, hint, file };
   }
   const from = fileURLToPath(import.meta.url);
+  const where = `node_modules/${entry.source}`;
   try {
-    return { kind: 'file', where: entry.source, file: createRequire(from).resolve(entry.source) };
+    return { kind: 'file', where, hint: 'installed by npm ci', file: createRequire(from).resolve(entry.source) };
   } catch {
-    return { kind: 'file', where: `node_modules/${entry.source}, resolved from ${path.dirname(from)}` };
+    return { kind: 'file', where: `${where} (resolved from ${path.dirname(from)})`, hint: 'installed by npm ci' };
   }
 }
 
@@ -175,7 +188,7 @@ export function requireAsset(name: string, bundleDir: string | undefined = BUNDL
   const loc = location(name, bundleDir);
   if (loc.kind === 'embedded') {
     const bytes = embeddedAsset(name);
-    if (!bytes) throw new MissingAssetError(name, loc.where);
+    if (!bytes) throw new MissingAssetError(name, loc.where, loc.hint);
     return bytes;
   }
   try {
@@ -183,7 +196,7 @@ export function requireAsset(name: string, bundleDir: string | undefined = BUNDL
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  throw new MissingAssetError(name, loc.where);
+  throw new MissingAssetError(name, loc.where, loc.hint);
 }
 
 /**
@@ -193,14 +206,11 @@ export function requireAsset(name: string, bundleDir: string | undefined = BUNDL
 export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_DIR, cacheDir: string = nativeCacheDir()): string {
   const loc = location(name, bundleDir);
   if (loc.kind === 'embedded') return writeContentAddressed(cacheDir, path.basename(name), requireAsset(name, bundleDir));
-  if (!loc.file || !existsSync(loc.file)) throw new MissingAssetError(name, loc.where);
+  if (!loc.file || !existsSync(loc.file)) throw new MissingAssetError(name, loc.where, loc.hint);
   return loc.file;
 }
 
-/**
- * Every asset of the manifest this process lacks, each as "where it looked": checked at start-up, so a
- * build without one fails at once, naming it, instead of at the first request that needs it.
- */
+/** Every asset of the manifest this process lacks, each as the place it looked at. */
 export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): string[] {
   const missing: string[] = [];
   for (const { name } of runtimeAssets(process.arch)) {
@@ -209,6 +219,17 @@ export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): strin
     if (!present) missing.push(loc.where);
   }
   return missing;
+}
+
+/**
+ * Throws, naming every missing asset and where it was looked for, unless this build is complete:
+ * called at start-up, so a build without a file fails at once instead of at the first request for it.
+ */
+export function assertBuildComplete(bundleDir: string | undefined = BUNDLE_DIR): void {
+  const missing = missingAssets(bundleDir);
+  if (missing.length === 0) return;
+  const { hint } = location(SQL_WASM, bundleDir);
+  throw new Error(`this build is incomplete: missing ${missing.join(', ')} (${hint})`);
 }
 
 /** Where unpacked native code goes: systemd's CacheDirectory=, else a private folder in the temp dir. */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildPayload, PAYLOAD_MAGIC as WRITER_MAGIC, TRAILER_BYTES as WRITER_TRAILER } from '../../scripts/sea-payload.mjs';
 import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
-import { assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, writeContentAddressed } from '../../src/runtime/assets.js';
+import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, writeContentAddressed } from '../../src/runtime/assets.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -37,17 +37,19 @@ describe('the asset lookup outside an executable', () => {
     const dir = fakeBuild();
     rmSync(path.join(dir, SQL_WASM));
     rmSync(path.join(dir, 'swagger/index.css'));
-    const wasm = `${dir}/${SQL_WASM} (build.mjs puts it beside the bundle)`;
-    assert.throws(() => requireAsset(SQL_WASM, dir), (e: unknown) => e instanceof MissingAssetError && e.message === `${SQL_WASM} is missing from this build: looked for ${wasm}`);
-    assert.deepEqual(missingAssets(dir), [wasm, `${dir}/swagger/index.css (build.mjs puts it beside the bundle)`]);
+    const hint = '(put beside the bundle by node build.mjs)';
+    assert.throws(() => requireAsset(SQL_WASM, dir), (e: unknown) => e instanceof MissingAssetError && e.message === `${SQL_WASM} is missing from this build: looked for ${dir}/${SQL_WASM} ${hint}`);
+    assert.deepEqual(missingAssets(dir), [`${dir}/${SQL_WASM}`, `${dir}/swagger/index.css`]);
+    assert.throws(() => assertBuildComplete(dir), { message: `this build is incomplete: missing ${dir}/${SQL_WASM}, ${dir}/swagger/index.css ${hint}` });
     const addon = `native/${uwsAddonFileName(process.arch)}`;
     assert.equal(assetFile(addon, dir), path.join(dir, addon), 'files outside an executable are used where they lie');
     rmSync(path.join(dir, addon));
-    assert.throws(() => assetFile(addon, dir), { message: `${addon} is missing from this build: looked for ${dir}/${addon} (build.mjs puts it beside the bundle)` });
+    assert.throws(() => assetFile(addon, dir), { message: `${addon} is missing from this build: looked for ${dir}/${addon} ${hint}` });
   });
 
   it('takes the manifest source in node_modules under development (no bundle folder)', () => {
     assert.deepEqual(missingAssets(undefined), []);
+    assert.doesNotThrow(() => assertBuildComplete(undefined));
     for (const { name, source } of runtimeAssets(process.arch)) {
       assert.ok(requireAsset(name, undefined).equals(readFileSync(path.join(ROOT, 'node_modules', source))), name);
     }

@@ -70,15 +70,29 @@ describe('the bundle copied with its files', () => {
     assert.equal(await exited, 0, out);
   });
 
-  for (const missing of [SQL_WASM, 'swagger/swagger-ui-bundle.js', ADDON]) {
+  const hint = '(put beside the bundle by node build.mjs)';
+  for (const missing of [SQL_WASM, 'swagger/swagger-ui-bundle.js']) {
     it(`without ${missing}: start-up fails before anything listens, naming the file and where it looked`, async () => {
       const dir = copyBuild(missing);
       const res = await runBundleIn(dir, ['--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir()]);
       assert.equal(res.code, 1, res.stdout + res.stderr);
-      assert.equal(res.stderr, `start-up failed: this build is incomplete: missing ${dir}/${missing} (build.mjs puts it beside the bundle)\n`);
+      // The last line; the log line of the addon it loaded comes before it.
+      assert.equal(res.stderr.trimEnd().split('\n').at(-1), `start-up failed: this build is incomplete: missing ${dir}/${missing} ${hint}`);
       assert.doesNotMatch(res.stdout, /listening on/);
     });
   }
+
+  it('without its uWS addon: refuses the JS fallback, naming the file and where it looked', async () => {
+    const dir = copyBuild(ADDON);
+    const res = await runBundleIn(dir, ['--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir()]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.equal(
+      res.stderr,
+      `start-up failed: the native uWebSockets.js addon (${path.basename(ADDON)}) did not load; refusing to fall back to the slow JS implementation: ` +
+        `${ADDON} is missing from this build: looked for ${dir}/${ADDON} ${hint}\n`,
+    );
+    assert.doesNotMatch(res.stdout, /listening on/);
+  });
 });
 
 describe('a build without an asset fails, naming it', () => {
