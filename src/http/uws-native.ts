@@ -1,6 +1,6 @@
 // Loads the native uWebSockets.js addon directly. The package's own loader silently falls back to a
-// slow JavaScript implementation when the addon does not load (DESIGN.md "Runtime"); we never allow
-// that: if the native addon does not load, start-up fails with the path tried and why.
+// slow JavaScript implementation when the addon does not load; we never allow that: if the native
+// addon does not load, start-up fails with the path tried and why.
 import { createRequire } from 'node:module';
 import type * as uws from 'uWebSockets.js';
 import { uwsAddonFileName } from '../runtime/asset-manifest.mjs';

@@ -146,12 +146,6 @@ function embeddedHas(name: string): boolean {
   return src.kind === 'sea' && src.has(name);
 }
 
-/**
- * Where this process keeps asset `name`, one place per way of running: inside the single executable
- * (and nowhere else: a file lying beside it is never used); `<bundleDir>/<name>` for the bundle, as
- * build.mjs lays it out; under development (no bundleDir, tests under tsx) the manifest's source file
- * in node_modules.
- */
 interface Location {
   readonly kind: 'embedded' | 'file';
   /** What was looked at, for messages: a path, or the asset's key inside the executable. */
@@ -161,22 +155,27 @@ interface Location {
   readonly file?: string;
 }
 
+/**
+ * Where this process keeps asset `name`, one place per way of running: inside the single executable
+ * (and nowhere else: a file lying beside it is never used); `<bundleDir>/<name>` for the bundle, as
+ * build.mjs lays it out; under development (no bundleDir, tests under tsx) the manifest's source file
+ * in node_modules.
+ */
 function location(name: string, bundleDir: string | undefined): Location {
   const entry = manifestEntry(name);
   if (runsFromExecutable()) {
     return { kind: 'embedded', where: `asset ${name} inside ${process.execPath}`, hint: 'embedded by scripts/build-binaries.mjs' };
   }
-  const hint = 'put beside the bundle by node build.mjs';
   if (bundleDir !== undefined) {
     const file = path.join(path.resolve(bundleDir), name);
-    return { kind: 'file', where: file, hint, file };
+    return { kind: 'file', where: file, hint: 'put beside the bundle by node build.mjs', file };
   }
   const from = fileURLToPath(import.meta.url);
-  const where = `node_modules/${entry.source}`;
+  const hint = 'installed by npm ci';
   try {
-    return { kind: 'file', where, hint: 'installed by npm ci', file: createRequire(from).resolve(entry.source) };
+    return { kind: 'file', where: `node_modules/${entry.source}`, hint, file: createRequire(from).resolve(entry.source) };
   } catch {
-    return { kind: 'file', where: `${where} (resolved from ${path.dirname(from)})`, hint: 'installed by npm ci' };
+    return { kind: 'file', where: `node_modules/${entry.source} (resolved from ${path.dirname(from)})`, hint };
   }
 }
 
