@@ -22,7 +22,27 @@ if (missing.length > 0) {
   process.exit(1);
 }
 
+// yargs translates its own messages through y18n, which reads `<locale>.json` from a folder it computes
+// from the running file: for an executable, a path outside it (/locales/ for /usr/bin/voice-hub), where
+// a file that is found changes --help and one that is not JSON breaks it. The CLI speaks English, the
+// texts built into yargs, so y18n gets a platform without readFileSync, which it supports (bundlers
+// have none): it then never opens a file.
+const y18nWithoutFiles = {
+  name: 'y18n-without-files',
+  setup(b) {
+    b.onResolve({ filter: /^y18n$/ }, () => ({ path: 'y18n', namespace: 'y18n-without-files' }));
+    b.onLoad({ filter: /.*/, namespace: 'y18n-without-files' }, () => ({
+      resolveDir: path.join(root, 'node_modules/y18n'),
+      contents: `import { y18n } from './build/lib/index.js';
+import { format } from 'node:util';
+import { resolve } from 'node:path';
+export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, exists: () => false });`,
+    }));
+  },
+};
+
 await build({
+  plugins: [y18nWithoutFiles],
   entryPoints: [path.join(root, 'src/main.ts')],
   outfile: path.join(dist, 'voice-hub.cjs'),
   bundle: true,

@@ -1,10 +1,10 @@
 // The run-time assets of src/runtime/asset-manifest.mjs from the build's side: build.mjs and
 // build-binaries.mjs refuse to build without one, naming it; the bundle copied with its files runs
 // without node_modules, and copied without one of them fails at start-up naming the file and where it
-// looked.
+// looked. The bundled CLI opens no file of yargs' translations.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
@@ -92,6 +92,25 @@ describe('the bundle copied with its files', () => {
         `${ADDON} is missing from this build: looked for ${dir}/${ADDON} ${hint}\n`,
     );
     assert.doesNotMatch(res.stdout, /listening on/);
+  });
+});
+
+describe('the bundled CLI reads no translation files', () => {
+  it('--help under a German locale stays English, with a broken and a translating locale file where yargs would look', async () => {
+    // yargs looks for <locale>.json in a folder computed from the running file: one in every folder above it.
+    const root = tmpDir('voice-hub-locales-');
+    const dir = path.join(root, 'a/b/c');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+    for (let up = dir; up.startsWith(root); up = path.dirname(up)) {
+      mkdirSync(path.join(up, 'locales'));
+      writeFileSync(path.join(up, 'locales/de_DE.json'), 'not json');
+      writeFileSync(path.join(up, 'locales/de.json'), JSON.stringify({ 'Show help': 'Hilfe anzeigen' }));
+    }
+    const res = await runProcess(process.execPath, [path.join(dir, 'voice-hub.cjs'), '--help'], { cwd: root, env: { PATH: '/usr/bin:/bin', HOME: root, LANG: 'de_DE.UTF-8' } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '');
+    assert.match(res.stdout, /^  -h, --help +Show help  \[boolean\]$/m);
   });
 });
 
