@@ -8,7 +8,7 @@ BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf 
   libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross
 DEB_DEBS := lintian
 TEST_DEBS := mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
-SOURCES := $(shell find src -name '*.ts') build.mjs package.json
+SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts') build.mjs package.json
 
 .PHONY: deps run test typecheck build bench clean binaries deb install
 
