@@ -5,7 +5,7 @@ import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
 import { CONFIG_OPTIONS } from './cli/config-flags.js';
-import { CliExit, EXIT_CONFIG, loadCliConfig } from './cli/load.js';
+import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { mintAdminToken } from './cli/token.js';
 import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
@@ -14,6 +14,10 @@ import { createLogger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
 import { readAsset } from './runtime/assets.js';
+import type { AppConfig } from './config/types.js';
+import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
+import { PortInUseError } from './process/port-owner.js';
+import { claimOwnership, portConflict } from './process/ownership.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -24,9 +28,28 @@ function bundledWasm(): Uint8Array | undefined {
   return bundleDir ? readAsset('sql-wasm.wasm', bundleDir) : undefined;
 }
 
+/**
+ * The ports and the data directory, before anything is written: a second voice-hub (a second
+ * `make run`, a mistyped command that falls through to serving) exits with EXIT_IN_USE instead of
+ * sharing a port with the first (the kernel would split connections between two databases).
+ */
+async function claim(config: AppConfig): Promise<DataDirLock> {
+  try {
+    const lock = await claimOwnership(config);
+    // Released on every way out: exit 0 after SIGTERM, a failed start, an uncaught exception.
+    process.on('exit', () => lock.release());
+    return lock;
+  } catch (e) {
+    if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    throw new CliExit(1, `start-up failed: cannot take the data directory ${config.Storage.DataDir}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 async function serve(argv: Record<string, unknown>): Promise<void> {
   const loaded = loadCliConfig(argv, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  const lock = await claim(loaded.config);
+  logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
@@ -59,6 +82,9 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
   } catch (e) {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
     if (e instanceof ConfigError) throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
+    // Another start won the race for the port between our early check and the (exclusive) listen.
+    const conflict = await portConflict(loaded.config.Server).catch(() => undefined);
+    if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
