@@ -3,6 +3,7 @@
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
+import { buildMallocAddon } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 const dist = path.join(root, 'dist');
@@ -43,6 +44,8 @@ for (const arch of ['x64', 'arm64', 'arm']) {
   copyFileSync(path.join(uwsDir, name), `${dest}.tmp-${process.pid}`);
   renameSync(`${dest}.tmp-${process.pid}`, dest);
 }
+// Our own addon (glibc malloc thresholds), for this machine; scripts/build-binaries.mjs builds each target's.
+buildMallocAddon(dist, process.arch);
 copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
 // Swagger UI, served from the box (no CDN): the list is shared with src/http/routes/swagger.ts.
 const swaggerAssets = JSON.parse(readFileSync(path.join(root, 'src/openapi/swagger-assets.json'), 'utf8'));

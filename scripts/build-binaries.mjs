@@ -21,6 +21,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSy
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildMallocAddon, mallocAddonName } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
 import { TARGETS, nodeRuntime } from './sea-runtime.mjs';
 
@@ -67,6 +68,8 @@ function collectAssets(distDir, uwsArch) {
   const addonFile = path.join(distDir, 'native', addon);
   if (!existsSync(addonFile)) throw new Error(`${addonFile} is missing: run node build.mjs first`);
   assets.push([`native/${addon}`, addonFile]);
+  // Our own addon, compiled for this target here (a fresh machine gets its cross compiler from `make binaries`).
+  assets.push([`native/${mallocAddonName(uwsArch)}`, buildMallocAddon(distDir, uwsArch)]);
   return assets;
 }
 

@@ -18,6 +18,8 @@ import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
+import { GLIBC_TUNABLES_TEXT, tuneMalloc } from './runtime/malloc-tuning.js';
+import type { Logger } from './log/logger.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -45,9 +47,21 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
   }
 }
 
+/** glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations. */
+function tuneMemory(logger: Logger): void {
+  if (process.platform !== 'linux') return;
+  try {
+    const addon = tuneMalloc({ bundleDir });
+    logger.debug(`malloc thresholds set through ${addon}`);
+  } catch (e) {
+    logger.warn(`${e instanceof Error ? e.message : String(e)}; memory a burst takes may stay taken: set ${GLIBC_TUNABLES_TEXT} in the environment instead`);
+  }
+}
+
 async function serve(argv: Record<string, unknown>): Promise<void> {
   const loaded = loadCliConfig(argv, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  tuneMemory(logger);
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
