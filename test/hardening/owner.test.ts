@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -51,6 +51,12 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The PID of a process that has exited (and been reaped). */
+function deadPid(): Promise<number> {
+  const p = spawn('true');
+  return new Promise((resolve) => p.on('exit', () => resolve(p.pid!)));
+}
+
 const QUIET = { Mqtt__BrokerAddress: '', VoiceService__ServerUrl: 'ws://127.0.0.1:9/voice', Logging__LogLevel__Default: 'Warning', Logging__LogLevel__App: 'Information' };
 
 /** A second instance that is expected to be refused: it must exit on its own, quickly. */
@@ -93,13 +99,18 @@ describe('one owner per port and data directory', () => {
     assert.deepEqual(snapshot(first.dataDir), before);
   });
 
-  for (const shared of ['data dir', 'port'] as const) {
+  for (const shared of ['data dir', 'data dir with a stale lock', 'port'] as const) {
     it(`two starts at once on one ${shared}: exactly one serves, the other exits 75`, async () => {
       const dir = tmpDir('voice-hub-owner-race-');
       const port = shared === 'port' ? await freePort() : 0;
+      if (shared === 'data dir with a stale lock') {
+        // Both find a lock whose holder is gone and race to take it over.
+        mkdirSync(path.join(dir, 'data'));
+        writeFileSync(path.join(dir, 'data', LOCK_FILE_NAME), JSON.stringify({ pid: await deadPid(), start: '1' }));
+      }
       const args = (i: number): string[] => [
         BUNDLE, '--host', '127.0.0.1', '--port', String(port),
-        '--data-dir', shared === 'data dir' ? path.join(dir, 'data') : path.join(dir, `data-${i}`),
+        '--data-dir', shared !== 'port' ? path.join(dir, 'data') : path.join(dir, `data-${i}`),
       ];
       const procs = [0, 1].map((i) => spawn(process.execPath, args(i), { env: { PATH: process.env.PATH ?? '', ...QUIET }, stdio: ['ignore', 'pipe', 'pipe'] }));
       const outputs = procs.map(() => '');
@@ -167,6 +178,12 @@ describe('one owner per port and data directory', () => {
     assert.equal(res.code, EXIT_IN_USE, res.stderr);
     assert.match(res.stderr, new RegExp(`PID ${process.pid}\\b`));
     assert.deepEqual(snapshot(dataDir), before);
+  });
+
+  it('a data directory that cannot be made stops start-up with exit 1 and the cause', async () => {
+    const res = await second(['--port', '0', '--data-dir', '/dev/null/data']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr.trim().split('\n').at(-1), "start-up failed: cannot take the data directory /dev/null/data: ENOTDIR: not a directory, mkdir '/dev/null/data'");
   });
 
   it('config check, health and token admin work beside a running service and write nothing', async () => {
