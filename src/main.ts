@@ -10,7 +10,7 @@ import { ConfigError } from './config/load.js';
 import { mintAdminToken } from './cli/token.js';
 import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
-import { createLogger } from './log/logger.js';
+import { createLogger, type Logger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
 import { readAsset } from './runtime/assets.js';
@@ -19,7 +19,6 @@ import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js'
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, tuneMalloc } from './runtime/malloc-tuning.js';
-import type { Logger } from './log/logger.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -54,7 +53,10 @@ function tuneMemory(logger: Logger): void {
     const addon = tuneMalloc({ bundleDir });
     logger.debug(`malloc thresholds set through ${addon}`);
   } catch (e) {
-    logger.warn(`${e instanceof Error ? e.message : String(e)}; memory a burst takes may stay taken: set ${GLIBC_TUNABLES_TEXT} in the environment instead`);
+    const why = e instanceof Error ? e.message : String(e);
+    // The environment may already do it (the systemd unit sets GLIBC_TUNABLES): then this is no news.
+    if (process.env.GLIBC_TUNABLES?.includes('glibc.malloc.mmap_threshold')) logger.debug(`${why}; GLIBC_TUNABLES sets the thresholds`);
+    else logger.warn(`${why}; memory a burst takes may stay taken: set ${GLIBC_TUNABLES_TEXT} in the environment instead`);
   }
 }
 
