@@ -3,12 +3,16 @@
 SHELL := /bin/bash
 NODE ?= node
 PORT ?= 5000
-# make binaries: strip each runtime with its own binutils, make the ARM SEA blobs under qemu-user.
+# build.mjs compiles our own small addon (src/native/malloc-tune.c) for this machine with gcc.
+NATIVE_DEBS := gcc
+# make binaries: strip each runtime with its own binutils, make the ARM SEA blobs under qemu-user,
+# cross-compile our addon for each target.
 BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf qemu-user \
-  libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross
+  libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross \
+  gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
 DEB_DEBS := lintian
-TEST_DEBS := mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
-SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts') build.mjs package.json
+TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
+SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c') build.mjs scripts/build-native.mjs package.json
 
 .PHONY: deps run test typecheck build bench clean binaries deb install
 
@@ -19,6 +23,7 @@ node_modules/.package-lock.json: package-lock.json
 deps: node_modules/.package-lock.json
 
 dist/voice-hub.cjs: node_modules/.package-lock.json $(SOURCES)
+	scripts/ensure-debs.sh $(NATIVE_DEBS)
 	$(NODE) build.mjs
 
 build: dist/voice-hub.cjs

@@ -6,6 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'n
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
 import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
+import { buildMallocAddon } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 const dist = path.join(root, 'dist');
@@ -14,7 +15,7 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 // The assets of every platform the executables target (x64, arm64 for 64-bit Pi OS, arm for 32-bit),
 // each once: the bundle itself may be copied to any of them.
 const assets = new Map();
-for (const target of Object.values(TARGETS)) for (const asset of runtimeAssets(target.uwsArch)) assets.set(asset.name, asset.source);
+for (const target of Object.values(TARGETS)) for (const asset of runtimeAssets(target.uwsArch)) if (asset.source) assets.set(asset.name, asset.source);
 const missing = [...assets].filter(([, source]) => !existsSync(path.join(root, 'node_modules', source)));
 if (missing.length > 0) {
   const list = missing.map(([name, source]) => `  ${name}: node_modules/${source} not found`).join('\n');
@@ -73,4 +74,6 @@ for (const [name, source] of assets) {
   copyFileSync(path.join(root, 'node_modules', source), `${dest}.tmp-${process.pid}`);
   renameSync(`${dest}.tmp-${process.pid}`, dest);
 }
+// Our own addon (glibc malloc thresholds) for this machine; scripts/build-binaries.mjs builds each target's.
+buildMallocAddon(dist, process.arch);
 console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);

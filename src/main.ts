@@ -5,23 +5,62 @@ import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
 import { CONFIG_OPTIONS } from './cli/config-flags.js';
-import { CliExit, EXIT_CONFIG, loadCliConfig } from './cli/load.js';
+import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { mintAdminToken } from './cli/token.js';
 import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
-import { createLogger } from './log/logger.js';
+import { createLogger, type Logger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
+import type { AppConfig } from './config/types.js';
+import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
+import { PortInUseError } from './process/port-owner.js';
+import { claimOwnership, portConflict } from './process/ownership.js';
+import { GLIBC_TUNABLES_TEXT, tuneMalloc } from './runtime/malloc-tuning.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
 /** After SIGTERM the service has this long to drain and flush before it exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
+/**
+ * The ports and the data directory, before anything is written: a second voice-hub (a second
+ * `make run`, a mistyped command that falls through to serving) exits with EXIT_IN_USE instead of
+ * sharing a port with the first (the kernel would split connections between two databases).
+ */
+async function claim(config: AppConfig): Promise<DataDirLock> {
+  try {
+    const lock = await claimOwnership(config);
+    // Released on every way out: exit 0 after SIGTERM, a failed start, an uncaught exception.
+    process.on('exit', () => lock.release());
+    return lock;
+  } catch (e) {
+    if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    throw new CliExit(1, `start-up failed: cannot take the data directory ${config.Storage.DataDir}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations. */
+function tuneMemory(logger: Logger): void {
+  if (process.platform !== 'linux') return;
+  try {
+    const addon = tuneMalloc(bundleDir);
+    logger.debug(`malloc thresholds set through ${addon}`);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    // The environment may already do it (the systemd unit sets GLIBC_TUNABLES): then this is no news.
+    if (process.env.GLIBC_TUNABLES?.includes('glibc.malloc.mmap_threshold')) logger.debug(`${why}; GLIBC_TUNABLES sets the thresholds`);
+    else logger.warn(`${why}; memory a burst takes may stay taken: set ${GLIBC_TUNABLES_TEXT} in the environment instead`);
+  }
+}
+
 async function serve(argv: Record<string, unknown>): Promise<void> {
   const loaded = loadCliConfig(argv, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  tuneMemory(logger);
+  const lock = await claim(loaded.config);
+  logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
@@ -54,6 +93,9 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
   } catch (e) {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
     if (e instanceof ConfigError) throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
+    // Another start won the race for the port between our early check and the (exclusive) listen.
+    const conflict = await portConflict(loaded.config.Server).catch(() => undefined);
+    if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

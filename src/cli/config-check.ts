@@ -1,18 +1,15 @@
 // `voice-hub config check`: the effective configuration with secrets masked, and the values stored
-// through the API (/api/config/{category}) that override the file and defaults.
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+// through the API (/api/config/{category}) that override the file and defaults. It only reads, so it
+// works beside a running service and writes nothing to its data directory.
 import { formatConfigReport } from '../config/report.js';
 import type { LoadedConfig } from '../config/types.js';
-import { silentLogger } from '../log/logger.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
-import { DATABASE_FILE_NAME, openStore } from '../store/index.js';
+import { openSettingsReadOnly } from '../store/read-only.js';
 
 export async function configCheckLines(loaded: LoadedConfig, wasmBinary?: Uint8Array): Promise<string[]> {
   const lines = formatConfigReport(loaded);
-  const dataDir = loaded.config.Storage.DataDir;
-  if (!existsSync(path.join(dataDir, DATABASE_FILE_NAME))) return lines;
-  const store = await openStore({ dataDir, flushIntervalMs: 60_000, logger: silentLogger, wasmBinary });
+  const store = await openSettingsReadOnly(loaded.config.Storage.DataDir, wasmBinary);
+  if (!store) return lines;
   try {
     const categories = new ConfigCategories(loaded, store.settings);
     lines.push('# stored through the API (override the file and defaults, not env or flags)');
@@ -23,7 +20,7 @@ export async function configCheckLines(loaded: LoadedConfig, wasmBinary?: Uint8A
       }
     }
   } finally {
-    await store.close();
+    store.close();
   }
   return lines;
 }

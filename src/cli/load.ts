@@ -5,7 +5,14 @@ import { ConfigError, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
 import { configFlags } from './config-flags.js';
 
+// Exit codes of the service (besides 0, 1 for a start-up or runtime failure, 2 for bad usage):
+/** Invalid configuration (sysexits EX_CONFIG): restarting does not help. */
 export const EXIT_CONFIG = 78;
+/**
+ * Another process owns the port or the data directory (sysexits EX_TEMPFAIL: it may go away). Nothing
+ * was written.
+ */
+export const EXIT_IN_USE = 75;
 
 export class CliExit extends Error {
   constructor(

@@ -3,7 +3,8 @@ import { loadSigningKey } from '../auth/signing-key.js';
 import { TokenService } from '../auth/tokens.js';
 import { parseTimeSpan } from '../config/timespan.js';
 import type { LoadedConfig } from '../config/types.js';
-import { CliExit } from './load.js';
+import { acquireDataDirLock, dataDirOwner, DataDirInUseError } from '../process/data-dir-lock.js';
+import { CliExit, EXIT_IN_USE } from './load.js';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
@@ -21,7 +22,38 @@ export function parseTtl(text: string): number {
 export async function mintAdminToken(loaded: LoadedConfig, ttl: string): Promise<string> {
   const ms = parseTtl(ttl);
   if (ms <= 0) throw new CliExit(2, '--ttl must be positive');
-  const key = loadSigningKey(loaded.config.Auth.SigningKey, loaded.config.Storage.DataDir);
-  const { token } = await new TokenService(key).issueAdmin(ms);
+  const { token } = await new TokenService(signingKey(loaded)).issueAdmin(ms);
   return token;
+}
+
+/**
+ * The running service's key. Beside a running service (it holds the data directory) the key file is
+ * only read: the service created it at start, and a missing one means it signs with a configured
+ * Auth.SigningKey this command was not given. With no service running, the key is created if needed
+ * under the data directory lock, exactly as the service would at its next start.
+ */
+function signingKey(loaded: LoadedConfig): Uint8Array {
+  const { Auth, Storage } = loaded.config;
+  if (Auth.SigningKey) return loadSigningKey(Auth.SigningKey, Storage.DataDir);
+  const owner = dataDirOwner(Storage.DataDir);
+  if (owner) {
+    try {
+      return loadSigningKey('', Storage.DataDir, { create: false });
+    } catch (e) {
+      throw new CliExit(1, `${e instanceof Error ? e.message : String(e)}, although voice-hub (PID ${owner.holder.pid}) runs on ` +
+        `${Storage.DataDir}: it signs with a configured Auth.SigningKey; give this command the same configuration`);
+    }
+  }
+  let lock;
+  try {
+    lock = acquireDataDirLock(Storage.DataDir);
+  } catch (e) {
+    if (e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    throw e;
+  }
+  try {
+    return loadSigningKey('', Storage.DataDir);
+  } finally {
+    lock.release();
+  }
 }

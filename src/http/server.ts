@@ -157,7 +157,16 @@ export interface Listening {
 
 export function listen(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket: us_listen_socket | false) => {
+    // Exclusive: by default uWS sets SO_REUSEPORT, and a second voice-hub on the same port would start
+    // without a word while the kernel split connections between two processes and two databases.
+    // The addon exports the flag by name; its typings lack the (host, port, options, cb) overload.
+    const exclusive = (uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+    if (typeof exclusive !== 'number') {
+      reject(new Error('the uWebSockets.js addon has no LIBUS_LISTEN_EXCLUSIVE_PORT: it cannot listen exclusively'));
+      return;
+    }
+    const listenWithOptions = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => TemplatedApp;
+    listenWithOptions.call(app, host, port, exclusive, (socket: us_listen_socket | false) => {
       if (!socket) {
         reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
         return;

@@ -14,6 +14,11 @@ export function uwsAddonFileName(arch, platform = 'linux', abi = UWS_ABI) {
   return `uws_${platform}_${arch}_${abi}.node`;
 }
 
+/** Our own addon (src/native/malloc-tune.c, built by scripts/build-native.mjs): glibc's malloc thresholds. */
+export function mallocAddonFileName(arch) {
+  return `malloc_tune_linux_${arch}.node`;
+}
+
 /** The sql.js engine: SQLite compiled to wasm. */
 export const SQL_WASM = 'sql-wasm.wasm';
 
@@ -33,8 +38,9 @@ export const SWAGGER_UI_FILES = Object.freeze([
 
 /**
  * The assets of a Linux process whose Node arch is `arch` (x64, arm64, arm): `name` inside the build
- * (a path relative to the bundle's folder, and the asset key inside an executable) and `source`, the
- * file under node_modules it is made from.
+ * (a path relative to the bundle's folder, and the asset key inside an executable) and either `source`,
+ * the file under node_modules it is copied from, or `built`, the project source it is compiled from
+ * (no such file exists under tsx, in development).
  */
 export function runtimeAssets(arch) {
   const addon = uwsAddonFileName(arch);
@@ -42,5 +48,6 @@ export function runtimeAssets(arch) {
     { name: SQL_WASM, source: 'sql.js/dist/sql-wasm.wasm' },
     ...SWAGGER_UI_FILES.map((file) => ({ name: `swagger/${file}`, source: `swagger-ui-dist/${file}` })),
     { name: `native/${addon}`, source: `uWebSockets.js/binaries/${addon}` },
+    { name: `native/${mallocAddonFileName(arch)}`, built: 'src/native/malloc-tune.c' },
   ]);
 }

@@ -170,6 +170,9 @@ function location(name: string, bundleDir: string | undefined): Location {
     const file = path.join(path.resolve(bundleDir), name);
     return { kind: 'file', where: file, hint: 'put beside the bundle by node build.mjs', file };
   }
+  if (!entry.source) {
+    return { kind: 'file', where: `${name} (compiled from ${entry.built} by node build.mjs; none under tsx)`, hint: 'run the bundle or an executable' };
+  }
   const from = fileURLToPath(import.meta.url);
   const hint = 'installed by npm ci';
   try {
@@ -212,7 +215,9 @@ export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_D
 /** Every asset of the manifest this process lacks, each as the place it looked at. */
 export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): string[] {
   const missing: string[] = [];
-  for (const { name } of runtimeAssets(process.arch)) {
+  for (const { name, source } of runtimeAssets(process.arch)) {
+    // Under tsx nothing is compiled: only what node_modules provides can be asked of development.
+    if (!source && bundleDir === undefined && !runsFromExecutable()) continue;
     const loc = location(name, bundleDir);
     const present = loc.kind === 'embedded' ? embeddedHas(name) : loc.file !== undefined && existsSync(loc.file);
     if (!present) missing.push(loc.where);

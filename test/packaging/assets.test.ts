@@ -51,6 +51,7 @@ describe('the asset lookup outside an executable', () => {
     assert.deepEqual(missingAssets(undefined), []);
     assert.doesNotThrow(() => assertBuildComplete(undefined));
     for (const { name, source } of runtimeAssets(process.arch)) {
+      if (!source) continue; // compiled by the build (our own addon): nothing to take under tsx
       assert.ok(requireAsset(name, undefined).equals(readFileSync(path.join(ROOT, 'node_modules', source))), name);
     }
   });

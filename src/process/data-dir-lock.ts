@@ -1,0 +1,247 @@
+// One owner per data directory: the serving process holds `<dataDir>/voice-hub.lock` for its whole
+// life. Two processes on one database would each keep their own copy in memory and overwrite each
+// other's writes, so a second one must refuse before it writes anything there.
+//
+// Node has no flock(), so the lock is a file that names its holder (PID, the kernel's start time of
+// that PID, the boot it ran in, its uid). It appears atomically and complete: written to a private
+// temp file first, then hard-linked to the lock name, which fails if the name exists. A lock whose
+// holder is gone (kill -9, power cut) is stale and is taken over; a PID reused by another process,
+// before or after a reboot, is told apart by the start time and the boot id.
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync,
+} from 'node:fs';
+import path from 'node:path';
+
+export const LOCK_FILE_NAME = 'voice-hub.lock';
+
+/** What a lock file says about the process holding it. */
+export interface LockHolder {
+  readonly pid: number;
+  /** Field 22 of /proc/<pid>/stat: clock ticks after boot; a reused PID has another. */
+  readonly start?: string;
+  /** /proc/sys/kernel/random/boot_id where readable (not under systemd's ProcSubset=pid). */
+  readonly boot?: string;
+  readonly uid?: number;
+  /** When it was taken (ISO 8601), for the operator. */
+  readonly since?: string;
+}
+
+/** Whether the holder is known to run (`alive`) or runs as far as this user can see (`unverified`). */
+export type Liveness = 'alive' | 'unverified' | 'gone';
+
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly file: string,
+    readonly holder: LockHolder,
+    readonly liveness: Exclude<Liveness, 'gone'>,
+  ) {
+    const since = holder.since ? `, since ${holder.since}` : '';
+    const who = liveness === 'alive'
+      ? `another voice-hub (PID ${holder.pid}${since})`
+      : `PID ${holder.pid}${since}, a process of another user that this user cannot inspect`;
+    super(
+      `data directory ${dataDir} is in use by ${who}: stop it first (lock file ${file}; ` +
+        'if no voice-hub uses this directory, remove that file)',
+    );
+  }
+}
+
+export interface DataDirLock {
+  readonly file: string;
+  /** Removes the lock file if it is still this process's. Idempotent; safe in an 'exit' handler. */
+  release(): void;
+}
+
+const procStat = (pid: number | 'self'): string => readFileSync(`/proc/${pid}/stat`, 'utf8');
+
+/** Start time of `pid` (field 22 of its stat line), or undefined when this user cannot see it. */
+function startTime(pid: number | 'self'): string | undefined {
+  let line: string;
+  try {
+    line = procStat(pid);
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces and ')': count from the last ')'.
+  const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
+  return fields[19];
+}
+
+function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function ownHolder(): LockHolder {
+  return { pid: process.pid, start: startTime('self'), boot: bootId(), uid: process.getuid?.(), since: new Date().toISOString() };
+}
+
+/** Parses a lock file's text; undefined for anything that is not one (it is then treated as stale). */
+export function parseHolder(text: string): LockHolder | undefined {
+  try {
+    const v = JSON.parse(text) as Record<string, unknown>;
+    if (!Number.isInteger(v.pid) || (v.pid as number) <= 0) return undefined;
+    const str = (x: unknown): string | undefined => (typeof x === 'string' && x ? x : undefined);
+    return {
+      pid: v.pid as number,
+      start: str(v.start),
+      boot: str(v.boot),
+      uid: Number.isInteger(v.uid) ? (v.uid as number) : undefined,
+      since: str(v.since),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Is the holder still running? Our own PID can only be a previous life (a PID handed out again after a
+ * reboot). A process of our own uid is always visible in /proc, even under ProtectProc=invisible, so
+ * not seeing it means it is gone; another user's process may be hidden from us, and then only kill(0)
+ * can tell that the PID exists at all.
+ */
+export function holderLiveness(holder: LockHolder): Liveness {
+  if (holder.pid === process.pid) return 'gone';
+  const boot = bootId();
+  if (holder.boot && boot && holder.boot !== boot) return 'gone';
+  const start = startTime(holder.pid);
+  if (start !== undefined) return holder.start === undefined || holder.start === start ? 'alive' : 'gone';
+  try {
+    process.kill(holder.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ESRCH') return 'gone';
+  }
+  return holder.uid !== undefined && holder.uid === process.getuid?.() ? 'gone' : 'unverified';
+}
+
+interface Seen {
+  readonly text: string;
+  readonly ino: number;
+  readonly holder: LockHolder | undefined;
+}
+
+function readLock(file: string): Seen | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw e;
+  }
+  try {
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString('utf8');
+    return { text, ino: fstatSync(fd).ino, holder: parseHolder(text) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The live holder of `dataDir`, if any, without writing anything: for commands that only read
+ * (they work beside a running service) and for those that must not create what the owner creates.
+ */
+export function dataDirOwner(dataDir: string): { holder: LockHolder; liveness: Exclude<Liveness, 'gone'> } | undefined {
+  const seen = readLock(path.join(dataDir, LOCK_FILE_NAME));
+  if (!seen?.holder) return undefined;
+  const liveness = holderLiveness(seen.holder);
+  return liveness === 'gone' ? undefined : { holder: seen.holder, liveness };
+}
+
+/**
+ * Moves a stale lock out of the way, but only the very file judged stale: another starter may have
+ * replaced it meanwhile. rename() is atomic; what was moved is compared (inode and content, as inode
+ * numbers are reused at once) and put back if it is not the stale one.
+ */
+function removeStale(file: string, stale: Seen): void {
+  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(file, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // someone else removed it
+    throw e;
+  }
+  const moved = readLock(aside);
+  if (moved && (moved.ino !== stale.ino || moved.text !== stale.text)) {
+    try {
+      linkSync(aside, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+  unlinkSync(aside);
+}
+
+/** Writes the holder record to a file of its own (complete and synced before it can be seen as the lock). */
+function writeTemp(file: string, text: string): string {
+  const temp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(temp, 'wx', 0o644);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return temp;
+}
+
+/** Attempts before giving up: each lost race re-reads the lock, so this bounds a pathological loop only. */
+const ATTEMPTS = 20;
+
+/**
+ * Takes the data-directory lock (creating the directory if needed) or throws DataDirInUseError naming
+ * the live holder. Nothing is written while a live holder is seen.
+ */
+export function acquireDataDirLock(dataDir: string): DataDirLock {
+  const file = path.join(dataDir, LOCK_FILE_NAME);
+  const own = ownHolder();
+  const text = JSON.stringify(own) + '\n';
+  let temp: string | undefined;
+  try {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const seen = readLock(file);
+      if (seen?.holder) {
+        const liveness = holderLiveness(seen.holder);
+        if (liveness !== 'gone') throw new DataDirInUseError(dataDir, file, seen.holder, liveness);
+      }
+      if (seen) removeStale(file, seen);
+      if (!temp) {
+        mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+        temp = writeTemp(file, text);
+      }
+      try {
+        linkSync(temp, file);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another starter was quicker: look again
+        throw e;
+      }
+      return ownedLock(file, text);
+    }
+    throw new Error(`could not take the lock ${file}: it kept changing (${ATTEMPTS} attempts)`);
+  } finally {
+    if (temp) unlinkSync(temp);
+  }
+}
+
+function ownedLock(file: string, text: string): DataDirLock {
+  let held = true;
+  return {
+    file,
+    release: () => {
+      if (!held) return;
+      held = false;
+      try {
+        if (readLock(file)?.text === text) unlinkSync(file);
+      } catch {
+        // Already gone, or the directory went away: nothing is left to release.
+      }
+    },
+  };
+}

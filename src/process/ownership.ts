@@ -1,0 +1,43 @@
+// One voice-hub per port and per data directory, claimed by the serving process before it writes
+// anything: first the ports are checked (so a refused start leaves even its own data directory
+// alone), then the data directory is locked for the life of the process.
+import type { AppConfig } from '../config/types.js';
+import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
+import { findPortOwner, portTaken, PortInUseError } from './port-owner.js';
+
+/** The ports this configuration listens on; 0 (any free port) can never be taken by someone else. */
+export function configuredPorts(server: AppConfig['Server']): number[] {
+  const ports = [server.Port];
+  if (server.Certificate.Path) ports.push(server.HttpsPort);
+  return ports.filter((p) => p !== 0);
+}
+
+/** Throws PortInUseError for the first configured port that another process listens on. */
+export async function assertPortsFree(server: AppConfig['Server']): Promise<void> {
+  for (const port of configuredPorts(server)) {
+    if (await portTaken(server.Host, port)) throw new PortInUseError(server.Host, findPortOwner(port));
+  }
+}
+
+/**
+ * Claims the ports and the data directory (DataDirInUseError / PortInUseError when another process
+ * has them). The lock is released by the caller on exit.
+ */
+export async function claimOwnership(config: AppConfig): Promise<DataDirLock> {
+  await assertPortsFree(config.Server);
+  return acquireDataDirLock(config.Storage.DataDir);
+}
+
+/**
+ * After a failed listen: the PortInUseError to report when a configured port is now held by another
+ * process (two starts raced past the early check; the exclusive listen let only one through).
+ */
+export async function portConflict(server: AppConfig['Server']): Promise<PortInUseError | undefined> {
+  try {
+    await assertPortsFree(server);
+    return undefined;
+  } catch (e) {
+    if (e instanceof PortInUseError) return e;
+    throw e;
+  }
+}

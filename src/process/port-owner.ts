@@ -1,0 +1,94 @@
+// Who holds a TCP port: checked before start-up writes anything, so a second voice-hub on a port that
+// is taken leaves its data directory untouched and names the process in its way. The listen sockets
+// themselves are exclusive (see src/http/server.ts); this only makes the refusal early and readable.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import net from 'node:net';
+
+export interface PortOwner {
+  readonly port: number;
+  /** Undefined when the process is not visible to this user (another user's, or hidden /proc). */
+  readonly pid?: number;
+  /** Its command line, shortened, where readable. */
+  readonly command?: string;
+}
+
+export class PortInUseError extends Error {
+  constructor(
+    readonly host: string,
+    readonly owner: PortOwner,
+  ) {
+    const who = owner.pid !== undefined
+      ? `PID ${owner.pid}${owner.command ? ` (${owner.command})` : ''}`
+      : 'a process this user cannot see (another user\'s)';
+    super(`port ${owner.port} on ${host} is already in use by ${who}: stop it or choose another port (--port, Server.Port)`);
+  }
+}
+
+/**
+ * Binds `host:port` without SO_REUSEPORT and lets go at once. A voice-hub listening there (exclusive
+ * or not) makes this fail with EADDRINUSE. Other failures (an address not on this machine) are left
+ * for the real listen to report.
+ */
+export function portTaken(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'EADDRINUSE'));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(false)));
+  });
+}
+
+/** Inodes of the sockets listening on `port` (any address), from /proc/net/tcp and tcp6. */
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is HEXADDR:HEXPORT; state 0A is LISTEN; the inode is the 10th field.
+      if (f.length > 9 && f[1]?.endsWith(`:${hexPort}`) && f[3] === '0A') inodes.add(f[9]!);
+    }
+  }
+  return inodes;
+}
+
+/** The process listening on `port`, as far as /proc lets this user see. */
+export function findPortOwner(port: number): PortOwner {
+  const inodes = listeningInodes(port);
+  if (inodes.size === 0) return { port };
+  const targets = new Set([...inodes].map((i) => `socket:[${i}]`));
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue; // another user's process, or gone
+    }
+    for (const fd of fds) {
+      let link: string;
+      try {
+        link = readlinkSync(`/proc/${entry}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (targets.has(link)) return { port, pid: Number(entry), command: commandLine(entry) };
+    }
+  }
+  return { port };
+}
+
+function commandLine(pid: string): string | undefined {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    const text = args.join(' ');
+    return text.length > 120 ? `${text.slice(0, 117)}...` : text || undefined;
+  } catch {
+    return undefined;
+  }
+}
