@@ -133,7 +133,7 @@ describe('a build without an asset fails, naming it', () => {
   it('build.mjs: a node_modules without sql.js builds nothing', async () => {
     // build.mjs and the two modules it reads, in a root whose node_modules lacks sql.js.
     const root = tmpDir('voice-hub-build-');
-    for (const file of ['build.mjs', 'package.json', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs']) {
+    for (const file of ['build.mjs', 'package.json', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs', 'scripts/build-native.mjs']) {
       mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
       copyFileSync(path.join(ROOT, file), path.join(root, file));
     }
