@@ -28,7 +28,7 @@ function raw(lines: readonly string[], body = ''): Buffer {
 async function registered(id: string): Promise<boolean> {
   const res = await call(svc.url, 'GET', '/api/device/list', { token: admin });
   assert.equal(res.status, 200, res.text);
-  return (res.json as { devices: Array<{ deviceId: string }> }).devices.some((d) => d.deviceId === id);
+  return (res.json as { devices: Array<{ id: string }> }).devices.some((d) => d.id === id);
 }
 
 const TRACE_ID = /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/;
