@@ -2,7 +2,7 @@
 // reads a body or routes: one Host, at most one well-formed Content-Length, a Transfer-Encoding that is
 // exactly `chunked` and never beside a Content-Length, and bounded request heads. A request that fails
 // here has ambiguous framing (two parsers could split the stream differently: request smuggling behind
-// a proxy), so it is answered and the connection closed; nothing after it on the connection is read.
+// a proxy), so it is answered and the connection closed; nothing after it on the connection runs.
 import type { HttpRequest } from 'uWebSockets.js';
 
 /** Kestrel's `MaxRequestLineSize` default: a longer request target is a 414. */

@@ -46,7 +46,7 @@ export function copyRequest(req: HttpRequest, secure: boolean, lines: HeaderLine
   return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers: joinHeaderLines(lines), secure };
 }
 
-/** Runs `fn` once uWS has parsed all of the read the current request came in (the check phase). */
+/** Resolves once uWS has parsed all of the read the current request came in (libuv's check phase). */
 const afterThisRead = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Stops reading further requests from the connection until this response is written. */

@@ -8,6 +8,7 @@ import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
+import { checkFraming } from '../../src/http/framing.js';
 import { exchange, keepAliveRequest, type Exchange } from './raw-http.js';
 
 let svc: TestService;
@@ -195,5 +196,41 @@ describe('what uWS refuses before the request reaches the service', () => {
       assert.deepEqual(a.responses, [], held[i]![0]);
       assert.equal(a.closedByServer, false, `${held[i]![0]}: uWS now closes it; update README "HTTP/1.1 framing"`);
     });
+  });
+});
+
+describe('checkFraming, table', () => {
+  const host = ['host', '127.0.0.1'] as const;
+  const ok: Array<Array<readonly [string, string]>> = [
+    [host],
+    [host, ['content-length', '0']],
+    [host, ['content-length', '007']],
+    [host, ['content-length', ' 12\t']],
+    [host, ['transfer-encoding', 'chunked']],
+    [host, ['transfer-encoding', ' CHUNKED ']],
+    [['host', '']],
+  ];
+  for (const lines of ok) {
+    it(`accepts ${JSON.stringify(lines)}`, () => assert.equal(checkFraming('/', lines), undefined));
+  }
+  const refused: Array<[Array<readonly [string, string]>, number]> = [
+    [[], 400],
+    [[host, host], 400],
+    [[host, ['content-length', '1'], ['content-length', '1']], 400],
+    [[host, ['content-length', '-1']], 400],
+    [[host, ['content-length', '1.0']], 400],
+    [[host, ['content-length', '1e3']], 400],
+    [[host, ['content-length', '\u0661']], 400],
+    [[host, ['content-length', '1'], ['transfer-encoding', 'chunked']], 400],
+    [[host, ['transfer-encoding', '']], 400],
+    [[host, ['transfer-encoding', 'chunked;q=1']], 400],
+    [[host, ['x', 'y'.repeat(32 * 1024)]], 431],
+  ];
+  for (const [lines, status] of refused) {
+    it(`refuses ${JSON.stringify(lines).slice(0, 80)} with ${status}`, () => assert.equal(checkFraming('/', lines)?.status, status));
+  }
+  it('bounds the target in bytes, not UTF-16 units', () => {
+    assert.equal(checkFraming(`/${'é'.repeat(4096)}`, [host])?.status, 414);
+    assert.equal(checkFraming(`/${'a'.repeat(8191)}`, [host]), undefined);
   });
 });
