@@ -12,8 +12,9 @@
 // - a request that changes something (any method but GET) runs only after uWS has finished the read
 //   it came in: if uWS closed the connection meanwhile, it never runs, so no effect is applied that
 //   the client was not answered for;
-// - an answer that closes the connection is written after that read too: written at once, uWS would
-//   still run the requests behind it (a smuggled one among them) and forget the close.
+// - an answer that closes the connection (ill-framed requests, see framing-guard.ts; a 413) is written
+//   after that read too: written at once, uWS would still run the requests behind it (a smuggled one
+//   among them) and forget the close.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { DomainError, errorText, isDomainError } from '../errors.js';
@@ -21,7 +22,8 @@ import type { Logger } from '../log/logger.js';
 import type { Uws } from './uws-native.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
 import { isJsonContentType, readBody, type ResponseState } from './body.js';
-import { checkFraming, headerLines, joinHeaderLines, type HeaderLines } from './framing.js';
+import { headerLines, joinHeaderLines, type HeaderLines } from './framing.js';
+import { refuseIllFramed } from './framing-guard.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
@@ -102,29 +104,27 @@ export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
     const started = performance.now();
     const lines = headerLines(req);
     const request = copyRequest(req, secure, lines);
-    const state: ResponseState = { aborted: false, done: false, paused: false };
-    res.onAborted(() => {
-      state.aborted = true;
-    });
     const logged = (status: number): void => {
       if (opts.accessLog.enabled('Information')) {
         opts.accessLog.info(`${request.method} ${request.path} ${status} ${(performance.now() - started).toFixed(1)}ms`);
       }
     };
+    if (refuseIllFramed(res, req, lines, logged)) return;
+    const state: ResponseState = { aborted: false, done: false, paused: false };
+    res.onAborted(() => {
+      state.aborted = true;
+    });
     const send = (reply: Reply): void => {
       writeReply(res, state, reply);
       logged(reply.status);
     };
+    // Like a refused framing (see framing-guard.ts): written after the read, so nothing behind it runs.
     const sendAndClose = (reply: Reply): void => {
       setImmediate(() => {
         writeReply(res, state, reply, true);
         logged(reply.status);
       });
     };
-
-    const target = request.query ? `${request.path}?${request.query}` : request.path;
-    const framing = checkFraming(target, lines);
-    if (framing) return sendAndClose({ status: framing.status, body: problem(framing.status, framing.detail) });
 
     const refusal = opts.gate?.({
       host: request.headers.host ?? '',

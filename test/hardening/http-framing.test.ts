@@ -159,6 +159,21 @@ describe('nothing behind a refused request runs (request smuggling)', () => {
   });
 });
 
+describe("the hub's negotiate and WebSocket upgrade refuse ambiguous framing too", () => {
+  it('a register smuggled behind a negotiate with two Content-Length headers never runs', async () => {
+    const hidden = keepAliveRequest('POST', '/api/device/register', [['Content-Type', 'application/json']], register('via-negotiate'));
+    const head = raw(['POST /voice-hub/negotiate?negotiateVersion=1 HTTP/1.1', 'Host: 127.0.0.1', 'Content-Length: 0', `Content-Length: ${hidden.length}`]);
+    const answer = await exchange(svc.port, [head, hidden], { gapMs: 100 });
+    assertRefused(answer, 400, MORE_THAN_ONE_LENGTH);
+    assert.equal(await registered('via-negotiate'), false);
+  });
+
+  it('an upgrade with two Host headers is a 400 and a close, not a WebSocket', async () => {
+    const lines = ['GET /voice-hub HTTP/1.1', 'Host: 127.0.0.1', 'Host: evil.example', 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'];
+    assertRefused(await exchange(svc.port, [raw(lines)]), 400, 'The request must carry exactly one Host header.');
+  });
+});
+
 describe('what uWS refuses before the request reaches the service', () => {
   // uWS closes these at once, without calling any handler: no answer can be written.
   const closedAtOnce: Array<[string, string[], string]> = [
