@@ -7,6 +7,8 @@ import { DomainError } from '../errors.js';
 export interface ResponseState {
   aborted: boolean;
   done: boolean;
+  /** Reading from the connection is paused until this response is written (see server.ts). */
+  paused: boolean;
 }
 
 /**

@@ -33,7 +33,10 @@ const DEFAULTS: Record<number, { type: string; title: string }> = {
   405: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.6', title: 'Method Not Allowed' },
   409: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.10', title: 'Conflict' },
   413: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.14', title: 'Content Too Large' },
+  414: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.15', title: 'URI Too Long' },
   415: { type: 'https://tools.ietf.org/html/rfc9110#section-15.5.16', title: 'Unsupported Media Type' },
+  // Not in RFC 9110: RFC 6585 defines it.
+  431: { type: 'https://tools.ietf.org/html/rfc6585#section-5', title: 'Request Header Fields Too Large' },
   500: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.1', title: 'An error occurred while processing your request.' },
   502: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.3', title: 'Bad Gateway' },
   503: { type: 'https://tools.ietf.org/html/rfc9110#section-15.6.4', title: 'Service Unavailable' },

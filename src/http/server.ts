@@ -1,7 +1,20 @@
-// The HTTP API on uWebSockets.js: one catch-all handler that copies the request, matches the route
-// table, authenticates, reads and validates the body, runs the handler and writes the reply.
-// uWS rules live here: copy everything out of `req` synchronously, register onAborted before any
-// await, cork writes that happen after an await.
+// The HTTP API on uWebSockets.js: one catch-all handler that copies the request, checks its framing,
+// matches the route table, authenticates, reads and validates the body, runs the handler and writes
+// the reply. uWS rules live here: copy everything out of `req` synchronously, register onAborted
+// before any await, cork writes that happen after an await.
+//
+// Keep-alive and pipelining, as uWS does them: it parses every complete request one read brought and
+// calls the next handler only once the previous response is written; when a complete request follows
+// an unanswered one in the same read, it closes the connection without calling us. Hence:
+// - an answer written before the handler's promise jobs run out keeps the connection pipelining;
+// - once an answer waits for I/O, reading is paused, so a request sent behind it waits in the kernel
+//   rather than in uWS's parser, and reading resumes as the answer is written;
+// - a request that changes something (any method but GET) runs only after uWS has finished the read
+//   it came in: if uWS closed the connection meanwhile, it never runs, so no effect is applied that
+//   the client was not answered for;
+// - an answer that closes the connection (ill-framed requests, see framing-guard.ts; a 413) is written
+//   after that read too: written at once, uWS would still run the requests behind it (a smuggled one
+//   among them) and forget the close.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { DomainError, errorText, isDomainError } from '../errors.js';
@@ -9,6 +22,8 @@ import type { Logger } from '../log/logger.js';
 import type { Uws } from './uws-native.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
 import { isJsonContentType, readBody, type ResponseState } from './body.js';
+import { headerLines, joinHeaderLines, type HeaderLines } from './framing.js';
+import { refuseIllFramed } from './framing-guard.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
@@ -29,12 +44,18 @@ export interface HttpApiOptions {
 
 const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
 
-export function copyRequest(req: HttpRequest, secure: boolean): RequestInfo {
-  const headers: Record<string, string> = {};
-  req.forEach((k, v) => {
-    headers[k] = v;
-  });
-  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers, secure };
+export function copyRequest(req: HttpRequest, secure: boolean, lines: HeaderLines): RequestInfo {
+  return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers: joinHeaderLines(lines), secure };
+}
+
+/** Resolves once uWS has parsed all of the read the current request came in (libuv's check phase). */
+const afterThisRead = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Stops reading further requests from the connection until this response is written. */
+function pauseReading(res: HttpResponse, state: ResponseState): void {
+  if (state.aborted || state.done || state.paused) return;
+  state.paused = true;
+  res.pause();
 }
 
 export function writeReply(res: HttpResponse, state: ResponseState, reply: Reply, closeConnection = false): void {
@@ -53,6 +74,9 @@ export function writeReply(res: HttpResponse, state: ResponseState, reply: Reply
     type = '';
   }
   res.cork(() => {
+    // Reading resumes with the answer on the wire, unless the connection is closing anyway.
+    if (state.paused && !closeConnection) res.resume();
+    state.paused = false;
     res.writeStatus(statusLine(reply.status));
     if (type) res.writeHeader('Content-Type', type);
     res.writeHeader('X-Content-Type-Options', 'nosniff');
@@ -78,16 +102,28 @@ export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
   const secure = opts.secure ?? false;
   app.any('/*', (res, req) => {
     const started = performance.now();
-    const request = copyRequest(req, secure);
-    const state: ResponseState = { aborted: false, done: false };
+    const lines = headerLines(req);
+    const request = copyRequest(req, secure, lines);
+    const logged = (status: number): void => {
+      if (opts.accessLog.enabled('Information')) {
+        opts.accessLog.info(`${request.method} ${request.path} ${status} ${(performance.now() - started).toFixed(1)}ms`);
+      }
+    };
+    if (refuseIllFramed(res, req, lines, logged)) return;
+    const state: ResponseState = { aborted: false, done: false, paused: false };
     res.onAborted(() => {
       state.aborted = true;
     });
-    const send = (reply: Reply, close = false): void => {
-      writeReply(res, state, reply, close);
-      if (opts.accessLog.enabled('Information')) {
-        opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
-      }
+    const send = (reply: Reply): void => {
+      writeReply(res, state, reply);
+      logged(reply.status);
+    };
+    // Like a refused framing (see framing-guard.ts): written after the read, so nothing behind it runs.
+    const sendAndClose = (reply: Reply): void => {
+      setImmediate(() => {
+        writeReply(res, state, reply, true);
+        logged(reply.status);
+      });
     };
 
     const refusal = opts.gate?.({
@@ -116,8 +152,9 @@ export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
       if (!type || !isJsonContentType(type)) {
         return send({ status: 415, body: problem(415, 'The request body must be JSON (Content-Type: application/json).') });
       }
+      // Framing was checked above: the length, when given, is plain digits.
       const lengthHeader = request.headers['content-length'];
-      const declared = lengthHeader !== undefined && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : undefined;
+      const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
       if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
       else body = readBody(res, state, declared, opts.maxBodyBytes);
       // Observed below; this keeps an early rejection from being reported as unhandled.
@@ -138,13 +175,20 @@ export function mountHttpApi(app: TemplatedApp, opts: HttpApiOptions): void {
           }
           validateBody(route.body, parsed);
         }
-        if (state.aborted) return;
+        // The request is read to its end: whatever the client sends next waits until this is answered.
+        pauseReading(res, state);
+        if (route.method !== 'GET') await afterThisRead();
+        if (state.aborted) {
+          logger.debug(`${request.method} ${request.path} not run: the connection closed before it could be answered`);
+          return;
+        }
         const reply = await route.handler({ request, params, body: parsed, principal });
         send(reply);
       } catch (e) {
         const reply = errorReply(e, logger, request);
         // After a 413 the rest of the body is still on the wire: close rather than read it.
-        send(reply, reply.status === 413);
+        if (reply.status === 413) sendAndClose(reply);
+        else send(reply);
       }
     })();
   });

@@ -5,6 +5,7 @@
 // after an await, never touch a socket after its close event.
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore } from './hub.js';
 import {
@@ -141,6 +142,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     });
 
   const negotiate = (secure: boolean) => guarded('negotiate', (res, req: HttpRequest) => {
+    // Ambiguous framing is refused here as on every route, or a request smuggled behind it would run.
+    if (refuseIllFramed(res, req)) return;
     const refusal = admission(req, secure);
     if (refusal) {
       reply(res, refusal.status, refusal.text, refusal.headers);
@@ -185,6 +188,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   });
 
   function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {
+    if (refuseIllFramed(res, req)) return;
     const refusal = admission(req, secure);
     if (refusal) {
       counters.upgradesRejected++;

@@ -67,3 +67,121 @@ export async function rawBatch(port: number, requests: readonly Uint8Array[]): P
   const answers = await Promise.all(requests.map((r) => rawRequest(port, r)));
   return { statuses: answers.flatMap((a) => a.statuses), answers };
 }
+
+export interface RawResponse {
+  readonly status: number;
+  /** Lower-case names; a repeated header keeps its last value. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  /** The response as it was on the wire. */
+  readonly raw: Buffer;
+}
+
+/**
+ * Splits a byte stream into responses. Every answer of this server is framed by Content-Length (uWS
+ * writes one for `end`), so an answer without one ends the split; `rest` is what could not be read.
+ */
+export function splitResponses(bytes: Buffer): { responses: RawResponse[]; rest: Buffer } {
+  const responses: RawResponse[] = [];
+  let at = 0;
+  for (;;) {
+    const end = bytes.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const lines = bytes.subarray(at, end).toString('latin1').split('\r\n');
+    const m = /^HTTP\/1\.1 (\d{3}) /.exec(lines[0]!);
+    if (!m) break;
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const length = Number(headers['content-length'] ?? NaN);
+    if (!Number.isInteger(length) || end + 4 + length > bytes.length) break;
+    responses.push({ status: Number(m[1]), headers, body: bytes.subarray(end + 4, end + 4 + length), raw: bytes.subarray(at, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return { responses, rest: bytes.subarray(at) };
+}
+
+/** A response without what differs between two answers to the same request: Date and the traceId. */
+export function comparable(response: RawResponse): string {
+  return response.raw
+    .toString('latin1')
+    .replace(/\r\nDate: [^\r]*/, '')
+    .replace(/"traceId":"[^"]*"/, '"traceId":"-"');
+}
+
+export interface Exchange {
+  readonly responses: RawResponse[];
+  /** Bytes after the last whole response. */
+  readonly rest: Buffer;
+  readonly closedByServer: boolean;
+  /** From the first write until the server closed or we stopped waiting. */
+  readonly ms: number;
+}
+
+export interface ExchangeOptions {
+  /** Pause between writes: each piece then arrives in a read of its own. */
+  readonly gapMs?: number;
+  /** Stop once this many responses came (the server may keep the connection open). */
+  readonly expect?: number;
+  /** Stop when nothing arrived for this long after the last write. */
+  readonly idleMs?: number;
+}
+
+/** Writes `pieces` in order on one connection and collects the responses. Bounded to 15 s in all. */
+export function exchange(port: number, pieces: readonly Uint8Array[], options: ExchangeOptions = {}): Promise<Exchange> {
+  const { gapMs = 0, expect = Infinity, idleMs = 1500 } = options;
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let closedByServer = false;
+    let written = false;
+    let done = false;
+    let started = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(idle);
+      clearTimeout(cap);
+      socket.destroy();
+      const { responses, rest } = splitResponses(Buffer.concat(chunks));
+      resolve({ responses, rest, closedByServer, ms: performance.now() - started });
+    };
+    const armIdle = (): void => {
+      clearTimeout(idle);
+      if (written) idle = setTimeout(finish, idleMs);
+    };
+    socket.on('connect', async () => {
+      started = performance.now();
+      for (let i = 0; i < pieces.length && !done; i++) {
+        if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+        if (!socket.destroyed) socket.write(pieces[i]!);
+      }
+      written = true;
+      armIdle();
+    });
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (splitResponses(Buffer.concat(chunks)).responses.length >= expect) finish();
+      else armIdle();
+    });
+    const closed = (): void => {
+      closedByServer = true;
+      finish();
+    };
+    socket.on('end', closed);
+    socket.on('error', closed);
+    socket.on('close', finish);
+    const cap = setTimeout(finish, 15_000);
+  });
+}
+
+/** A keep-alive request (no `Connection: close`), for pipelining. */
+export function keepAliveRequest(method: string, target: string, headers: ReadonlyArray<readonly [string, string]>, body: string | Uint8Array = ''): Buffer {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
+  const all = bytes.length > 0 || method === 'POST' || method === 'PUT' ? [...headers, ['Content-Length', String(bytes.length)] as const] : headers;
+  const head = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', ...all.map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n');
+  return Buffer.concat([Buffer.from(head, 'utf8'), bytes]);
+}

@@ -1,0 +1,79 @@
+// HTTP/1.1 message framing as RFC 9112 asks, checked on the header lines uWS hands us before anything
+// reads a body or routes: one Host, at most one well-formed Content-Length, a Transfer-Encoding that is
+// exactly `chunked` and never beside a Content-Length, and bounded request heads. A request that fails
+// here has ambiguous framing (two parsers could split the stream differently: request smuggling behind
+// a proxy), so it is answered and the connection closed; nothing after it on the connection runs.
+import type { HttpRequest } from 'uWebSockets.js';
+
+/** Kestrel's `MaxRequestLineSize` default: a longer request target is a 414. */
+export const MAX_REQUEST_TARGET_BYTES = 8 * 1024;
+/** Kestrel's `MaxRequestHeadersTotalSize` default: larger header fields in all are a 431. */
+export const MAX_HEADER_FIELDS_BYTES = 32 * 1024;
+
+/** Every header line in arrival order, names lower-cased by uWS; repeated names stay separate lines. */
+export type HeaderLines = ReadonlyArray<readonly [string, string]>;
+
+export function headerLines(req: HttpRequest): Array<[string, string]> {
+  const lines: Array<[string, string]> = [];
+  req.forEach((name, value) => {
+    lines.push([name, value]);
+  });
+  return lines;
+}
+
+/**
+ * One value per name, as the rest of the pipeline reads them. Repeated lines are joined with ", " (RFC
+ * 9110 section 5.3): a duplicated singleton such as Authorization then fails its own syntax check instead
+ * of one layer reading the first copy and another the last.
+ */
+export function joinHeaderLines(lines: HeaderLines): Record<string, string> {
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of lines) headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  return headers;
+}
+
+export interface FramingError {
+  readonly status: 400 | 414 | 431;
+  readonly detail: string;
+}
+
+const DIGITS = /^[0-9]+$/;
+// OWS around the value is not part of it (RFC 9110 section 5.5); uWS passes it through.
+const trimOws = (value: string): string => value.replace(/^[ \t]+|[ \t]+$/g, '');
+
+/** Undefined when the request may proceed; otherwise what to answer before closing. */
+export function checkFraming(target: string, lines: HeaderLines): FramingError | undefined {
+  if (Buffer.byteLength(target) > MAX_REQUEST_TARGET_BYTES) {
+    return { status: 414, detail: `The request target is longer than ${MAX_REQUEST_TARGET_BYTES} bytes.` };
+  }
+  let fieldBytes = 0;
+  const hosts: string[] = [];
+  const lengths: string[] = [];
+  const codings: string[] = [];
+  for (const [name, value] of lines) {
+    // Name, ": ", value and CRLF, as they were on the wire (less any OWS uWS trimmed).
+    fieldBytes += name.length + Buffer.byteLength(value) + 4;
+    if (name === 'host') hosts.push(value);
+    else if (name === 'content-length') lengths.push(value);
+    else if (name === 'transfer-encoding') codings.push(value);
+  }
+  if (fieldBytes > MAX_HEADER_FIELDS_BYTES) {
+    return { status: 431, detail: `The request header fields are larger than ${MAX_HEADER_FIELDS_BYTES} bytes in all.` };
+  }
+  // RFC 9112 section 3.2: a request without Host, or with more than one, is a 400.
+  if (hosts.length !== 1) return { status: 400, detail: 'The request must carry exactly one Host header.' };
+  if (lengths.length > 0 && codings.length > 0) {
+    // Section 6.1: such a message "ought to be handled as an error"; answering it closes the connection.
+    return { status: 400, detail: 'A request must not carry both Content-Length and Transfer-Encoding.' };
+  }
+  if (lengths.length > 1) return { status: 400, detail: 'The request carries more than one Content-Length header.' };
+  if (lengths.length === 1 && !DIGITS.test(trimOws(lengths[0]!))) {
+    // Section 6.3: an invalid Content-Length (a sign, a list, hex, empty) is unrecoverable framing.
+    return { status: 400, detail: 'The Content-Length header is not a decimal number of bytes.' };
+  }
+  if (codings.length > 1 || (codings.length === 1 && trimOws(codings[0]!).toLowerCase() !== 'chunked')) {
+    // Chunked is the only transfer coding this server decodes, and it may be applied once (section 7).
+    return { status: 400, detail: 'Transfer-Encoding must be exactly "chunked".' };
+  }
+  return undefined;
+}

@@ -1,0 +1,251 @@
+// HTTP/1.1 framing at the request entry (RFC 9112 sections 3.2, 6 and 7) over raw sockets against the
+// service on a loopback port: ambiguous framing is a 400 problem and a close, oversized heads a 414 or
+// 431, and nothing sent behind a refused request on the same connection is ever run (request smuggling).
+// What uWS refuses before we see a request (it closes at once, or holds the connection without an answer)
+// is asserted too, so that a change of uWS that alters it shows up here and in README.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken } from '../support/tokens.js';
+import { checkFraming } from '../../src/http/framing.js';
+import { exchange, keepAliveRequest, type Exchange } from './raw-http.js';
+
+let svc: TestService;
+let admin: string;
+
+before(async () => {
+  svc = await startService();
+  admin = await adminToken(svc);
+});
+
+const register = (id: string): string => JSON.stringify({ deviceId: id, deviceName: 'Smuggled', deviceType: 'speaker' });
+
+/** A request head with the given header lines written verbatim, then `body`. */
+function raw(lines: readonly string[], body = ''): Buffer {
+  return Buffer.from([...lines, '', ''].join('\r\n') + body, 'latin1');
+}
+
+async function registered(id: string): Promise<boolean> {
+  const res = await call(svc.url, 'GET', '/api/device/list', { token: admin });
+  assert.equal(res.status, 200, res.text);
+  return (res.json as { devices: Array<{ id: string }> }).devices.some((d) => d.id === id);
+}
+
+const TRACE_ID = /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/;
+const TITLES: Record<number, [string, string]> = {
+  400: ['Bad Request', 'https://tools.ietf.org/html/rfc9110#section-15.5.1'],
+  414: ['URI Too Long', 'https://tools.ietf.org/html/rfc9110#section-15.5.15'],
+  431: ['Request Header Fields Too Large', 'https://tools.ietf.org/html/rfc6585#section-5'],
+};
+
+/** Exactly one answer, the problem given, `Connection: close`, and the server closed the connection. */
+function assertRefused(answer: Exchange, status: number, detail: string): void {
+  assert.equal(answer.responses.length, 1, `one answer expected, got ${answer.responses.length}: ${answer.rest.toString('latin1').slice(0, 300)}`);
+  const [res] = answer.responses;
+  assert.equal(res!.status, status, res!.body.toString());
+  assert.equal(res!.headers['content-type'], 'application/problem+json');
+  assert.equal(res!.headers.connection, 'close');
+  const body = JSON.parse(res!.body.toString('utf8')) as Record<string, unknown>;
+  assert.match(String(body.traceId), TRACE_ID);
+  const [title, type] = TITLES[status]!;
+  assert.deepEqual({ ...body, traceId: '-' }, { type, title, status, detail, traceId: '-' });
+  assert.equal(answer.rest.length, 0, 'nothing after the answer');
+  assert.ok(answer.closedByServer, 'the server closes the connection');
+}
+
+const REGISTER = ['POST /api/device/register HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json'];
+const MORE_THAN_ONE_LENGTH = 'The request carries more than one Content-Length header.';
+const NOT_DECIMAL = 'The Content-Length header is not a decimal number of bytes.';
+const NOT_CHUNKED = 'Transfer-Encoding must be exactly "chunked".';
+
+describe('ambiguous framing is a 400 and a close, before routing', () => {
+  const cases: Array<{ name: string; lines: string[]; body: string; detail: string }> = [
+    { name: 'two Content-Length values that differ', lines: ['Content-Length: 3', 'Content-Length: 30'], body: 'abc', detail: MORE_THAN_ONE_LENGTH },
+    { name: 'two equal Content-Length headers', lines: ['Content-Length: 3', 'Content-Length: 3'], body: 'abc', detail: MORE_THAN_ONE_LENGTH },
+    { name: 'an empty Content-Length', lines: ['Content-Length: '], body: '', detail: NOT_DECIMAL },
+    { name: 'Transfer-Encoding: identity', lines: ['Transfer-Encoding: identity'], body: 'abc', detail: NOT_CHUNKED },
+    { name: 'Transfer-Encoding: gzip, chunked', lines: ['Transfer-Encoding: gzip, chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
+    { name: 'Transfer-Encoding: chunked, chunked', lines: ['Transfer-Encoding: chunked, chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
+    { name: 'two Transfer-Encoding: chunked headers', lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: on a body route`, async () => {
+      assertRefused(await exchange(svc.port, [raw([...REGISTER, ...c.lines], c.body)]), 400, c.detail);
+    });
+  }
+
+  it('two Host headers', async () => {
+    const answer = await exchange(svc.port, [raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'Host: example.com'])]);
+    assertRefused(answer, 400, 'The request must carry exactly one Host header.');
+  });
+
+  it('also on routes without a body, unknown routes and with a valid token', async () => {
+    for (const target of ['/health', '/api/device/list', '/no/such/route']) {
+      const lines = [`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: Bearer ${admin}`, 'Content-Length: 0', 'Content-Length: 1'];
+      assertRefused(await exchange(svc.port, [raw(lines, 'x')]), 400, MORE_THAN_ONE_LENGTH);
+    }
+  });
+
+  it('Chunked in any letter case with OWS is the chunked coding: accepted', async () => {
+    const body = register('chunked-dev');
+    const chunked = `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const answer = await exchange(svc.port, [raw([...REGISTER, 'Transfer-Encoding:  ChUnKeD ', 'Connection: close'], chunked)]);
+    assert.deepEqual(answer.responses.map((r) => r.status), [200], answer.rest.toString());
+  });
+});
+
+describe('oversized request heads are a 414 or a 431 and a close', () => {
+  it('a request target over 8 KiB is a 414', async () => {
+    const answer = await exchange(svc.port, [raw([`GET /health?${'a'.repeat(8 * 1024)} HTTP/1.1`, 'Host: 127.0.0.1'])]);
+    assertRefused(answer, 414, 'The request target is longer than 8192 bytes.');
+  });
+
+  it('header fields over 32 KiB in all are a 431, one big one or many', async () => {
+    const big = raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', `X-Big: ${'b'.repeat(33 * 1024)}`]);
+    assertRefused(await exchange(svc.port, [big]), 431, 'The request header fields are larger than 32768 bytes in all.');
+    const many = raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', ...Array.from({ length: 40 }, (_, i) => `X-${i}: ${'m'.repeat(900)}`)]);
+    assertRefused(await exchange(svc.port, [many]), 431, 'The request header fields are larger than 32768 bytes in all.');
+  });
+
+  it('just under both limits is served', async () => {
+    const target = `/api/config/voice?${'a'.repeat(8000)}`;
+    const answer = await exchange(svc.port, [raw([`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', `Authorization: Bearer ${admin}`, `X-Big: ${'b'.repeat(30 * 1024)}`, 'Connection: close'])]);
+    assert.deepEqual(answer.responses.map((r) => r.status), [200]);
+  });
+});
+
+describe('nothing behind a refused request runs (request smuggling)', () => {
+  // A front proxy that honours the second Content-Length sees one request; uWS, reading the first, would
+  // see a second one in the same bytes: that second request must never run.
+  const smuggle = (front: string, hidden: string): { head: Buffer; hidden: Buffer } => {
+    const hiddenBytes = keepAliveRequest('POST', '/api/device/register', [['Content-Type', 'application/json']], register(hidden));
+    const body = register(front);
+    const head = raw([...REGISTER, `Content-Length: ${Buffer.byteLength(body)}`, `Content-Length: ${Buffer.byteLength(body) + hiddenBytes.length}`], body);
+    return { head, hidden: hiddenBytes };
+  };
+
+  it('the hidden request in a later read: the front one is answered 400 and closed, neither registers', async () => {
+    const { head, hidden } = smuggle('front-later', 'hidden-later');
+    const answer = await exchange(svc.port, [head, hidden], { gapMs: 100 });
+    assertRefused(answer, 400, MORE_THAN_ONE_LENGTH);
+    assert.equal(await registered('front-later'), false);
+    assert.equal(await registered('hidden-later'), false);
+  });
+
+  it('the hidden request in the same read: uWS closes at once without an answer, neither registers', async () => {
+    const { head, hidden } = smuggle('front-same', 'hidden-same');
+    const answer = await exchange(svc.port, [Buffer.concat([head, hidden])]);
+    assert.deepEqual(answer.responses, []);
+    assert.ok(answer.closedByServer && answer.ms < 1000, `closed at once (${answer.ms.toFixed(0)} ms)`);
+    assert.equal(await registered('front-same'), false);
+    assert.equal(await registered('hidden-same'), false);
+  });
+
+  it('after a 413 nothing else on the connection runs, in a later read or the same one', async () => {
+    const svcSmall = await startService({ flags: { 'Server.MaxBodyBytes': 64 } });
+    const small = await adminToken(svcSmall);
+    const big = keepAliveRequest('POST', '/api/device/register', [['Content-Type', 'application/json']], register(`big-${'x'.repeat(80)}`));
+    const next = (id: string): Buffer => keepAliveRequest('POST', '/api/device/register', [['Content-Type', 'application/json']], register(id));
+    const later = await exchange(svcSmall.port, [big, next('after-413')], { gapMs: 100 });
+    assert.deepEqual(later.responses.map((r) => [r.status, r.headers.connection]), [[413, 'close']]);
+    assert.ok(later.closedByServer);
+    // In the same read uWS reads past the refused body and closes the connection on the next request.
+    const same = await exchange(svcSmall.port, [Buffer.concat([big, next('same-read-413')])]);
+    assert.deepEqual(same.responses.map((r) => r.status), []);
+    assert.ok(same.closedByServer);
+    const list = await call(svcSmall.url, 'GET', '/api/device/list', { token: small });
+    assert.deepEqual(list.json, { devices: [], totalCount: 0 });
+  });
+});
+
+describe("the hub's negotiate and WebSocket upgrade refuse ambiguous framing too", () => {
+  it('a register smuggled behind a negotiate with two Content-Length headers never runs', async () => {
+    const hidden = keepAliveRequest('POST', '/api/device/register', [['Content-Type', 'application/json']], register('via-negotiate'));
+    const head = raw(['POST /voice-hub/negotiate?negotiateVersion=1 HTTP/1.1', 'Host: 127.0.0.1', 'Content-Length: 0', `Content-Length: ${hidden.length}`]);
+    const answer = await exchange(svc.port, [head, hidden], { gapMs: 100 });
+    assertRefused(answer, 400, MORE_THAN_ONE_LENGTH);
+    assert.equal(await registered('via-negotiate'), false);
+  });
+
+  it('an upgrade with two Host headers is a 400 and a close, not a WebSocket', async () => {
+    const lines = ['GET /voice-hub HTTP/1.1', 'Host: 127.0.0.1', 'Host: evil.example', 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'];
+    assertRefused(await exchange(svc.port, [raw(lines)]), 400, 'The request must carry exactly one Host header.');
+  });
+});
+
+describe('what uWS refuses before the request reaches the service', () => {
+  // uWS closes these at once, without calling any handler: no answer can be written.
+  const closedAtOnce: Array<[string, string[], string]> = [
+    ['Content-Length with Transfer-Encoding', ['Content-Length: 3', 'Transfer-Encoding: chunked'], '3\r\nabc\r\n0\r\n\r\n'],
+    ['Content-Length with a sign', ['Content-Length: +3'], 'abc'],
+    ['Content-Length as a list', ['Content-Length: 3, 3'], 'abc'],
+    ['Content-Length in hex', ['Content-Length: 0x3'], 'abc'],
+    ['Content-Length beyond 64 bits', ['Content-Length: 99999999999999999999999'], 'abc'],
+    ['a chunk size that is not hex', ['Transfer-Encoding: chunked'], 'zz\r\nabc\r\n0\r\n\r\n'],
+  ];
+  for (const [name, lines, body] of closedAtOnce) {
+    it(`${name}: closed at once, nothing answered, nothing registered`, async () => {
+      const answer = await exchange(svc.port, [raw([...REGISTER, ...lines], body)]);
+      assert.deepEqual(answer.responses, []);
+      assert.equal(answer.rest.length, 0);
+      assert.ok(answer.closedByServer && answer.ms < 1000, `closed at once (${answer.ms.toFixed(0)} ms)`);
+    });
+  }
+
+  // uWS's parser takes none of these and neither answers nor closes: it drops the connection at its own
+  // idle timeout (10 to 14 s). Nothing in the service sees them (README, "HTTP/1.1 framing").
+  const held: Array<[string, Buffer]> = [
+    ['HTTP/1.0', raw(['GET /health HTTP/1.0', 'Host: 127.0.0.1'])],
+    ['HTTP/2.0 in an HTTP/1 request line', raw(['GET /health HTTP/2.0', 'Host: 127.0.0.1'])],
+    ['no Host', raw(['GET /health HTTP/1.1'])],
+    ['obs-fold', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A: b', ' c'])],
+    ['bare LF line ends', Buffer.from('GET /health HTTP/1.1\nHost: 127.0.0.1\n\n')],
+    ['more than 48 header lines', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', ...Array.from({ length: 60 }, (_, i) => `X-${i}: v`)])],
+    ['a space before the colon', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A : b'])],
+    ['an absolute-form target', raw(['GET http://127.0.0.1/health HTTP/1.1', 'Host: 127.0.0.1'])],
+  ];
+  it('held without an answer: HTTP/1.0, no Host, obs-fold, bare LF, too many headers, other malformed heads', async () => {
+    const answers = await Promise.all(held.map(([, bytes]) => exchange(svc.port, [bytes], { idleMs: 600 })));
+    answers.forEach((a, i) => {
+      assert.deepEqual(a.responses, [], held[i]![0]);
+      assert.equal(a.closedByServer, false, `${held[i]![0]}: uWS now closes it; update README "HTTP/1.1 framing"`);
+    });
+  });
+});
+
+describe('checkFraming, table', () => {
+  const host = ['host', '127.0.0.1'] as const;
+  const ok: Array<Array<readonly [string, string]>> = [
+    [host],
+    [host, ['content-length', '0']],
+    [host, ['content-length', '007']],
+    [host, ['content-length', ' 12\t']],
+    [host, ['transfer-encoding', 'chunked']],
+    [host, ['transfer-encoding', ' CHUNKED ']],
+    [['host', '']],
+  ];
+  for (const lines of ok) {
+    it(`accepts ${JSON.stringify(lines)}`, () => assert.equal(checkFraming('/', lines), undefined));
+  }
+  const refused: Array<[Array<readonly [string, string]>, number]> = [
+    [[], 400],
+    [[host, host], 400],
+    [[host, ['content-length', '1'], ['content-length', '1']], 400],
+    [[host, ['content-length', '-1']], 400],
+    [[host, ['content-length', '1.0']], 400],
+    [[host, ['content-length', '1e3']], 400],
+    [[host, ['content-length', '\u0661']], 400],
+    [[host, ['content-length', '1'], ['transfer-encoding', 'chunked']], 400],
+    [[host, ['transfer-encoding', '']], 400],
+    [[host, ['transfer-encoding', 'chunked;q=1']], 400],
+    [[host, ['x', 'y'.repeat(32 * 1024)]], 431],
+  ];
+  for (const [lines, status] of refused) {
+    it(`refuses ${JSON.stringify(lines).slice(0, 80)} with ${status}`, () => assert.equal(checkFraming('/', lines)?.status, status));
+  }
+  it('bounds the target in bytes, not UTF-16 units', () => {
+    assert.equal(checkFraming(`/${'é'.repeat(4096)}`, [host])?.status, 414);
+    assert.equal(checkFraming(`/${'a'.repeat(8191)}`, [host]), undefined);
+  });
+});
