@@ -55,8 +55,8 @@ export const HUB_EVENTS: { readonly [K in HubEventName]: HubEventDoc } = {
     schema: str('The session id the caller joined.'),
   },
   Error: {
-    to: `the caller, when one of its calls fails; the ${GROUP}, for an upstream error message and for the first upstream frame of a burst the service had to drop`,
-    when: 'with the reason, in words',
+    to: `the caller; the ${GROUP}`,
+    when: 'to the caller when its call failed; to the group when upstream reported an error, and when the service had to drop upstream frames (once per burst)',
     schema: str('What went wrong.'),
   },
   AudioProcessed: {
