@@ -1,11 +1,13 @@
 // createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
 // process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
 import os from 'node:os';
+import { hubSessionBridge } from './api/hub-session-bridge.js';
+import { voiceHubMethods } from './api/hub-methods.js';
 import { loadSigningKey } from './auth/signing-key.js';
-import { TokenService, type Principal } from './auth/tokens.js';
+import { TokenService } from './auth/tokens.js';
+import { tokenVerifier } from './auth/verify.js';
 import type { LoadedConfig } from './config/types.js';
 import { DeviceRegistry } from './devices/registry.js';
-import { DomainError } from './errors.js';
 import { createDatabaseCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
 import { attachHub, type HubListener, type VoiceHubServer } from './hub/index.js';
 import { requestGate } from './http/gate.js';
@@ -22,6 +24,7 @@ import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { MqttPublisher } from './mqtt/publisher.js';
+import { mqttSessionEvents } from './mqtt/session-events.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { builtVersion } from './version.js';
 import { ConfigCategories } from './settings/categories.js';
@@ -29,7 +32,6 @@ import { SQL_WASM } from './runtime/asset-manifest.mjs';
 import { assertBuildComplete, requireAsset } from './runtime/assets.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
-import { sessionGroup, voiceHubMethods } from './voice/hub-methods.js';
 import { sessionBudgets } from './voice/budgets.js';
 import { VoiceSessionService } from './voice/sessions.js';
 
@@ -99,11 +101,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
     const categories = new ConfigCategories(loaded, store.settings);
     const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
-    const verifyToken = async (token: string): Promise<Principal> => {
-      const p = await tokens.verify(token);
-      if (!registry.isTokenCurrent(p)) throw new DomainError('unauthenticated', 'The token has been revoked.');
-      return p;
-    };
+    const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
 
     // MQTT is optional: an empty broker address switches it off. A PUT of the category applies at once.
     const mqttLogger = logger.child('Mqtt');
@@ -143,12 +141,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         const v = categories.voice();
         return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
       },
-      events: {
-        toGroup: (sessionId, target, payload) => {
-          hub.sendToGroup(sessionGroup(sessionId), target, payload);
-          if (target === 'SessionEnded') mqtt.publishSessionEvent(sessionId, { event: 'ended', ...(payload as object) });
-        },
-      },
+      listeners: [mqttSessionEvents(mqtt)],
       logger: logger.child('Upstream'),
       ...(voiceCa ? { link: { ca: voiceCa } } : {}),
     });
@@ -192,6 +185,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       logger: logger.child('Hub'),
     });
     parts.hub = hub;
+    sessions.addListener(hubSessionBridge(hub));
 
     const checks: Record<string, HealthCheck> = {
       'voice-service': createVoiceServiceCheck({
@@ -231,8 +225,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         maxBodyBytes: config.Server.MaxBodyBytes,
         auth: {
           apiKeys: config.ApiKeys,
-          tokens,
-          isTokenCurrent: (p) => registry.isTokenCurrent(p),
+          verifyToken,
           requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
         },
         logger: logger.child('Http'),

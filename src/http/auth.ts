@@ -2,14 +2,15 @@
 // tokens (DESIGN.md "Which endpoints need what"). Ownership of a particular device is checked by
 // `requireDeviceAccess`, called by handlers that know which device a request is about.
 import { timingSafeEqual } from 'node:crypto';
-import type { Principal, TokenService } from '../auth/tokens.js';
+import type { Principal } from '../auth/tokens.js';
+import type { VerifyToken } from '../auth/verify.js';
 import { DomainError } from '../errors.js';
 import type { AuthRequirement } from './router.js';
 
 export interface AuthDeps {
   apiKeys: readonly string[];
-  tokens: TokenService;
-  isTokenCurrent(p: Principal): boolean;
+  /** The same verification (revocation included) as the hub's. */
+  verifyToken: VerifyToken;
   requireDeviceTokenForVoice: boolean;
 }
 
@@ -45,8 +46,7 @@ export async function authenticate(
   if (!mode || (mode === 'voice' && !deps.requireDeviceTokenForVoice)) return undefined;
   const token = bearerToken(headers.authorization);
   if (!token) throw new DomainError('unauthenticated', 'A bearer token is required.');
-  const principal = await deps.tokens.verify(token);
-  if (!deps.isTokenCurrent(principal)) throw new DomainError('unauthenticated', 'The token has been revoked.');
+  const principal = await deps.verifyToken(token);
   if (mode === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
   return principal;
 }

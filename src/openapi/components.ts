@@ -1,5 +1,6 @@
 // Response schemas and shared response descriptions for the OpenAPI document. Request schemas are
 // not here: they live in src/http/schemas.ts, where ajv uses them.
+import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../api/hub-events.js';
 import type { ResponseDoc } from '../http/router.js';
 
 export const ref = (name: string): Record<string, unknown> => ({ $ref: `#/components/schemas/${name}` });
@@ -118,40 +119,21 @@ export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
       entries: { type: 'object', additionalProperties: ref('HealthEntry') },
     },
   },
-  // Payloads of the hub events (DESIGN.md "Hub at /voice-hub"). No HTTP operation refers to them: they
-  // are here so the document shows device developers the shapes the hub pushes.
-  HubAudioProcessed: {
-    type: 'object',
-    description: 'Hub event AudioProcessed, to the group session-{sessionId}, after each SendAudioData.',
-    properties: {
-      sessionId: { type: 'string' },
-      sequence: { type: 'integer', description: 'Number of the chunk in the session, from 1.' },
-      bytes: { type: 'integer', description: 'Size of the Opus packet forwarded upstream.' },
-      durationMs: { type: 'number', description: 'Audio duration the packet carries.' },
-    },
-  },
-  HubAudioData: {
-    type: 'object',
-    description: 'Hub event AudioData, to the group: the upstream audio as received, still Opus.',
-    properties: {
-      sessionId: { type: 'string' },
-      format: { type: 'string', enum: ['opus'] },
-      sampleRate: { type: 'integer', example: 16000 },
-      channels: { type: 'integer', example: 1 },
-      data: { type: 'string', format: 'byte', description: 'Base64 of the Opus packet.' },
-    },
-  },
-  HubTextResponse: {
-    type: 'object',
-    description: 'Hub event TextResponse, to the group, for each upstream text message.',
-    properties: { sessionId: { type: 'string' }, text: { type: 'string' }, final: { type: 'boolean', description: 'As upstream sent it (false: a partial result); true when upstream left it out.' } },
-  },
-  HubSessionEnded: {
-    type: 'object',
-    description: 'Hub event SessionEnded, to the group, on stop, upstream failure or idle timeout.',
-    properties: { sessionId: { type: 'string' }, reason: { type: 'string', example: 'stopped' } },
-  },
+  // The payloads of the hub events: no HTTP operation refers to them; they are here so the document shows
+  // device developers the shapes the hub pushes. Generated from the hub's event map.
+  ...hubEventSchemas(),
 };
+
+/** `Hub<target>` for every hub event whose payload is an object. */
+function hubEventSchemas(): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const name of hubEventNames) {
+    const schemaName = hubSchemaName(name);
+    const { to, when, schema } = HUB_EVENTS[name];
+    if (schemaName) out[schemaName] = { ...schema, description: `Hub event ${name}, to ${to}, ${when}.` };
+  }
+  return out;
+}
 
 const problemJson = { contentType: 'application/problem+json' };
 

@@ -1,6 +1,7 @@
 // The prose of the OpenAPI document (Markdown, which Swagger UI renders): how to authenticate, the error
 // format, and the SignalR hub at /voice-hub, which is no HTTP operation and so is described here in
-// words (DESIGN.md "Hub at /voice-hub", SPEC.md "Events").
+// words; its events table is generated from the hub's event map, as the bridge that sends them uses it.
+import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../api/hub-events.js';
 
 export interface DescriptionOptions {
   apiKeysEnabled: boolean;
@@ -76,18 +77,24 @@ function hubDescription(): string[] {
     '',
     '**Events** (the server sends)',
     '',
-    '| event | to | payload |',
-    '|---|---|---|',
-    '| `SessionJoined` | the caller | `sessionId` (string) |',
-    '| `Error` | the caller; the group for upstream `error` messages | message (string) |',
-    '| `AudioProcessed` | group `session-{sessionId}` | `{sessionId, sequence, bytes, durationMs}` (schema `HubAudioProcessed`) |',
-    '| `AudioResponse` | group | string: Base64 of the decoded upstream audio, 16-bit little-endian PCM, interleaved, at the session\'s sample rate and channels |',
-    '| `AudioData` | group | `{sessionId, format: "opus", sampleRate, channels, data}`, the upstream audio as received (schema `HubAudioData`) |',
-    '| `TextResponse` | group | `{sessionId, text, final}` from upstream text (schema `HubTextResponse`) |',
-    '| `SessionEnded` | group | `{sessionId, reason}` on stop, failure or idle timeout (schema `HubSessionEnded`) |',
+    '| event | to | when | payload (the one argument) |',
+    '|---|---|---|---|',
+    ...eventRows(),
     '',
     '**A session from start to end**: register the device; `POST /api/voice/start`; connect to the hub;',
     '`JoinSession(sessionId, deviceToken)` and wait for `SessionJoined`; `SendAudioData` for each Opus packet;',
     'receive `AudioResponse`/`AudioData`/`TextResponse`; `POST /api/voice/stop`, and the group gets `SessionEnded`.',
   ];
+}
+
+/** One table row per hub event, in the map's order. */
+function eventRows(): string[] {
+  return hubEventNames.map((name) => {
+    const { to, when, schema } = HUB_EVENTS[name];
+    const schemaName = hubSchemaName(name);
+    const payload = schemaName
+      ? `\`{${Object.keys(schema.properties as object).join(', ')}}\` (schema \`${schemaName}\`)`
+      : `string. ${String(schema.description)}`;
+    return `| \`${name}\` | ${to} | ${when} | ${payload} |`;
+  });
 }

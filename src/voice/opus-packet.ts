@@ -1,5 +1,5 @@
 // What the TOC byte of an Opus packet says (RFC 6716 section 3.1): its duration, and whether its framing is
-// one a decoder can accept at all. Pure; used to answer `AudioProcessed.durationMs` and to refuse garbage
+// one a decoder can accept at all. Pure; used for the duration a forwarded packet carries and to refuse garbage
 // before it is sent upstream.
 import { DomainError } from '../errors.js';
 

@@ -1,5 +1,5 @@
 // Float -> 16-bit PCM exactly as libopus' own `opus_decode` does it in its float build, so that our
-// `AudioResponse` equals what a native int16 decoder would give. `opus-decoder` only exposes the float path
+// decoded upstream audio equals what a native int16 decoder would give. `opus-decoder` only exposes the float path
 // (`opus_decode_float`, which skips soft clipping); libopus' int16 path is opus_decode_native(..., soft_clip=1)
 // followed by FLOAT2INT16 (src/opus_decoder.c, celt/float_cast.h). Both steps are reproduced here in float32
 // arithmetic (Math.fround after every operation, as C's float does).

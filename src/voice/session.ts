@@ -1,20 +1,17 @@
 // One voice session (DESIGN.md "Voice sessions and the upstream voice server"): the state machine
-// Starting -> Active -> Stopped | Failed, its upstream link, its Opus decoder and idle timer; upstream
-// frames become events for the hub group `session-<id>` through upstream-inbound.ts.
+// Starting -> Active -> Stopped | Failed, its upstream link, its Opus decoder and idle timer. What happens
+// is told to its listeners as SessionEvents (session-events.ts); upstream frames become events through
+// upstream-inbound.ts.
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionState } from '../store/types.js';
 import { MAX_PACKET_BYTES_PER_CHANNEL, SessionOpusDecoder } from './opus-decoder.js';
 import { opusPacketDurationMs } from './opus-packet.js';
 import type { ReconnectPolicy } from './reconnect-budget.js';
+import type { SessionListener } from './session-events.js';
 import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
 import type { DropCounts } from './upstream-drops.js';
 import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from './upstream-link.js';
-
-/** Where session events go; the hub maps `sessionId` to its group `session-<id>`. */
-export interface SessionEvents {
-  toGroup(sessionId: string, target: string, payload: unknown): void;
-}
 
 export interface AudioSent {
   sequence: number;
@@ -46,7 +43,8 @@ export interface VoiceSessionOptions {
   connectTimeoutMs: number;
   /** No traffic either way for this long stops the session; 0 disables. */
   idleTimeoutMs: number;
-  events: SessionEvents;
+  /** Where the session's events go; must not throw (SessionListeners.emit does not). */
+  emit: SessionListener;
   logger: Logger;
   now: () => Date;
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
@@ -75,7 +73,7 @@ export class VoiceSession {
       decoder: this.decoder,
       format: { sampleRate, channels },
       budget: options.budgets.decode,
-      emit: (target, payload) => this.emit(target, payload),
+      emit: options.emit,
       isActive: () => this.record.state === 'Active',
       logger: options.logger,
     });
@@ -132,6 +130,7 @@ export class VoiceSession {
       this.idleTimer = setTimeout(() => void this.finish('Stopped', 'idle timeout'), this.options.idleTimeoutMs);
       this.idleTimer.unref();
     }
+    this.options.emit({ type: 'started', sessionId: this.id, deviceId: this.deviceId, userId: this.record.userId, at: this.options.now() });
   }
 
   /** Forwards one Opus packet upstream; `audioPacketsSent` counts the packets that went out. */
@@ -147,7 +146,9 @@ export class VoiceSession {
     link.sendAudio(sequence, packet, sampleRate, channels);
     this.record.audioPacketsSent = sequence;
     this.touch();
-    return { sequence, bytes: packet.length, durationMs };
+    const sent = { sequence, bytes: packet.length, durationMs };
+    this.options.emit({ type: 'audioProcessed', sessionId: this.id, ...sent });
+    return sent;
   }
 
   sendText(text: string, messageType: string): void {
@@ -174,16 +175,17 @@ export class VoiceSession {
   private finish(state: 'Stopped' | 'Failed', reason: string): Promise<void> {
     if (this.ending) return this.ending;
     const wasActive = this.record.state === 'Active';
+    const at = this.options.now();
     this.record.state = state;
-    this.record.endTime = this.options.now().toISOString();
+    this.record.endTime = at.toISOString();
     this.record.endReason = reason;
     clearTimeout(this.idleTimer);
     const log = this.options.logger;
     const costs = this.upstreamCosts();
     if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}${costs}`);
     else log.info(`session ${this.id} stopped: ${reason}${costs}`);
-    // Only an Active session can have listeners: its id is handed out once it is Active.
-    if (wasActive) this.emit('SessionEnded', { sessionId: this.id, reason });
+    // Only a session that was Active told anyone it started: a failed start ends without events.
+    if (wasActive) this.options.emit({ type: 'ended', sessionId: this.id, deviceId: this.deviceId, state, reason, at });
     this.ending = (async () => {
       this.inbound.close();
       this.decoder.free();
@@ -204,13 +206,5 @@ export class VoiceSession {
       link && link.droppedAudio > 0 ? `${link.droppedAudio} device audio packets refused` : '',
     ].filter(Boolean);
     return parts.length > 0 ? ` (${parts.join('; ')})` : '';
-  }
-
-  private emit(target: string, payload: unknown): void {
-    try {
-      this.options.events.toGroup(this.id, target, payload);
-    } catch (e) {
-      this.options.logger.error(`session ${this.id}: delivering ${target} failed: ${errorText(e)}`);
-    }
   }
 }

@@ -1,12 +1,14 @@
 // Voice sessions as the HTTP routes and the hub use them (DESIGN.md "Voice sessions and the upstream voice
 // server"): start/stop, text and audio into a session, one active session per device, history kept in the
-// SessionRepository. No HTTP and no hub types here: errors are DomainErrors, events go to `deps.events`.
+// SessionRepository. No HTTP and no hub types here: errors are DomainErrors, and what happens in a session
+// goes to the listeners registered with `addListener` (the hub bridge, the MQTT publisher).
 import { randomUUID } from 'node:crypto';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
 import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus-decoder.js';
-import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets, type SessionEvents } from './session.js';
+import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
+import { SessionListeners, type SessionListener } from './session-events.js';
 
 export interface VoiceSessionDeps {
   config: {
@@ -22,7 +24,8 @@ export interface VoiceSessionDeps {
   deviceExists: (deviceId: string) => boolean;
   /** From the `voice` configuration category. */
   voiceDefaults: () => { sampleRate: number; channels: number };
-  events: SessionEvents;
+  /** Listeners from the start; more may be added with `addListener`. */
+  listeners?: readonly SessionListener[];
   logger: Logger;
   newId?: () => string;
   now?: () => Date;
@@ -41,11 +44,18 @@ export class VoiceSessionService {
   private readonly byDevice = new Map<string, VoiceSession>();
   private readonly newId: () => string;
   private readonly now: () => Date;
+  private readonly listeners: SessionListeners;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
     this.newId = deps.newId ?? randomUUID;
     this.now = deps.now ?? (() => new Date());
+    this.listeners = new SessionListeners(deps.logger, deps.listeners);
+  }
+
+  /** `listener` is told every event of every session from now on. */
+  addListener(listener: SessionListener): void {
+    this.listeners.add(listener);
   }
 
   /** At start-up: sessions the previous process left open are recorded as ended. Returns how many. */
@@ -90,7 +100,7 @@ export class VoiceSessionService {
       apiKey: this.deps.config.apiKey,
       connectTimeoutMs: this.deps.config.connectTimeoutMs,
       idleTimeoutMs: this.deps.config.sessionIdleTimeoutMs,
-      events: this.deps.events,
+      emit: this.listeners.emit,
       logger: this.deps.logger,
       now: this.now,
       onEnded: (s) => this.ended(s),

@@ -1,23 +1,23 @@
 // Upstream frames a session had to drop (decode queue full, a format change over the rebuild budget, a
-// corrupt packet), counted always and reported once per burst: the first drop of a burst sends one
-// `Error` to the session group and logs a warning; the drops after it are only counted until a quiet
-// spell ends the burst, which logs the burst's totals. A misbehaving upstream can thus cost the devices
-// one event per burst, not one per packet, and the journal a few lines, not thousands.
+// corrupt packet), counted always and reported once per burst: the first drop of a burst is told to the
+// session's listeners (devices see it as one error) and logged as a warning; the drops after it are only
+// counted until a quiet spell ends the burst, which logs the burst's totals. A misbehaving upstream can
+// thus cost the devices one event per burst, not one per packet, and the journal a few lines, not thousands.
 import type { Logger } from '../log/logger.js';
 
 export type DropReason = 'queue' | 'format' | 'corrupt';
 
 export type DropCounts = Record<DropReason, number>;
 
-/** A burst ends after this long without a drop; the next drop starts a new one (and a new Error). */
+/** A burst ends after this long without a drop; the next drop starts a new one (and a new report). */
 export const BURST_QUIET_MS = 1000;
 /** A burst that goes on is summarised in the log this often, so the counter stays visible. */
 const PROGRESS_LOG_MS = 10_000;
 
 export interface DropReporterOptions {
   sessionId: string;
-  /** Tells the session group (an `Error` event with this text). */
-  tellGroup: (message: string) => void;
+  /** Tells the session's listeners about the first drop of a burst. */
+  report: (reason: DropReason, message: string) => void;
   logger: Logger;
 }
 
@@ -35,7 +35,7 @@ export class DropReporter {
     return sum(this.total);
   }
 
-  /** Counts one dropped frame; `message` is what the group is told if it starts a burst. */
+  /** Counts one dropped frame; `message` is what the listeners are told if it starts a burst. */
   drop(reason: DropReason, message: string): void {
     this.total[reason]++;
     const now = Date.now();
@@ -48,7 +48,7 @@ export class DropReporter {
         `session ${this.options.sessionId}: ${message}; further drops are counted until ${BURST_QUIET_MS} ms pass without one ` +
           `(${this.totalDropped} upstream frames dropped in this session)`,
       );
-      this.options.tellGroup(message);
+      this.options.report(reason, message);
       return;
     }
     this.burst.counts[reason]++;

@@ -1,6 +1,6 @@
-// Upstream frames of one session on their way to its hub group, in order and with bounded work: audio is
+// Upstream frames of one session on their way to its listeners, in order and with bounded work: audio is
 // decoded with the sampleRate/channels its frame names (the session's where it names none), text and
-// error frames become TextResponse and Error. Decoding is synchronous while the format stays the same; a format
+// error frames become session events. Decoding is synchronous while the format stays the same; a format
 // change rebuilds the Opus decoder (asynchronous), and frames that arrive meanwhile wait in a queue bounded
 // in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
 // otherwise make every packet pay for a new decoder while the queue behind it grew without limit. What
@@ -8,6 +8,7 @@
 import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionOpusDecoder } from './opus-decoder.js';
+import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
 import type { UpstreamMessage } from './upstream-protocol.js';
 
@@ -28,10 +29,10 @@ export interface UpstreamInboundOptions {
   sessionId: string;
   decoder: SessionOpusDecoder;
   /** The session's format, for audio frames that do not name theirs. */
-  format: { sampleRate: number; channels: number };
+  format: AudioFormat;
   budget: DecodeBudget;
-  /** Sends an event to the session group. */
-  emit: (target: string, payload: unknown) => void;
+  /** Where the session's events go. */
+  emit: SessionListener;
   /** False once the session has ended: nothing more is delivered. */
   isActive: () => boolean;
   logger: Logger;
@@ -52,7 +53,8 @@ export class UpstreamInbound {
   private readonly rebuildTimes: number[] = [];
 
   constructor(private readonly options: UpstreamInboundOptions) {
-    this.drops = new DropReporter({ sessionId: options.sessionId, tellGroup: (m) => options.emit('Error', m), logger: options.logger });
+    const { sessionId, emit } = options;
+    this.drops = new DropReporter({ sessionId, report: (reason, message) => emit({ type: 'framesDropped', sessionId, reason, message }), logger: options.logger });
   }
 
   /** One frame from upstream: delivered now, queued behind a rebuild, or dropped. */
@@ -82,11 +84,11 @@ export class UpstreamInbound {
       case 'audio':
         return this.audio(message);
       case 'text':
-        return this.options.emit('TextResponse', { sessionId, text: message.text, final: message.final });
-      case 'error': {
-        const code = message.code === undefined ? '' : ` (code ${message.code})`;
-        return this.options.emit('Error', `${message.message}${code}`);
-      }
+        return this.options.emit({ type: 'text', sessionId, text: message.text, final: message.final });
+      case 'error':
+        return this.options.emit({
+          type: 'upstreamError', sessionId, message: message.message, ...(message.code === undefined ? {} : { code: message.code }),
+        });
     }
   }
 
@@ -129,8 +131,10 @@ export class UpstreamInbound {
       return this.undecodable(e);
     }
     const { sessionId, emit } = this.options;
-    emit('AudioResponse', pcm.toString('base64'));
-    emit('AudioData', { sessionId, format: 'opus', sampleRate, channels, data: message.data });
+    const format = { sampleRate, channels };
+    // Decoded first: devices have always received the PCM ahead of the packet it came from.
+    emit({ type: 'decodedAudio', sessionId, pcm, format });
+    emit({ type: 'upstreamAudio', sessionId, packet: message.packet, format });
   }
 
   private undecodable(e: unknown): void {

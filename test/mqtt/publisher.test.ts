@@ -1,7 +1,12 @@
-// MqttPublisher against a real mosquitto: what a subscriber such as Home Assistant actually sees.
+// MqttPublisher against a real mosquitto: what a subscriber such as Home Assistant actually sees; session
+// events as the running service publishes them (sessions started over HTTP, ended in each way).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { startService } from '../support/service.js';
+import { registerDevice } from '../support/tokens.js';
+import { startEcho, startSession } from '../support/voice.js';
 import { connectedPublisher, device, publisherOptions, Subscriber, waitUntil } from './helpers.js';
 
 describe('MqttPublisher with a live broker', () => {
@@ -84,17 +89,98 @@ describe('MqttPublisher with a live broker', () => {
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${ha}/`)).length, 0);
   });
 
-  it('publishes session events, not retained', async () => {
-    const { pub, prefix } = await publisher();
-    const live = await subscribe([`${prefix}/sessions/#`]);
-    const event = { type: 'started', sessionId: 's/1', deviceId: 'd1', timestamp: '2025-01-02T03:04:05.000Z' };
-    pub.publishSessionEvent('s/1', event);
-    const got = await live.waitFor((m) => m.topic === `${prefix}/sessions/s%2F1/event`, 'the session event');
-    assert.deepEqual(JSON.parse(got.payload), event);
-    assert.equal(got.retain, false);
-    const late = await subscribe([`${prefix}/sessions/#`]);
-    await late.barrier(`${prefix}/sessions/barrier`);
-    assert.equal(late.on(`${prefix}/sessions/s%2F1/event`).length, 0, 'a later subscriber must not get old events');
+  describe('session events from the running service', () => {
+    const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+    let rigs = 0;
+    /** The whole service with its own topic prefix on the test broker, pointed at its own echo server. */
+    const rig = async (flags: Record<string, unknown>) => {
+      const prefix = `sessions-${process.pid}-${++rigs}`;
+      const echo = await startEcho();
+      const svc = await startService({
+        flags: {
+          'Mqtt.BrokerAddress': '127.0.0.1',
+          'Mqtt.Port': broker.port,
+          'Mqtt.TopicPrefix': prefix,
+          'VoiceService.ServerUrl': `ws://127.0.0.1:${echo.port}/voice`,
+          ...flags,
+        },
+      });
+      const sub = await subscribe([`${prefix}/sessions/#`]);
+      await waitUntil(() => svc.app.mqtt.current()?.state().connected === true, 'the service to connect to the broker');
+      const device = await registerDevice(svc);
+      const topic = (sessionId: string) => `${prefix}/sessions/${sessionId}/event`;
+      /** The events published for a session so far, parsed, each checked to be not retained. */
+      const eventsOf = (sessionId: string) =>
+        sub.on(topic(sessionId)).map((m) => {
+          assert.equal(m.retain, false, 'session events are news, not state');
+          return JSON.parse(m.payload) as Record<string, unknown>;
+        });
+      const waitForEvents = async (sessionId: string, count: number) => {
+        await waitUntil(() => sub.on(topic(sessionId)).length >= count, `${count} event(s) of session ${sessionId}`);
+        return eventsOf(sessionId);
+      };
+      return { prefix, echo, svc, sub, device, topic, eventsOf, waitForEvents };
+    };
+
+    /** Starts a session over HTTP; checks the `started` event names it, its device and a time in the call. */
+    const startAndExpectStarted = async (r: Awaited<ReturnType<typeof rig>>) => {
+      const before = Date.now();
+      const { sessionId } = await startSession(r.svc, r.device.id, r.device.token);
+      const after = Date.now();
+      const [started] = await r.waitForEvents(sessionId, 1);
+      assert.deepEqual(started, { event: 'started', sessionId, deviceId: r.device.id, timestamp: started!.timestamp });
+      assert.match(String(started!.timestamp), ISO_UTC);
+      const t = Date.parse(String(started!.timestamp));
+      assert.ok(t >= before && t <= after, `started at ${String(started!.timestamp)}, during the start call`);
+      return sessionId;
+    };
+
+    /** The `ended` event: the session, its device, the reason and the end time the service recorded. */
+    const expectEnded = async (r: Awaited<ReturnType<typeof rig>>, sessionId: string, reason: string | RegExp) => {
+      const events = await r.waitForEvents(sessionId, 2);
+      assert.equal(events.length, 2, 'one started and one ended event per session');
+      const ended = events[1]!;
+      const record = r.svc.app.sessions.get(sessionId)!;
+      assert.deepEqual(ended, { event: 'ended', sessionId, deviceId: r.device.id, timestamp: record.endTime, reason: ended.reason });
+      assert.match(String(ended.timestamp), ISO_UTC);
+      if (typeof reason === 'string') assert.equal(ended.reason, reason);
+      else assert.match(String(ended.reason), reason);
+    };
+
+    it('started and ended (stopped over HTTP, idle timeout), not retained', async () => {
+      const r = await rig({ 'VoiceService.SessionIdleTimeout': '00:00:01' });
+      const stopped = await startAndExpectStarted(r);
+      const res = await call(r.svc.url, 'POST', '/api/voice/stop', { token: r.device.token, body: { sessionId: stopped } });
+      assert.equal(res.status, 200);
+      await expectEnded(r, stopped, 'stopped by request');
+
+      const idle = await startAndExpectStarted(r);
+      await expectEnded(r, idle, 'idle timeout');
+      assert.equal(r.svc.app.sessions.get(idle)?.state, 'Stopped');
+
+      const late = await subscribe([`${r.prefix}/sessions/#`]);
+      await late.barrier(`${r.prefix}/sessions/barrier`);
+      assert.deepEqual(late.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), [], 'a later subscriber gets no old events');
+    });
+
+    it('ended with the reason when the upstream voice server goes away (Failed)', async () => {
+      const r = await rig({ 'VoiceService.ReconnectAttempts': 0 });
+      const sessionId = await startAndExpectStarted(r);
+      await r.echo.close();
+      await expectEnded(r, sessionId, /^upstream connection lost/);
+      assert.equal(r.svc.app.sessions.get(sessionId)?.state, 'Failed');
+    });
+
+    it('a start the upstream refuses (502) publishes nothing', async () => {
+      const r = await rig({});
+      await r.echo.close();
+      const res = await call(r.svc.url, 'POST', '/api/voice/start', { token: r.device.token, body: { deviceId: r.device.id, userId: 'u' } });
+      assert.equal(res.status, 502);
+      const idle = () => r.svc.app.mqtt.current()!.stats();
+      await waitUntil(() => idle().queued === 0 && idle().inFlight === 0, 'everything the service published to be acknowledged');
+      await r.sub.barrier(`${r.prefix}/sessions/barrier`);
+      assert.deepEqual(r.sub.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), []);
+    });
   });
 
   it('removeDevice clears its retained state and discovery, and only its own', async () => {

@@ -1,10 +1,12 @@
-// Shared helpers for the voice tests: an in-memory SessionRepository, a recording events sink, a
+// Shared helpers for the voice tests: an in-memory SessionRepository, a recording session listener, a
 // recording logger, the speech fixture, and bounded waiting.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Decoder, Encoder } from '@evan/opus';
 import { loadConfig } from '../../src/config/load.js';
+import { hubEventOf } from '../../src/api/hub-session-bridge.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
+import type { SessionEvent, SessionListener } from '../../src/voice/session-events.js';
 import { sessionBudgets } from '../../src/voice/budgets.js';
 import type { SessionBudgets } from '../../src/voice/session.js';
 import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
@@ -30,14 +32,40 @@ export class MemorySessionRepository implements SessionRepository {
 
 export interface GroupEvent { sessionId: string; target: string; payload: unknown }
 
-/** The `events` dependency, recording what the hub would send to `session-<id>`. */
+/**
+ * A session listener recording the domain events as they come (`domain`) and, through the hub bridge's
+ * mapping, what the hub sends to `session-<id>` for them (`events`, by SignalR target).
+ */
 export class RecordingEvents {
+  readonly domain: SessionEvent[] = [];
   readonly events: GroupEvent[] = [];
   private waiters: (() => void)[] = [];
 
-  toGroup(sessionId: string, target: string, payload: unknown): void {
-    this.events.push({ sessionId, target, payload });
+  readonly listener: SessionListener = (event) => {
+    this.domain.push(event);
+    const out = hubEventOf(event);
+    if (out) this.events.push({ sessionId: event.sessionId, target: out.target, payload: out.payload });
     for (const wake of this.waiters.splice(0)) wake();
+  };
+
+  /** The domain events of one type, in order. */
+  ofType<T extends SessionEvent['type']>(type: T, sessionId?: string): Extract<SessionEvent, { type: T }>[] {
+    return this.domain.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type && (sessionId === undefined || e.sessionId === sessionId));
+  }
+
+  /** Resolves once `count` domain events of `type` were recorded; rejects after `timeoutMs`. */
+  async waitForType<T extends SessionEvent['type']>(type: T, count = 1, sessionId?: string, timeoutMs = 5000): Promise<Extract<SessionEvent, { type: T }>[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.ofType(type, sessionId);
+      if (found.length >= count) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${count} '${type}' event(s); seen: ${this.domain.map((e) => e.type).join(', ') || 'none'}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => { clearTimeout(timer); resolve(); });
+      });
+    }
   }
 
   of(target: string, sessionId?: string): GroupEvent[] {

@@ -39,7 +39,7 @@ async function setup(t: TestContext, options: Setup = {}) {
     sessions: repo,
     deviceExists: (id) => devices.has(id),
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-    events,
+    listeners: [events.listener],
     logger,
   });
   t.after(() => service.shutdown());
@@ -226,7 +226,7 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
   const restarted = new VoiceSessionService({
     config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, enableVoice: () => true, budgets: testBudgets() },
     sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-    events, logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
+    listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });
   assert.equal(await restarted.recordInterrupted(), 2);
   assert.deepEqual(repo.listOpen(), []);

@@ -3,6 +3,7 @@
 // Error per burst while every one is counted.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { hubEventOf } from '../../src/api/hub-session-bridge.js';
 import { SessionOpusDecoder } from '../../src/voice/opus-decoder.js';
 import { BURST_QUIET_MS } from '../../src/voice/upstream-drops.js';
 import { UpstreamInbound, type DecodeBudget } from '../../src/voice/upstream-inbound.js';
@@ -22,7 +23,11 @@ async function inbound(t: TestContext, budget: Partial<DecodeBudget> = {}) {
     decoder,
     format: { sampleRate: 16000, channels: 1 },
     budget: { queuePackets: 32, queueBytes: 1024 * 1024, rebuildsPerSecond: 4, ...budget },
-    emit: (target, payload) => events.push({ target, payload }),
+    // Recorded as the hub sends them to the group: the bridge's mapping of each session event.
+    emit: (event) => {
+      const out = hubEventOf(event);
+      if (out) events.push({ target: out.target, payload: out.payload });
+    },
     isActive: () => state.active,
     logger,
   });

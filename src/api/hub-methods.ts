@@ -1,22 +1,21 @@
-// The hub methods of SPEC.md "Hub at /voice-hub" with DESIGN.md's decisions: JoinSession checks the
-// device token against the session's device; SendAudioData needs membership, forwards the audio
-// upstream and tells the group `AudioProcessed`. Failures reach the caller as an `Error` event.
+// The hub methods devices call: JoinSession checks the device token against the session's device;
+// SendAudioData needs membership and forwards the audio upstream (the session then tells the group
+// `AudioProcessed`, through the session bridge). Failures reach the caller as an `Error` event.
+import type { VerifyToken } from '../auth/verify.js';
 import type { Principal } from '../auth/tokens.js';
 import { errorText } from '../errors.js';
 import type { HubCallContext, HubMethodEntry, VoiceHubServer } from '../hub/index.js';
-import type { AudioSent } from './session.js';
+import type { AudioSent } from '../voice/session.js';
 import type { SessionRecord } from '../store/types.js';
+import { sessionGroup, sessionOfGroup, toCaller } from './hub-events.js';
 
 export interface VoiceHubDeps {
   /** Verifies a device or admin token, including revocation; throws with the reason when invalid. */
-  verifyToken(token: string): Promise<Principal>;
+  verifyToken: VerifyToken;
   getSession(sessionId: string): SessionRecord | undefined;
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
   hub(): VoiceHubServer;
 }
-
-const SESSION_GROUP_PREFIX = 'session-';
-export const sessionGroup = (sessionId: string): string => `${SESSION_GROUP_PREFIX}${sessionId}`;
 
 // Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -29,7 +28,7 @@ export function decodeAudioArgument(value: unknown): Uint8Array {
 }
 
 export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEntry> {
-  const fail = (ctx: HubCallContext, message: string): void => ctx.sendToCaller('Error', message);
+  const fail = (ctx: HubCallContext, message: string): void => toCaller(ctx, 'Error', message);
 
   async function joinSession(ctx: HubCallContext, [sessionId, deviceToken]: unknown[]): Promise<void> {
     if (typeof sessionId !== 'string' || typeof deviceToken !== 'string') return fail(ctx, 'JoinSession expects (sessionId: string, deviceToken: string)');
@@ -47,7 +46,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
     if (session.state !== 'Active') return fail(ctx, `session '${sessionId}' is ${session.state}`);
     leaveEndedSessions(ctx, sessionId);
     ctx.joinGroup(sessionGroup(sessionId));
-    ctx.sendToCaller('SessionJoined', sessionId);
+    toCaller(ctx, 'SessionJoined', sessionId);
   }
 
   /**
@@ -57,9 +56,8 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
    */
   function leaveEndedSessions(ctx: HubCallContext, joining: string): void {
     for (const group of deps.hub().groupsOf(ctx.connectionId)) {
-      if (!group.startsWith(SESSION_GROUP_PREFIX)) continue;
-      const id = group.slice(SESSION_GROUP_PREFIX.length);
-      if (id !== joining && deps.getSession(id)?.state !== 'Active') ctx.leaveGroup(group);
+      const id = sessionOfGroup(group);
+      if (id !== undefined && id !== joining && deps.getSession(id)?.state !== 'Active') ctx.leaveGroup(group);
     }
   }
 
@@ -68,8 +66,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
       if (typeof sessionId !== 'string') throw new Error('SendAudioData expects (sessionId: string, audio)');
       if (!deps.getSession(sessionId)) throw new Error(`session '${sessionId}' does not exist`);
       if (!ctx.isInGroup(sessionGroup(sessionId))) throw new Error(`join session '${sessionId}' before sending audio to it`);
-      const sent = deps.sendAudio(sessionId, decodeAudioArgument(audio));
-      deps.hub().sendToGroup(sessionGroup(sessionId), 'AudioProcessed', { sessionId, ...sent });
+      deps.sendAudio(sessionId, decodeAudioArgument(audio));
     } catch (e) {
       fail(ctx, errorText(e));
     }

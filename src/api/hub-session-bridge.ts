@@ -1,0 +1,42 @@
+// The hub's side of voice sessions: each SessionEvent that devices hear about becomes one invocation
+// to the session's group, named and typed by HUB_EVENTS (hub-events.ts). Audio goes out as Base64 text
+// with both hub protocols: that is what MessagePack devices have always received too (only
+// SendAudioData accepts raw bytes there), so changing it would break them.
+import type { VoiceHubServer } from '../hub/index.js';
+import type { SessionEvent, SessionListener } from '../voice/session-events.js';
+import { sessionGroup, toGroup, type HubEvent } from './hub-events.js';
+
+const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
+/** What the session's group is sent for `event`; undefined for the events devices are not sent. */
+export function hubEventOf(event: SessionEvent): HubEvent | undefined {
+  const { sessionId } = event;
+  switch (event.type) {
+    case 'started':
+      return undefined; // the device learnt of it from the start response, before it could join
+    case 'audioProcessed':
+      return { target: 'AudioProcessed', payload: { sessionId, sequence: event.sequence, bytes: event.bytes, durationMs: event.durationMs } };
+    case 'decodedAudio':
+      return { target: 'AudioResponse', payload: base64(event.pcm) };
+    case 'upstreamAudio': {
+      const { sampleRate, channels } = event.format;
+      return { target: 'AudioData', payload: { sessionId, format: 'opus', sampleRate, channels, data: base64(event.packet) } };
+    }
+    case 'text':
+      return { target: 'TextResponse', payload: { sessionId, text: event.text, final: event.final } };
+    case 'upstreamError':
+      return { target: 'Error', payload: event.code === undefined ? event.message : `${event.message} (code ${event.code})` };
+    case 'framesDropped':
+      return { target: 'Error', payload: event.message };
+    case 'ended':
+      return { target: 'SessionEnded', payload: { sessionId, reason: event.reason } };
+  }
+}
+
+/** The listener that forwards session events to the members of each session's hub group. */
+export function hubSessionBridge(hub: Pick<VoiceHubServer, 'sendToGroup'>): SessionListener {
+  return (event) => {
+    const out = hubEventOf(event);
+    if (out) toGroup(hub, sessionGroup(event.sessionId), out.target, out.payload);
+  };
+}

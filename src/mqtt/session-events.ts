@@ -1,0 +1,30 @@
+// Voice sessions on MQTT: `<prefix>/sessions/<id>/event` (not retained) when a session starts and when
+// it ends, each naming the session, its device and the time, so a home automation can react to a
+// device's conversation without polling the API. A session listener like the hub bridge.
+import type { SessionListener } from '../voice/session-events.js';
+
+/** The JSON payload of `<prefix>/sessions/<id>/event`. */
+export type SessionEventMessage =
+  | { event: 'started'; sessionId: string; deviceId: string; timestamp: string }
+  | { event: 'ended'; sessionId: string; deviceId: string; timestamp: string; reason: string };
+
+export interface SessionEventSink {
+  publishSessionEvent(sessionId: string, message: SessionEventMessage): void;
+}
+
+/** The listener that publishes `started` and `ended` (with the reason) of every session. */
+export function mqttSessionEvents(mqtt: SessionEventSink): SessionListener {
+  return (event) => {
+    const { sessionId } = event;
+    switch (event.type) {
+      case 'started':
+        return mqtt.publishSessionEvent(sessionId, { event: 'started', sessionId, deviceId: event.deviceId, timestamp: event.at.toISOString() });
+      case 'ended':
+        return mqtt.publishSessionEvent(sessionId, {
+          event: 'ended', sessionId, deviceId: event.deviceId, timestamp: event.at.toISOString(), reason: event.reason,
+        });
+      default:
+        return; // audio and text are for the session's devices, not for the broker
+    }
+  };
+}
