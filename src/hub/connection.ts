@@ -1,13 +1,17 @@
-// One hub connection over a small HubSocket (never a uWS type): handshake, message framing with a
-// carry-over buffer (the transport is a byte stream, as in ASP.NET), per-connection sequential
+// One hub connection over a small HubSocket (never a uWS type): handshake, a read loop over the
+// received bytes (the transport is a byte stream, as in ASP.NET), per-connection sequential
 // dispatch (ASP.NET runs one invocation per client at a time, so a JoinSession finishes before the
 // next SendAudioData starts), keep-alive pings, client timeout, back-pressure policy and Close.
+// Bounded work per frame: a frame before the handshake holds at most a handshake; messages are read
+// one at a time, a few per event-loop turn, each paid from the connection's message budget.
 import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import { groupTopic, type GroupRegistry } from './groups.js';
-import { chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import { Inbox } from './inbox.js';
+import { TokenBucket, type MessageBudget } from './rate-limit.js';
 import {
   MessageType,
   completionWithError,
@@ -15,9 +19,7 @@ import {
   type CompletionMessage,
   type HubMessage,
   type HubProtocol,
-  type InvocationMessage,
   type ProtocolName,
-  type StreamInvocationMessage,
 } from './messages.js';
 import type { HubCallContext } from './types.js';
 
@@ -41,8 +43,15 @@ export interface ConnectionLimits {
   readonly clientTimeoutMs: number;
   readonly handshakeTimeoutMs: number;
   readonly maxBufferedBytes: number;
-  /** Invocations waiting behind a running one; more is a misbehaving client. */
-  readonly maxQueuedInvocations: number;
+  /** Largest WebSocket frame after the handshake (the transport refuses larger ones first). */
+  readonly maxFrameBytes: number;
+  /** Received bytes not read yet (a client sending faster than its messages are handled); more closes. */
+  readonly maxInboxBytes: number;
+  /** Messages read in one event-loop turn before the loop yields to other connections and timers. */
+  readonly messagesPerTurn: number;
+  /** Until the connection authenticated (a token on the connection, or a group joined). */
+  readonly unauthenticatedBudget: MessageBudget;
+  readonly authenticatedBudget: MessageBudget;
 }
 
 export interface ConnectionEnv {
@@ -58,19 +67,26 @@ export interface ConnectionEnv {
 const EMPTY = new Uint8Array(0);
 const PING: HubMessage = { type: MessageType.Ping };
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
+/** Lets timers, other connections and I/O run between batches of messages. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A copy in one allocation; small copies land in Node's buffer pool, cheaper than an ArrayBuffer each. */
+function copy(data: Uint8Array, prefix: Uint8Array = EMPTY): Uint8Array {
+  const out = Buffer.allocUnsafe(prefix.length + data.length);
+  out.set(prefix, 0);
+  out.set(data, prefix.length);
   return out;
 }
 
 export class HubConnection {
   private stateValue: ConnectionState = ConnectionState.Handshaking;
   private protocolValue: HubProtocol | undefined;
+  /** Bytes of an incomplete handshake request. */
   private pending: Uint8Array = EMPTY;
-  private readonly queue: (InvocationMessage | StreamInvocationMessage)[] = [];
-  private pumping = false;
+  private readonly inbox = new Inbox();
+  private reading = false;
+  private readonly budget: TokenBucket;
+  private authenticated: boolean;
   private readonly openedAt: number;
   private lastReceivedAt: number;
   private lastSentAt: number;
@@ -83,6 +99,9 @@ export class HubConnection {
     private readonly env: ConnectionEnv,
   ) {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
+    // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
+    this.authenticated = user !== undefined;
+    this.budget = new TokenBucket(this.authenticated ? env.limits.authenticatedBudget : env.limits.unauthenticatedBudget, this.openedAt);
     const self = this;
     this.context = {
       connectionId,
@@ -110,32 +129,85 @@ export class HubConnection {
     return this.stateValue === ConnectionState.Closed;
   }
 
-  /** Bytes of one WebSocket frame, owned by the connection (the caller copied them out of uWS). */
-  receive(frame: Uint8Array): void {
+  /** The largest frame the connection takes now: a handshake's worth until the handshake is done. */
+  frameLimit(): number {
+    return this.stateValue === ConnectionState.Handshaking ? HANDSHAKE_MAX_BYTES : this.env.limits.maxFrameBytes;
+  }
+
+  /**
+   * Bytes of one WebSocket frame, valid only during the call (uWS reuses them): checked against the
+   * frame limit before anything is copied, then read by the read loop.
+   */
+  receive(data: Uint8Array): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.lastReceivedAt = this.env.now();
-    let buffer = this.pending.length > 0 ? concat(this.pending, frame) : frame;
-    this.pending = EMPTY;
+    const { limits, counters, logger } = this.env;
     if (this.stateValue === ConnectionState.Handshaking) {
-      const rest = this.handshake(buffer);
+      if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
+        counters.framesTooLarge++;
+        logger.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
+        this.failHandshake(ErrorText.handshakeFailed);
+        return;
+      }
+      const rest = this.handshake(copy(data, this.pending));
       if (rest === undefined) return;
-      buffer = rest;
+      this.inbox.push(rest);
+    } else {
+      if (data.length > limits.maxFrameBytes) {
+        counters.framesTooLarge++;
+        logger.info(`${this.connectionId}: closing: a frame of ${data.length} bytes, more than ${limits.maxFrameBytes}`);
+        this.close(ErrorText.frameTooLarge(limits.maxFrameBytes));
+        return;
+      }
+      this.inbox.push(copy(data));
     }
-    const protocol = this.protocolValue;
-    if (!protocol || buffer.length === 0) return;
+    if (this.inbox.bytes > limits.maxInboxBytes) {
+      counters.inboxOverflows++;
+      logger.warn(`${this.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
+      this.close(ErrorText.clientTooFast, true);
+      return;
+    }
+    if (!this.reading) void this.read();
+  }
+
+  /**
+   * Reads and handles messages one at a time until the inbox has no complete message left: pings and
+   * the like at once, invocations awaited (one at a time, in order). Every `messagesPerTurn` messages
+   * it yields the event loop, so one connection's frame cannot hold up the others or /health.
+   */
+  private async read(): Promise<void> {
+    this.reading = true;
+    const { limits, counters } = this.env;
+    const protocol = this.protocolValue!;
+    let inTurn = 0;
     try {
-      const { messages, rest } = protocol.split(buffer, this.env.limits.maximumReceiveMessageSize);
-      // Copy the short tail so it does not pin a whole (up to 16 MiB) frame.
-      this.pending = rest.length > 0 ? rest.slice() : EMPTY;
-      for (const body of messages) {
+      while (!this.isClosed()) {
+        const body = this.inbox.next(protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
+        if (body === undefined || !this.spend()) return;
+        counters.messagesReceived++;
         const message = protocol.decode(body);
-        this.env.counters.messagesReceived++;
-        if (message) this.handle(message);
-        if (this.isClosed()) return;
+        if (message) await this.handle(message);
+        if (++inTurn >= limits.messagesPerTurn) {
+          inTurn = 0;
+          await nextTurn();
+        }
       }
     } catch (e) {
       this.protocolError(e);
+    } finally {
+      this.reading = false;
     }
+  }
+
+  /** Pays for one message (or one costly join of frames) from the budget; closes the connection when it is spent. */
+  private spend(): boolean {
+    if (this.isClosed()) return false;
+    if (this.budget.take(this.env.now())) return true;
+    const { perSecond, burst } = this.budget.limits;
+    this.env.counters.rateLimited++;
+    this.env.logger.warn(`${this.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
+    this.close(ErrorText.rateLimited(burst, perSecond), true);
+    return false;
   }
 
   /** Sends one message in the connection's protocol; nothing happens before the handshake or after close. */
@@ -207,7 +279,7 @@ export class HubConnection {
 
   private markClosed(): void {
     this.stateValue = ConnectionState.Closed;
-    this.queue.length = 0;
+    this.inbox.clear();
     this.pending = EMPTY;
     this.env.groups.removeMember(this);
   }
@@ -216,16 +288,17 @@ export class HubConnection {
   private handshake(buffer: Uint8Array): Uint8Array | undefined {
     let parsed: ReturnType<typeof parseHandshakeRequest>;
     try {
-      parsed = parseHandshakeRequest(buffer, this.env.limits.maximumReceiveMessageSize);
+      parsed = parseHandshakeRequest(buffer, HANDSHAKE_MAX_BYTES);
     } catch (e) {
       this.env.logger.debug(`${this.connectionId}: bad handshake: ${e instanceof Error ? e.message : String(e)}`);
       this.failHandshake(ErrorText.handshakeFailed);
       return undefined;
     }
     if (parsed.kind === 'incomplete') {
-      this.pending = buffer.slice();
+      this.pending = buffer;
       return undefined;
     }
+    this.pending = EMPTY;
     const choice = chooseProtocol(parsed.request);
     if ('error' in choice) {
       this.env.logger.debug(`${this.connectionId}: ${choice.error}`);
@@ -247,17 +320,15 @@ export class HubConnection {
     this.abort();
   }
 
-  private handle(message: HubMessage): void {
+  private async handle(message: HubMessage): Promise<void> {
     switch (message.type) {
       case MessageType.Invocation:
-      case MessageType.StreamInvocation:
-        if (this.queue.length >= this.env.limits.maxQueuedInvocations) {
-          this.protocolError(new InvalidDataError(`more than ${this.env.limits.maxQueuedInvocations} invocations queued`));
-          return;
-        }
-        this.queue.push(message);
-        if (!this.pumping) void this.pump();
+      case MessageType.StreamInvocation: {
+        this.env.counters.invocations++;
+        const completion = await this.env.dispatcher.invoke(this.context, message);
+        if (completion) this.sendCompletion(completion, message.target);
         return;
+      }
       case MessageType.Close:
         // The client is leaving: no Close message back, just end the socket.
         this.env.logger.debug(`${this.connectionId}: client sent Close${message.error ? `: ${message.error}` : ''}`);
@@ -267,21 +338,6 @@ export class HubConnection {
         // Ping: receiving it already reset the client timeout. CancelInvocation, StreamItem,
         // Completion, Ack, Sequence: no streams, client results or stateful reconnect here.
         return;
-    }
-  }
-
-  /** Runs queued invocations one at a time, in arrival order. */
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
-        this.env.counters.invocations++;
-        const completion = await this.env.dispatcher.invoke(this.context, next);
-        if (completion) this.sendCompletion(completion, next.target);
-        if (this.isClosed()) break;
-      }
-    } finally {
-      this.pumping = false;
     }
   }
 
@@ -326,6 +382,12 @@ export class HubConnection {
     const protocol = this.protocolValue;
     if (this.stateValue !== ConnectionState.Connected || !protocol) return;
     if (this.env.groups.add(name, this)) this.socket.subscribe(groupTopic(name, protocol.name));
+    // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
+    // the device token): from now on it gets the budget of an authenticated client.
+    if (!this.authenticated) {
+      this.authenticated = true;
+      this.budget.change(this.env.limits.authenticatedBudget, this.env.now());
+    }
   }
 
   private leaveGroup(name: string): void {

@@ -15,7 +15,10 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
 export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
 export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
-const MAX_QUEUED_INVOCATIONS = 1024;
+
+/** The frame limit in force: a frame must be able to carry one message of the largest size. */
+export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
+  Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
 export type Publish = (topic: string, data: string | Uint8Array, binary: boolean) => void;
 
@@ -47,7 +50,13 @@ export class HubCore {
         clientTimeoutMs: options.clientTimeoutMs,
         handshakeTimeoutMs,
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
-        maxQueuedInvocations: MAX_QUEUED_INVOCATIONS,
+        maxFrameBytes: frameLimit(options),
+        // Room for a full frame being read and the next one arriving meanwhile; a client that keeps
+        // more waiting sends faster than its messages are handled.
+        maxInboxBytes: 2 * frameLimit(options),
+        messagesPerTurn: options.messagesPerTurn,
+        unauthenticatedBudget: options.budgets.unauthenticated,
+        authenticatedBudget: options.budgets.authenticated,
       },
     };
     this.negotiations = new NegotiationStore(

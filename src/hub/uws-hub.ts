@@ -6,7 +6,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { HubConnection, HubSocket } from './connection.js';
-import { DEFAULT_MAX_BUFFERED_BYTES, HubCore } from './hub.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import {
   bearerToken,
   corsHeaders,
@@ -18,11 +18,8 @@ import {
 } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
 
-/**
- * Frames may carry many messages (the official client batches: 200 invocations arrived as one
- * 220 KB frame); the per-message limit is enforced by the parser, this only bounds a frame.
- */
-export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+/** WebSocket close code uWS sends for a frame over maxPayloadLength (RFC 6455 "Message Too Big"). */
+const MESSAGE_TOO_BIG = 1009;
 
 /** One uWS app the hub is served on; the hub may be on several (HTTP and HTTPS) and groups span them. */
 export interface HubListener {
@@ -113,6 +110,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const originAllowed = (origin: string): boolean => !origin || !options.allowedOrigins || options.allowedOrigins(origin);
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  const maxFrame = frameLimit(options);
 
   /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
   const guarded =
@@ -244,7 +242,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   }
 
   const behavior = (secure: boolean): WebSocketBehavior<SocketData> => ({
-    maxPayloadLength: MAX_FRAME_BYTES,
+    // uWS refuses a larger frame from its header, before buffering it (close 1009). Frames may carry
+    // many messages (the official client batches); the per-message limit is the parser's.
+    maxPayloadLength: maxFrame,
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
     closeOnBackpressureLimit: 0,
@@ -263,19 +263,20 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     },
     message: (ws, message) => {
       try {
-        // The ArrayBuffer is only valid during this callback: copy it. Small frames (every SendAudioData)
-        // land in Node's buffer pool, cheaper than a new ArrayBuffer and backing store each.
-        const frame = Buffer.allocUnsafe(message.byteLength);
-        frame.set(new Uint8Array(message));
-        ws.getUserData().connection?.receive(frame);
+        // The ArrayBuffer is only valid during this callback: the connection checks its size and copies it.
+        ws.getUserData().connection?.receive(new Uint8Array(message));
       } catch (e) {
         logger.error(`hub message handling failed: ${stack(e)}`);
       }
     },
-    close: (ws) => {
+    close: (ws, code) => {
       try {
         const data = ws.getUserData();
         data.socket?.markClosed();
+        if (code === MESSAGE_TOO_BIG) {
+          counters.framesTooLarge++;
+          logger.info(`${data.connectionId}: closed by the WebSocket layer: a frame over ${maxFrame} bytes (1009)`);
+        }
         if (data.connection) core.closed(data.connection);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
       } catch (e) {

@@ -12,6 +12,20 @@ import WebSocket from 'ws';
 import { loadNativeUws } from '../../src/http/uws-native.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
+import { schemaDefaults } from '../../src/config/schema.js';
+
+/** The shipped Hub settings: tests run with the budgets users get unless a test says otherwise. */
+const SHIPPED_HUB = (schemaDefaults() as { Hub: Record<string, number> }).Hub;
+
+/** The budget options of the shipped configuration. */
+export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets'> = {
+  maximumFrameSize: SHIPPED_HUB.MaximumFrameSize!,
+  messagesPerTurn: SHIPPED_HUB.MessagesPerTurn!,
+  budgets: {
+    unauthenticated: { perSecond: SHIPPED_HUB.UnauthenticatedMessageRate!, burst: SHIPPED_HUB.UnauthenticatedMessageBurst! },
+    authenticated: { perSecond: SHIPPED_HUB.MessageRate!, burst: SHIPPED_HUB.MessageBurst! },
+  },
+};
 
 /** Rejects when `promise` does not settle within `ms`, so a failing test cannot hang. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -81,6 +95,7 @@ export async function startHub(options: Partial<HubOptions> = {}): Promise<TestH
     path: '/voice-hub',
     methods: testMethods(() => server!, recorded),
     maximumReceiveMessageSize: 32 * 1024,
+    ...shippedBudgets,
     keepAliveIntervalMs: 15_000,
     clientTimeoutMs: 30_000,
     logger: silentLogger,
