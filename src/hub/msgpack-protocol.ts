@@ -191,20 +191,20 @@ export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /**
- * The whole message did not decode. If only an invocation's arguments are at fault (a map key that
- * is neither string nor number, a malformed timestamp, a reserved byte inside them), that is a
- * binding failure of the invocation, as in ASP.NET, where the envelope is read first and the
- * arguments are bound on their own; anything else is a protocol error.
+ * The whole message did not decode. If its structure is intact (every value ends where it should)
+ * and only an invocation's arguments do not decode (a map key that is neither string nor number, a
+ * malformed timestamp), that is a binding failure of the invocation, as in ASP.NET, where the
+ * envelope is read first and the arguments are bound on their own. Anything else (a truncated
+ * message, a reserved byte, a broken envelope) is a protocol error.
  */
 function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unknown): HubMessage | null {
   const invalid = (): InvalidDataError => new InvalidDataError(`Invalid MessagePack: ${describe(original)}`);
-  let walked: ReturnType<typeof arrayItems>;
+  let ranges: [number, number][];
   try {
-    walked = arrayItems(body);
+    ranges = arrayItems(body);
   } catch {
     throw invalid();
   }
-  const { ranges, count, failure } = walked;
   const decodeItem = (i: number): unknown => decoder.decode(body.subarray(ranges[i]![0], ranges[i]![1]));
   let head: unknown[];
   try {
@@ -213,19 +213,14 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unk
     throw invalid();
   }
   const type = head[0];
-  if ((type !== MessageType.Invocation && type !== MessageType.StreamInvocation) || count < 5) throw invalid();
-  let argumentsFailure: string | undefined;
-  if (ranges.length < 5) argumentsFailure = failure?.message;
-  else {
-    try {
-      decodeItem(4);
-    } catch (e) {
-      argumentsFailure = `Invalid MessagePack in 'arguments': ${describe(e)}`;
-    }
+  if ((type !== MessageType.Invocation && type !== MessageType.StreamInvocation) || ranges.length < 5) throw invalid();
+  try {
+    decodeItem(4);
+  } catch (e) {
+    return decodeMessagePackItems([...head, null], `Invalid MessagePack in 'arguments': ${describe(e)}`);
   }
-  // The arguments are fine: what failed comes after them (streamIds, trailing bytes).
-  if (argumentsFailure === undefined) throw invalid();
-  return decodeMessagePackItems([...head, null], argumentsFailure);
+  // The arguments decode: what failed comes after them (streamIds).
+  throw invalid();
 }
 
 /** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */

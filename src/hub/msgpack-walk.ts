@@ -62,24 +62,20 @@ export function skipValue(bytes: Uint8Array, at: number): number {
 }
 
 /**
- * The byte ranges of the items of the array at the start of `body`, as far as they can be found:
- * `failure` is set when an item does not end where it should (and the ranges stop before it).
+ * The byte ranges of the items of the array that is `body`. Throws InvalidDataError when the
+ * structure is broken: truncated, a byte that is no format, or bytes after the array.
  */
-export function arrayItems(body: Uint8Array): { ranges: [number, number][]; count: number; failure?: InvalidDataError } {
+export function arrayItems(body: Uint8Array): [number, number][] {
   const { size, children } = header(body, 0);
   const b = body[0]!;
   if (!((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
   const ranges: [number, number][] = [];
   let pos = size;
   for (let i = 0; i < children; i++) {
-    try {
-      const end = skipValue(body, pos);
-      ranges.push([pos, end]);
-      pos = end;
-    } catch (e) {
-      return { ranges, count: children, failure: e instanceof InvalidDataError ? e : truncated() };
-    }
+    const end = skipValue(body, pos);
+    ranges.push([pos, end]);
+    pos = end;
   }
-  if (pos !== body.length) return { ranges, count: children, failure: new InvalidDataError('Invalid MessagePack: bytes after the message.') };
-  return { ranges, count: children };
+  if (pos !== body.length) throw new InvalidDataError('Invalid MessagePack: bytes after the message.');
+  return ranges;
 }
