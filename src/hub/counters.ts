@@ -14,7 +14,7 @@ export interface HubCounters {
   oversizedMessages: number;
   clientTimeouts: number;
   slowClientsClosed: number;
-  /** Frames over the frame limit (before the handshake: over a handshake's size), here or in uWS. */
+  /** Frames refused here: before the handshake, more than a handshake; after it, over the frame limit. */
   framesTooLarge: number;
   /** Connections closed for receiving more than they could handle. */
   inboxOverflows: number;

@@ -18,8 +18,11 @@ import {
 } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
 
-/** WebSocket close code uWS sends for a frame over maxPayloadLength (RFC 6455 "Message Too Big"). */
-const MESSAGE_TOO_BIG = 1009;
+/**
+ * The code uWS reports for a connection that ended without a close frame: the client went away, or
+ * sent a frame over maxPayloadLength, which uWS drops at once from the frame header, unread.
+ */
+const ABNORMAL_CLOSURE = 1006;
 
 /** One uWS app the hub is served on; the hub may be on several (HTTP and HTTPS) and groups span them. */
 export interface HubListener {
@@ -242,8 +245,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   }
 
   const behavior = (secure: boolean): WebSocketBehavior<SocketData> => ({
-    // uWS refuses a larger frame from its header, before buffering it (close 1009). Frames may carry
-    // many messages (the official client batches); the per-message limit is the parser's.
+    // uWS drops the connection at a larger frame's header, before buffering it (no close frame: the
+    // client sees 1006). Frames may carry many messages (the official client batches); the
+    // per-message limit is the parser's.
     maxPayloadLength: maxFrame,
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
@@ -273,10 +277,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       try {
         const data = ws.getUserData();
         data.socket?.markClosed();
-        if (code === MESSAGE_TOO_BIG) {
-          counters.framesTooLarge++;
-          logger.info(`${data.connectionId}: closed by the WebSocket layer: a frame over ${maxFrame} bytes (1009)`);
-        }
+        if (code === ABNORMAL_CLOSURE) logger.debug(`${data.connectionId}: closed without a close frame: the client went away, or sent a frame over ${maxFrame} bytes`);
         if (data.connection) core.closed(data.connection);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
       } catch (e) {
