@@ -46,7 +46,7 @@ async function hostile(url: string, protocol: Protocol, frames: (string | Buffer
   if (handshake) {
     const wire = await HubWire.connect(url, protocol);
     for (const f of frames) wire.sendRaw(f);
-    const { code } = await withTimeout(wire.closed, 20_000, 'the server to close the connection');
+    const { code } = await withTimeout(wire.closed, 10_000, 'the server to close the connection');
     return { code, received: wire.messages.map((m) => JSON.stringify(m)) };
   }
   const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/voice-hub`, { perMessageDeflate: false });
@@ -56,7 +56,7 @@ async function hostile(url: string, protocol: Protocol, frames: (string | Buffer
   const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
   await withTimeout(new Promise((resolve) => ws.once('open', resolve)), 5000, 'open');
   for (const f of frames) ws.send(f, { binary: typeof f !== 'string' });
-  return { code: await withTimeout(closed, 20_000, 'the server to close the connection'), received };
+  return { code: await withTimeout(closed, 10_000, 'the server to close the connection'), received };
 }
 
 let echo: EchoServer;
@@ -135,10 +135,14 @@ async function measured(attack: () => Promise<void>): Promise<{ maxRss: number; 
   })();
   const prober = await healthProber(daemon.url);
   let latencies: number[];
+  // The bounds are checked first: how the connection ended matters less than what it cost.
+  let failure: unknown;
   try {
     await attack();
     // Keep probing a little after the attack: the service may still be working through it.
     await sleep(100);
+  } catch (e) {
+    failure = e;
   } finally {
     done = true;
     await sampler;
@@ -147,8 +151,12 @@ async function measured(attack: () => Promise<void>): Promise<{ maxRss: number; 
   const sorted = [...latencies].sort((a, b) => a - b);
   const figures = { maxRss, healthMax: sorted.at(-1) ?? 0, healthMedian: sorted[Math.floor(sorted.length / 2)] ?? 0, answers: sorted.length };
   assert.ok(figures.answers > 0, '/health was never answered');
-  assert.ok(maxRss <= baseline + RSS_BOUND_MB, `RSS reached ${maxRss.toFixed(1)} MiB from a baseline of ${baseline.toFixed(1)} MiB`);
-  assert.ok(figures.healthMax <= HEALTH_MAX_MS, `/health took ${figures.healthMax.toFixed(0)} ms at worst (median ${figures.healthMedian.toFixed(1)} ms)`);
+  assert.ok(
+    maxRss <= baseline + RSS_BOUND_MB && figures.healthMax <= HEALTH_MAX_MS,
+    `RSS reached ${maxRss.toFixed(1)} MiB from a baseline of ${baseline.toFixed(1)} MiB (bound +${RSS_BOUND_MB}); ` +
+      `/health took ${figures.healthMax.toFixed(0)} ms at worst (bound ${HEALTH_MAX_MS}), median ${figures.healthMedian.toFixed(1)} ms, ${figures.answers} answers`,
+  );
+  if (failure) throw failure;
   return figures;
 }
 
@@ -162,7 +170,10 @@ describe('hostile frames of tiny hub messages', () => {
     const wire = await HubWire.connect(daemon.url, 'messagepack');
     await wire.join(session.sessionId, session.token);
     wire.close();
-    await hostile(daemon.url, 'json', [filling(JSON_PING)]);
+    const warm = await HubWire.connect(daemon.url, 'json');
+    warm.sendRaw(filling(JSON_PING).toString('latin1'));
+    await sleep(300);
+    warm.close();
     baseline = await settledRss(daemon);
   });
 
