@@ -62,6 +62,8 @@ export interface TestHub {
 function testMethods(server: () => VoiceHubServer, recorded: unknown[]): Record<string, HubMethodEntry> {
   return {
     Echo: { args: 1, handler: (_ctx, [x]) => x },
+    // Declares its parameter types, as the voice hub's JoinSession(sessionId: string, deviceToken: string).
+    JoinSession: { args: ['string', 'string'], handler: (_ctx, [s, t]) => `${String(s)}:${String(t)}` },
     Add: { args: 2, handler: (_ctx, [a, b]) => (a as number) + (b as number) },
     Fail: { args: 0, handler: () => { throw new HubError('nope'); } },
     Crash: { args: 0, handler: () => { throw new Error('secret internals'); } },
