@@ -142,6 +142,7 @@ export class HubConnection {
     if (this.stateValue === ConnectionState.Closed) return;
     this.lastReceivedAt = this.env.now();
     const { limits, counters, logger } = this.env;
+    let yieldFirst = false;
     if (this.stateValue === ConnectionState.Handshaking) {
       if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
         counters.framesTooLarge++;
@@ -159,7 +160,12 @@ export class HubConnection {
         this.close(ErrorText.frameTooLarge(limits.maxFrameBytes));
         return;
       }
-      this.inbox.push(copy(data));
+      // An idle connection reads what it can straight from the borrowed bytes; only the rest is copied.
+      const idle = !this.reading && this.inbox.bytes === 0;
+      const { rest, turnUsed } = idle ? this.readBorrowed(data) : { rest: data, turnUsed: false };
+      if (this.isClosed() || rest.length === 0) return;
+      this.inbox.push(copy(rest));
+      yieldFirst = turnUsed;
     }
     if (this.inbox.bytes > limits.maxInboxBytes) {
       counters.inboxOverflows++;
@@ -167,7 +173,40 @@ export class HubConnection {
       this.close(ErrorText.clientTooFast, true);
       return;
     }
-    if (!this.reading) void this.read();
+    if (!this.reading) void this.read(yieldFirst);
+  }
+
+  /**
+   * Handles the messages at the start of a frame that is only lent for this call, as long as they
+   * need nothing from it afterwards: pings and other non-invocations, at most `messagesPerTurn`.
+   * Returns the bytes still to read (from the first invocation on), which the caller copies, and
+   * whether this turn's messages are used up. A frame of pings thus costs no copy, however it ends
+   * (budget spent, protocol error).
+   */
+  private readBorrowed(data: Uint8Array): { rest: Uint8Array; turnUsed: boolean } {
+    const { limits, counters } = this.env;
+    const protocol = this.protocolValue!;
+    const done = { rest: EMPTY, turnUsed: true };
+    let offset = 0;
+    let taken = 0;
+    try {
+      for (; taken < limits.messagesPerTurn; taken++) {
+        const next = protocol.read(data, offset, limits.maximumReceiveMessageSize);
+        if (!next) break;
+        const message = protocol.decode(next.body);
+        // An invocation runs later and may keep views into its body (MessagePack bytes): read it from the copy.
+        if (message && (message.type === MessageType.Invocation || message.type === MessageType.StreamInvocation)) break;
+        if (!this.spend()) return done;
+        counters.messagesReceived++;
+        offset = next.end;
+        if (message) this.handleOther(message);
+        if (this.isClosed()) return done;
+      }
+    } catch (e) {
+      this.protocolError(e);
+      return done;
+    }
+    return { rest: data.subarray(offset), turnUsed: taken >= limits.messagesPerTurn };
   }
 
   /**
@@ -175,12 +214,13 @@ export class HubConnection {
    * the like at once, invocations awaited (one at a time, in order). Every `messagesPerTurn` messages
    * it yields the event loop, so one connection's frame cannot hold up the others or /health.
    */
-  private async read(): Promise<void> {
+  private async read(yieldFirst: boolean): Promise<void> {
     this.reading = true;
     const { limits, counters } = this.env;
     const protocol = this.protocolValue!;
     let inTurn = 0;
     try {
+      if (yieldFirst) await nextTurn();
       while (!this.isClosed()) {
         const body = this.inbox.next(protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
         if (body === undefined || !this.spend()) return;
@@ -321,14 +361,18 @@ export class HubConnection {
   }
 
   private async handle(message: HubMessage): Promise<void> {
+    if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
+      this.handleOther(message);
+      return;
+    }
+    this.env.counters.invocations++;
+    const completion = await this.env.dispatcher.invoke(this.context, message);
+    if (completion) this.sendCompletion(completion, message.target);
+  }
+
+  /** Every message but invocations: handled at once, nothing kept from it. */
+  private handleOther(message: HubMessage): void {
     switch (message.type) {
-      case MessageType.Invocation:
-      case MessageType.StreamInvocation: {
-        this.env.counters.invocations++;
-        const completion = await this.env.dispatcher.invoke(this.context, message);
-        if (completion) this.sendCompletion(completion, message.target);
-        return;
-      }
       case MessageType.Close:
         // The client is leaving: no Close message back, just end the socket.
         this.env.logger.debug(`${this.connectionId}: client sent Close${message.error ? `: ${message.error}` : ''}`);
