@@ -1,17 +1,16 @@
-// One hub connection over a small HubSocket (never a uWS type): handshake, a read loop over the
-// received bytes (the transport is a byte stream, as in ASP.NET), per-connection sequential
-// dispatch (ASP.NET runs one invocation per client at a time, so a JoinSession finishes before the
-// next SendAudioData starts), keep-alive pings, client timeout, back-pressure policy and Close.
-// Bounded work per frame: a frame before the handshake holds at most a handshake; messages are read
-// one at a time, a few per event-loop turn, each paid from the connection's message budget.
+// One hub connection over a small HubSocket (never a uWS type): handshake (a frame before it holds
+// at most a handshake), then its MessageReader (reader.ts: the transport is a byte stream, as in
+// ASP.NET; bounded work per frame), per-connection sequential dispatch (ASP.NET runs one invocation
+// per client at a time, so a JoinSession finishes before the next SendAudioData starts), keep-alive
+// pings, client timeout, back-pressure policy and Close.
 import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import { groupTopic, type GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
-import { Inbox } from './inbox.js';
-import { TokenBucket, type MessageBudget } from './rate-limit.js';
+import type { MessageBudget } from './rate-limit.js';
+import { MessageReader, copy, type ReaderHost } from './reader.js';
 import {
   MessageType,
   completionWithError,
@@ -19,7 +18,9 @@ import {
   type CompletionMessage,
   type HubMessage,
   type HubProtocol,
+  type InvocationMessage,
   type ProtocolName,
+  type StreamInvocationMessage,
 } from './messages.js';
 import type { HubCallContext } from './types.js';
 
@@ -67,26 +68,16 @@ export interface ConnectionEnv {
 const EMPTY = new Uint8Array(0);
 const PING: HubMessage = { type: MessageType.Ping };
 
-/** Lets timers, other connections and I/O run between batches of messages. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-/** A copy in one allocation; small copies land in Node's buffer pool, cheaper than an ArrayBuffer each. */
-function copy(data: Uint8Array, prefix: Uint8Array = EMPTY): Uint8Array {
-  const out = Buffer.allocUnsafe(prefix.length + data.length);
-  out.set(prefix, 0);
-  out.set(data, prefix.length);
-  return out;
-}
-
 export class HubConnection {
   private stateValue: ConnectionState = ConnectionState.Handshaking;
   private protocolValue: HubProtocol | undefined;
   /** Bytes of an incomplete handshake request. */
   private pending: Uint8Array = EMPTY;
-  private readonly inbox = new Inbox();
-  private reading = false;
-  private readonly budget: TokenBucket;
+  /** Reads the messages once the handshake is done. */
+  private reader: MessageReader | undefined;
   private authenticated: boolean;
+  /** The reader's view of this connection. */
+  private readonly readerHost: ReaderHost;
   private readonly openedAt: number;
   private lastReceivedAt: number;
   private lastSentAt: number;
@@ -101,7 +92,13 @@ export class HubConnection {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
     // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
     this.authenticated = user !== undefined;
-    this.budget = new TokenBucket(this.authenticated ? env.limits.authenticatedBudget : env.limits.unauthenticatedBudget, this.openedAt);
+    this.readerHost = {
+      connectionId,
+      isClosed: () => this.isClosed(),
+      handle: (message) => this.handle(message),
+      protocolError: (e) => this.protocolError(e),
+      close: (error, allowReconnect) => this.close(error, allowReconnect),
+    };
     const self = this;
     this.context = {
       connectionId,
@@ -129,125 +126,30 @@ export class HubConnection {
     return this.stateValue === ConnectionState.Closed;
   }
 
-  /** The largest frame the connection takes now: a handshake's worth until the handshake is done. */
-  frameLimit(): number {
-    return this.stateValue === ConnectionState.Handshaking ? HANDSHAKE_MAX_BYTES : this.env.limits.maxFrameBytes;
-  }
-
   /**
-   * Bytes of one WebSocket frame, valid only during the call (uWS reuses them): checked against the
-   * frame limit before anything is copied, then read by the read loop.
+   * Bytes of one WebSocket frame, valid only during the call (uWS reuses them). Before the handshake is
+   * done they may hold a handshake and no more; after it the reader takes them.
    */
   receive(data: Uint8Array): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.lastReceivedAt = this.env.now();
-    const { limits, counters, logger } = this.env;
-    let yieldFirst = false;
-    if (this.stateValue === ConnectionState.Handshaking) {
-      if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
-        counters.framesTooLarge++;
-        logger.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
-        this.failHandshake(ErrorText.handshakeFailed);
-        return;
-      }
-      const rest = this.handshake(copy(data, this.pending));
-      if (rest === undefined) return;
-      this.inbox.push(rest);
-    } else {
-      if (data.length > limits.maxFrameBytes) {
-        counters.framesTooLarge++;
-        logger.info(`${this.connectionId}: closing: a frame of ${data.length} bytes, more than ${limits.maxFrameBytes}`);
-        this.close(ErrorText.frameTooLarge(limits.maxFrameBytes));
-        return;
-      }
-      // An idle connection reads what it can straight from the borrowed bytes; only the rest is copied.
-      const idle = !this.reading && this.inbox.bytes === 0;
-      const { rest, turnUsed } = idle ? this.readBorrowed(data) : { rest: data, turnUsed: false };
-      if (this.isClosed() || rest.length === 0) return;
-      this.inbox.push(copy(rest));
-      yieldFirst = turnUsed;
-    }
-    if (this.inbox.bytes > limits.maxInboxBytes) {
-      counters.inboxOverflows++;
-      logger.warn(`${this.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
-      this.close(ErrorText.clientTooFast, true);
+    if (this.reader) {
+      this.reader.receive(data);
       return;
     }
-    if (!this.reading) void this.read(yieldFirst);
-  }
-
-  /**
-   * Handles the messages at the start of a frame that is only lent for this call, as long as they
-   * need nothing from it afterwards: pings and other non-invocations, at most `messagesPerTurn`.
-   * Returns the bytes still to read (from the first invocation on), which the caller copies, and
-   * whether this turn's messages are used up. A frame of pings thus costs no copy, however it ends
-   * (budget spent, protocol error).
-   */
-  private readBorrowed(data: Uint8Array): { rest: Uint8Array; turnUsed: boolean } {
-    const { limits, counters } = this.env;
-    const protocol = this.protocolValue!;
-    const done = { rest: EMPTY, turnUsed: true };
-    let offset = 0;
-    let taken = 0;
-    try {
-      for (; taken < limits.messagesPerTurn; taken++) {
-        const next = protocol.read(data, offset, limits.maximumReceiveMessageSize);
-        if (!next) break;
-        const message = protocol.decode(next.body);
-        // An invocation runs later and may keep views into its body (MessagePack bytes): read it from the copy.
-        if (message && (message.type === MessageType.Invocation || message.type === MessageType.StreamInvocation)) break;
-        if (!this.spend()) return done;
-        counters.messagesReceived++;
-        offset = next.end;
-        if (message) this.handleOther(message);
-        if (this.isClosed()) return done;
-      }
-    } catch (e) {
-      this.protocolError(e);
-      return done;
+    if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
+      this.env.counters.framesTooLarge++;
+      this.env.logger.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
+      this.failHandshake(ErrorText.handshakeFailed);
+      return;
     }
-    return { rest: data.subarray(offset), turnUsed: taken >= limits.messagesPerTurn };
+    const rest = this.handshake(copy(data, this.pending));
+    if (rest !== undefined) this.readAfterHandshake(rest);
   }
 
-  /**
-   * Reads and handles messages one at a time until the inbox has no complete message left: pings and
-   * the like at once, invocations awaited (one at a time, in order). Every `messagesPerTurn` messages
-   * it yields the event loop, so one connection's frame cannot hold up the others or /health.
-   */
-  private async read(yieldFirst: boolean): Promise<void> {
-    this.reading = true;
-    const { limits, counters } = this.env;
-    const protocol = this.protocolValue!;
-    let inTurn = 0;
-    try {
-      if (yieldFirst) await nextTurn();
-      while (!this.isClosed()) {
-        const body = this.inbox.next(protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
-        if (body === undefined || !this.spend()) return;
-        counters.messagesReceived++;
-        const message = protocol.decode(body);
-        if (message) await this.handle(message);
-        if (++inTurn >= limits.messagesPerTurn) {
-          inTurn = 0;
-          await nextTurn();
-        }
-      }
-    } catch (e) {
-      this.protocolError(e);
-    } finally {
-      this.reading = false;
-    }
-  }
-
-  /** Pays for one message (or one costly join of frames) from the budget; closes the connection when it is spent. */
-  private spend(): boolean {
-    if (this.isClosed()) return false;
-    if (this.budget.take(this.env.now())) return true;
-    const { perSecond, burst } = this.budget.limits;
-    this.env.counters.rateLimited++;
-    this.env.logger.warn(`${this.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
-    this.close(ErrorText.rateLimited(burst, perSecond), true);
-    return false;
+  /** Bytes that came in the handshake's frame after the request are the first messages. */
+  private readAfterHandshake(rest: Uint8Array): void {
+    if (rest.length > 0) this.reader?.receiveOwned(rest);
   }
 
   /** Sends one message in the connection's protocol; nothing happens before the handshake or after close. */
@@ -319,7 +221,7 @@ export class HubConnection {
 
   private markClosed(): void {
     this.stateValue = ConnectionState.Closed;
-    this.inbox.clear();
+    this.reader?.clear();
     this.pending = EMPTY;
     this.env.groups.removeMember(this);
   }
@@ -348,6 +250,7 @@ export class HubConnection {
     const protocol = this.env.protocols[choice.protocol];
     this.protocolValue = protocol;
     this.stateValue = ConnectionState.Connected;
+    this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated);
     // The response goes in the protocol's transfer format, as ASP.NET writes it; the TS client parses either.
     this.afterSend(this.socket.send(handshakeResponse(), protocol.binary));
     this.env.logger.debug(`${this.connectionId}: handshake done, protocol ${protocol.name}`);
@@ -360,11 +263,16 @@ export class HubConnection {
     this.abort();
   }
 
-  private async handle(message: HubMessage): Promise<void> {
+  /** Invocations run one at a time: the reader awaits the promise before the next message. */
+  private handle(message: HubMessage): Promise<void> | undefined {
     if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
       this.handleOther(message);
-      return;
+      return undefined;
     }
+    return this.invoke(message);
+  }
+
+  private async invoke(message: InvocationMessage | StreamInvocationMessage): Promise<void> {
     this.env.counters.invocations++;
     const completion = await this.env.dispatcher.invoke(this.context, message);
     if (completion) this.sendCompletion(completion, message.target);
@@ -428,10 +336,8 @@ export class HubConnection {
     if (this.env.groups.add(name, this)) this.socket.subscribe(groupTopic(name, protocol.name));
     // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
     // the device token): from now on it gets the budget of an authenticated client.
-    if (!this.authenticated) {
-      this.authenticated = true;
-      this.budget.change(this.env.limits.authenticatedBudget, this.env.now());
-    }
+    this.authenticated = true;
+    this.reader?.authenticate();
   }
 
   private leaveGroup(name: string): void {
