@@ -9,6 +9,7 @@ import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import { groupTopic, type GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import type { ThrottledLog } from './log-throttle.js';
 import type { MessageBudget } from './rate-limit.js';
 import { MessageReader, copy, type ReaderHost } from './reader.js';
 import {
@@ -60,6 +61,8 @@ export interface ConnectionEnv {
   readonly groups: GroupRegistry<HubConnection>;
   readonly counters: HubCounters;
   readonly logger: Logger;
+  /** Where lines about connections closed for misbehaving go (throttled). */
+  readonly closings: ThrottledLog;
   readonly limits: ConnectionLimits;
   readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   readonly now: () => number;
@@ -139,7 +142,7 @@ export class HubConnection {
     }
     if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
       this.env.counters.framesTooLarge++;
-      this.env.logger.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
+      this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
       this.failHandshake(ErrorText.handshakeFailed);
       return;
     }
@@ -325,7 +328,7 @@ export class HubConnection {
     const { counters, logger } = this.env;
     counters.protocolErrors++;
     if (e instanceof MessageTooLargeError) counters.oversizedMessages++;
-    if (e instanceof InvalidDataError) logger.info(`${this.connectionId}: closing after a protocol error: ${e.message}`);
+    if (e instanceof InvalidDataError) this.env.closings.info(`${this.connectionId}: closing after a protocol error: ${e.message}`);
     else logger.error(`${this.connectionId}: unexpected error while reading: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     this.close(ErrorText.connectionError);
   }

@@ -6,6 +6,7 @@ import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
 import { GroupRegistry, groupTopic } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
+import { ThrottledLog } from './log-throttle.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
@@ -36,14 +37,17 @@ export class HubCore {
     private readonly publish: Publish,
   ) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
     this.env = {
       dispatcher: new HubDispatcher(options.methods, options.logger),
       groups: this.groups,
       counters: newCounters(),
       logger: options.logger,
+      // 20 lines per minute at most about connections closed for misbehaving, then a sum.
+      closings: new ThrottledLog(options.logger, 20, 60_000, now),
       protocols: this.protocols,
-      now: () => performance.now(),
+      now,
       limits: {
         maximumReceiveMessageSize: options.maximumReceiveMessageSize,
         keepAliveIntervalMs: options.keepAliveIntervalMs,

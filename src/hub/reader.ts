@@ -2,11 +2,11 @@
 // copied only as far as needed (an idle connection handles pings straight from the lent frame),
 // messages are read one at a time (never all of a frame at once), at most `messagesPerTurn` per
 // event-loop turn, each paid from the connection's token bucket, and unread bytes are bounded.
-import type { Logger } from '../log/logger.js';
 import type { ConnectionLimits } from './connection.js';
 import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
 import { Inbox } from './inbox.js';
+import type { ThrottledLog } from './log-throttle.js';
 import { MessageType, type HubMessage, type HubProtocol } from './messages.js';
 import { TokenBucket } from './rate-limit.js';
 
@@ -22,7 +22,7 @@ export interface ReaderHost {
 
 export interface ReaderEnv {
   readonly counters: HubCounters;
-  readonly logger: Logger;
+  readonly closings: ThrottledLog;
   readonly limits: ConnectionLimits;
   readonly now: () => number;
 }
@@ -66,10 +66,10 @@ export class MessageReader {
 
   /** A frame lent for this call only (uWS reuses its bytes). */
   receive(data: Uint8Array): void {
-    const { limits, counters, logger } = this.env;
+    const { limits, counters, closings } = this.env;
     if (data.length > limits.maxFrameBytes) {
       counters.framesTooLarge++;
-      logger.info(`${this.host.connectionId}: closing: a frame of ${data.length} bytes, more than ${limits.maxFrameBytes}`);
+      closings.info(`${this.host.connectionId}: closing: a frame of ${data.length} bytes, more than ${limits.maxFrameBytes}`);
       this.host.close(ErrorText.frameTooLarge(limits.maxFrameBytes), false);
       return;
     }
@@ -82,11 +82,11 @@ export class MessageReader {
 
   /** Bytes the reader may keep (the rest of the frame that completed the handshake, or a copy). */
   receiveOwned(data: Uint8Array, yieldFirst = false): void {
-    const { limits, counters, logger } = this.env;
+    const { limits, counters, closings } = this.env;
     this.inbox.push(data);
     if (this.inbox.bytes > limits.maxInboxBytes) {
       counters.inboxOverflows++;
-      logger.warn(`${this.host.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
+      closings.warn(`${this.host.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
       this.host.close(ErrorText.clientTooFast, true);
       return;
     }
@@ -163,7 +163,7 @@ export class MessageReader {
     if (this.budget.take(this.env.now())) return true;
     const { perSecond, burst } = this.budget.limits;
     this.env.counters.rateLimited++;
-    this.env.logger.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
+    this.env.closings.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
     this.host.close(ErrorText.rateLimited(burst, perSecond), true);
     return false;
   }
