@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
+import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
 import {
@@ -21,7 +22,7 @@ import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
 
 const RSS_BOUND_MB = 32;
 const HEALTH_MAX_MS = 150;
-const FRAME_LIMIT = 262_144;
+const FRAME_LIMIT = (schemaDefaults() as { Hub: { MaximumFrameSize: number } }).Hub.MaximumFrameSize;
 const RATE_LIMITED = 'Server closed the connection: too many messages (more than 64 at once or 10 per second).';
 const RATE_LIMITED_AUTHENTICATED = 'Server closed the connection: too many messages (more than 2000 at once or 500 per second).';
 

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { decode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import WebSocket from 'ws';
+import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
 import {
@@ -59,7 +60,7 @@ async function assertHubServes(protocol: Protocol): Promise<void> {
 }
 
 /** Hub.MaximumFrameSize as shipped: uWS drops a connection at a larger frame's header, with no Close message. */
-const FRAME_LIMIT = 262_144;
+const FRAME_LIMIT = (schemaDefaults() as { Hub: { MaximumFrameSize: number } }).Hub.MaximumFrameSize;
 
 /**
  * Sends the frames after the handshake. If the server closes the connection, it must have said why

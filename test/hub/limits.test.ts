@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { HubWire, jsonFrame, msgpackFrame } from '../hardening/hub-wire.js';
-import { startHub, withTimeout, type TestHub } from './helpers.js';
+import { shippedBudgets, startHub, withTimeout, type TestHub } from './helpers.js';
 
 let hub: TestHub;
 let base: string;
@@ -52,7 +52,7 @@ describe('hub limits per connection', () => {
 
   it('a frame over the frame limit is dropped at its header (1006), nothing answered', async () => {
     const wire = await HubWire.connect(base, 'messagepack');
-    wire.sendRaw(Buffer.alloc(262_145, 0));
+    wire.sendRaw(Buffer.alloc(shippedBudgets.maximumFrameSize + 1, 0));
     assert.equal((await withTimeout(wire.closed, 5000, 'close')).code, 1006);
     assert.deepEqual(wire.messages, []);
   });
