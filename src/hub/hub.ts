@@ -56,7 +56,8 @@ export class HubCore {
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
         maxFrameBytes: frameLimit(options),
         // Room for a full frame being read and the next one arriving meanwhile; a client that keeps
-        // more waiting sends faster than its messages are handled.
+        // more waiting sends faster than its messages are handled. uWS 20.30 cannot pause reading a
+        // WebSocket, so closing such a client is the only back-pressure there is.
         maxInboxBytes: 2 * frameLimit(options),
         messagesPerTurn: options.messagesPerTurn,
         unauthenticatedBudget: options.budgets.unauthenticated,
