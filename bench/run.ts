@@ -18,9 +18,10 @@ import { memorySection } from './sections/memory.js';
 import { startupSection } from './sections/startup.js';
 import { opusSection } from './sections/opus.js';
 import { storageSection } from './sections/storage.js';
+import { hostileSection } from './sections/hostile.js';
 
 const SECTIONS: Section[] = [
-  ceilingSection, httpSection, hubSection, streamingSection, memorySection, startupSection, opusSection, storageSection,
+  ceilingSection, httpSection, hubSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
 ];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; cpuProf: boolean; serviceEnv: Record<string, string> } {

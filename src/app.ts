@@ -173,6 +173,12 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         hub: () => hub,
       }),
       maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
+      maximumFrameSize: config.Hub.MaximumFrameSize,
+      messagesPerTurn: config.Hub.MessagesPerTurn,
+      budgets: {
+        unauthenticated: { perSecond: config.Hub.UnauthenticatedMessageRate, burst: config.Hub.UnauthenticatedMessageBurst },
+        authenticated: { perSecond: config.Hub.MessageRate, burst: config.Hub.MessageBurst },
+      },
       keepAliveIntervalMs: config.Hub.KeepAliveInterval,
       clientTimeoutMs: config.Hub.ClientTimeout,
       allowedOrigins: (origin) => {

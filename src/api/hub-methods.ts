@@ -73,7 +73,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
   }
 
   return {
-    JoinSession: { handler: joinSession, args: 2 },
+    JoinSession: { handler: joinSession, args: ['string', 'string'] },
     SendAudioData: { handler: sendAudioData, args: 2 },
   };
 }

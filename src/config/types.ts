@@ -58,6 +58,12 @@ export interface AppConfig {
     readonly MaximumReceiveMessageSize: number;
     /** ms */ readonly KeepAliveInterval: number;
     /** ms */ readonly ClientTimeout: number;
+    readonly MaximumFrameSize: number;
+    readonly MessagesPerTurn: number;
+    readonly MessageRate: number;
+    readonly MessageBurst: number;
+    readonly UnauthenticatedMessageRate: number;
+    readonly UnauthenticatedMessageBurst: number;
   };
 }
 

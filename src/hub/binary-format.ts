@@ -2,7 +2,7 @@
 // prefixed by its length as a VarInt, 7 bits per byte, least significant group first, at most
 // 5 bytes, at most 0x7FFFFFFF (the 5th byte may only carry 3 bits).
 import { InvalidDataError, tooLarge } from './errors.js';
-import type { SplitResult } from './text-format.js';
+import type { ReadMessage } from './text-format.js';
 
 export const MAX_VARINT_BYTES = 5;
 
@@ -60,21 +60,29 @@ function putVarInt(out: Uint8Array, value: number): void {
 }
 
 /**
- * Splits `buffer` into length-prefixed messages. A message counts with its prefix against
- * `maxMessageSize`; an over-long message is rejected as soon as its prefix is read, without
- * waiting for its body.
+ * Reads the length-prefixed message that starts at `offset`; undefined while its prefix or body is
+ * incomplete. A message counts with its prefix against `maxMessageSize`; an over-long message is
+ * rejected as soon as its prefix is read, without waiting for its body.
  */
-export function splitBinaryMessages(buffer: Uint8Array, maxMessageSize: number): SplitResult {
+export function readBinaryMessage(buffer: Uint8Array, offset: number, maxMessageSize: number): ReadMessage | undefined {
+  const prefix = readVarInt(buffer, offset);
+  if (prefix === 'incomplete') return undefined;
+  const total = prefix.length + prefix.value;
+  if (total > maxMessageSize) throw tooLarge(maxMessageSize);
+  if (offset + total > buffer.length) return undefined;
+  return { body: buffer.subarray(offset + prefix.length, offset + total), end: offset + total };
+}
+
+/**
+ * Every complete message of `buffer` at once, and the incomplete tail: for the client side (tests and
+ * tools reading what the server sent). The server itself reads one message at a time.
+ */
+export function splitBinaryMessages(buffer: Uint8Array, maxMessageSize: number): { messages: Uint8Array[]; rest: Uint8Array } {
   const messages: Uint8Array[] = [];
   let offset = 0;
-  while (offset < buffer.length) {
-    const prefix = readVarInt(buffer, offset);
-    if (prefix === 'incomplete') break;
-    const total = prefix.length + prefix.value;
-    if (total > maxMessageSize) throw tooLarge(maxMessageSize);
-    if (offset + total > buffer.length) break;
-    messages.push(buffer.subarray(offset + prefix.length, offset + total));
-    offset += total;
+  for (let next = readBinaryMessage(buffer, 0, maxMessageSize); next; next = readBinaryMessage(buffer, offset, maxMessageSize)) {
+    messages.push(next.body);
+    offset = next.end;
   }
   return { messages, rest: buffer.subarray(offset) };
 }

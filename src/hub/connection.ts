@@ -1,13 +1,17 @@
-// One hub connection over a small HubSocket (never a uWS type): handshake, message framing with a
-// carry-over buffer (the transport is a byte stream, as in ASP.NET), per-connection sequential
-// dispatch (ASP.NET runs one invocation per client at a time, so a JoinSession finishes before the
-// next SendAudioData starts), keep-alive pings, client timeout, back-pressure policy and Close.
+// One hub connection over a small HubSocket (never a uWS type): handshake (a frame before it holds
+// at most a handshake), then its MessageReader (reader.ts: the transport is a byte stream, as in
+// ASP.NET; bounded work per frame), per-connection sequential dispatch (ASP.NET runs one invocation
+// per client at a time, so a JoinSession finishes before the next SendAudioData starts), keep-alive
+// pings, client timeout, back-pressure policy and Close.
 import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import { groupTopic, type GroupRegistry } from './groups.js';
-import { chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import type { ThrottledLog } from './log-throttle.js';
+import type { MessageBudget } from './rate-limit.js';
+import { MessageReader, copy, type ReaderHost } from './reader.js';
 import {
   MessageType,
   completionWithError,
@@ -41,8 +45,15 @@ export interface ConnectionLimits {
   readonly clientTimeoutMs: number;
   readonly handshakeTimeoutMs: number;
   readonly maxBufferedBytes: number;
-  /** Invocations waiting behind a running one; more is a misbehaving client. */
-  readonly maxQueuedInvocations: number;
+  /** Largest WebSocket frame after the handshake (the transport refuses larger ones first). */
+  readonly maxFrameBytes: number;
+  /** Received bytes not read yet (a client sending faster than its messages are handled); more closes. */
+  readonly maxInboxBytes: number;
+  /** Messages read in one event-loop turn before the loop yields to other connections and timers. */
+  readonly messagesPerTurn: number;
+  /** Until the connection authenticated (a token on the connection, or a group joined). */
+  readonly unauthenticatedBudget: MessageBudget;
+  readonly authenticatedBudget: MessageBudget;
 }
 
 export interface ConnectionEnv {
@@ -50,6 +61,8 @@ export interface ConnectionEnv {
   readonly groups: GroupRegistry<HubConnection>;
   readonly counters: HubCounters;
   readonly logger: Logger;
+  /** Where lines about connections closed for misbehaving go (throttled). */
+  readonly closings: ThrottledLog;
   readonly limits: ConnectionLimits;
   readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   readonly now: () => number;
@@ -58,19 +71,16 @@ export interface ConnectionEnv {
 const EMPTY = new Uint8Array(0);
 const PING: HubMessage = { type: MessageType.Ping };
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
-
 export class HubConnection {
   private stateValue: ConnectionState = ConnectionState.Handshaking;
   private protocolValue: HubProtocol | undefined;
+  /** Bytes of an incomplete handshake request. */
   private pending: Uint8Array = EMPTY;
-  private readonly queue: (InvocationMessage | StreamInvocationMessage)[] = [];
-  private pumping = false;
+  /** Reads the messages once the handshake is done. */
+  private reader: MessageReader | undefined;
+  private authenticated: boolean;
+  /** The reader's view of this connection. */
+  private readonly readerHost: ReaderHost;
   private readonly openedAt: number;
   private lastReceivedAt: number;
   private lastSentAt: number;
@@ -83,6 +93,15 @@ export class HubConnection {
     private readonly env: ConnectionEnv,
   ) {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
+    // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
+    this.authenticated = user !== undefined;
+    this.readerHost = {
+      connectionId,
+      isClosed: () => this.isClosed(),
+      handle: (message) => this.handle(message),
+      protocolError: (e) => this.protocolError(e),
+      close: (error, allowReconnect) => this.close(error, allowReconnect),
+    };
     const self = this;
     this.context = {
       connectionId,
@@ -110,32 +129,30 @@ export class HubConnection {
     return this.stateValue === ConnectionState.Closed;
   }
 
-  /** Bytes of one WebSocket frame, owned by the connection (the caller copied them out of uWS). */
-  receive(frame: Uint8Array): void {
+  /**
+   * Bytes of one WebSocket frame, valid only during the call (uWS reuses them). Before the handshake is
+   * done they may hold a handshake and no more; after it the reader takes them.
+   */
+  receive(data: Uint8Array): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.lastReceivedAt = this.env.now();
-    let buffer = this.pending.length > 0 ? concat(this.pending, frame) : frame;
-    this.pending = EMPTY;
-    if (this.stateValue === ConnectionState.Handshaking) {
-      const rest = this.handshake(buffer);
-      if (rest === undefined) return;
-      buffer = rest;
+    if (this.reader) {
+      this.reader.receive(data);
+      return;
     }
-    const protocol = this.protocolValue;
-    if (!protocol || buffer.length === 0) return;
-    try {
-      const { messages, rest } = protocol.split(buffer, this.env.limits.maximumReceiveMessageSize);
-      // Copy the short tail so it does not pin a whole (up to 16 MiB) frame.
-      this.pending = rest.length > 0 ? rest.slice() : EMPTY;
-      for (const body of messages) {
-        const message = protocol.decode(body);
-        this.env.counters.messagesReceived++;
-        if (message) this.handle(message);
-        if (this.isClosed()) return;
-      }
-    } catch (e) {
-      this.protocolError(e);
+    if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
+      this.env.counters.framesTooLarge++;
+      this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
+      this.failHandshake(ErrorText.handshakeFailed);
+      return;
     }
+    const rest = this.handshake(copy(data, this.pending));
+    if (rest !== undefined) this.readAfterHandshake(rest);
+  }
+
+  /** Bytes that came in the handshake's frame after the request are the first messages. */
+  private readAfterHandshake(rest: Uint8Array): void {
+    if (rest.length > 0) this.reader?.receiveOwned(rest);
   }
 
   /** Sends one message in the connection's protocol; nothing happens before the handshake or after close. */
@@ -207,7 +224,7 @@ export class HubConnection {
 
   private markClosed(): void {
     this.stateValue = ConnectionState.Closed;
-    this.queue.length = 0;
+    this.reader?.clear();
     this.pending = EMPTY;
     this.env.groups.removeMember(this);
   }
@@ -216,16 +233,17 @@ export class HubConnection {
   private handshake(buffer: Uint8Array): Uint8Array | undefined {
     let parsed: ReturnType<typeof parseHandshakeRequest>;
     try {
-      parsed = parseHandshakeRequest(buffer, this.env.limits.maximumReceiveMessageSize);
+      parsed = parseHandshakeRequest(buffer, HANDSHAKE_MAX_BYTES);
     } catch (e) {
       this.env.logger.debug(`${this.connectionId}: bad handshake: ${e instanceof Error ? e.message : String(e)}`);
       this.failHandshake(ErrorText.handshakeFailed);
       return undefined;
     }
     if (parsed.kind === 'incomplete') {
-      this.pending = buffer.slice();
+      this.pending = buffer;
       return undefined;
     }
+    this.pending = EMPTY;
     const choice = chooseProtocol(parsed.request);
     if ('error' in choice) {
       this.env.logger.debug(`${this.connectionId}: ${choice.error}`);
@@ -235,6 +253,7 @@ export class HubConnection {
     const protocol = this.env.protocols[choice.protocol];
     this.protocolValue = protocol;
     this.stateValue = ConnectionState.Connected;
+    this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated);
     // The response goes in the protocol's transfer format, as ASP.NET writes it; the TS client parses either.
     this.afterSend(this.socket.send(handshakeResponse(), protocol.binary));
     this.env.logger.debug(`${this.connectionId}: handshake done, protocol ${protocol.name}`);
@@ -247,17 +266,24 @@ export class HubConnection {
     this.abort();
   }
 
-  private handle(message: HubMessage): void {
+  /** Invocations run one at a time: the reader awaits the promise before the next message. */
+  private handle(message: HubMessage): Promise<void> | undefined {
+    if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
+      this.handleOther(message);
+      return undefined;
+    }
+    return this.invoke(message);
+  }
+
+  private async invoke(message: InvocationMessage | StreamInvocationMessage): Promise<void> {
+    this.env.counters.invocations++;
+    const completion = await this.env.dispatcher.invoke(this.context, message);
+    if (completion) this.sendCompletion(completion, message.target);
+  }
+
+  /** Every message but invocations: handled at once, nothing kept from it. */
+  private handleOther(message: HubMessage): void {
     switch (message.type) {
-      case MessageType.Invocation:
-      case MessageType.StreamInvocation:
-        if (this.queue.length >= this.env.limits.maxQueuedInvocations) {
-          this.protocolError(new InvalidDataError(`more than ${this.env.limits.maxQueuedInvocations} invocations queued`));
-          return;
-        }
-        this.queue.push(message);
-        if (!this.pumping) void this.pump();
-        return;
       case MessageType.Close:
         // The client is leaving: no Close message back, just end the socket.
         this.env.logger.debug(`${this.connectionId}: client sent Close${message.error ? `: ${message.error}` : ''}`);
@@ -267,21 +293,6 @@ export class HubConnection {
         // Ping: receiving it already reset the client timeout. CancelInvocation, StreamItem,
         // Completion, Ack, Sequence: no streams, client results or stateful reconnect here.
         return;
-    }
-  }
-
-  /** Runs queued invocations one at a time, in arrival order. */
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      for (let next = this.queue.shift(); next; next = this.queue.shift()) {
-        this.env.counters.invocations++;
-        const completion = await this.env.dispatcher.invoke(this.context, next);
-        if (completion) this.sendCompletion(completion, next.target);
-        if (this.isClosed()) break;
-      }
-    } finally {
-      this.pumping = false;
     }
   }
 
@@ -317,7 +328,7 @@ export class HubConnection {
     const { counters, logger } = this.env;
     counters.protocolErrors++;
     if (e instanceof MessageTooLargeError) counters.oversizedMessages++;
-    if (e instanceof InvalidDataError) logger.info(`${this.connectionId}: closing after a protocol error: ${e.message}`);
+    if (e instanceof InvalidDataError) this.env.closings.info(`${this.connectionId}: closing after a protocol error: ${e.message}`);
     else logger.error(`${this.connectionId}: unexpected error while reading: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     this.close(ErrorText.connectionError);
   }
@@ -326,6 +337,10 @@ export class HubConnection {
     const protocol = this.protocolValue;
     if (this.stateValue !== ConnectionState.Connected || !protocol) return;
     if (this.env.groups.add(name, this)) this.socket.subscribe(groupTopic(name, protocol.name));
+    // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
+    // the device token): from now on it gets the budget of an authenticated client.
+    this.authenticated = true;
+    this.reader?.authenticate();
   }
 
   private leaveGroup(name: string): void {

@@ -14,6 +14,12 @@ export interface HubCounters {
   oversizedMessages: number;
   clientTimeouts: number;
   slowClientsClosed: number;
+  /** Frames refused here: before the handshake, more than a handshake; after it, over the frame limit. */
+  framesTooLarge: number;
+  /** Connections closed for receiving more than they could handle. */
+  inboxOverflows: number;
+  /** Connections closed for spending their message budget. */
+  rateLimited: number;
 }
 
 export function newCounters(): HubCounters {
@@ -31,5 +37,8 @@ export function newCounters(): HubCounters {
     oversizedMessages: 0,
     clientTimeouts: 0,
     slowClientsClosed: 0,
+    framesTooLarge: 0,
+    inboxOverflows: 0,
+    rateLimited: 0,
   };
 }

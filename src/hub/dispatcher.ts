@@ -1,8 +1,9 @@
 // Runs invocations against the method table and produces their completion, with ASP.NET's checks in
-// ASP.NET's order: the method exists (case-insensitive), the argument count binds, it is not a
-// streaming call, no client streams; then the method runs. Invocations without an id never get a
+// ASP.NET's order: the method exists (case-insensitive), the arguments bind (binder.ts: readable,
+// count, types), it is not a streaming call, no client streams; then the method runs. Invocations without an id never get a
 // completion (HubProtocol.md "Non-Blocking Invocations").
 import type { Logger } from '../log/logger.js';
+import { HUB_PARAMETERS, bindArguments } from './binder.js';
 import { ErrorText, HubError } from './errors.js';
 import {
   MessageType,
@@ -26,7 +27,8 @@ export class HubDispatcher {
     for (const [name, entry] of Object.entries(methods)) {
       const key = name.toLowerCase();
       if (this.methods.has(key)) throw new Error(`hub method '${name}' is defined twice (names are case-insensitive)`);
-      if (!Number.isInteger(entry.args) || entry.args < 0) throw new Error(`hub method '${name}' has an invalid argument count`);
+      const valid = typeof entry.args === 'number' ? Number.isInteger(entry.args) && entry.args >= 0 : entry.args.every((p) => HUB_PARAMETERS.includes(p));
+      if (!valid) throw new Error(`hub method '${name}' has invalid parameters`);
       this.methods.set(key, { ...entry, name });
     }
   }
@@ -43,8 +45,9 @@ export class HubDispatcher {
       this.logger.debug(`unknown hub method '${target}' from ${ctx.connectionId}`);
       return fail(ErrorText.unknownMethod(target));
     }
-    if (message.arguments.length !== entry.args) {
-      this.logger.debug(`'${target}' from ${ctx.connectionId}: ${message.arguments.length} argument(s), expects ${entry.args}`);
+    const binding = message.bindingFailure === undefined ? bindArguments(entry.args, message.arguments) : { failure: message.bindingFailure };
+    if ('failure' in binding) {
+      this.logger.debug(`'${target}' from ${ctx.connectionId}: arguments do not bind: ${binding.failure}`);
       return fail(ErrorText.bindingFailure(target));
     }
     // Ill-formed text (a lone UTF-16 surrogate) does not bind: ASP.NET's JSON reader cannot read it as a string either.
@@ -59,7 +62,7 @@ export class HubDispatcher {
 
     let result: unknown;
     try {
-      result = await entry.handler(ctx, message.arguments);
+      result = await entry.handler(ctx, binding.args);
     } catch (e) {
       if (e instanceof HubError) {
         this.logger.debug(`'${entry.name}' from ${ctx.connectionId} failed: ${e.message}`);

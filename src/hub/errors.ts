@@ -46,6 +46,11 @@ export const ErrorText = {
   clientTimeout: (ms: number): string =>
     `Client timeout (${ms}ms) elapsed without receiving a message from the client. Closing connection.`,
   clientTooSlow: 'Server closed the connection: client too slow to receive messages.',
+  // Budgets of our own (ASP.NET has none of these): worded like the texts above, with the figure.
+  frameTooLarge: (limit: number): string => `Server closed the connection: a WebSocket frame over ${limit} bytes.`,
+  clientTooFast: 'Server closed the connection: client sent data faster than it could be handled.',
+  rateLimited: (burst: number, perSecond: number): string =>
+    `Server closed the connection: too many messages (more than ${burst} at once or ${perSecond} per second).`,
 } as const;
 
 /** A message longer than Hub.MaximumReceiveMessageSize (framing included). */

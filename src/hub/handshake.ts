@@ -5,6 +5,13 @@ import { ErrorText, InvalidDataError, tooLarge } from './errors.js';
 import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
 
+/**
+ * What may arrive before the handshake is done. A request is about 40 bytes
+ * (`{"protocol":"messagepack","version":1}`); this leaves room for properties a newer client may
+ * add, and nothing for a payload sent before the server agreed to a protocol.
+ */
+export const HANDSHAKE_MAX_BYTES = 1024;
+
 export interface HandshakeRequest {
   readonly protocol: string;
   readonly version: number;

@@ -6,6 +6,7 @@ import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
 import { GroupRegistry, groupTopic } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
+import { ThrottledLog } from './log-throttle.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
@@ -15,7 +16,10 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
 export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
 export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
-const MAX_QUEUED_INVOCATIONS = 1024;
+
+/** The frame limit in force: a frame must be able to carry one message of the largest size. */
+export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
+  Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
 export type Publish = (topic: string, data: string | Uint8Array, binary: boolean) => void;
 
@@ -33,21 +37,31 @@ export class HubCore {
     private readonly publish: Publish,
   ) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+    const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
     this.env = {
       dispatcher: new HubDispatcher(options.methods, options.logger),
       groups: this.groups,
       counters: newCounters(),
       logger: options.logger,
+      // 20 lines per minute at most about connections closed for misbehaving, then a sum.
+      closings: new ThrottledLog(options.logger, 20, 60_000, now),
       protocols: this.protocols,
-      now: () => performance.now(),
+      now,
       limits: {
         maximumReceiveMessageSize: options.maximumReceiveMessageSize,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
         clientTimeoutMs: options.clientTimeoutMs,
         handshakeTimeoutMs,
         maxBufferedBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
-        maxQueuedInvocations: MAX_QUEUED_INVOCATIONS,
+        maxFrameBytes: frameLimit(options),
+        // Room for a full frame being read and the next one arriving meanwhile; a client that keeps
+        // more waiting sends faster than its messages are handled. uWS 20.30 cannot pause reading a
+        // WebSocket, so closing such a client is the only back-pressure there is.
+        maxInboxBytes: 2 * frameLimit(options),
+        messagesPerTurn: options.messagesPerTurn,
+        unauthenticatedBudget: options.budgets.unauthenticated,
+        authenticatedBudget: options.budgets.authenticated,
       },
     };
     this.negotiations = new NegotiationStore(

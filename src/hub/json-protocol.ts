@@ -8,7 +8,7 @@ import {
   type HubProtocol,
   type MessageHeaders,
 } from './messages.js';
-import { decodeUtf8, splitRecords, writeRecord } from './text-format.js';
+import { decodeUtf8, readRecord, writeRecord } from './text-format.js';
 
 type Json = Record<string, unknown>;
 
@@ -177,7 +177,7 @@ function carriesBytes(value: unknown, depth: number): boolean {
 export const jsonProtocol: HubProtocol = {
   name: 'json',
   binary: false,
-  split: splitRecords,
+  read: readRecord,
   decode: (body) => {
     let text: string;
     try {

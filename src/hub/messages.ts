@@ -1,6 +1,6 @@
 // The hub message union shared by both protocols (HubProtocol.md "Overview"), and the interface a
 // hub protocol implements: framing, decoding one message, encoding one message.
-import type { SplitResult } from './text-format.js';
+import type { ReadMessage } from './text-format.js';
 
 export const MessageType = {
   Invocation: 1,
@@ -25,6 +25,8 @@ export interface InvocationMessage {
   readonly target: string;
   readonly arguments: unknown[];
   readonly streamIds?: string[];
+  /** Why the arguments could not be read (see BindingFailure); the arguments are then empty. */
+  readonly bindingFailure?: BindingFailure;
 }
 
 export interface StreamInvocationMessage {
@@ -34,7 +36,16 @@ export interface StreamInvocationMessage {
   readonly target: string;
   readonly arguments: unknown[];
   readonly streamIds?: string[];
+  /** Why the arguments could not be read (see BindingFailure); the arguments are then empty. */
+  readonly bindingFailure?: BindingFailure;
 }
+
+/**
+ * An invocation whose envelope is valid but whose arguments cannot be read is not a protocol error:
+ * as ASP.NET's InvocationBindingFailureMessage, it fails that invocation with a completion error and
+ * the connection lives on. The text is for the log only.
+ */
+export type BindingFailure = string;
 
 export interface StreamItemMessage {
   readonly type: typeof MessageType.StreamItem;
@@ -97,8 +108,11 @@ export interface HubProtocol {
   readonly name: ProtocolName;
   /** The transfer format: MessagePack travels in binary WebSocket frames, JSON in text frames. */
   readonly binary: boolean;
-  /** Splits received bytes into complete message bodies; throws InvalidDataError. */
-  split(buffer: Uint8Array, maxMessageSize: number): SplitResult;
+  /**
+   * Reads the one message that starts at `offset` (undefined while it is incomplete); throws
+   * InvalidDataError. One at a time, so a frame's messages are never all held at once.
+   */
+  read(buffer: Uint8Array, offset: number, maxMessageSize: number): ReadMessage | undefined;
   /** Decodes one message body; `null` for unknown message types, which the spec says to ignore. Throws InvalidDataError. */
   decode(body: Uint8Array): HubMessage | null;
   /** Encodes one message with its framing: a string for text frames, bytes for binary frames. */

@@ -2,9 +2,10 @@
 // MessagePack array whose first item is the message type, framed by a VarInt length prefix, in
 // binary frames. `bin` values (audio) decode to Uint8Array.
 import { Decoder, Encoder } from '@msgpack/msgpack';
-import { splitBinaryMessages, writeBinaryMessage } from './binary-format.js';
+import { readBinaryMessage, writeBinaryMessage } from './binary-format.js';
 import { InvalidDataError } from './errors.js';
-import { MessageType, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
+import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
+import { arrayItems } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -63,7 +64,18 @@ function sequenceIdAt(items: unknown[]): number {
   return v;
 }
 
-export function decodeMessagePackItems(items: unknown): HubMessage | null {
+/**
+ * Arguments as ASP.NET's MessagePack protocol binds them: after the envelope and on their own, so
+ * arguments that are not an array (or, see decodeItemsSeparately, do not decode) fail only the
+ * invocation. `failure` is set when they could not even be decoded.
+ */
+function argumentsAt(items: unknown[], failure: BindingFailure | undefined): { arguments: unknown[]; bindingFailure?: BindingFailure } {
+  if (failure !== undefined) return { arguments: [], bindingFailure: failure };
+  const v = items[4];
+  return Array.isArray(v) ? { arguments: v } : { arguments: [], bindingFailure: "Reading array length for 'arguments' failed." };
+}
+
+export function decodeMessagePackItems(items: unknown, argumentsFailure?: BindingFailure): HubMessage | null {
   if (!Array.isArray(items) || items.length === 0) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
   const type = items[0];
   if (typeof type !== 'number' || !Number.isInteger(type)) throw new InvalidDataError("Reading 'type' as Int32 failed.");
@@ -72,25 +84,33 @@ export function decodeMessagePackItems(items: unknown): HubMessage | null {
       need(items, 5, 'Invocation');
       const id = items[2];
       if (id !== null && typeof id !== 'string') throw new InvalidDataError("Reading 'invocationId' as String failed.");
+      const headers = headersAt(items);
+      const target = stringAt(items, 3, 'target');
+      const args = argumentsAt(items, argumentsFailure);
       return {
         type: MessageType.Invocation,
-        headers: headersAt(items),
+        headers,
         ...(typeof id === 'string' ? { invocationId: id } : {}),
-        target: stringAt(items, 3, 'target'),
-        arguments: arrayAt(items, 4, 'arguments'),
-        streamIds: streamIdsAt(items),
+        target,
+        ...args,
+        streamIds: args.bindingFailure === undefined ? streamIdsAt(items) : undefined,
       };
     }
-    case MessageType.StreamInvocation:
+    case MessageType.StreamInvocation: {
       need(items, 5, 'StreamInvocation');
+      const headers = headersAt(items);
+      const invocationId = stringAt(items, 2, 'invocationId');
+      const target = stringAt(items, 3, 'target');
+      const args = argumentsAt(items, argumentsFailure);
       return {
         type: MessageType.StreamInvocation,
-        headers: headersAt(items),
-        invocationId: stringAt(items, 2, 'invocationId'),
-        target: stringAt(items, 3, 'target'),
-        arguments: arrayAt(items, 4, 'arguments'),
-        streamIds: streamIdsAt(items),
+        headers,
+        invocationId,
+        target,
+        ...args,
+        streamIds: args.bindingFailure === undefined ? streamIdsAt(items) : undefined,
       };
+    }
     case MessageType.StreamItem:
       need(items, 4, 'StreamItem');
       return { type: MessageType.StreamItem, headers: headersAt(items), invocationId: stringAt(items, 2, 'invocationId'), item: items[3] };
@@ -168,19 +188,54 @@ export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
   return writeBinaryMessage(encoder.encodeSharedRef(messagePackItems(message)));
 }
 
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The whole message did not decode. If its structure is intact (every value ends where it should)
+ * and only an invocation's arguments do not decode (a map key that is neither string nor number, a
+ * malformed timestamp), that is a binding failure of the invocation, as in ASP.NET, where the
+ * envelope is read first and the arguments are bound on their own. Anything else (a truncated
+ * message, a reserved byte, a broken envelope) is a protocol error.
+ */
+function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unknown): HubMessage | null {
+  const invalid = (): InvalidDataError => new InvalidDataError(`Invalid MessagePack: ${describe(original)}`);
+  let ranges: [number, number][];
+  try {
+    ranges = arrayItems(body);
+  } catch {
+    throw invalid();
+  }
+  const decodeItem = (i: number): unknown => decoder.decode(body.subarray(ranges[i]![0], ranges[i]![1]));
+  let head: unknown[];
+  try {
+    head = [0, 1, 2, 3].map(decodeItem);
+  } catch {
+    throw invalid();
+  }
+  const type = head[0];
+  if ((type !== MessageType.Invocation && type !== MessageType.StreamInvocation) || ranges.length < 5) throw invalid();
+  try {
+    decodeItem(4);
+  } catch (e) {
+    return decodeMessagePackItems([...head, null], `Invalid MessagePack in 'arguments': ${describe(e)}`);
+  }
+  // The arguments decode: what failed comes after them (streamIds).
+  throw invalid();
+}
+
 /** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */
 export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
   const decoder = decoderFor(maxMessageSize);
   return {
     name: 'messagepack',
     binary: true,
-    split: splitBinaryMessages,
+    read: readBinaryMessage,
     decode: (body) => {
       let items: unknown;
       try {
         items = decoder.decode(body);
       } catch (e) {
-        throw new InvalidDataError(`Invalid MessagePack: ${e instanceof Error ? e.message : String(e)}`);
+        return decodeItemsSeparately(body, decoder, e);
       }
       return decodeMessagePackItems(items);
     },

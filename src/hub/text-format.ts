@@ -6,31 +6,24 @@ import { tooLarge } from './errors.js';
 export const RECORD_SEPARATOR = 0x1e;
 export const RECORD_SEPARATOR_CHAR = '\u001e';
 
-export interface SplitResult {
-  /** Complete message bodies, without their framing. */
-  readonly messages: Uint8Array[];
-  /** An incomplete tail to keep until more data arrives. */
-  readonly rest: Uint8Array;
+/** One complete message read at an offset: its body (without framing) and where the next one starts. */
+export interface ReadMessage {
+  readonly body: Uint8Array;
+  readonly end: number;
 }
 
 /**
- * Splits `buffer` at record separators. A message counts with its separator against
- * `maxMessageSize` (ASP.NET slices the buffer to that size before parsing), and an unterminated
- * tail longer than the limit can never become a valid message: both throw.
+ * Reads the record that starts at `offset`; undefined when its separator has not arrived yet. A
+ * message counts with its separator against `maxMessageSize` (ASP.NET slices the buffer to that
+ * size before parsing), so the search never looks further than that, and an unterminated tail that
+ * can no longer fit throws: the work per message is bounded however large the frame.
  */
-export function splitRecords(buffer: Uint8Array, maxMessageSize: number): SplitResult {
-  const messages: Uint8Array[] = [];
-  let start = 0;
-  for (;;) {
-    const end = buffer.indexOf(RECORD_SEPARATOR, start);
-    if (end < 0) break;
-    if (end - start + 1 > maxMessageSize) throw tooLarge(maxMessageSize);
-    messages.push(buffer.subarray(start, end));
-    start = end + 1;
-  }
-  const rest = buffer.subarray(start);
-  if (rest.length >= maxMessageSize) throw tooLarge(maxMessageSize);
-  return { messages, rest };
+export function readRecord(buffer: Uint8Array, offset: number, maxMessageSize: number): ReadMessage | undefined {
+  const window = buffer.subarray(offset, Math.min(buffer.length, offset + maxMessageSize));
+  const at = window.indexOf(RECORD_SEPARATOR);
+  if (at >= 0) return { body: window.subarray(0, at), end: offset + at + 1 };
+  if (window.length >= maxMessageSize) throw tooLarge(maxMessageSize);
+  return undefined;
 }
 
 export function writeRecord(json: string): string {

@@ -2,6 +2,8 @@
 // (HubOptions.methods) and what the application can do with a running hub (VoiceHubServer).
 import type { Logger } from '../log/logger.js';
 import type { ProtocolName } from './messages.js';
+import type { HubParameter } from './binder.js';
+import type { MessageBudget } from './rate-limit.js';
 
 /** What a hub method knows about its caller. Valid after the call returns; calls on a closed connection do nothing. */
 export interface HubCallContext {
@@ -26,8 +28,11 @@ export type HubMethod = (ctx: HubCallContext, args: unknown[]) => unknown;
 
 export interface HubMethodEntry {
   readonly handler: HubMethod;
-  /** Exact argument count; a mismatch fails the invocation as ASP.NET's binder does. */
-  readonly args: number;
+  /**
+   * The parameters: a count (any types) or the type of each. Arguments that do not bind fail the
+   * invocation with a completion error, as ASP.NET's binder does, in either protocol.
+   */
+  readonly args: number | readonly HubParameter[];
 }
 
 export interface HubOptions {
@@ -37,6 +42,15 @@ export interface HubOptions {
   readonly methods: Readonly<Record<string, HubMethodEntry>>;
   /** Per message, framing included (Hub.MaximumReceiveMessageSize). */
   readonly maximumReceiveMessageSize: number;
+  /**
+   * Per WebSocket frame after the handshake (Hub.MaximumFrameSize), never less than one message of
+   * the largest size; the transport refuses larger frames before reading them.
+   */
+  readonly maximumFrameSize: number;
+  /** Messages read from a connection in one event-loop turn (Hub.MessagesPerTurn). */
+  readonly messagesPerTurn: number;
+  /** Message budgets per connection: before it authenticated (token or group joined) and after. */
+  readonly budgets: { readonly unauthenticated: MessageBudget; readonly authenticated: MessageBudget };
   /** A ping is sent when nothing else was sent for this long (Hub.KeepAliveInterval). */
   readonly keepAliveIntervalMs: number;
   /** A connection that sent nothing for this long is closed (Hub.ClientTimeout). */

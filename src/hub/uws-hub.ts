@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
-import { DEFAULT_MAX_BUFFERED_BYTES, HubCore } from './hub.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import {
   bearerToken,
   corsHeaders,
@@ -20,10 +20,10 @@ import {
 import type { HubOptions, VoiceHubServer } from './types.js';
 
 /**
- * Frames may carry many messages (the official client batches: 200 invocations arrived as one
- * 220 KB frame); the per-message limit is enforced by the parser, this only bounds a frame.
+ * The code uWS reports for a connection that ended without a close frame: the client went away, or
+ * sent a frame over maxPayloadLength, which uWS drops at once from the frame header, unread.
  */
-export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
+const ABNORMAL_CLOSURE = 1006;
 
 /** One uWS app the hub is served on; the hub may be on several (HTTP and HTTPS) and groups span them. */
 export interface HubListener {
@@ -114,6 +114,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const originAllowed = (origin: string): boolean => !origin || !options.allowedOrigins || options.allowedOrigins(origin);
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
+  const maxFrame = frameLimit(options);
 
   /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
   const guarded =
@@ -248,7 +249,10 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   }
 
   const behavior = (secure: boolean): WebSocketBehavior<SocketData> => ({
-    maxPayloadLength: MAX_FRAME_BYTES,
+    // uWS drops the connection at a larger frame's header, before buffering it (no close frame: the
+    // client sees 1006). Frames may carry many messages (the official client batches); the
+    // per-message limit is the parser's.
+    maxPayloadLength: maxFrame,
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
     closeOnBackpressureLimit: 0,
@@ -267,19 +271,17 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     },
     message: (ws, message) => {
       try {
-        // The ArrayBuffer is only valid during this callback: copy it. Small frames (every SendAudioData)
-        // land in Node's buffer pool, cheaper than a new ArrayBuffer and backing store each.
-        const frame = Buffer.allocUnsafe(message.byteLength);
-        frame.set(new Uint8Array(message));
-        ws.getUserData().connection?.receive(frame);
+        // The ArrayBuffer is only valid during this callback: the connection checks its size and copies it.
+        ws.getUserData().connection?.receive(new Uint8Array(message));
       } catch (e) {
         logger.error(`hub message handling failed: ${stack(e)}`);
       }
     },
-    close: (ws) => {
+    close: (ws, code) => {
       try {
         const data = ws.getUserData();
         data.socket?.markClosed();
+        if (code === ABNORMAL_CLOSURE) logger.debug(`${data.connectionId}: closed without a close frame: the client went away, or sent a frame over ${maxFrame} bytes`);
         if (data.connection) core.closed(data.connection);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
       } catch (e) {

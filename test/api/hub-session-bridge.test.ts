@@ -79,10 +79,10 @@ const validators = new Map(hubEventNames.map((name) => [name, ajv.compile(HUB_EV
 
 /** The items of a framed MessagePack message (one length-prefixed body). */
 function messagePackItems(frame: Uint8Array): unknown[] {
-  const { messages, rest } = msgpack.split(frame, 1 << 20);
-  assert.equal(messages.length, 1);
-  assert.equal(rest.length, 0);
-  return decode(messages[0]!) as unknown[];
+  const read = msgpack.read(frame, 0, 1 << 20);
+  assert.ok(read, 'one whole message');
+  assert.equal(read.end, frame.length, 'and nothing after it');
+  return decode(read.body) as unknown[];
 }
 
 describe('hub bridge: session event -> target and bytes', () => {

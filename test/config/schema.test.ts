@@ -24,6 +24,9 @@ const EXPECTED_KEYS = [
   'ApiKeys', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
   'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Storage.SessionHistory', 'Storage.MinFreeBytes', 'Auth.SigningKey',
   'Hub.MaximumReceiveMessageSize', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
+  // Per-connection budgets (issue 12).
+  'Hub.MaximumFrameSize', 'Hub.MessagesPerTurn', 'Hub.MessageRate', 'Hub.MessageBurst',
+  'Hub.UnauthenticatedMessageRate', 'Hub.UnauthenticatedMessageBurst',
 ];
 
 describe('configuration schema', () => {

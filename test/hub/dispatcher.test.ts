@@ -25,6 +25,7 @@ const dispatcher = new HubDispatcher(
     Bug: { args: 0, handler: () => { throw new TypeError('x is undefined'); } },
     RejectBug: { args: 0, handler: () => Promise.reject(new Error('db down')) },
     ThrowString: { args: 0, handler: () => { throw 'plain string'; } },
+    Typed: { args: ['string', 'number', 'boolean', 'bytes', 'any'], handler: (_c, args) => args.map((a) => (a instanceof Uint8Array ? [...a] : a)) },
   },
   silentLogger,
 );
@@ -57,6 +58,38 @@ describe('dispatcher', () => {
     });
   }
 
+  describe('binding declared parameter types (the same for both protocols)', () => {
+    const BINDING = "Failed to invoke 'Typed' due to an error on the server.";
+    const good: [string, unknown[], unknown[]][] = [
+      ['values of each type', ['s', 1.5, true, Uint8Array.from([1, 2]), { x: 1 }], ['s', 1.5, true, [1, 2], { x: 1 }]],
+      ['null for a string and for bytes, as .NET reference types', [null, 0, false, null, null], [null, 0, false, null, null]],
+      ['bytes as Base64 text (the JSON mapping)', ['', -1, true, 'AAEC+g==', []], ['', -1, true, [0, 1, 2, 250], []]],
+    ];
+    for (const [name, args, result] of good) {
+      it(name, async () => assert.deepEqual((await call('Typed', args))?.result, result));
+    }
+    const bad: [string, unknown[]][] = [
+      ['a number for a string', [1, 1, true, null, 0]],
+      ['an object for a string', [{}, 1, true, null, 0]],
+      ['text for a number', ['s', '1', true, null, 0]],
+      ['null for a number', ['s', null, true, null, 0]],
+      ['a number for a boolean', ['s', 1, 1, null, 0]],
+      ['invalid Base64 for bytes', ['s', 1, true, 'not base64!', 0]],
+      ['a number for bytes', ['s', 1, true, 7, 0]],
+      ['one argument short', ['s', 1, true, null]],
+    ];
+    for (const [name, args] of bad) {
+      it(`${name}: a completion error`, async () => assert.equal((await call('Typed', args))?.error, BINDING));
+    }
+    it('arguments the protocol could not read: a completion error, the method never runs', async () => {
+      const completion = await call('Typed', [], '1', { bindingFailure: "Invalid MessagePack in 'arguments'" });
+      assert.equal(completion?.error, BINDING);
+    });
+    it('an unknown method still says so first', async () => {
+      assert.equal((await call('Nope', [], '1', { bindingFailure: 'x' }))?.error, "Failed to invoke 'Nope' due to an error on the server. HubException: Method does not exist.");
+    });
+  });
+
   it('non-blocking invocations never get a completion, success or failure', async () => {
     assert.equal(await call('Add', [1, 2], null), undefined);
     assert.equal(await call('Bug', [], null), undefined);
@@ -75,5 +108,10 @@ describe('dispatcher', () => {
 
   it('refuses a method table with names differing only in case', () => {
     assert.throws(() => new HubDispatcher({ a: { args: 0, handler: () => 1 }, A: { args: 0, handler: () => 2 } }, silentLogger));
+  });
+
+  it('refuses parameter types it does not know', () => {
+    assert.throws(() => new HubDispatcher({ a: { args: ['strin' as 'string'], handler: () => 1 } }, silentLogger), /invalid parameters/);
+    assert.throws(() => new HubDispatcher({ a: { args: -1, handler: () => 1 } }, silentLogger), /invalid parameters/);
   });
 });

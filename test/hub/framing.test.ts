@@ -4,7 +4,18 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readVarInt, splitBinaryMessages, writeBinaryMessage, writeVarInt } from '../../src/hub/binary-format.js';
 import { InvalidDataError, MessageTooLargeError } from '../../src/hub/errors.js';
-import { splitRecords, writeRecord } from '../../src/hub/text-format.js';
+import { readRecord, writeRecord } from '../../src/hub/text-format.js';
+
+/** Reads record after record as the server does, one at a time: the bodies and the unread tail. */
+function splitRecords(buffer: Uint8Array, max: number): { messages: Uint8Array[]; rest: Uint8Array } {
+  const messages: Uint8Array[] = [];
+  let offset = 0;
+  for (let next = readRecord(buffer, 0, max); next; next = readRecord(buffer, offset, max)) {
+    messages.push(next.body);
+    offset = next.end;
+  }
+  return { messages, rest: buffer.subarray(offset) };
+}
 
 const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -21,6 +32,7 @@ describe('text records', () => {
     { name: 'many small records over the limit in total', input: 'ab\u001e'.repeat(10), max: 5, messages: Array(10).fill('ab'), rest: '' },
     { name: 'unterminated tail that can no longer fit', input: 'a\u001ebcdef', max: 5, throws: MessageTooLargeError },
     { name: 'unterminated tail that still may fit', input: 'a\u001ebcd', max: 5, messages: ['a'], rest: 'bcd' },
+    { name: 'a separator beyond the limit is not looked for', input: `${'x'.repeat(20)}\u001e`, max: 5, throws: MessageTooLargeError },
   ];
   for (const c of cases) {
     it(c.name, () => {
@@ -34,6 +46,15 @@ describe('text records', () => {
       assert.equal(text(result.rest), c.rest);
     });
   }
+
+  it('reads at an offset and says where the next record starts', () => {
+    const buffer = bytes('ab\u001ecd\u001e');
+    const first = readRecord(buffer, 0, 10)!;
+    assert.deepEqual([text(first.body), first.end], ['ab', 3]);
+    const second = readRecord(buffer, first.end, 10)!;
+    assert.deepEqual([text(second.body), second.end], ['cd', 6]);
+    assert.equal(readRecord(buffer, second.end, 10), undefined);
+  });
 
   it('writes a record with its separator', () => {
     assert.equal(writeRecord('{}'), '{}\u001e');

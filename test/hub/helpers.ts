@@ -12,6 +12,20 @@ import WebSocket from 'ws';
 import { loadNativeUws } from '../../src/http/uws-native.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
+import { schemaDefaults } from '../../src/config/schema.js';
+
+/** The shipped Hub settings: tests run with the budgets users get unless a test says otherwise. */
+const SHIPPED_HUB = (schemaDefaults() as { Hub: Record<string, number> }).Hub;
+
+/** The budget options of the shipped configuration. */
+export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets'> = {
+  maximumFrameSize: SHIPPED_HUB.MaximumFrameSize!,
+  messagesPerTurn: SHIPPED_HUB.MessagesPerTurn!,
+  budgets: {
+    unauthenticated: { perSecond: SHIPPED_HUB.UnauthenticatedMessageRate!, burst: SHIPPED_HUB.UnauthenticatedMessageBurst! },
+    authenticated: { perSecond: SHIPPED_HUB.MessageRate!, burst: SHIPPED_HUB.MessageBurst! },
+  },
+};
 
 /** Rejects when `promise` does not settle within `ms`, so a failing test cannot hang. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -48,6 +62,8 @@ export interface TestHub {
 function testMethods(server: () => VoiceHubServer, recorded: unknown[]): Record<string, HubMethodEntry> {
   return {
     Echo: { args: 1, handler: (_ctx, [x]) => x },
+    // Declares its parameter types, as the voice hub's JoinSession(sessionId: string, deviceToken: string).
+    JoinSession: { args: ['string', 'string'], handler: (_ctx, [s, t]) => `${String(s)}:${String(t)}` },
     Add: { args: 2, handler: (_ctx, [a, b]) => (a as number) + (b as number) },
     Fail: { args: 0, handler: () => { throw new HubError('nope'); } },
     Crash: { args: 0, handler: () => { throw new Error('secret internals'); } },
@@ -81,6 +97,7 @@ export async function startHub(options: Partial<HubOptions> = {}): Promise<TestH
     path: '/voice-hub',
     methods: testMethods(() => server!, recorded),
     maximumReceiveMessageSize: 32 * 1024,
+    ...shippedBudgets,
     keepAliveIntervalMs: 15_000,
     clientTimeoutMs: 30_000,
     logger: silentLogger,

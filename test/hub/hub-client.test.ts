@@ -126,12 +126,26 @@ describe('official client', () => {
         assert.equal(error?.message, 'Server returned an error on close: Connection closed with an error.');
       });
 
-      it('200 batched small invocations over the limit in total all work', async () => {
-        const c = await connect(variant);
+      it('200 batched small invocations over the limit in total all work (an authenticated client)', async () => {
+        const c = await connect({ ...variant, accessToken: 'alice' });
         const payload = 'y'.repeat(1000);
         const results = await withTimeout(Promise.all(Array.from({ length: 200 }, (_, i) => c.invoke('Echo', `${i}:${payload}`))), 10_000, 'batch');
         assert.equal(results.length, 200);
         assert.ok(results.every((r, i) => r === `${i}:${payload}`));
+      });
+
+      it('an unauthenticated client over its message budget is closed and told why', async () => {
+        const c = await connect(variant);
+        const closed = new Promise<Error | undefined>((resolve) => c.onclose(resolve));
+        const calls = Array.from({ length: 200 }, (_, i) => c.invoke('Echo', i).catch(() => 'failed'));
+        const error = await withTimeout(closed, 5000, 'close');
+        assert.equal(error?.message, 'Server returned an error on close: Server closed the connection: too many messages (more than 64 at once or 10 per second).');
+        // The budget counts every message (the client's own pings too): what fits is served, in order.
+        const results = await Promise.all(calls);
+        const served = results.findIndex((r) => r === 'failed');
+        assert.ok(served >= 60 && served <= 64, `${served} served`);
+        assert.deepEqual(results.slice(0, served), Array.from({ length: served }, (_, i) => i));
+        assert.ok(results.slice(served).every((r) => r === 'failed'));
       });
 
       it('passes the user from the access token', async () => {

@@ -18,9 +18,14 @@ const hex = (s: string): Uint8Array => Uint8Array.from(s.split(' ').map((h) => p
 /** Decodes every framed message of our own encoder's output. */
 function decodeAll(protocol: typeof jsonProtocol, encoded: string | Uint8Array): (HubMessage | null)[] {
   const buffer = typeof encoded === 'string' ? bytes(encoded) : encoded;
-  const { messages, rest } = protocol.split(buffer, 1 << 20);
-  assert.equal(rest.length, 0);
-  return messages.map((m) => protocol.decode(m));
+  const out: (HubMessage | null)[] = [];
+  let offset = 0;
+  for (let next = protocol.read(buffer, 0, 1 << 20); next; next = protocol.read(buffer, offset, 1 << 20)) {
+    out.push(protocol.decode(next.body));
+    offset = next.end;
+  }
+  assert.equal(offset, buffer.length);
+  return out;
 }
 
 describe('MessagePack: the spec examples (HubProtocol.md)', () => {
@@ -161,7 +166,6 @@ describe('garbage', () => {
     ['type as a string', encode(['1'])],
     ['short Invocation', encode([1, {}, null, 'x'])],
     ['target not a string', encode([1, {}, null, 5, []])],
-    ['arguments not an array', encode([1, {}, null, 'x', 'y'])],
     ['headers not a map', encode([1, [], null, 'x', []])],
     ['header value not a string', encode([1, { a: 1 }, null, 'x', []])],
     ['invocationId a number', encode([1, {}, 5, 'x', []])],
@@ -174,9 +178,38 @@ describe('garbage', () => {
     it(`MessagePack: ${name}`, () => assert.throws(() => msgpack.decode(body), InvalidDataError));
   }
 
+  // ASP.NET reads the envelope, then binds the arguments on their own: arguments that cannot be read
+  // fail that invocation (a completion error), they do not close the connection.
+  const head = [...encode([1, {}, '7', 'JoinSession'])].slice(1);
+  const withArguments = (...args: number[]): Uint8Array => Uint8Array.from([0x95, ...head, ...args]);
+  const unreadable: [string, Uint8Array, RegExp][] = [
+    ['arguments not an array', encode([1, {}, '7', 'JoinSession', 'y']), /Reading array length for 'arguments' failed/],
+    ['a map key that is an array', withArguments(0x92, 0x81, 0x90, 0x01, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
+    ['a map key that is bytes', withArguments(0x92, 0x81, 0xc4, 0x01, 0x00, 0x01, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
+    ['a malformed timestamp', withArguments(0x92, 0xd4, 0xff, 0x00, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
+  ];
+  for (const [name, body, why] of unreadable) {
+    it(`MessagePack: ${name} is a binding failure of the invocation`, () => {
+      const message = msgpack.decode(body);
+      assert.ok(message?.type === 1);
+      assert.deepEqual([message.invocationId, message.target, message.arguments, message.streamIds], ['7', 'JoinSession', [], undefined]);
+      assert.match(message.bindingFailure ?? '', why);
+    });
+  }
+
+  it('MessagePack: a broken structure is a protocol error, in the arguments too', () => {
+    assert.throws(() => msgpack.decode(withArguments(0x92, 0xc1, 0xa1, 0x78)), InvalidDataError, 'reserved byte in the arguments');
+    assert.throws(() => msgpack.decode(withArguments(0xdd, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x78)), InvalidDataError, 'more items announced than bytes');
+    assert.throws(() => msgpack.decode(withArguments(0x92, 0xa1)), InvalidDataError, 'truncated in the arguments');
+    assert.throws(() => msgpack.decode(Uint8Array.from([0x95, 0x01, 0x80, 0xa1, 0x37, 0xc1, 0x90])), InvalidDataError, 'in the target');
+    assert.throws(() => msgpack.decode(Uint8Array.from([0x96, ...head, 0x90, 0xc1])), InvalidDataError, 'in streamIds');
+    assert.throws(() => msgpack.decode(Uint8Array.from([0x95, ...head, 0x90, 0x06])), InvalidDataError, 'trailing bytes');
+    assert.throws(() => msgpack.decode(Uint8Array.from([0x95, 0x06, 0x92, 0xc1])), InvalidDataError, 'not an invocation');
+  });
+
   it('MessagePack: a framed garbage body fails in decode, not in framing', () => {
-    const { messages } = msgpack.split(writeBinaryMessage(Uint8Array.from([0xc1, 0xc1])), 1024);
-    assert.equal(messages.length, 1);
-    assert.throws(() => msgpack.decode(messages[0]!), InvalidDataError);
+    const framed = msgpack.read(writeBinaryMessage(Uint8Array.from([0xc1, 0xc1])), 0, 1024);
+    assert.ok(framed);
+    assert.throws(() => msgpack.decode(framed.body), InvalidDataError);
   });
 });

@@ -1,0 +1,45 @@
+// A token bucket per connection: `burst` messages at once, refilled at `perSecond`. A client that
+// takes more is closed (connection.ts); a well-behaved one never notices, because the bucket holds
+// what a device sends in real time plus the backlog a client flushes after a stall.
+
+export interface MessageBudget {
+  /** Sustained messages per second. */
+  readonly perSecond: number;
+  /** Messages that may arrive at once (the bucket's size). */
+  readonly burst: number;
+}
+
+export class TokenBucket {
+  private tokens: number;
+  private updatedAt: number;
+
+  constructor(private budget: MessageBudget, now: number) {
+    this.tokens = budget.burst;
+    this.updatedAt = now;
+  }
+
+  get limits(): MessageBudget {
+    return this.budget;
+  }
+
+  /** Takes one token; false when the bucket is empty (nothing is taken then). */
+  take(now: number): boolean {
+    this.refill(now);
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Switches to another budget, keeping what was spent: a larger bucket adds its extra room. */
+  change(budget: MessageBudget, now: number): void {
+    this.refill(now);
+    this.tokens = Math.min(budget.burst, this.tokens + Math.max(0, budget.burst - this.budget.burst));
+    this.budget = budget;
+  }
+
+  private refill(now: number): void {
+    const elapsed = Math.max(0, now - this.updatedAt) / 1000;
+    this.updatedAt = now;
+    this.tokens = Math.min(this.budget.burst, this.tokens + elapsed * this.budget.perSecond);
+  }
+}

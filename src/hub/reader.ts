@@ -1,0 +1,170 @@
+// Reading a connection's messages after the handshake, with bounded work and memory: frames are
+// copied only as far as needed (an idle connection handles pings straight from the lent frame),
+// messages are read one at a time (never all of a frame at once), at most `messagesPerTurn` per
+// event-loop turn, each paid from the connection's token bucket, and unread bytes are bounded.
+import type { ConnectionLimits } from './connection.js';
+import type { HubCounters } from './counters.js';
+import { ErrorText } from './errors.js';
+import { Inbox } from './inbox.js';
+import type { ThrottledLog } from './log-throttle.js';
+import { MessageType, type HubMessage, type HubProtocol } from './messages.js';
+import { TokenBucket } from './rate-limit.js';
+
+/** What the reader needs from its connection. */
+export interface ReaderHost {
+  readonly connectionId: string;
+  isClosed(): boolean;
+  /** Handles one message; returns a promise only when it must finish before the next (invocations). */
+  handle(message: HubMessage): Promise<void> | undefined;
+  protocolError(e: unknown): void;
+  close(error: string, allowReconnect: boolean): void;
+}
+
+export interface ReaderEnv {
+  readonly counters: HubCounters;
+  readonly closings: ThrottledLog;
+  readonly limits: ConnectionLimits;
+  readonly now: () => number;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Lets timers, other connections and I/O run between batches of messages. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+const isInvocation = (m: HubMessage | null): boolean => m?.type === MessageType.Invocation || m?.type === MessageType.StreamInvocation;
+
+/** A copy in one allocation; small copies land in Node's buffer pool, cheaper than an ArrayBuffer each. */
+export function copy(data: Uint8Array, prefix: Uint8Array = EMPTY): Uint8Array {
+  const out = Buffer.allocUnsafe(prefix.length + data.length);
+  out.set(prefix, 0);
+  out.set(data, prefix.length);
+  return out;
+}
+
+export class MessageReader {
+  private readonly inbox = new Inbox();
+  private reading = false;
+  private readonly budget: TokenBucket;
+
+  constructor(
+    private readonly host: ReaderHost,
+    private readonly protocol: HubProtocol,
+    private readonly env: ReaderEnv,
+    private authenticated: boolean,
+  ) {
+    const { limits } = env;
+    this.budget = new TokenBucket(authenticated ? limits.authenticatedBudget : limits.unauthenticatedBudget, env.now());
+  }
+
+  /** The connection proved who it is: from now on it gets the authenticated budget. */
+  authenticate(): void {
+    if (this.authenticated) return;
+    this.authenticated = true;
+    this.budget.change(this.env.limits.authenticatedBudget, this.env.now());
+  }
+
+  /** A frame lent for this call only (uWS reuses its bytes). */
+  receive(data: Uint8Array): void {
+    const { limits, counters, closings } = this.env;
+    if (data.length > limits.maxFrameBytes) {
+      counters.framesTooLarge++;
+      closings.info(`${this.host.connectionId}: closing: a frame of ${data.length} bytes, more than ${limits.maxFrameBytes}`);
+      this.host.close(ErrorText.frameTooLarge(limits.maxFrameBytes), false);
+      return;
+    }
+    // An idle connection reads what it can straight from the lent bytes; only the rest is copied.
+    const idle = !this.reading && this.inbox.bytes === 0;
+    const { rest, turnUsed } = idle ? this.readLent(data) : { rest: data, turnUsed: false };
+    if (this.host.isClosed() || rest.length === 0) return;
+    this.receiveOwned(copy(rest), turnUsed);
+  }
+
+  /** Bytes the reader may keep (the rest of the frame that completed the handshake, or a copy). */
+  receiveOwned(data: Uint8Array, yieldFirst = false): void {
+    const { limits, counters, closings } = this.env;
+    this.inbox.push(data);
+    if (this.inbox.bytes > limits.maxInboxBytes) {
+      counters.inboxOverflows++;
+      closings.warn(`${this.host.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
+      this.host.close(ErrorText.clientTooFast, true);
+      return;
+    }
+    if (!this.reading) void this.read(yieldFirst);
+  }
+
+  clear(): void {
+    this.inbox.clear();
+  }
+
+  /**
+   * Handles the messages at the start of a lent frame as long as they need nothing from it afterwards:
+   * pings and other non-invocations, at most `messagesPerTurn`. Returns the bytes still to read (from
+   * the first invocation on, which may keep views into its body, e.g. MessagePack bytes) and whether
+   * this turn's messages are used up. A frame of pings costs no copy, however it ends.
+   */
+  private readLent(data: Uint8Array): { rest: Uint8Array; turnUsed: boolean } {
+    const { limits, counters } = this.env;
+    const done = { rest: EMPTY, turnUsed: true };
+    let offset = 0;
+    let taken = 0;
+    try {
+      for (; taken < limits.messagesPerTurn; taken++) {
+        const next = this.protocol.read(data, offset, limits.maximumReceiveMessageSize);
+        if (!next) break;
+        const message = this.protocol.decode(next.body);
+        if (isInvocation(message)) break;
+        if (!this.spend()) return done;
+        counters.messagesReceived++;
+        offset = next.end;
+        if (message) void this.host.handle(message);
+        if (this.host.isClosed()) return done;
+      }
+    } catch (e) {
+      this.host.protocolError(e);
+      return done;
+    }
+    return { rest: data.subarray(offset), turnUsed: taken >= limits.messagesPerTurn };
+  }
+
+  /**
+   * Reads and handles messages one at a time until the inbox has no complete message left: pings and
+   * the like at once, invocations awaited (one at a time, in order, as ASP.NET runs them). Every
+   * `messagesPerTurn` messages it yields the event loop, so one connection's frame cannot hold up the
+   * others or /health.
+   */
+  private async read(yieldFirst: boolean): Promise<void> {
+    this.reading = true;
+    const { limits, counters } = this.env;
+    let inTurn = 0;
+    try {
+      if (yieldFirst) await nextTurn();
+      while (!this.host.isClosed()) {
+        const body = this.inbox.next(this.protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
+        if (body === undefined || !this.spend()) return;
+        counters.messagesReceived++;
+        const message = this.protocol.decode(body);
+        if (message) await this.host.handle(message);
+        if (++inTurn >= limits.messagesPerTurn) {
+          inTurn = 0;
+          await nextTurn();
+        }
+      }
+    } catch (e) {
+      this.host.protocolError(e);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  /** Pays for one message (or one costly join of frames) from the budget; closes the connection when it is spent. */
+  private spend(): boolean {
+    if (this.host.isClosed()) return false;
+    if (this.budget.take(this.env.now())) return true;
+    const { perSecond, burst } = this.budget.limits;
+    this.env.counters.rateLimited++;
+    this.env.closings.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
+    this.host.close(ErrorText.rateLimited(burst, perSecond), true);
+    return false;
+  }
+}

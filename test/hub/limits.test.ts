@@ -1,0 +1,84 @@
+// The per-connection limits on a hub of its own (shipped budgets, 32 KiB messages): what arrives
+// before the handshake, frames over the frame limit, bytes piling up behind a running invocation, and
+// a frame of many invocations read over several event-loop turns without holding up other clients.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { HubWire, jsonFrame, msgpackFrame } from '../hardening/hub-wire.js';
+import { shippedBudgets, startHub, withTimeout, type TestHub } from './helpers.js';
+
+let hub: TestHub;
+let base: string;
+
+before(async () => {
+  hub = await startHub();
+  base = `http://127.0.0.1:${hub.port}`;
+});
+
+after(() => hub.stop());
+
+/** A raw socket without the handshake: what it received and how it was closed. */
+async function beforeHandshake(frame: string | Buffer): Promise<{ code: number; received: string[] }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${hub.port}/voice-hub`, { perMessageDeflate: false });
+  ws.on('error', () => {});
+  const received: string[] = [];
+  ws.on('message', (d: Buffer) => received.push(d.toString()));
+  const closed = new Promise<number>((resolve) => ws.on('close', resolve));
+  await withTimeout(new Promise((resolve) => ws.once('open', resolve)), 5000, 'open');
+  ws.send(frame, { binary: typeof frame !== 'string' });
+  return { code: await withTimeout(closed, 5000, 'close'), received };
+}
+
+describe('hub limits per connection', () => {
+  it('before the handshake: 1 KiB at most, handshake included', async () => {
+    const ok = await HubWire.connect(base, 'json');
+    assert.ok(ok.open, 'a handshake is far below it');
+    ok.close();
+    const big = `{"protocol":"json","version":1,"pad":"${'x'.repeat(1000)}"}\u001e`;
+    assert.deepEqual(await beforeHandshake(big), { code: 1000, received: ['{"error":"An unexpected error occurred during connection handshake."}\u001e'] });
+  });
+
+  it('before the handshake, in pieces: the total counts', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${hub.port}/voice-hub`, { perMessageDeflate: false });
+    ws.on('error', () => {});
+    const received: string[] = [];
+    ws.on('message', (d: Buffer) => received.push(d.toString()));
+    const closed = new Promise<number>((resolve) => ws.on('close', resolve));
+    await withTimeout(new Promise((resolve) => ws.once('open', resolve)), 5000, 'open');
+    for (let i = 0; i < 3; i++) ws.send('{'.repeat(400));
+    assert.equal(await withTimeout(closed, 5000, 'close'), 1000);
+    assert.deepEqual(received, ['{"error":"An unexpected error occurred during connection handshake."}\u001e']);
+  });
+
+  it('a frame over the frame limit is dropped at its header (1006), nothing answered', async () => {
+    const wire = await HubWire.connect(base, 'messagepack');
+    wire.sendRaw(Buffer.alloc(shippedBudgets.maximumFrameSize + 1, 0));
+    assert.equal((await withTimeout(wire.closed, 5000, 'close')).code, 1006);
+    assert.deepEqual(wire.messages, []);
+  });
+
+  it('bytes piling up behind a running invocation: closed, told why, may reconnect', async () => {
+    const wire = await HubWire.connect(base, 'json');
+    wire.send('Slow', [2000, 'x']);
+    // 3 frames of 200 KB while Slow runs: more than twice the frame limit waiting.
+    const pings = jsonFrame({ type: 6 }).repeat(18_000);
+    for (let i = 0; i < 3; i++) wire.sendRaw(pings);
+    await withTimeout(wire.closed, 5000, 'close');
+    assert.deepEqual(wire.messages.filter((m) => m.type === 7).map((m) => m.error), ['Server closed the connection: client sent data faster than it could be handled.']);
+  });
+
+  it('2000 invocations in one frame (an authenticated client) are all run, in order, while another client is served', async () => {
+    const [busy, other] = [await HubWire.connect(base, 'messagepack'), await HubWire.connect(base, 'json')];
+    assert.equal((await busy.invoke('Join', ['g'])).result, true, 'a group joined: the authenticated budget');
+    const before = hub.recorded.length;
+    busy.sendRaw(Buffer.concat(Array.from({ length: 1990 }, (_, i) => msgpackFrame([1, {}, null, 'Record', [i]]))));
+    // The other client's call is answered before the busy one's frame is done: it is read in turns.
+    await other.invoke('Echo', ['hi']);
+    const doneWhenAnswered = hub.recorded.length - before;
+    await busy.invoke('Echo', ['end'], 10_000);
+    assert.deepEqual(hub.recorded.slice(before), Array.from({ length: 1990 }, (_, i) => i));
+    assert.ok(doneWhenAnswered < 1990, `the other client waited for all ${doneWhenAnswered} invocations`);
+    busy.close();
+    other.close();
+  });
+});
