@@ -5,8 +5,10 @@
 // (a conffile: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the man
 // page, copyright, changelog, the port-80 drop-in as an example, lintian overrides, maintainer scripts.
 //
-// Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [amd64 arm64 armhf]
-import { execFileSync } from 'node:child_process';
+// Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [--version V] [amd64 arm64 armhf]
+// --version builds the same files as a later version V (an upgrade to install over the released one, as
+// the booted-package test does); its changelog gets an entry saying so.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -20,16 +22,36 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const here = path.join(root, 'packaging', 'deb');
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { out: { type: 'string', default: path.join(root, 'dist') }, 'no-lintian': { type: 'boolean', default: false } },
+  options: {
+    out: { type: 'string', default: path.join(root, 'dist') },
+    'no-lintian': { type: 'boolean', default: false },
+    version: { type: 'string' },
+  },
 });
 const outDir = path.resolve(values.out);
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
-const version = pkg.version;
 
 // Each version needs its changelog entry: the package's changelog must describe what it carries.
-const changelog = readFileSync(path.join(here, 'changelog'), 'utf8');
-const top = /^voice-hub \(([^)]+)\)/.exec(changelog)?.[1];
-if (top !== version) throw new Error(`packaging/deb/changelog starts with ${top}, package.json says ${version}: add an entry`);
+const released = readFileSync(path.join(here, 'changelog'), 'utf8');
+const top = /^voice-hub \(([^)]+)\)/.exec(released)?.[1];
+if (top !== pkg.version) throw new Error(`packaging/deb/changelog starts with ${top}, package.json says ${pkg.version}: add an entry`);
+const version = values.version ?? pkg.version;
+const changelog = version === pkg.version ? released : rebuildEntry(version) + released;
+
+/** A changelog entry for `next`, the files of pkg.version rebuilt as a later version. */
+function rebuildEntry(next) {
+  const later = spawnSync('dpkg', ['--compare-versions', next, 'gt', pkg.version]);
+  if (later.error) throw later.error;
+  if (later.status !== 0) throw new Error(`--version ${next} is not a valid version later than ${pkg.version}`);
+  const date = execFileSync('date', ['-R', '-u'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
+  return `voice-hub (${next}) unstable; urgency=medium
+
+  * The files of ${pkg.version}, rebuilt as ${next}.
+
+ -- voice-hub developers <voice-hub@users.noreply.github.com>  ${date}
+
+`;
+}
 
 /** Highest symbol version of `prefix` (GLIBC_, GLIBCXX_) the executable needs, from its dynamic section. */
 function neededVersion(objdump, exe, prefix) {
