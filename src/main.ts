@@ -14,6 +14,7 @@ import { createLogger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
 import { readAsset } from './runtime/assets.js';
+import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -28,6 +29,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
   const loaded = loadCliConfig(argv, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
   const app = createApp(loaded, { logger, bundleDir });
+  const notifier = systemdNotifier(process.env, logger);
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
@@ -35,6 +37,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
       process.exit(1);
     }
     shuttingDown = true;
+    notifier?.stopping();
     logger.info(`${signal} received: draining and flushing`);
     setTimeout(() => {
       logger.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms: exiting`);
@@ -61,6 +64,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
     if (e instanceof ConfigError) throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
+  notifier?.ready();
 }
 
 async function main(): Promise<void> {
