@@ -11,6 +11,7 @@
 # - an own cgroup, made here below this script's cgroup and entered before the cgroup namespace is
 #   made: systemd inside sees it as the root of its cgroup tree and puts its slices there, not at the
 #   root of this machine's hierarchy. Removed again when systemd is gone.
+# - a console that discards: systemd logs to the journal, which the test reads.
 # - container=: systemd behaves as in a container (no hardware, no kernel command line of its own).
 set -euo pipefail
 
@@ -22,12 +23,19 @@ if [ "${2:-}" = --inside ]; then
 	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$root/sys"
 	mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$root/sys/fs/cgroup"
 	mount -t tmpfs -o mode=0755,nosuid tmpfs "$root/dev"
-	for node in null zero full random urandom tty; do
-		touch "$root/dev/$node"
-		mount --bind "/dev/$node" "$root/dev/$node"
-	done
-	touch "$root/dev/console"
-	mount --bind /dev/null "$root/dev/console"
+	# Own device nodes with the usual modes, not binds of this machine's: a host may have changed
+	# them (this one's /dev/null is crw--w---- root:tty, which no service user can open).
+	while read -r node major minor mode; do
+		mknod -m "$mode" "$root/dev/$node" c "$major" "$minor"
+	done <<-NODES
+		null 1 3 0666
+		zero 1 5 0666
+		full 1 7 0666
+		random 1 8 0666
+		urandom 1 9 0666
+		tty 5 0 0666
+		console 1 3 0600
+	NODES
 	mkdir -p "$root/dev/pts" "$root/dev/shm"
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts"
 	ln -s pts/ptmx "$root/dev/ptmx"

@@ -66,6 +66,8 @@ export class BootedRoot {
     // Whatever ends the test process, nothing of the root may outlive it.
     process.on('exit', kill);
     const booted = new BootedRoot(root, script, unsharePid, initPid, kill);
+    // systemctl talks to PID 1 through this socket, which systemd makes a moment after it starts.
+    while (!existsSync(`/proc/${initPid}/root/run/systemd/private`) && Date.now() < deadline) await sleep(100);
     const state = booted.run(['systemctl', 'is-system-running', '--wait'], { timeoutMs: Math.max(deadline - Date.now(), 1000) });
     return { booted, state: state.stdout.trim() || `${state.stderr.trim()} (exit ${state.status})` };
   }
@@ -81,6 +83,12 @@ export class BootedRoot {
     });
     if (res.error) throw new Error(`${argv.join(' ')}: ${res.error.message}`);
     return { status: res.status, stdout: res.stdout, stderr: res.stderr, ms: Date.now() - started };
+  }
+
+  /** Sends a signal to a process inside, by its PID there; never to 0 or 1 (a group, systemd). */
+  signal(pid: string, signal: string): void {
+    if (!/^[1-9]\d*$/.test(pid) || pid === '1') throw new Error(`refusing to signal pid "${pid}"`);
+    this.sh(`kill -${signal} ${pid}`);
   }
 
   /** A shell command inside; throws with its output when it exits non-zero. */
@@ -115,6 +123,8 @@ export class BootedRoot {
       await Promise.race([exited, sleep(timeoutMs)]);
     }
     this.onExit();
-    if (existsSync(`/proc/${this.initPid}`) && comm(this.initPid) === 'systemd') throw new Error(`systemd (pid ${this.initPid}) is still running`);
+    const deadline = Date.now() + timeoutMs;
+    while (comm(this.initPid) === 'systemd' && Date.now() < deadline) await sleep(100);
+    if (comm(this.initPid) === 'systemd') throw new Error(`systemd (pid ${this.initPid}) is still running`);
   }
 }

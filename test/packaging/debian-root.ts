@@ -12,8 +12,14 @@ const SUITE = 'bookworm';
 const VARIANT = 'minbase';
 /** systemd to boot; adduser for the package's Depends; curl for the README's `curl .../health`. */
 const PACKAGES = ['systemd', 'adduser', 'curl'];
-/** Run in the new root before it is packed: the container has no console for a getty. */
-const PREPARE = 'ln -sf /dev/null /etc/systemd/system/console-getty.service';
+/**
+ * Run in the new root before it is packed: no console for a getty; /etc/hosts as every installed
+ * system has it (debootstrap writes none, and the shipped configuration names the broker "localhost").
+ */
+const PREPARE = [
+  'ln -sf /dev/null /etc/systemd/system/console-getty.service',
+  "printf '127.0.0.1\\tlocalhost\\n::1\\tlocalhost ip6-localhost ip6-loopback\\n' > /etc/hosts",
+].join(' && ');
 const CACHE = path.join(ROOT, '.cache', 'debian-root');
 /** debootstrap downloads about 60 MB and unpacks 250 MB: minutes on a slow link, never unbounded. */
 const DEBOOTSTRAP_TIMEOUT_MS = 300_000;
