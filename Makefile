@@ -7,7 +7,9 @@ PORT ?= 5000
 BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf qemu-user \
   libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross
 DEB_DEBS := lintian
-TEST_DEBS := mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
+# The booted-package test: debootstrap makes its Debian root (unshare, nsenter, pivot_root: util-linux).
+BOOTED_ROOT_DEBS := debootstrap util-linux
+TEST_DEBS := mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) systemd
 SOURCES := $(shell find src -name '*.ts') build.mjs package.json
 
 .PHONY: deps run test typecheck build bench clean binaries deb install
