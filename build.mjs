@@ -1,16 +1,48 @@
 // Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs`,
-// and copies the files it loads at run time beside it: the uWS native addons and the sql.js wasm.
+// and copies the files it reads at run time beside it (src/runtime/asset-manifest.mjs: the sql.js
+// wasm, Swagger UI, the uWS native addon of every target). A missing one fails the build, naming it.
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
+import { TARGETS } from './scripts/sea-runtime.mjs';
+import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 const dist = path.join(root, 'dist');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 
-mkdirSync(path.join(dist, 'native'), { recursive: true });
+// The assets of every platform the executables target (x64, arm64 for 64-bit Pi OS, arm for 32-bit),
+// each once: the bundle itself may be copied to any of them.
+const assets = new Map();
+for (const target of Object.values(TARGETS)) for (const asset of runtimeAssets(target.uwsArch)) assets.set(asset.name, asset.source);
+const missing = [...assets].filter(([, source]) => !existsSync(path.join(root, 'node_modules', source)));
+if (missing.length > 0) {
+  const list = missing.map(([name, source]) => `  ${name}: node_modules/${source} not found`).join('\n');
+  console.error(`build.mjs: run-time assets missing from node_modules (run npm ci):\n${list}`);
+  process.exit(1);
+}
+
+// yargs translates its own messages through y18n, which reads `<locale>.json` from a folder it computes
+// from the running file: for an executable, a path outside it (/locales/ for /usr/bin/voice-hub), where
+// a file that is found changes --help and one that is not JSON breaks it. The CLI speaks English, the
+// texts built into yargs, so y18n gets a platform without readFileSync, which it supports (bundlers
+// have none): it then never opens a file.
+const y18nWithoutFiles = {
+  name: 'y18n-without-files',
+  setup(b) {
+    b.onResolve({ filter: /^y18n$/ }, () => ({ path: 'y18n', namespace: 'y18n-without-files' }));
+    b.onLoad({ filter: /.*/, namespace: 'y18n-without-files' }, () => ({
+      resolveDir: path.join(root, 'node_modules/y18n'),
+      contents: `import { y18n } from './build/lib/index.js';
+import { format } from 'node:util';
+import { resolve } from 'node:path';
+export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, exists: () => false });`,
+    }));
+  },
+};
 
 await build({
+  plugins: [y18nWithoutFiles],
   entryPoints: [path.join(root, 'src/main.ts')],
   outfile: path.join(dist, 'voice-hub.cjs'),
   bundle: true,
@@ -33,19 +65,12 @@ await build({
   banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
 });
 
-// Every platform the executables target: x64, arm64 (Pi 3/4/5 64-bit), armv7 (32-bit Pi OS). ABI 115 = Node 20.
-const uwsDir = path.join(root, 'node_modules/uWebSockets.js/binaries');
-for (const arch of ['x64', 'arm64', 'arm']) {
-  const name = `uws_linux_${arch}_115.node`;
+for (const [name, source] of assets) {
+  const dest = path.join(dist, name);
+  mkdirSync(path.dirname(dest), { recursive: true });
   // Copy beside and rename: overwriting a shared object in place changes the pages of every running
   // service that has it mapped (a rebuild during `make run` or a test run crashed them with SIGSEGV).
-  const dest = path.join(dist, 'native', name);
-  copyFileSync(path.join(uwsDir, name), `${dest}.tmp-${process.pid}`);
+  copyFileSync(path.join(root, 'node_modules', source), `${dest}.tmp-${process.pid}`);
   renameSync(`${dest}.tmp-${process.pid}`, dest);
 }
-copyFileSync(path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'), path.join(dist, 'sql-wasm.wasm'));
-// Swagger UI, served from the box (no CDN): the list is shared with src/http/routes/swagger.ts.
-const swaggerAssets = JSON.parse(readFileSync(path.join(root, 'src/openapi/swagger-assets.json'), 'utf8'));
-mkdirSync(path.join(dist, 'swagger'), { recursive: true });
-for (const name of swaggerAssets) copyFileSync(path.join(root, 'node_modules/swagger-ui-dist', name), path.join(dist, 'swagger', name));
 console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);

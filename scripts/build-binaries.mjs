@@ -8,25 +8,26 @@
 // the blob (Node >= 20.12) or are appended after the ELF (armv7's Node 20.11, scripts/sea-payload.mjs),
 // always after stripping.
 //
-// Assets: every file build.mjs puts in dist/ except the bundle, source maps, the outputs of this script
-// and of `make deb`, and the native/ folder, of which only the target's own uWS addon is taken, as
-// `native/<its file name>`. src/runtime/assets.ts readAsset(name) finds them under the same relative names.
+// Assets: exactly the target's list in src/runtime/asset-manifest.mjs (sql.js wasm, Swagger UI, the
+// target's own uWS addon), taken from dist/ where build.mjs put them, under the same relative names
+// src/runtime/assets.ts looks them up by. One missing fails the build, naming it: an executable
+// without it would only fail when a user starts it.
 //
 // Outputs are reused while a hash of every input matches (.cache/sea/<target>.key), so `make test` can
 // run this on every run.
 // Usage: node scripts/build-binaries.mjs [--dist DIR] [--out DIR] [x64 arm64 armv7 | host]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { runtimeAssets } from '../src/runtime/asset-manifest.mjs';
 import { appendPayload } from './sea-payload.mjs';
 import { TARGETS, nodeRuntime } from './sea-runtime.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
-const ABI = '115'; // Node 20; the only ABI the pinned uWS build ships
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -48,25 +49,14 @@ function onPath(tool) {
   }
 }
 
-/** [name, absolute file] of every asset for a target whose uWS addon is uws_linux_<uwsArch>_115.node. */
+/** [name, absolute file] of every asset of a target whose Node arch is `uwsArch`; throws naming any missing. */
 function collectAssets(distDir, uwsArch) {
-  const assets = [];
-  const walk = (dir, rel) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      const name = rel ? `${rel}/${entry.name}` : entry.name;
-      if (entry.name.startsWith('.')) continue;
-      if (entry.isDirectory()) {
-        if (name !== 'native') walk(path.join(dir, entry.name), name);
-      } else if (!/^voice-hub\.cjs$|\.map$|^voice-hub-linux-|\.deb$/.test(name)) {
-        assets.push([name, path.join(dir, entry.name)]);
-      }
-    }
-  };
-  walk(distDir, '');
-  const addon = `uws_linux_${uwsArch}_${ABI}.node`;
-  const addonFile = path.join(distDir, 'native', addon);
-  if (!existsSync(addonFile)) throw new Error(`${addonFile} is missing: run node build.mjs first`);
-  assets.push([`native/${addon}`, addonFile]);
+  const assets = runtimeAssets(uwsArch).map(({ name }) => [name, path.join(distDir, name)]);
+  const missing = assets.filter(([, file]) => !existsSync(file));
+  if (missing.length > 0) {
+    const list = missing.map(([name, file]) => `  ${name}: ${file} not found`).join('\n');
+    throw new Error(`run-time assets missing for the ${uwsArch} executable (run node build.mjs first):\n${list}`);
+  }
   return assets;
 }
 
@@ -81,7 +71,7 @@ function run(cmd, args, opts = {}) {
 
 function hashInputs(target, bundle, assets) {
   const h = createHash('sha256');
-  for (const f of ['build-binaries.mjs', 'sea-payload.mjs', 'sea-runtime.mjs']) h.update(readFileSync(path.join(root, 'scripts', f)));
+  for (const f of ['scripts/build-binaries.mjs', 'scripts/sea-payload.mjs', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs']) h.update(readFileSync(path.join(root, f)));
   h.update(`${target.pkg} ${target.integrity}\n`);
   h.update(readFileSync(bundle));
   for (const [name, file] of assets) h.update(`\n${name}\n`).update(readFileSync(file));
@@ -140,8 +130,14 @@ function buildTarget(key, target) {
   console.log(`${path.relative(root, exe) || exe}: ${mb} MiB, ${assets.length} assets, ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-for (const key of wanted) {
-  const target = key && TARGETS[key];
-  if (!target) throw new Error(`unknown target ${key}; known: ${Object.keys(TARGETS).join(', ')}`);
-  buildTarget(key, target);
+try {
+  for (const key of wanted) {
+    const target = key && TARGETS[key];
+    if (!target) throw new Error(`unknown target ${key}; known: ${Object.keys(TARGETS).join(', ')}`);
+    buildTarget(key, target);
+  }
+} catch (e) {
+  // The message says what is wrong; a stack trace of this script would only bury it.
+  console.error(`build-binaries: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
 }

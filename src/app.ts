@@ -1,8 +1,6 @@
 // createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
 // process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
-import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { loadSigningKey } from './auth/signing-key.js';
 import { TokenService, type Principal } from './auth/tokens.js';
 import type { LoadedConfig } from './config/types.js';
@@ -27,6 +25,8 @@ import { MqttPublisher } from './mqtt/publisher.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { builtVersion } from './version.js';
 import { ConfigCategories } from './settings/categories.js';
+import { SQL_WASM } from './runtime/asset-manifest.mjs';
+import { assertBuildComplete, requireAsset } from './runtime/assets.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 import { sessionGroup, voiceHubMethods } from './voice/hub-methods.js';
@@ -34,7 +34,7 @@ import { VoiceSessionService } from './voice/sessions.js';
 
 export interface AppDeps {
   logger?: Logger;
-  /** Folder of the bundle, where the build puts `native/` and `sql-wasm.wasm`. */
+  /** Folder of the bundle, where build.mjs puts the run-time assets (src/runtime/asset-manifest.mjs). */
   bundleDir?: string;
 }
 
@@ -75,14 +75,15 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const voiceCa = loadCaFile(config.VoiceService.CaFile);
     const native = loadNativeUws({ bundleDir: deps.bundleDir });
     logger.info(`uWebSockets.js native addon loaded from ${native.addonPath}`);
+    // Every other file of the build too: one it lacks is named now, not at the first request for it.
+    assertBuildComplete(deps.bundleDir);
 
-    const wasmFile = deps.bundleDir ? path.join(deps.bundleDir, 'sql-wasm.wasm') : undefined;
     const store = await openStore({
       dataDir: config.Storage.DataDir,
       flushIntervalMs: config.Storage.FlushInterval,
       sessionHistory: config.Storage.SessionHistory,
       logger: logger.child('Storage'),
-      wasmBinary: wasmFile && existsSync(wasmFile) ? readFileSync(wasmFile) : undefined,
+      wasmBinary: requireAsset(SQL_WASM, deps.bundleDir),
     });
     parts.store = store;
     try {

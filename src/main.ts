@@ -13,17 +13,12 @@ import { versionText } from './cli/version.js';
 import { createLogger } from './log/logger.js';
 import { startEchoServer } from './voice/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
-import { readAsset } from './runtime/assets.js';
 import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
 /** After SIGTERM the service has this long to drain and flush before it exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
-
-function bundledWasm(): Uint8Array | undefined {
-  return bundleDir ? readAsset('sql-wasm.wasm', bundleDir) : undefined;
-}
 
 async function serve(argv: Record<string, unknown>): Promise<void> {
   const loaded = loadCliConfig(argv, bundleDir);
@@ -86,7 +81,7 @@ async function main(): Promise<void> {
     .command('config <action>', 'inspect the configuration', (y) =>
       y.options(CONFIG_OPTIONS).positional('action', { choices: ['check'] as const, demandOption: true }),
       async (argv) => {
-        const lines = await configCheckLines(loadCliConfig(argv, bundleDir), bundledWasm());
+        const lines = await configCheckLines(loadCliConfig(argv, bundleDir));
         process.stdout.write(lines.join('\n') + '\n');
       })
     .command('health', 'print the health of a running service as a table (exit 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable)', (y) =>

@@ -1,16 +1,20 @@
-// Files the service needs at run time (sql.js wasm, the uWS native addon, web assets), wherever this
-// process finds them: inside its single executable, or as files beside the bundle.
+// The one lookup for the files the service needs at run time (the assets of src/runtime/asset-manifest.mjs:
+// sql.js wasm, the uWS native addon, Swagger UI), wherever this process finds them.
 //
-// Three sources, decided once per process:
+// Sources, decided once per process:
 //   sea       Node >= 20.12 single executable: `node:sea` getAsset (scripts/build-binaries.mjs puts them there).
 //   appended  Node 20.11 (the armv7 runtime) has SEA but no SEA assets: the build appends them after the
 //             ELF in the layout of scripts/sea-payload.mjs, read back here from process.execPath.
-//   files     `node dist/voice-hub.cjs`: the file of that name beside the bundle, as build.mjs copies it.
+//   files     `node dist/voice-hub.cjs`: the file of that name beside the bundle, as build.mjs copies it;
+//             under tsx (development, tests) the file in node_modules the manifest names.
+// An executable uses only what it carries: files lying beside it are never read.
 import { randomBytes, createHash } from 'node:crypto';
-import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -22,7 +26,7 @@ interface AppendedAssets {
   readonly entries: ReadonlyMap<string, readonly [number, number]>;
 }
 
-type Source = { kind: 'sea'; getAsset: (name: string) => ArrayBuffer } | { kind: 'appended'; assets: AppendedAssets } | { kind: 'files' };
+type Source = { kind: 'sea'; getAsset: (name: string) => ArrayBuffer; has: (name: string) => boolean } | { kind: 'appended'; assets: AppendedAssets } | { kind: 'files' };
 
 /**
  * Reads the asset index appended to `file`, or undefined when it carries none. The descriptor stays
@@ -79,7 +83,17 @@ function currentSource(): Source {
   try {
     // node:sea exists from Node 20.12; on 20.11 this require throws and the appended payload is checked.
     const sea = createRequire(import.meta.url)('node:sea') as typeof import('node:sea');
-    if (sea.isSea()) return (source = { kind: 'sea', getAsset: (name) => sea.getAsset(name) });
+    if (sea.isSea()) {
+      const has = (name: string): boolean => {
+        try {
+          sea.getRawAsset(name); // no copy, unlike getAsset
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      return (source = { kind: 'sea', getAsset: (name) => sea.getAsset(name), has });
+    }
   } catch {
     // no node:sea in this runtime
   }
@@ -89,7 +103,7 @@ function currentSource(): Source {
 }
 
 /** An asset carried inside this executable (sea or appended), never a file on disk. */
-export function embeddedAsset(name: string): Buffer | undefined {
+function embeddedAsset(name: string): Buffer | undefined {
   const src = currentSource();
   if (src.kind === 'appended') return readAppended(src.assets, name);
   if (src.kind === 'sea') {
@@ -107,22 +121,114 @@ export function runsFromExecutable(): boolean {
   return currentSource().kind !== 'files';
 }
 
-/**
- * The asset `name` (a relative path such as `sql-wasm.wasm` or `swagger-ui/index.css`), or undefined
- * when there is none. Inside an executable only embedded assets count; otherwise the file beside the
- * bundle (`bundleDir`, default: the bundle's own folder). Names that leave that folder are refused.
- */
-export function readAsset(name: string, bundleDir: string | undefined = typeof __dirname === 'string' ? __dirname : undefined): Buffer | undefined {
-  if (runsFromExecutable()) return embeddedAsset(name);
-  if (!bundleDir) return undefined;
-  const root = path.resolve(bundleDir);
-  const file = path.resolve(root, name);
-  if (!file.startsWith(root + path.sep)) return undefined;
-  try {
-    return readFileSync(file);
-  } catch {
-    return undefined;
+/** The bundle's folder when this code runs as `node dist/voice-hub.cjs`; undefined under tsx (development, tests). */
+export const BUNDLE_DIR: string | undefined = typeof __dirname === 'string' ? __dirname : undefined;
+
+/** A file the program needs is not where this build keeps it. */
+export class MissingAssetError extends Error {
+  constructor(readonly asset: string, readonly where: string, hint: string) {
+    super(`${asset} is missing from this build: looked for ${where} (${hint})`);
+    this.name = 'MissingAssetError';
   }
+}
+
+/** The manifest entry of `name` for this process, or a thrown error for a name that is not an asset. */
+function manifestEntry(name: string): RuntimeAsset {
+  const entry = runtimeAssets(process.arch).find((a) => a.name === name);
+  if (!entry) throw new Error(`${name} is not a run-time asset of voice-hub on ${process.platform}-${process.arch}`);
+  return entry;
+}
+
+/** Whether the executable holds `name`, without copying it out. */
+function embeddedHas(name: string): boolean {
+  const src = currentSource();
+  if (src.kind === 'appended') return src.assets.entries.has(name);
+  return src.kind === 'sea' && src.has(name);
+}
+
+interface Location {
+  readonly kind: 'embedded' | 'file';
+  /** What was looked at, for messages: a path, or the asset's key inside the executable. */
+  readonly where: string;
+  /** What puts it there. */
+  readonly hint: string;
+  readonly file?: string;
+}
+
+/**
+ * Where this process keeps asset `name`, one place per way of running: inside the single executable
+ * (and nowhere else: a file lying beside it is never used); `<bundleDir>/<name>` for the bundle, as
+ * build.mjs lays it out; under development (no bundleDir, tests under tsx) the manifest's source file
+ * in node_modules.
+ */
+function location(name: string, bundleDir: string | undefined): Location {
+  const entry = manifestEntry(name);
+  if (runsFromExecutable()) {
+    return { kind: 'embedded', where: `asset ${name} inside ${process.execPath}`, hint: 'embedded by scripts/build-binaries.mjs' };
+  }
+  if (bundleDir !== undefined) {
+    const file = path.join(path.resolve(bundleDir), name);
+    return { kind: 'file', where: file, hint: 'put beside the bundle by node build.mjs', file };
+  }
+  const from = fileURLToPath(import.meta.url);
+  const hint = 'installed by npm ci';
+  try {
+    return { kind: 'file', where: `node_modules/${entry.source}`, hint, file: createRequire(from).resolve(entry.source) };
+  } catch {
+    return { kind: 'file', where: `node_modules/${entry.source} (resolved from ${path.dirname(from)})`, hint };
+  }
+}
+
+/**
+ * The bytes of asset `name` (a name of src/runtime/asset-manifest.mjs, such as `sql-wasm.wasm` or
+ * `swagger/index.css`). Throws MissingAssetError, naming where it looked, when the build lacks it.
+ */
+export function requireAsset(name: string, bundleDir: string | undefined = BUNDLE_DIR): Buffer {
+  const loc = location(name, bundleDir);
+  if (loc.kind === 'embedded') {
+    const bytes = embeddedAsset(name);
+    if (!bytes) throw new MissingAssetError(name, loc.where, loc.hint);
+    return bytes;
+  }
+  try {
+    if (loc.file) return readFileSync(loc.file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  throw new MissingAssetError(name, loc.where, loc.hint);
+}
+
+/**
+ * A path on disk holding asset `name`, for what only loads from a file (a native addon): the file itself
+ * outside an executable; inside one, the embedded bytes unpacked into `cacheDir` (see writeContentAddressed).
+ */
+export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_DIR, cacheDir: string = nativeCacheDir()): string {
+  const loc = location(name, bundleDir);
+  if (loc.kind === 'embedded') return writeContentAddressed(cacheDir, path.basename(name), requireAsset(name, bundleDir));
+  if (!loc.file || !existsSync(loc.file)) throw new MissingAssetError(name, loc.where, loc.hint);
+  return loc.file;
+}
+
+/** Every asset of the manifest this process lacks, each as the place it looked at. */
+export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): string[] {
+  const missing: string[] = [];
+  for (const { name } of runtimeAssets(process.arch)) {
+    const loc = location(name, bundleDir);
+    const present = loc.kind === 'embedded' ? embeddedHas(name) : loc.file !== undefined && existsSync(loc.file);
+    if (!present) missing.push(loc.where);
+  }
+  return missing;
+}
+
+/**
+ * Throws, naming every missing asset and where it was looked for, unless this build is complete:
+ * called at start-up, so a build without a file fails at once instead of at the first request for it.
+ */
+export function assertBuildComplete(bundleDir: string | undefined = BUNDLE_DIR): void {
+  const missing = missingAssets(bundleDir);
+  if (missing.length === 0) return;
+  const { hint } = location(SQL_WASM, bundleDir);
+  throw new Error(`this build is incomplete: missing ${missing.join(', ')} (${hint})`);
 }
 
 /** Where unpacked native code goes: systemd's CacheDirectory=, else a private folder in the temp dir. */
@@ -176,14 +282,4 @@ export function writeContentAddressed(dir: string, fileName: string, bytes: Buff
     if (old.startsWith(`${base}-`) && old.endsWith(ext) && old !== path.basename(target)) rmSync(path.join(dir, old), { force: true });
   }
   return target;
-}
-
-/**
- * When this process runs from a single executable: unpacks the embedded native addon `fileName`
- * (`native/<fileName>` in the assets) into the cache dir and returns its path for process.dlopen.
- * Undefined when the executable carries none (plain `node dist/voice-hub.cjs`, tests).
- */
-export function extractNativeAddon(fileName: string, cacheDir: string = nativeCacheDir()): string | undefined {
-  const bytes = embeddedAsset(`native/${fileName}`);
-  return bytes ? writeContentAddressed(cacheDir, fileName, bytes) : undefined;
 }

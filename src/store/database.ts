@@ -3,6 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Database, SqlValue, Statement } from 'sql.js';
+import { SQL_WASM } from '../runtime/asset-manifest.mjs';
+import { requireAsset } from '../runtime/assets.js';
 
 export type Param = string | number | null;
 export type Row = Record<string, SqlValue>;
@@ -145,9 +147,13 @@ export interface SqlEngine {
   openBytes(bytes: Uint8Array | undefined): Database;
 }
 
-/** Loads the sql.js wasm: the bytes the bundle ships when given, else the file next to sql.js in node_modules. */
-export async function loadSqlEngine(wasmBinary?: Uint8Array): Promise<SqlEngine> {
-  const SQL = await initSqlJs(wasmBinary ? { wasmBinary: toArrayBuffer(wasmBinary) } : undefined);
+/**
+ * Loads the sql.js engine from `wasmBinary`, by default the asset of this build. The bytes are always
+ * handed over: sql.js left to itself reads `sql-wasm.wasm` beside the running script, which inside a
+ * single executable is a file that does not exist.
+ */
+export async function loadSqlEngine(wasmBinary: Uint8Array = requireAsset(SQL_WASM)): Promise<SqlEngine> {
+  const SQL = await initSqlJs({ wasmBinary: toArrayBuffer(wasmBinary) });
   return { openBytes: (bytes) => new SQL.Database(bytes) };
 }
 

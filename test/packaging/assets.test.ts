@@ -1,31 +1,58 @@
-// src/runtime/assets.ts without an executable around it: files beside a bundle, the payload appended
-// after an ELF (round trip with the build's writer), and the content-addressed addon cache.
+// src/runtime/assets.ts without an executable around it: files beside a bundle or in node_modules, the
+// payload appended after an ELF (round trip with the build's writer), and the content-addressed addon cache.
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildPayload, PAYLOAD_MAGIC as WRITER_MAGIC, TRAILER_BYTES as WRITER_TRAILER } from '../../scripts/sea-payload.mjs';
-import { extractNativeAddon, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, readAsset, runsFromExecutable, TRAILER_BYTES, writeContentAddressed } from '../../src/runtime/assets.js';
+import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, writeContentAddressed } from '../../src/runtime/assets.js';
+import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
-describe('readAsset from files beside the bundle', () => {
-  it('reads names below the bundle folder and nothing outside it', () => {
-    const dir = tmpDir();
-    mkdirSync(path.join(dir, 'bundle/swagger-ui'), { recursive: true });
-    writeFileSync(path.join(dir, 'bundle/sql-wasm.wasm'), 'wasm');
-    writeFileSync(path.join(dir, 'bundle/swagger-ui/index.css'), 'css');
-    writeFileSync(path.join(dir, 'secret'), 'no');
+describe('the asset lookup outside an executable', () => {
+  /** A bundle folder laid out as build.mjs lays it out, every asset a few bytes of its name. */
+  function fakeBuild(): string {
+    const dir = path.join(tmpDir(), 'dist');
+    for (const { name } of runtimeAssets(process.arch)) {
+      mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+      writeFileSync(path.join(dir, name), `bytes of ${name}`);
+    }
+    return dir;
+  }
+
+  it('reads each manifest asset beside the bundle, and names no other', () => {
+    const dir = fakeBuild();
+    writeFileSync(path.join(dir, '..', 'secret'), 'no');
     assert.equal(runsFromExecutable(), false, 'tests run under plain node');
-    assert.equal(readAsset('sql-wasm.wasm', path.join(dir, 'bundle'))?.toString(), 'wasm');
-    assert.equal(readAsset('swagger-ui/index.css', path.join(dir, 'bundle'))?.toString(), 'css');
-    assert.equal(readAsset('../secret', path.join(dir, 'bundle')), undefined);
-    assert.equal(readAsset(path.join(dir, 'secret'), path.join(dir, 'bundle')), undefined);
-    assert.equal(readAsset('missing.js', path.join(dir, 'bundle')), undefined);
-    assert.equal(readAsset('sql-wasm.wasm', undefined), undefined);
+    assert.deepEqual(missingAssets(dir), []);
+    assert.equal(requireAsset(SQL_WASM, dir).toString(), `bytes of ${SQL_WASM}`);
+    assert.equal(requireAsset('swagger/index.css', dir).toString(), 'bytes of swagger/index.css');
+    for (const name of ['../secret', path.join(dir, '..', 'secret'), 'missing.js', 'swagger/../../secret']) {
+      assert.throws(() => requireAsset(name, dir), { message: `${name} is not a run-time asset of voice-hub on linux-${process.arch}` });
+    }
   });
 
-  it('has no embedded addon to extract under plain node', () => {
-    assert.equal(extractNativeAddon('uws_linux_x64_115.node', tmpDir()), undefined);
+  it('names the file and the place it looked for when the build lacks one', () => {
+    const dir = fakeBuild();
+    rmSync(path.join(dir, SQL_WASM));
+    rmSync(path.join(dir, 'swagger/index.css'));
+    const hint = '(put beside the bundle by node build.mjs)';
+    assert.throws(() => requireAsset(SQL_WASM, dir), (e: unknown) => e instanceof MissingAssetError && e.message === `${SQL_WASM} is missing from this build: looked for ${dir}/${SQL_WASM} ${hint}`);
+    assert.deepEqual(missingAssets(dir), [`${dir}/${SQL_WASM}`, `${dir}/swagger/index.css`]);
+    assert.throws(() => assertBuildComplete(dir), { message: `this build is incomplete: missing ${dir}/${SQL_WASM}, ${dir}/swagger/index.css ${hint}` });
+    const addon = `native/${uwsAddonFileName(process.arch)}`;
+    assert.equal(assetFile(addon, dir), path.join(dir, addon), 'files outside an executable are used where they lie');
+    rmSync(path.join(dir, addon));
+    assert.throws(() => assetFile(addon, dir), { message: `${addon} is missing from this build: looked for ${dir}/${addon} ${hint}` });
+  });
+
+  it('takes the manifest source in node_modules under development (no bundle folder)', () => {
+    assert.deepEqual(missingAssets(undefined), []);
+    assert.doesNotThrow(() => assertBuildComplete(undefined));
+    for (const { name, source } of runtimeAssets(process.arch)) {
+      assert.ok(requireAsset(name, undefined).equals(readFileSync(path.join(ROOT, 'node_modules', source))), name);
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-// Smoke test of dist/voice-hub-linux-arm64 as built by `make binaries` (see executables.ts), under qemu-user.
-import { smokeTest } from './executables.js';
+// dist/voice-hub-linux-arm64 as built by `make binaries`, run alone under qemu-user (see executables.ts).
+import { aloneTest } from './executables.js';
 
-smokeTest('arm64');
+aloneTest('arm64');

@@ -1,4 +1,5 @@
-// Smoke test of dist/voice-hub-linux-x64 as built by `make binaries` (see executables.ts).
-import { smokeTest } from './executables.js';
+// dist/voice-hub-linux-x64 as built by `make binaries`, run alone as users run it (see executables.ts).
+import { aloneTest, nativeTest } from './executables.js';
 
-smokeTest('x64');
+aloneTest('x64');
+nativeTest('x64');

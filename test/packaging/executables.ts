@@ -1,13 +1,19 @@
-// Runs the single executables of `make binaries` (dist/voice-hub-linux-*): x64 natively, ARM under
-// qemu-user with Debian's cross libraries as the target's root. Shared by the per-platform smoke tests.
+// Runs the single executables of `make binaries` (dist/voice-hub-linux-*) the way users run them: each
+// copied ALONE into an empty folder (no dist/, no node_modules anywhere up the tree), started from an
+// empty working directory with an empty data dir, HOME and TMPDIR. x64 natively, ARM under qemu-user
+// with Debian's cross libraries as the target's root. Shared by the per-platform test files.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
+import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
+import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { call } from '../support/http.js';
 import { ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { audioArg, HubEvents, withTimeout } from '../support/voice.js';
+import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
 
 export type Platform = 'x64' | 'arm64' | 'armv7';
 
@@ -17,56 +23,80 @@ const EMULATORS: Record<Platform, string[]> = {
   armv7: ['qemu-arm', '-L', '/usr/arm-linux-gnueabihf'],
 };
 const NODE_ARCH: Record<Platform, string> = { x64: 'x64', arm64: 'arm64', armv7: 'arm' };
-/** Emulated start-up of a 70 MB executable on a shared 2-core machine: generous, still bounded. */
+/** Emulated start-up of an 80-95 MB executable on a shared 2-core machine: generous, still bounded. */
 const START_TIMEOUT_MS = 90_000;
+/** Hub calls of an emulated service answer within a few seconds; bounded all the same. */
+const HUB_TIMEOUT_MS = 30_000;
+const SWAGGER_UI = path.join(ROOT, 'node_modules/swagger-ui-dist');
 
 export function executable(platform: Platform): string {
   return path.join(ROOT, 'dist', `voice-hub-linux-${platform}`);
 }
 
-function command(platform: Platform, args: string[]): [string, string[]] {
-  const [emulator, ...rest] = EMULATORS[platform];
-  return emulator ? [emulator, [...rest, executable(platform), ...args]] : [executable(platform), args];
+/** An executable copied alone into an empty folder, with its own empty working, home, temp and data dirs. */
+export interface Sandbox {
+  readonly platform: Platform;
+  /** `<root>/bin/voice-hub`, the only file of `<root>/bin`. */
+  readonly exe: string;
+  readonly cwd: string;
+  readonly dataDir: string;
+  readonly env: Record<string, string>;
 }
 
-/** A clean environment: nothing from this machine's Node setup may help the executable. */
-function envFor(extra: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...extra };
+export function sandbox(platform: Platform): Sandbox {
+  const source = executable(platform);
+  assert.ok(existsSync(source), `${source} is missing: run make binaries`);
+  const root = tmpDir('voice-hub-alone-');
+  // Nothing above the sandbox may hold what the executable should carry itself.
+  for (let dir = root; ; dir = path.dirname(dir)) {
+    assert.ok(!existsSync(path.join(dir, 'node_modules')), `${dir}/node_modules would spoil the test`);
+    if (dir === path.dirname(dir)) break;
+  }
+  const dirs = Object.fromEntries(['bin', 'cwd', 'home', 'tmp', 'data'].map((d) => [d, path.join(root, d)]));
+  for (const dir of Object.values(dirs)) mkdirSync(dir);
+  const exe = path.join(dirs.bin!, 'voice-hub');
+  copyFileSync(source, exe);
+  chmodSync(exe, 0o755);
+  return { platform, exe, cwd: dirs.cwd!, dataDir: dirs.data!, env: { PATH: '/usr/bin:/bin', HOME: dirs.home!, TMPDIR: dirs.tmp! } };
 }
 
-export function runExecutable(platform: Platform, args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const [cmd, argv] = command(platform, args);
-  return runProcess(cmd, argv, { cwd, env: envFor(env), timeoutMs: START_TIMEOUT_MS });
+function command(sb: Sandbox, args: string[]): [string, string[]] {
+  const [emulator, ...rest] = EMULATORS[sb.platform];
+  return emulator ? [emulator, [...rest, sb.exe, ...args]] : [sb.exe, args];
+}
+
+export function runExecutable(sb: Sandbox, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [cmd, argv] = command(sb, args);
+  return runProcess(cmd, argv, { cwd: sb.cwd, env: { ...sb.env, ...env }, timeoutMs: START_TIMEOUT_MS });
 }
 
 export interface RunningExecutable {
   readonly proc: ChildProcess;
   readonly url: string;
-  /** Milliseconds from spawn to the first HTTP answer. */
+  /** Milliseconds from spawn to the answer of the first `GET /health`. */
   readonly firstAnswerMs: number;
   output(): string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
-/** Starts the service, waits for its listening line, then for its answer to `GET /health`. */
-export async function startExecutable(platform: Platform, dataDir: string, env: Record<string, string>, cwd: string): Promise<RunningExecutable> {
-  const started = performance.now();
-  const [cmd, argv] = command(platform, ['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir]);
-  const proc = spawn(cmd, argv, { cwd, env: envFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns `args` and resolves with the first match of `pattern` in its output (stdout and stderr). */
+function spawnUntil(sb: Sandbox, args: string[], pattern: RegExp): Promise<{ proc: ChildProcess; match: RegExpExecArray; output: () => string; exited: Promise<number | null> }> {
+  const [cmd, argv] = command(sb, args);
+  const proc = spawn(cmd, argv, { cwd: sb.cwd, env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
   after(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
   });
   let out = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${platform}: not listening within ${START_TIMEOUT_MS} ms:\n${out}`)), START_TIMEOUT_MS);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${sb.platform}: no ${pattern} within ${START_TIMEOUT_MS} ms:\n${out}`)), START_TIMEOUT_MS);
     const onData = (d: Buffer): void => {
       out += d.toString();
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) {
+      const match = pattern.exec(out);
+      if (match) {
         clearTimeout(timer);
-        resolve(Number(m[1]));
+        resolve({ proc, match, output: () => out, exited });
       }
     };
     proc.stdout!.on('data', onData);
@@ -74,28 +104,86 @@ export async function startExecutable(platform: Platform, dataDir: string, env: 
     proc.on('error', reject);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`${platform}: exited with ${code} before listening:\n${out}`));
+      reject(new Error(`${sb.platform}: exited with ${code} before ${pattern}:\n${out}`));
     });
   });
-  const url = `http://127.0.0.1:${port}`;
+}
+
+/** Starts the service on port 0 of 127.0.0.1 and waits for its answer to `GET /health`. */
+export async function startExecutable(sb: Sandbox, args: string[] = []): Promise<RunningExecutable> {
+  const started = performance.now();
+  const { proc, match, output, exited } = await spawnUntil(
+    sb,
+    ['--host', '127.0.0.1', '--port', '0', '--data-dir', sb.dataDir, '--Mqtt.BrokerAddress', '', ...args],
+    /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+  );
+  const url = `http://127.0.0.1:${match[1]}`;
   const health = await call(url, 'GET', '/health');
   const firstAnswerMs = performance.now() - started;
+  // 503 is fine: no voice server listens. The database (sql.js' wasm, the data dir) must be healthy.
   assert.ok([200, 503].includes(health.status), `GET /health answered ${health.status}: ${health.text}`);
-  assert.match(String(health.json?.status), /^(Healthy|Degraded|Unhealthy)$/);
-  // The Swagger UI files travel inside the executable as assets.
-  const ui = await call(url, 'GET', '/swagger/swagger-ui-bundle.js');
-  assert.equal(ui.status, 200, `swagger asset: ${ui.status}`);
-  assert.ok(ui.text.length > 100_000);
+  assert.match(health.headers.get('content-type') ?? '', /^application\/json/);
+  assert.equal(health.json?.entries?.database?.status, 'Healthy', health.text);
   return {
     proc,
     url,
     firstAnswerMs,
-    output: () => out,
+    output,
     stop: () => {
       proc.kill('SIGTERM');
       return exited;
     },
   };
+}
+
+/** `GET /swagger`, two of its files byte for byte as swagger-ui-dist has them, and the OpenAPI document. */
+export async function checkSwagger(url: string, version: string): Promise<void> {
+  const page = await call(url, 'GET', '/swagger');
+  assert.equal(page.status, 200, page.text);
+  assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(page.text, /<script src="\/swagger\/swagger-ui-bundle\.js"/);
+  for (const name of ['swagger-ui.css', 'swagger-ui-bundle.js']) {
+    const res = await fetch(`${url}/swagger/${name}`, { headers: { 'accept-encoding': 'identity' }, signal: AbortSignal.timeout(30_000) });
+    const body = Buffer.from(await res.arrayBuffer());
+    assert.equal(res.status, 200, `${name}: ${body.toString().slice(0, 300)}`);
+    assert.ok(body.equals(readFileSync(path.join(SWAGGER_UI, name))), `${name}: the bytes of swagger-ui-dist`);
+  }
+  const doc = await call(url, 'GET', '/swagger/v1/swagger.json');
+  assert.equal(doc.status, 200, doc.text);
+  assert.equal(doc.json.openapi, '3.0.3');
+  assert.equal(doc.json.info.version, version);
+  assert.ok(doc.json.paths['/health'] && doc.json.paths['/api/device/register'], Object.keys(doc.json.paths).join(', '));
+}
+
+async function registerDevice(url: string, deviceId: string): Promise<string> {
+  const reg = await call(url, 'POST', '/api/device/register', { body: { deviceId, deviceName: 'Packaging test', deviceType: 'speaker' } });
+  assert.equal(reg.status, 200, reg.text);
+  assert.equal(typeof reg.json.deviceToken, 'string', reg.text);
+  return reg.json.deviceToken as string;
+}
+
+/** The official client: negotiate, then WebSockets only, then the SignalR handshake. */
+async function connectHub(url: string, protocol: 'json' | 'messagepack'): Promise<{ connection: HubConnection; events: HubEvents }> {
+  let builder = new HubConnectionBuilder()
+    .withUrl(`${url}/voice-hub`, { transport: HttpTransportType.WebSockets })
+    .configureLogging(LogLevel.None);
+  if (protocol === 'messagepack') builder = builder.withHubProtocol(new MessagePackHubProtocol());
+  const connection = builder.build();
+  const events = new HubEvents(connection);
+  after(() => connection.stop());
+  await withTimeout(connection.start(), HUB_TIMEOUT_MS, 'hub client start');
+  assert.ok(connection.connectionId, 'negotiated: the server gave a connection id');
+  return { connection, events };
+}
+
+/** A hub session: JoinSession with a real device token for a session that does not exist gets `Error`. */
+export async function checkHub(url: string, deviceId: string, protocol: 'json' | 'messagepack' = 'json'): Promise<void> {
+  const token = await registerDevice(url, deviceId);
+  const { connection, events } = await connectHub(url, protocol);
+  assert.equal(await withTimeout(connection.invoke('JoinSession', 'no-such-session', token), HUB_TIMEOUT_MS, 'JoinSession'), null);
+  assert.deepEqual(await events.waitFor('Error', 1, HUB_TIMEOUT_MS), ["session 'no-such-session' does not exist"]);
+  assert.deepEqual(events.of('SessionJoined'), []);
+  await connection.stop();
 }
 
 /** Resident memory of a process in KiB, from /proc. */
@@ -104,51 +192,89 @@ export function rssKiB(pid: number): number {
   return m ? Number(m[1]) : NaN;
 }
 
-/**
- * The smoke test every executable passes: it reports its version and a native uWS addon unpacked into
- * the cache dir, starts on an empty data dir, answers, registers a device, stops cleanly on SIGTERM,
- * and after a restart still lists that device to an admin token it minted itself.
- */
-export function smokeTest(platform: Platform): void {
-  describe(`voice-hub-linux-${platform}${EMULATORS[platform].length ? ' (under qemu-user)' : ''}`, () => {
-    const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const packageVersion = (): string => (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const describeName = (platform: Platform): string =>
+  `voice-hub-linux-${platform} copied alone into an empty folder${EMULATORS[platform].length ? ' (under qemu-user)' : ''}`;
 
-    it('reports its version, runtime and the native uWS addon it unpacked', async () => {
-      assert.ok(existsSync(executable(platform)), `${executable(platform)} is missing: run make binaries`);
-      const cwd = tmpDir();
-      const cache = path.join(cwd, 'cache');
-      // As systemd's CacheDirectory= sets it; the folder exists, owned by the service user, mode 0700.
-      const res = await runExecutable(platform, ['--version'], { CACHE_DIRECTORY: cache }, cwd);
+/**
+ * What every executable must do on its own: start on an empty data dir and answer /health (database
+ * Healthy), Swagger UI and its document, and a hub session. Kept to one start: under qemu each costs seconds.
+ */
+export function aloneTest(platform: Platform): void {
+  describe(describeName(platform), () => {
+    it('starts, answers /health, /swagger with its files and document, and a hub session', async (t: TestContext) => {
+      const sb = sandbox(platform);
+      const svc = await startExecutable(sb);
+      t.diagnostic(`${platform}: GET /health answered ${svc.firstAnswerMs.toFixed(0)} ms after spawn${EMULATORS[platform].length ? ' (emulated)' : ''}`);
+      assert.match(svc.output(), new RegExp(`native addon loaded from ${sb.env.TMPDIR}/voice-hub-\\d+/uws_linux_${NODE_ARCH[platform]}_115-[0-9a-f]{16}\\.node`));
+      await checkSwagger(svc.url, packageVersion());
+      await checkHub(svc.url, `pi-${platform}`);
+      assert.equal(await svc.stop(), 0, svc.output());
+      assert.deepEqual(readdirSync(path.dirname(sb.exe)), ['voice-hub'], 'nothing was written beside the executable');
+    });
+  });
+}
+
+/**
+ * x64 runs natively, so it goes further: its version and unpacked addon, a device kept across a restart
+ * with an admin token it minted itself, MessagePack on the hub, and a voice round trip against its own
+ * echo-server whose Opus is decoded by the wasm decoder inside the executable, sample-exact with libopus.
+ */
+export function nativeTest(platform: Platform): void {
+  describe(`${describeName(platform)}, natively`, () => {
+    it('reports its version, runtime and the native uWS addon it unpacked into CACHE_DIRECTORY', async () => {
+      const sb = sandbox(platform);
+      const cache = path.join(sb.cwd, 'cache');
+      const res = await runExecutable(sb, ['--version'], { CACHE_DIRECTORY: cache });
       assert.equal(res.code, 0, res.stderr);
-      assert.match(res.stdout, new RegExp(`^voice-hub ${version.replace(/\./g, '\\.')}$`, 'm'));
+      assert.match(res.stdout, new RegExp(`^voice-hub ${packageVersion().replace(/\./g, '\\.')}$`, 'm'));
       assert.match(res.stdout, new RegExp(`^platform linux-${NODE_ARCH[platform]}$`, 'm'));
       assert.match(res.stdout, new RegExp(`^uWebSockets\\.js native \\(${cache}/uws_linux_${NODE_ARCH[platform]}_115-[0-9a-f]{16}\\.node\\)$`, 'm'));
-      assert.equal(readdirSync(cache).length, 1, 'one addon, no temp files left behind');
+      assert.deepEqual(readdirSync(cache).length, 1, 'one addon, no temp files left behind');
     });
 
-    it('keeps a registered device across a restart', async (t: TestContext) => {
-      const cwd = tmpDir();
-      const dataDir = path.join(cwd, 'data');
-      // No CACHE_DIRECTORY: the addon goes to a private folder in TMPDIR.
-      const env = { TMPDIR: cwd };
-      const first = await startExecutable(platform, dataDir, env, cwd);
-      t.diagnostic(`${platform}: first HTTP answer ${first.firstAnswerMs.toFixed(0)} ms after spawn${EMULATORS[platform].length ? ' (emulated)' : ''}`);
-      if (platform === 'x64') t.diagnostic(`x64: RSS after start ${rssKiB(first.proc.pid!)} KiB`);
-      assert.match(first.output(), new RegExp(`native addon loaded from ${cwd}/voice-hub-\\d+/uws_linux_`));
-      const reg = await call(first.url, 'POST', '/api/device/register', { body: { deviceId: `pi-${platform}`, deviceName: 'Smoke test', deviceType: 'speaker' } });
-      assert.equal(reg.status, 200, reg.text);
+    it('keeps a registered device across a restart, and speaks MessagePack on the hub', async (t: TestContext) => {
+      const sb = sandbox(platform);
+      const first = await startExecutable(sb);
+      t.diagnostic(`${platform}: GET /health answered ${first.firstAnswerMs.toFixed(0)} ms after spawn; RSS ${rssKiB(first.proc.pid!)} KiB`);
+      await checkHub(first.url, `pi-${platform}`, 'messagepack');
       assert.equal(await first.stop(), 0, first.output());
 
-      const token = await runExecutable(platform, ['token', 'admin', '--ttl', '1h', '--data-dir', dataDir], env, cwd);
+      const token = await runExecutable(sb, ['token', 'admin', '--ttl', '1h', '--data-dir', sb.dataDir]);
       assert.equal(token.code, 0, token.stderr);
-      const second = await startExecutable(platform, dataDir, env, cwd);
+      const second = await startExecutable(sb);
       const list = await call(second.url, 'GET', '/api/device/list', { token: token.stdout.trim() });
       assert.equal(list.status, 200, list.text);
-      assert.deepEqual(
-        list.json.devices.map((d: { id: string }) => d.id),
-        [`pi-${platform}`],
-      );
+      assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), [`pi-${platform}`]);
       assert.equal(await second.stop(), 0, second.output());
+    });
+
+    it('decodes Opus inside the executable: a voice round trip through its own echo-server', async () => {
+      const sb = sandbox(platform);
+      const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);
+      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`]);
+      const deviceId = `pi-${platform}-voice`;
+      const token = await registerDevice(svc.url, deviceId);
+      const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId, userId: 'user-1' }, token });
+      assert.equal(start.status, 200, start.text);
+      const sessionId = start.json.sessionId as string;
+      const { connection, events } = await connectHub(svc.url, 'json');
+      await connection.invoke('JoinSession', sessionId, token);
+      assert.deepEqual(await events.waitFor('SessionJoined', 1, HUB_TIMEOUT_MS), [sessionId]);
+      const packets = speechPackets().slice(0, 10);
+      for (const p of packets) await connection.invoke('SendAudioData', sessionId, audioArg(p));
+      assert.deepEqual(
+        await events.waitFor('AudioProcessed', packets.length, HUB_TIMEOUT_MS),
+        packets.map((p, i) => ({ sessionId, sequence: i + 1, bytes: p.length, durationMs: 20 })),
+      );
+      const pcm = Buffer.concat((await events.waitFor('AudioResponse', packets.length, HUB_TIMEOUT_MS)).map((r) => Buffer.from(r as string, 'base64')));
+      const cmp = comparePcm(Buffer.concat(referenceDecode(packets, 16000, 1)), pcm);
+      assert.equal(cmp.differing, 0, `sample-exact with native libopus: ${JSON.stringify(cmp)}`);
+      assert.deepEqual(events.of('Error'), []);
+      await connection.stop();
+      assert.equal(await svc.stop(), 0, svc.output());
+      echo.proc.kill('SIGTERM');
+      assert.equal(await echo.exited, 0, echo.output());
     });
   });
 }

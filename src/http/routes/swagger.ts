@@ -2,21 +2,18 @@
 // The UI's files come from the swagger-ui-dist package and travel with the build, never from a CDN: a
 // Pi on a workshop network may have no internet. Only the files of SWAGGER_ASSETS are served.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DomainError } from '../../errors.js';
-import { readAsset } from '../../runtime/assets.js';
+import { SWAGGER_UI_FILES } from '../../runtime/asset-manifest.mjs';
+import { requireAsset } from '../../runtime/assets.js';
 import type { Reply, RequestInfo, Route } from '../router.js';
-import assetList from '../../openapi/swagger-assets.json' with { type: 'json' };
 
 /**
- * The swagger-ui-dist files the UI needs (plus its licence texts, which must travel with it). build.mjs
- * copies them to dist/swagger/ (it reads src/openapi/swagger-assets.json, this very list), and the
- * single executables carry them as `swagger/<name>`.
+ * The swagger-ui-dist files the UI needs (plus its licence texts, which must travel with it): run-time
+ * assets named `swagger/<name>`, beside the bundle or inside the single executables.
  */
-export const SWAGGER_ASSETS: readonly string[] = Object.freeze([...assetList]);
+export const SWAGGER_ASSETS: readonly string[] = SWAGGER_UI_FILES;
 
 export const DOCUMENT_PATH = '/swagger/v1/swagger.json';
 
@@ -35,19 +32,13 @@ const ASSET_CACHE = 'public, max-age=86400';
 const PAGE_CACHE = 'no-cache';
 
 /**
- * The bytes of a Swagger UI file. From the build when there is one: inside a single executable, or in
- * `swagger/` beside the bundle (`bundleDir`). Without a bundleDir (development, tests under tsx): from
- * node_modules/swagger-ui-dist. Throws for a name outside SWAGGER_ASSETS or a file the build lacks.
+ * The bytes of a Swagger UI file, through the asset lookup: inside a single executable, in `swagger/`
+ * beside the bundle (`bundleDir`), or from swagger-ui-dist under development. Throws for a name outside
+ * SWAGGER_ASSETS or a file the build lacks.
  */
 export function loadSwaggerAsset(name: string, bundleDir?: string): Buffer {
   if (!SWAGGER_ASSETS.includes(name)) throw new Error(`${name} is not a Swagger UI asset`);
-  const built = readAsset(`swagger/${name}`, bundleDir);
-  if (built) return built;
-  if (bundleDir === undefined) {
-    const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-    return readFileSync(path.join(dist, name));
-  }
-  throw new Error(`Swagger UI asset swagger/${name} is missing from this build (${bundleDir})`);
+  return requireAsset(`swagger/${name}`, bundleDir);
 }
 
 function page(): string {

@@ -1,0 +1,147 @@
+// The run-time assets of src/runtime/asset-manifest.mjs from the build's side: build.mjs and
+// build-binaries.mjs refuse to build without one, naming it; the bundle copied with its files runs
+// without node_modules, and copied without one of them fails at start-up naming the file and where it
+// looked. The bundled CLI opens no file of yargs' translations.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { call } from '../support/http.js';
+import { BUNDLE, ROOT, runProcess } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+
+const ASSETS = runtimeAssets(process.arch);
+const ADDON = `native/${uwsAddonFileName(process.arch)}`;
+
+/** The bundle and its assets copied to a fresh folder (no node_modules around it), minus `without`. */
+function copyBuild(without?: string): string {
+  const dir = path.join(tmpDir('voice-hub-bundle-'), 'dist');
+  mkdirSync(dir);
+  copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+  for (const { name } of ASSETS) {
+    if (name === without) continue;
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    copyFileSync(path.join(ROOT, 'dist', name), path.join(dir, name));
+  }
+  return dir;
+}
+
+function runBundleIn(dir: string, args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cwd = tmpDir();
+  return runProcess(process.execPath, [path.join(dir, 'voice-hub.cjs'), ...args], { cwd, env: { PATH: '/usr/bin:/bin', HOME: cwd, TMPDIR: cwd }, timeoutMs });
+}
+
+describe('the bundle copied with its files', () => {
+  it('runs without node_modules: health with a Healthy database, and a Swagger UI file', async () => {
+    assert.ok(existsSync(BUNDLE), `${BUNDLE} is missing: run node build.mjs`);
+    const dir = copyBuild();
+    const dataDir = tmpDir();
+    const proc = spawn(process.execPath, [path.join(dir, 'voice-hub.cjs'), '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''], {
+      cwd: tmpDir(),
+      env: { PATH: '/usr/bin:/bin', HOME: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not listening within 15 s:\n${out}`)), 15_000);
+        const onData = (d: Buffer): void => {
+          out += d.toString();
+          const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(Number(m[1]));
+          }
+        };
+        proc.stdout.on('data', onData);
+        proc.stderr.on('data', onData);
+        void exited.then((code) => reject(new Error(`exited with ${code}:\n${out}`)));
+      });
+      const health = await call(`http://127.0.0.1:${port}`, 'GET', '/health');
+      assert.equal(health.json?.entries?.database?.status, 'Healthy', health.text);
+      assert.match(out, new RegExp(`native addon loaded from ${dir}/${ADDON}`));
+      assert.equal((await call(`http://127.0.0.1:${port}`, 'GET', '/swagger/index.css')).status, 200);
+    } finally {
+      proc.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, out);
+  });
+
+  const hint = '(put beside the bundle by node build.mjs)';
+  for (const missing of [SQL_WASM, 'swagger/swagger-ui-bundle.js']) {
+    it(`without ${missing}: start-up fails before anything listens, naming the file and where it looked`, async () => {
+      const dir = copyBuild(missing);
+      const res = await runBundleIn(dir, ['--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir()]);
+      assert.equal(res.code, 1, res.stdout + res.stderr);
+      // The last line; the log line of the addon it loaded comes before it.
+      assert.equal(res.stderr.trimEnd().split('\n').at(-1), `start-up failed: this build is incomplete: missing ${dir}/${missing} ${hint}`);
+      assert.doesNotMatch(res.stdout, /listening on/);
+    });
+  }
+
+  it('without its uWS addon: refuses the JS fallback, naming the file and where it looked', async () => {
+    const dir = copyBuild(ADDON);
+    const res = await runBundleIn(dir, ['--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir()]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.equal(
+      res.stderr,
+      `start-up failed: the native uWebSockets.js addon (${path.basename(ADDON)}) did not load; refusing to fall back to the slow JS implementation: ` +
+        `${ADDON} is missing from this build: looked for ${dir}/${ADDON} ${hint}\n`,
+    );
+    assert.doesNotMatch(res.stdout, /listening on/);
+  });
+});
+
+describe('the bundled CLI reads no translation files', () => {
+  it('--help under a German locale stays English, with a broken and a translating locale file where yargs would look', async () => {
+    // yargs looks for <locale>.json in a folder computed from the running file: one in every folder above it.
+    const root = tmpDir('voice-hub-locales-');
+    const dir = path.join(root, 'a/b/c');
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+    for (let up = dir; up.startsWith(root); up = path.dirname(up)) {
+      mkdirSync(path.join(up, 'locales'));
+      writeFileSync(path.join(up, 'locales/de_DE.json'), 'not json');
+      writeFileSync(path.join(up, 'locales/de.json'), JSON.stringify({ 'Show help': 'Hilfe anzeigen' }));
+    }
+    const res = await runProcess(process.execPath, [path.join(dir, 'voice-hub.cjs'), '--help'], { cwd: root, env: { PATH: '/usr/bin:/bin', HOME: root, LANG: 'de_DE.UTF-8' } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '');
+    assert.match(res.stdout, /^  -h, --help +Show help  \[boolean\]$/m);
+  });
+});
+
+describe('a build without an asset fails, naming it', () => {
+  it('build-binaries.mjs: a dist/ without sql-wasm.wasm and a Swagger file makes no executable', async () => {
+    const dir = copyBuild(SQL_WASM);
+    const out = path.join(tmpDir(), 'out');
+    rmSync(path.join(dir, 'swagger/index.css'));
+    const res = await runProcess(process.execPath, [path.join(ROOT, 'scripts/build-binaries.mjs'), '--dist', dir, '--out', out, 'x64'], { timeoutMs: 60_000 });
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.equal(
+      res.stderr,
+      'build-binaries: run-time assets missing for the x64 executable (run node build.mjs first):\n' +
+        `  ${SQL_WASM}: ${dir}/${SQL_WASM} not found\n` +
+        `  swagger/index.css: ${dir}/swagger/index.css not found\n`,
+    );
+    assert.ok(!existsSync(out) || readdirSync(out).length === 0, 'no executable was written');
+  });
+
+  it('build.mjs: a node_modules without sql.js builds nothing', async () => {
+    // build.mjs and the two modules it reads, in a root whose node_modules lacks sql.js.
+    const root = tmpDir('voice-hub-build-');
+    for (const file of ['build.mjs', 'package.json', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs']) {
+      mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      copyFileSync(path.join(ROOT, file), path.join(root, file));
+    }
+    mkdirSync(path.join(root, 'node_modules'));
+    for (const pkg of ['esbuild', 'swagger-ui-dist', 'uWebSockets.js']) symlinkSync(path.join(ROOT, 'node_modules', pkg), path.join(root, 'node_modules', pkg));
+    const res = await runProcess(process.execPath, [path.join(root, 'build.mjs')], { cwd: root, timeoutMs: 60_000 });
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    assert.equal(res.stderr, `build.mjs: run-time assets missing from node_modules (run npm ci):\n  ${SQL_WASM}: node_modules/sql.js/dist/sql-wasm.wasm not found\n`);
+    assert.ok(!existsSync(path.join(root, 'dist/voice-hub.cjs')), 'no bundle was written');
+  });
+});
