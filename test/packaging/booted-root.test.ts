@@ -4,7 +4,7 @@
 // stop status and the upgrade. The root has its own network namespace: port 5000 is its own, and the
 // echo voice server (a copy of the executable outside the package) answers the health check's upstream.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -106,6 +106,16 @@ describe('the .deb installed and booted under systemd', { timeout: 360_000 }, ()
     assert.notDeepEqual(map, ['0 0 4294967295']);
     const uid = booted.sh('id -u voice-hub').trim();
     assert.ok(map.includes(`${uid} ${uid} 1`), map.join('\n'));
+  });
+
+  it('PrivateUsers= needs a real root, not a chroot: why the harness uses pivot_root', (t: TestContext) => {
+    // The same root entered with chroot: the kernel refuses the new user namespace PrivateUsers= makes.
+    const chrooted = spawnSync('unshare', ['--mount', '--propagation', 'private', 'chroot', booted.root, 'unshare', '--user', 'true'], { encoding: 'utf8', timeout: 30_000 });
+    const pivoted = booted.run(['unshare', '--user', 'true']);
+    t.diagnostic(`new user namespace under chroot: exit ${chrooted.status} (${chrooted.stderr.trim()}); in the pivot_root-ed root: exit ${pivoted.status}`);
+    assert.equal(chrooted.status, 1);
+    assert.match(chrooted.stderr, /Operation not permitted/);
+    assert.equal(pivoted.status, 0, pivoted.stderr);
   });
 
   it('kill -9 of the main process is followed by a restart', async (t: TestContext) => {
