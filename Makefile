@@ -11,7 +11,9 @@ BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf 
   libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross \
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
 DEB_DEBS := lintian
-TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) systemd
+# The booted-package test: debootstrap makes its Debian root (unshare, nsenter, pivot_root: util-linux).
+BOOTED_ROOT_DEBS := debootstrap util-linux
+TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) systemd
 SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c') build.mjs scripts/build-native.mjs package.json
 
 .PHONY: deps run test typecheck build bench clean binaries deb install

@@ -18,6 +18,7 @@ import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js'
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, tuneMalloc } from './runtime/malloc-tuning.js';
+import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -62,6 +63,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
+  const notifier = systemdNotifier(process.env, logger);
   let shuttingDown = false;
   const shutdown = (signal: string): void => {
     if (shuttingDown) {
@@ -69,6 +71,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
       process.exit(1);
     }
     shuttingDown = true;
+    notifier?.stopping();
     logger.info(`${signal} received: draining and flushing`);
     setTimeout(() => {
       logger.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms: exiting`);
@@ -98,6 +101,7 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
+  notifier?.ready();
 }
 
 async function main(): Promise<void> {

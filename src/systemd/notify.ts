@@ -1,0 +1,63 @@
+// systemd's readiness and watchdog protocol (sd_notify) for the unit's Type=notify and WatchdogSec=:
+// READY=1 once the service listens, WATCHDOG=1 while the event loop runs, STOPPING=1 on shutdown.
+//
+// Node has no Unix datagram sockets, so a small perl co-process (perl-base is Essential in Debian and
+// Raspberry Pi OS: on every system the package installs on, nothing to depend on) sends each line this
+// writes to its stdin as one datagram to $NOTIFY_SOCKET. It lives as long as the service: systemd
+// before v256 (Debian 12 has 252) finds the unit of a notification by the sender's PID while handling
+// it, so a sender that has already exited, such as a `systemd-notify` child, can be ignored. Watchdog
+// pings come from a timer of the main event loop, so a hung loop stops them and systemd restarts us.
+import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import type { Logger } from '../log/logger.js';
+
+const SENDER = `
+use Socket;
+my $to = $ENV{NOTIFY_SOCKET};
+$to =~ s/^@/\\0/;
+socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "voice-hub notify: socket: $!\\n";
+my $addr = pack_sockaddr_un($to);
+while (my $line = <STDIN>) {
+  chomp $line;
+  defined(send($s, $line, 0, $addr)) or die "voice-hub notify: send to $ENV{NOTIFY_SOCKET}: $!\\n";
+}
+`;
+
+export interface Notifier {
+  /** The service listens: `systemctl start` returns now. */
+  ready(): void;
+  /** Shutdown began: systemd shows the unit as deactivating. */
+  stopping(): void;
+}
+
+/** A notifier when systemd asked for one ($NOTIFY_SOCKET), else undefined (run by hand, in tests). */
+export function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifier | undefined {
+  const socket = env.NOTIFY_SOCKET;
+  if (!socket) return undefined;
+  const child = spawn('perl', ['-e', SENDER], { stdio: ['pipe', 'ignore', 'inherit'], env: { PATH: env.PATH, NOTIFY_SOCKET: socket } });
+  const stdin = child.stdin as Socket;
+  let exiting = false;
+  process.once('exit', () => {
+    exiting = true;
+  });
+  const lost = (why: string): void => {
+    if (!exiting) logger.error(`systemd notification sender ${why}: systemd sees no readiness and no watchdog pings`);
+  };
+  child.on('error', (e) => lost(`could not run perl (${e.message})`));
+  child.on('exit', (code, signal) => lost(`exited (${signal ?? code})`));
+  stdin.on('error', (e) => lost(`lost its input (${e.message})`));
+  // Neither may keep a finished service alive.
+  child.unref();
+  stdin.unref();
+  const send = (message: string): void => {
+    if (stdin.writable) stdin.write(`${message}\n`);
+  };
+
+  // WATCHDOG_PID names the process systemd expects pings from; a child that inherited it must not ping.
+  const usec = Number(env.WATCHDOG_USEC);
+  if (usec > 0 && (!env.WATCHDOG_PID || Number(env.WATCHDOG_PID) === process.pid)) {
+    // Half the interval, as sd_watchdog_enabled(3) advises: one late tick is not yet a restart.
+    setInterval(() => send('WATCHDOG=1'), Math.max(Math.floor(usec / 2000), 100)).unref();
+  }
+  return { ready: () => send('READY=1'), stopping: () => send('STOPPING=1') };
+}
