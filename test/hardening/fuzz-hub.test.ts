@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import {
   assertHealthyProcess, assertMemoryReturns, settledRss, sleep, speechPackets, startDaemon, startSession, waitUntil,
   type Daemon, type StartedSession,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { float2int16, newSoftClipMemory, softClip, toInt16Pcm } from '../../src/voice/pcm.js';
+import { float2int16, newSoftClipMemory, softClip, toInt16Pcm } from '../../src/voice/opus/pcm.js';
 import { speechPackets, synthPackets } from './helpers.js';
 
 test('FLOAT2INT16: scale by 32768, clamp, round half to even', () => {

@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/voice/upstream-link.js';
-import type { UpstreamMessage } from '../../src/voice/upstream-protocol.js';
+import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/upstream/link.js';
+import type { UpstreamMessage } from '../../src/upstream/protocol.js';
 import { recordingLogger, testBudgets, unusedPort, waitUntil } from './helpers.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };

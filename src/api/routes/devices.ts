@@ -1,9 +1,9 @@
 // Device endpoints (SPEC.md "POST /api/device/register", "PUT /api/device/{deviceId}/status",
 // "GET /api/device/list"; DESIGN.md adds DELETE and token refresh).
 import type { DeviceRegistry, RegisterRequest, StatusRequest } from '../../devices/registry.js';
-import { requireDeviceAccess } from '../auth.js';
-import type { Route } from '../router.js';
-import { PROBLEM, ref } from '../../openapi/components.js';
+import { requireDeviceAccess } from '../../http/auth.js';
+import type { Route } from '../../http/router.js';
+import { PROBLEM, ref } from '../openapi/components.js';
 
 export function deviceRoutes(registry: DeviceRegistry): Route[] {
   return [

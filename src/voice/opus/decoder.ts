@@ -3,7 +3,7 @@
 // 120 ms of packet-loss concealment, writes past its input buffer on oversized packets, must not be used
 // after free(), and prints every bad packet with console.error (which would flood the journal).
 import { OpusDecoder } from 'opus-decoder';
-import { DomainError, errorText } from '../errors.js';
+import { DomainError, errorText } from '../../errors.js';
 import { newSoftClipMemory, toInt16Pcm, type SoftClipMemory } from './pcm.js';
 
 export const OPUS_SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
