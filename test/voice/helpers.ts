@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { Decoder, Encoder } from '@evan/opus';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
+import type { OpusSampleRate } from '../../src/opus-format.js';
 import { sessionBudgets } from '../../src/voice/budgets.js';
 import type { SessionBudgets } from '../../src/voice/session.js';
 import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
@@ -106,7 +107,7 @@ function noise(seed: number): () => number {
  * `sine-noise` is a tone per channel plus noise at 3/4 of full scale; `square` is an overdriven square wave
  * whose decoded output exceeds full scale, so libopus' soft clipping matters.
  */
-export function synthPackets(rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2, packets: number, shape: 'sine-noise' | 'square'): Buffer[] {
+export function synthPackets(rate: OpusSampleRate, channels: 1 | 2, packets: number, shape: 'sine-noise' | 'square'): Buffer[] {
   const encoder = new Encoder({ channels, sample_rate: rate, application: 'audio' });
   const frame = rate / 50;
   const rnd = noise(12345);
@@ -129,7 +130,7 @@ export function synthPackets(rate: 8000 | 12000 | 16000 | 24000 | 48000, channel
 }
 
 /** Native libopus' own int16 decode (`@evan/opus` calls opus_decode), one fresh decoder for the sequence. */
-export function referenceDecode(packets: readonly Uint8Array[], rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2): Buffer[] {
+export function referenceDecode(packets: readonly Uint8Array[], rate: OpusSampleRate, channels: 1 | 2): Buffer[] {
   const decoder = new Decoder({ channels, sample_rate: rate });
   return packets.map((p) => Buffer.from(decoder.decode(p)));
 }
