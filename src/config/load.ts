@@ -6,7 +6,7 @@ import path from 'node:path';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
 import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
-import { parseTimeSpan } from './timespan.js';
+import { toConfigValue } from './schema-value.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
 import { buildTree, validate } from './validate.js';
 
@@ -49,6 +49,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const tree = buildTree(entries);
   problems.push(...validate(tree, entries));
   if (problems.length > 0) throw new ConfigError(problems);
+  // The tree passed the schema's validation just above, so it has the shape AppConfig reads from the schema.
   return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), file });
 }
 
@@ -81,8 +82,7 @@ function readFile(opts: LoadOptions, problems: string[], entries: Entries): stri
 
 /** The validated tree with time spans converted to milliseconds, in the schema's key order. */
 function toAppConfig(value: unknown, node: SchemaNode = CONFIG_SCHEMA): unknown {
-  if (node['x-timespan']) return parseTimeSpan(value as string);
-  if (node.type !== 'object') return value;
+  if (node.type !== 'object') return toConfigValue(node, value);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [name, child] of Object.entries(node.properties ?? {})) out[name] = toAppConfig(obj[name], child);

@@ -2,7 +2,7 @@
 // "***" when set, an empty secret left "" so "not set" stays visible (DESIGN.md: secrets never appear
 // in logs, responses or `config check` output), and time spans back in .NET text.
 import { CONFIG_SCHEMA, SECRET_KEYS, type SchemaNode } from './schema.js';
-import { formatTimeSpan } from './timespan.js';
+import { toJsonValue } from './schema-value.js';
 import type { LoadedConfig } from './types.js';
 
 export { SECRET_KEYS };
@@ -16,8 +16,7 @@ export function maskedView(loaded: LoadedConfig): Record<string, unknown> {
 
 function view(value: unknown, node: SchemaNode): unknown {
   if (node.writeOnly) return mask(value);
-  if (node['x-timespan'] && typeof value === 'number') return formatTimeSpan(value);
-  if (node.type !== 'object' || typeof value !== 'object' || value === null) return value;
+  if (node.type !== 'object' || typeof value !== 'object' || value === null) return toJsonValue(node, value);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(obj)) {

@@ -1,7 +1,8 @@
-// The one schema of the configuration (STYLE.md "One schema for configuration"): every key's type,
-// range, default and description. Built-in defaults, environment names, validation, secret masking
-// and the documentation all come from here. Keys: SPEC.md "Configuration keys" plus DESIGN.md
-// "Configuration"; defaults equal the shipped config/appsettings.json.
+// The one schema of the configuration: every key's type, range, default and description. Built-in
+// defaults, environment names, validation, secret masking, the type of the loaded configuration
+// (`AppConfig`), the configuration categories over HTTP and the generated reference
+// (docs/configuration.md) all come from here. Its defaults equal the shipped config/appsettings.json.
+import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
 
 /** The subset of JSON Schema (draft-07) used here, plus two extension keywords (see below). */
@@ -13,6 +14,7 @@ export interface SchemaNode {
   /** A schema here makes the object a map whose keys are names, not paths (Logging.LogLevel). */
   additionalProperties?: boolean | SchemaNode;
   items?: SchemaNode;
+  maxItems?: number;
   enum?: readonly (string | number)[];
   minimum?: number;
   maximum?: number;
@@ -23,32 +25,42 @@ export interface SchemaNode {
   /** Secrets: accepted as input, never shown (JSON Schema's own meaning of writeOnly). */
   writeOnly?: boolean;
   /** Extension: the value is a .NET time span between these bounds (inclusive). */
-  'x-timespan'?: { minimum: string; maximum: string };
+  'x-timespan'?: TimeSpanBounds;
   /** Extension: what a valid value looks like, in words; ends every problem line about this key. */
   'x-expected'?: string;
 }
 
+export interface TimeSpanBounds {
+  readonly minimum: string;
+  readonly maximum: string;
+}
+
+// The helpers below keep the literal `type`, `enum` and `x-timespan` of each key in its TypeScript type:
+// schema-value.ts reads the type of a configuration value from them.
+type Leaf<T extends SchemaNode['type']> = SchemaNode & { readonly type: T };
+/** Keywords a helper's caller may add; the type and default are the helper's. */
+type Extra = Omit<SchemaNode, 'type' | 'default' | 'enum' | 'x-timespan'>;
+
 export const LOG_LEVELS = ['Trace', 'Debug', 'Information', 'Warning', 'Error', 'Critical', 'None'] as const;
-export const SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
 /** Node's timers overflow past 2^31-1 ms (about 24.8 days) and then fire at once. */
 const TIMER_MAX = formatTimeSpan(2 ** 31 - 1);
 const MIB = 1024 * 1024;
 
-const str = (def: string, description: string, extra: SchemaNode = {}): SchemaNode => ({
+const str = (def: string, description: string, extra: Extra = {}): Leaf<'string'> => ({
   type: 'string',
   default: def,
   description,
   'x-expected': extra.minLength ? 'must be a non-empty string' : 'must be a string',
   ...extra,
 });
-const secret = (description: string, extra: SchemaNode = {}): SchemaNode => str('', description, { writeOnly: true, ...extra });
-const bool = (def: boolean, description: string): SchemaNode => ({
+const secret = (description: string, extra: Extra = {}): Leaf<'string'> => str('', description, { writeOnly: true, ...extra });
+const bool = (def: boolean, description: string): Leaf<'boolean'> => ({
   type: 'boolean',
   default: def,
   description,
   'x-expected': 'must be true or false',
 });
-const int = (def: number, minimum: number, maximum: number, description: string): SchemaNode => ({
+const int = (def: number, minimum: number, maximum: number, description: string): Leaf<'integer'> => ({
   type: 'integer',
   default: def,
   minimum,
@@ -56,31 +68,28 @@ const int = (def: number, minimum: number, maximum: number, description: string)
   description,
   'x-expected': `must be an integer from ${minimum} to ${maximum}`,
 });
-const oneOfInts = (def: number, values: readonly number[], description: string): SchemaNode => ({
+const oneOfInts = <const V extends readonly number[]>(def: V[number], values: V, description: string): Leaf<'integer'> & { readonly enum: V } => ({
   type: 'integer',
   default: def,
   enum: values,
   description,
   'x-expected': `must be one of ${values.join(', ')}`,
 });
-/** DeviceManagement.TokenExpiration, also the range of `tokenExpiration` in PUT /api/config/device. */
-export const TOKEN_EXPIRATION_BOUNDS = { minimum: '00:00:01', maximum: '3650.00:00:00' } as const;
-
-const timeSpan = (def: string, minimum: string, maximum: string, description: string): SchemaNode => ({
+const timeSpan = (def: string, minimum: string, maximum: string, description: string): Leaf<'string'> & { readonly 'x-timespan': TimeSpanBounds } => ({
   type: 'string',
   default: def,
   'x-timespan': { minimum, maximum },
   description,
   'x-expected': `must be a time span ${TIME_SPAN_FORMATS} from ${minimum} to ${maximum}`,
 });
-const logLevel = (def: string | undefined, description: string): SchemaNode => ({
+const logLevel = (def: string | undefined, description: string): Leaf<'string'> & { readonly enum: typeof LOG_LEVELS } => ({
   type: 'string',
   ...(def === undefined ? {} : { default: def }),
   enum: LOG_LEVELS,
   description,
   'x-expected': `must be one of ${LOG_LEVELS.join(', ')} (any case)`,
 });
-const mqttPrefix = (def: string, description: string): SchemaNode =>
+const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
   str(def, description, {
     minLength: 1,
     // Wildcards and a leading or trailing slash would make every topic under it wrong.
@@ -88,7 +97,7 @@ const mqttPrefix = (def: string, description: string): SchemaNode =>
     'x-expected': 'must be a non-empty MQTT topic prefix without +, # or a leading or trailing /',
   });
 
-export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
+export const CONFIG_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   title: 'voice-hub configuration (appsettings.json)',
   type: 'object',
@@ -103,14 +112,14 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
           type: 'object',
           description: 'Minimum level per log category; `Default` applies to categories not listed. Keys are category names (they may contain dots), not paths.',
           properties: {
-            Default: logLevel('Information', 'Default minimum log level.'),
+            Default: logLevel('Information', 'Minimum log level of every log category not given a level of its own.'),
             'Microsoft.AspNetCore': logLevel('Warning', 'Level of the per-request access log (method, path, status, duration); Information turns it on.'),
           },
-          additionalProperties: logLevel(undefined, 'Minimum log level of this category.'),
+          additionalProperties: logLevel(undefined, 'Minimum log level of the log category named by the key (such as `Hub`, `Upstream`, `Mqtt`, `Storage`, `Http`, `App`); a category not listed follows `Default`.'),
         },
       },
     },
-    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering).', {
+    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering). Requests naming another host get 400 (API and hub); browsers may open hub connections only from these hosts (`Origin`).', {
       minLength: 1,
       pattern: '[^;\\s]',
       'x-expected': 'must be a non-empty string: `*` or `;`-separated host names',
@@ -124,11 +133,11 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
           format: 'ws-url',
           'x-expected': 'must be a ws:// or wss:// URL',
         }),
-        ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`. Secret.'),
+        ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.'),
         EnableVoice: bool(true, 'Voice features on or off; when off, voice endpoints answer 503.'),
-        AudioSampleRate: oneOfInts(16000, SAMPLE_RATES, 'Default audio sample rate in Hz.'),
-        AudioChannels: oneOfInts(1, [1, 2], 'Default audio channel count.'),
-        ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection.'),
+        AudioSampleRate: oneOfInts(16000, OPUS_SAMPLE_RATES, 'Audio sample rate in Hz of a voice session that does not name one.'),
+        AudioChannels: oneOfInts(1, OPUS_CHANNEL_COUNTS, 'Audio channel count of a voice session that does not name one.'),
+        ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection; after that it fails with 502.'),
         SessionIdleTimeout: timeSpan('00:05:00', '00:00:00.0010000', TIMER_MAX, 'A session with no traffic either way for this long is stopped.'),
         RequireDeviceToken: bool(true, 'Whether /api/voice/* needs a device token of the session\'s device (or an admin token).'),
         CaFile: str('', 'PEM file of extra CA certificates to trust for a `wss://` ServerUrl with a private CA (the system CAs stay trusted); empty: system CAs only.'),
@@ -149,8 +158,8 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       additionalProperties: false,
       properties: {
         AllowDeviceRegistration: bool(true, 'Whether devices may register.'),
-        MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices.'),
-        TokenExpiration: timeSpan('24:00:00', TOKEN_EXPIRATION_BOUNDS.minimum, TOKEN_EXPIRATION_BOUNDS.maximum, 'Lifetime of a device token.'),
+        MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices; registration beyond it gets 409, and deleting a device frees its place.'),
+        TokenExpiration: timeSpan('24:00:00', '00:00:01', '3650.00:00:00', 'Lifetime of a device token.'),
       },
     },
     Mqtt: {
@@ -158,12 +167,12 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       description: 'MQTT broker and topics.',
       additionalProperties: false,
       properties: {
-        BrokerAddress: str('localhost', 'MQTT broker host name or address.'),
+        BrokerAddress: str('localhost', 'MQTT broker host name or address; an empty address in the configuration switches MQTT off.'),
         Port: int(1883, 1, 65_535, 'MQTT broker port.'),
         Username: str('', 'MQTT user name; empty for none.'),
-        Password: secret('MQTT password; empty for none. Secret.'),
-        TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes.'),
-        HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs.'),
+        Password: secret('MQTT password; empty for none.'),
+        TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes: `<prefix>/status`, `<prefix>/devices/<id>/state`, `<prefix>/sessions/<id>/event`.'),
+        HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs (battery, temperature, memory, CPU and status of each device).'),
         DiscoveryPrefix: mqttPrefix('homeassistant', 'Home Assistant discovery prefix.'),
       },
     },
@@ -172,7 +181,7 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       default: [],
       items: { type: 'string', minLength: 1, 'x-expected': 'must be a non-empty string' },
       writeOnly: true,
-      description: 'Accepted values of the `X-API-Key` header; empty: no key needed. Secret. From the environment by index: `ApiKeys__0`, `ApiKeys__1`.',
+      description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.',
       'x-expected': 'must be an array of non-empty strings',
     },
     Server: {
@@ -212,7 +221,7 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       description: 'Token signing.',
       additionalProperties: false,
       properties: {
-        SigningKey: secret('HS256 key for device and admin tokens; empty: generated on first start and kept in the data dir (mode 0600). Secret.', {
+        SigningKey: secret('HS256 key for device and admin tokens; empty: generated on first start and kept in the data dir (mode 0600).', {
           pattern: '^$|^[\\s\\S]{32,}$',
           'x-expected': 'must be empty (a key is generated) or at least 32 characters',
         }),
@@ -239,7 +248,7 @@ export const CONFIG_SCHEMA: SchemaNode & { $schema: string; title: string } = {
       },
     },
   },
-};
+} as const satisfies SchemaNode & { $schema: string; title: string };
 
 /** `ws://` or `wss://` with a host: the upstream link is a WebSocket. */
 export function isWebSocketUrl(text: string): boolean {
@@ -252,7 +261,7 @@ export function isWebSocketUrl(text: string): boolean {
 }
 
 /** Whether `text` is a time span within the node's bounds. */
-export function isTimeSpanWithin(text: string, bounds: { minimum: string; maximum: string }): boolean {
+export function isTimeSpanWithin(text: string, bounds: TimeSpanBounds): boolean {
   try {
     const ms = parseTimeSpan(text);
     return ms >= parseTimeSpan(bounds.minimum) && ms <= parseTimeSpan(bounds.maximum);
@@ -274,8 +283,12 @@ export function leafKeys(node: SchemaNode = CONFIG_SCHEMA, path: string[] = []):
   return Object.entries(node.properties ?? {}).flatMap(([name, child]) => leafKeys(child, [...path, name]));
 }
 
-/** The environment variable for a key (SPEC.md: `__` is the nesting separator). */
-export const envName = (path: readonly string[]): string => path.join('__');
+/**
+ * The environment variable for a key (`__` is the nesting separator, as in .NET). A map entry's name may
+ * hold dots (`Microsoft.AspNetCore`), which a shell variable's name cannot: they become `__` too, and
+ * resolveKey joins the parts under a map back with dots.
+ */
+export const envName = (path: readonly string[]): string => path.flatMap((segment) => segment.split('.')).join('__');
 
 /** Dot paths of the secret keys, from `writeOnly` in the schema. */
 export const SECRET_KEYS: readonly string[] = Object.freeze(leafKeys().filter((k) => k.node.writeOnly).map((k) => k.key));

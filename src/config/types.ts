@@ -1,71 +1,12 @@
-// The effective configuration as the rest of the program sees it: merged, validated, frozen.
-// Key names follow SPEC.md "Configuration keys" and DESIGN.md "Configuration"; time spans are
-// already converted to milliseconds.
+// The effective configuration as the rest of the program sees it: merged, validated, frozen, time spans
+// in milliseconds. Its type is read from the schema, so a key added there is typed here at once.
+import type { CONFIG_SCHEMA, LOG_LEVELS } from './schema.js';
+import type { ConfigValue } from './schema-value.js';
 
-export type LogLevelName = 'Trace' | 'Debug' | 'Information' | 'Warning' | 'Error' | 'Critical' | 'None';
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
-export interface AppConfig {
-  readonly Logging: { readonly LogLevel: Readonly<Record<string, LogLevelName>> & { readonly Default: LogLevelName } };
-  readonly AllowedHosts: string;
-  readonly VoiceService: {
-    readonly ServerUrl: string;
-    readonly ApiKey: string;
-    readonly EnableVoice: boolean;
-    readonly AudioSampleRate: number;
-    readonly AudioChannels: number;
-    /** ms */ readonly ConnectTimeout: number;
-    /** ms */ readonly SessionIdleTimeout: number;
-    readonly RequireDeviceToken: boolean;
-    /** PEM file of extra trusted CAs for a `wss://` upstream; empty: system CAs only. */
-    readonly CaFile: string;
-    readonly DecodeQueuePackets: number;
-    readonly DecodeQueueBytes: number;
-    readonly DecoderRebuildsPerSecond: number;
-    readonly ReconnectAttempts: number;
-    /** ms */ readonly ReconnectWindow: number;
-    /** ms */ readonly ReconnectDelay: number;
-    /** ms */ readonly ReconnectMaxDelay: number;
-    /** ms */ readonly ReconnectStableAfter: number;
-  };
-  readonly DeviceManagement: {
-    readonly AllowDeviceRegistration: boolean;
-    readonly MaxDevices: number;
-    /** ms */ readonly TokenExpiration: number;
-  };
-  readonly Mqtt: {
-    readonly BrokerAddress: string;
-    readonly Port: number;
-    readonly Username: string;
-    readonly Password: string;
-    readonly TopicPrefix: string;
-    readonly HomeAssistantDiscovery: boolean;
-    readonly DiscoveryPrefix: string;
-  };
-  readonly ApiKeys: readonly string[];
-  readonly Server: {
-    readonly Host: string;
-    readonly Port: number;
-    /** Used only when Certificate.Path is set. */
-    readonly HttpsPort: number;
-    /** PEM files; an empty Path means no HTTPS listener, an empty KeyPath that the key is in Path. */
-    readonly Certificate: { readonly Path: string; readonly KeyPath: string };
-    readonly HttpsRedirect: boolean;
-    readonly MaxBodyBytes: number;
-  };
-  readonly Storage: { readonly DataDir: string; /** ms */ readonly FlushInterval: number; readonly SessionHistory: number; readonly MinFreeBytes: number };
-  readonly Auth: { readonly SigningKey: string };
-  readonly Hub: {
-    readonly MaximumReceiveMessageSize: number;
-    /** ms */ readonly KeepAliveInterval: number;
-    /** ms */ readonly ClientTimeout: number;
-    readonly MaximumFrameSize: number;
-    readonly MessagesPerTurn: number;
-    readonly MessageRate: number;
-    readonly MessageBurst: number;
-    readonly UnauthenticatedMessageRate: number;
-    readonly UnauthenticatedMessageBurst: number;
-  };
-}
+/** Every section and key of the schema; time spans in milliseconds. */
+export type AppConfig = ConfigValue<typeof CONFIG_SCHEMA>;
 
 /** Where an effective value came from, lowest precedence first (DESIGN.md "Configuration"). */
 export type ConfigSource = 'default' | 'file' | 'env' | 'flag';

@@ -1,20 +1,14 @@
 // Validates the merged configuration against the schema with ajv and words each problem as one
 // line naming the key, the value (never a secret's), where it came from and what was expected.
 import { Ajv, type ErrorObject } from 'ajv';
-import { CONFIG_SCHEMA, isTimeSpanWithin, isWebSocketUrl, resolveKey, type SchemaNode } from './schema.js';
+import { addSchemaVocabulary } from './keywords.js';
+import { CONFIG_SCHEMA, resolveKey, type SchemaNode } from './schema.js';
 import type { Entries, Entry } from './layers.js';
 
 function compile(): ReturnType<Ajv['compile']> {
   // The meta-schema check is test/config/schema.test.ts's job; skipping it here saves start-up time.
   const ajv = new Ajv({ allErrors: true, strict: true, validateSchema: false });
-  ajv.addFormat('ws-url', { type: 'string', validate: isWebSocketUrl });
-  ajv.addKeyword({
-    keyword: 'x-timespan',
-    type: 'string',
-    schemaType: 'object',
-    validate: (bounds: { minimum: string; maximum: string }, data: string) => isTimeSpanWithin(data, bounds),
-  });
-  ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
+  addSchemaVocabulary(ajv);
   return ajv.compile(CONFIG_SCHEMA);
 }
 

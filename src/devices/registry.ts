@@ -102,7 +102,7 @@ export class DeviceRegistry {
         // A new generation, so tokens of an earlier device with this id stay dead.
         tokenGeneration: this.deps.repo.generationOf(id) + 1,
       };
-      const grant = await this.grant(device, settings.tokenExpirationMs);
+      const grant = await this.grant(device, settings.tokenExpiration);
       // The repository counts the device from the moment insert() starts; leaving it in `pending`
       // until the write is on disk would count it twice and refuse a registration that fits.
       const inserted = this.deps.repo.insert(device);
@@ -152,7 +152,7 @@ export class DeviceRegistry {
   /** A fresh token for a device whose current token is still valid (or at an admin's request). */
   async refreshToken(id: string): Promise<TokenGrant> {
     const device = this.require(id);
-    return this.grant(device, this.deps.settings().tokenExpirationMs);
+    return this.grant(device, this.deps.settings().tokenExpiration);
   }
 
   /** A device token is current while its device exists with the generation it was issued for. */

@@ -1,7 +1,9 @@
 // One JSON Schema per request body. ajv validates with these and the OpenAPI document embeds the
 // very same objects, so documentation and validation cannot drift apart.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { addSchemaVocabulary } from '../config/keywords.js';
 import { DomainError } from '../errors.js';
+import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 
@@ -16,8 +18,6 @@ const id = (description: string): JsonSchema => ({
   description,
 });
 const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });
-
-export const SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
 
 export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
   RegisterDeviceRequest: {
@@ -52,8 +52,8 @@ export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
         type: 'object',
         properties: {
           audioFormat: { type: 'string', enum: ['opus'] },
-          sampleRate: { type: 'integer', enum: [...SAMPLE_RATES], description: 'Defaults to the voice category audioSampleRate.' },
-          channels: { type: 'integer', enum: [1, 2], description: 'Defaults to the voice category audioChannels.' },
+          sampleRate: { type: 'integer', enum: [...OPUS_SAMPLE_RATES], description: 'Defaults to the voice category audioSampleRate.' },
+          channels: { type: 'integer', enum: [...OPUS_CHANNEL_COUNTS], description: 'Defaults to the voice category audioChannels.' },
           autoMode: { type: 'boolean', default: false },
         },
       },
@@ -80,6 +80,8 @@ export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
 // meta-schema, to check ours) was a fifth of the start-up time, which a Pi pays at every boot. The
 // schemas are ours and test/api compiles each one, so the meta-schema check is skipped.
 const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
+// The category schemas are made of configuration keys: a time span is checked as in a configuration file.
+addSchemaVocabulary(ajv);
 const validators = new Map<string, ValidateFunction>();
 
 function validatorFor(schemaName: string): ValidateFunction {

@@ -1,39 +1,41 @@
-// Write bodies of the configuration categories (DESIGN.md "Configuration categories"): every key
-// optional (PUT merges), unknown keys and out-of-range values refused.
-const SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000];
-const TIME_SPAN = '^(\\d+\\.)?\\d{1,3}:[0-5]\\d:[0-5]\\d(\\.\\d{1,7})?$';
+// Write bodies of the configuration categories, derived from their keys (definitions.ts): every key
+// optional (PUT merges), unknown keys refused, and each key's type and range those of the configuration
+// key behind it (narrowed where the category says so) or of its API-only schema.
+import type { SchemaNode } from '../config/schema.js';
+import { categoryKeys, CATEGORY_NAMES, type CategoryKey, type CategoryName } from './definitions.js';
 
-export const CATEGORY_SCHEMAS: Record<string, Record<string, unknown>> = {
-  VoiceSettings: {
+/** What says what a value may be; defaults (PUT merges), secrets and the problem wording stay behind. */
+const WRITE_KEYWORDS = ['type', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'format', 'maxItems', 'x-timespan'] as const;
+
+function writeNode(node: SchemaNode): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const keyword of WRITE_KEYWORDS) if (node[keyword] !== undefined) out[keyword] = structuredClone(node[keyword]);
+  if (node.items) out.items = writeNode(node.items);
+  return out;
+}
+
+function keySchema(key: CategoryKey): Record<string, unknown> {
+  const { node } = key;
+  // JSON Schema has no keyword for a time span's range: the description says it in words.
+  const timeSpan = node['x-timespan'] && node['x-expected'] ? ` Value: ${node['x-expected'].replace(/^must be /, '')}.` : '';
+  const narrowing = key.configKey === undefined ? {} : key.narrowing;
+  return { ...writeNode(node), ...narrowing, description: `${node.description ?? ''}${timeSpan}` };
+}
+
+/** The component name of a category's write schema: `voice` -> `VoiceSettings`. */
+export const schemaName = (category: CategoryName): string => `${category[0]!.toUpperCase()}${category.slice(1)}Settings`;
+
+function categorySchema(category: CategoryName): Record<string, unknown> {
+  return {
     type: 'object',
     additionalProperties: false,
-    properties: {
-      enableVoice: { type: 'boolean' },
-      audioSampleRate: { type: 'integer', enum: SAMPLE_RATES },
-      audioChannels: { type: 'integer', enum: [1, 2] },
-      enableNoiseReduction: { type: 'boolean' },
-      wakeWords: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 64 } },
-    },
-  },
-  DeviceSettings: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      allowDeviceRegistration: { type: 'boolean' },
-      maxDevices: { type: 'integer', minimum: 0, maximum: 100000 },
-      tokenExpiration: { type: 'string', pattern: TIME_SPAN, description: '.NET time span, e.g. 24:00:00 or 7.00:00:00' },
-    },
-  },
-  MqttSettings: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      brokerAddress: { type: 'string', minLength: 1, maxLength: 253 },
-      port: { type: 'integer', minimum: 1, maximum: 65535 },
-      username: { type: 'string', maxLength: 256 },
-    },
-  },
-};
+    properties: Object.fromEntries(categoryKeys(category).map(([name, key]) => [name, keySchema(key)])),
+  };
+}
+
+export const CATEGORY_SCHEMAS: Record<string, Record<string, unknown>> = Object.fromEntries(
+  CATEGORY_NAMES.map((c) => [schemaName(c), categorySchema(c)]),
+);
 
 /** Category name in the URL -> its write schema. */
-export const CATEGORY_BODY: Record<string, string> = { voice: 'VoiceSettings', device: 'DeviceSettings', mqtt: 'MqttSettings' };
+export const CATEGORY_BODY: Record<string, string> = Object.fromEntries(CATEGORY_NAMES.map((c) => [c, schemaName(c)]));

@@ -34,7 +34,11 @@ describe('configuration categories', () => {
       ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
       ['voice', { volume: 3 }, { volume: ["Unknown setting 'volume'."] }],
       ['device', { maxDevices: -1 }, { maxDevices: ['must be >= 0'] }],
-      ['device', { tokenExpiration: '1 day' }, { tokenExpiration: ['must match pattern "^(\\d+\\.)?\\d{1,3}:[0-5]\\d:[0-5]\\d(\\.\\d{1,7})?$"'] }],
+      // A time span is checked as DeviceManagement.TokenExpiration is in the configuration file, with its range.
+      ['device', { tokenExpiration: '1 day' }, { tokenExpiration: ['must be a time span from 00:00:01 to 3650.00:00:00'] }],
+      // Every problem of a body in one answer, the time span's range among them.
+      ['device', { tokenExpiration: '00:00:00', maxDevices: 100_001 }, { tokenExpiration: ['must be a time span from 00:00:01 to 3650.00:00:00'], maxDevices: ['must be <= 100000'] }],
+      ['mqtt', { brokerAddress: '', port: 0 }, { brokerAddress: ['must NOT have fewer than 1 characters'], port: ['must be >= 1'] }],
       ['mqtt', { password: 'secret' }, { password: ["Unknown setting 'password'."] }],
     ];
     for (const [category, body, errors] of cases) {

@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../../src/opus-format.js';
 import { call } from '../support/http.js';
 import {
   assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, type Daemon, type StartedSession,
@@ -25,7 +26,6 @@ import { HubWire } from './hub-wire.js';
 import { checkProperty } from './property.js';
 
 const MARGIN_MB = 10;
-const RATES = [8000, 12000, 16000, 24000, 48000] as const;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 let upstream: FakeUpstream;
@@ -66,7 +66,7 @@ const b64 = (b: Uint8Array): string => Buffer.from(b).toString('base64');
 const act = (text: string, effect: Effect): Action => ({ kind: 'frame', text, effect });
 
 const frame: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ i: fc.nat({ max: packets.length - 1 }), sampleRate: opt(fc.constantFrom(...RATES)), channels: opt(fc.constantFrom(1, 2)) })
+  { weight: 6, arbitrary: fc.record({ i: fc.nat({ max: packets.length - 1 }), sampleRate: opt(fc.constantFrom(...OPUS_SAMPLE_RATES)), channels: opt(fc.constantFrom(...OPUS_CHANNEL_COUNTS)) })
     .map(({ i, sampleRate, channels }) => act(json({ type: 'audio', data: b64(packets[i]!), sampleRate, channels }), 'audio')) },
   { weight: 2, arbitrary: fc.uint8Array({ minLength: 1, maxLength: 300 })
     .map((b) => act(json({ type: 'audio', data: b64(b) }), 'maybe-audio')) },

@@ -2,6 +2,7 @@
 // Authorization / Content-Type / X-API-Key values, bodies for every request schema with wrong types
 // in every field, and framing faults (Content-Length lies, broken chunking).
 import fc from 'fast-check';
+import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../../src/opus-format.js';
 
 /** Values of the wrong type for any field. */
 export const wrongType: fc.Arbitrary<unknown> = fc.oneof(
@@ -55,8 +56,8 @@ export function bodyFor(schema: string, known: { deviceId: string; sessionId: ()
         userId: maybe(fc.string({ maxLength: 140 })),
         sessionConfig: maybe(fc.record({
           audioFormat: maybe(fc.constantFrom('opus', 'pcm', 'OPUS')),
-          sampleRate: maybe(fc.constantFrom(8000, 12000, 16000, 24000, 48000, 44100, 0, -16000)),
-          channels: maybe(fc.constantFrom(1, 2, 0, 3)),
+          sampleRate: maybe(fc.constantFrom(...OPUS_SAMPLE_RATES, 44100, 0, -16000)),
+          channels: maybe(fc.constantFrom(...OPUS_CHANNEL_COUNTS, 0, 3)),
           autoMode: maybe(fc.boolean()),
         }, opt)),
       }, opt);

@@ -47,6 +47,7 @@ describe('JSON Schema to OpenAPI 3.0', () => {
       { type: 'object', properties: { a: { type: 'array', items: { type: 'integer', nullable: true } } }, additionalProperties: { type: 'string', nullable: true } },
     ],
     ['combinators', { anyOf: [{ type: ['boolean', 'null'] }, { const: 1 }] }, { anyOf: [{ type: 'boolean', nullable: true }, { enum: [1] }] }],
+    ['x- extensions kept', { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } }, { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } }],
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => {

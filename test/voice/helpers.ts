@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import type { SessionEvent, SessionListener } from '../../src/voice/session-events.js';
+import type { OpusSampleRate } from '../../src/opus-format.js';
 import { sessionBudgets } from '../../src/voice/budgets.js';
 import type { SessionBudgets } from '../../src/voice/session.js';
 import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
@@ -134,7 +135,7 @@ function noise(seed: number): () => number {
  * `sine-noise` is a tone per channel plus noise at 3/4 of full scale; `square` is an overdriven square wave
  * whose decoded output exceeds full scale, so libopus' soft clipping matters.
  */
-export function synthPackets(rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2, packets: number, shape: 'sine-noise' | 'square'): Buffer[] {
+export function synthPackets(rate: OpusSampleRate, channels: 1 | 2, packets: number, shape: 'sine-noise' | 'square'): Buffer[] {
   const encoder = new Encoder({ channels, sample_rate: rate, application: 'audio' });
   const frame = rate / 50;
   const rnd = noise(12345);
@@ -157,7 +158,7 @@ export function synthPackets(rate: 8000 | 12000 | 16000 | 24000 | 48000, channel
 }
 
 /** Native libopus' own int16 decode (`@evan/opus` calls opus_decode), one fresh decoder for the sequence. */
-export function referenceDecode(packets: readonly Uint8Array[], rate: 8000 | 12000 | 16000 | 24000 | 48000, channels: 1 | 2): Buffer[] {
+export function referenceDecode(packets: readonly Uint8Array[], rate: OpusSampleRate, channels: 1 | 2): Buffer[] {
   const decoder = new Decoder({ channels, sample_rate: rate });
   return packets.map((p) => Buffer.from(decoder.decode(p)));
 }

@@ -66,7 +66,8 @@ export function toOpenApiSchema(schema: Schema, at = '#'): Schema {
     } else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf') {
       if (!Array.isArray(value)) throw new Error(`${here}: expected an array`);
       out[key] = value.map((s, i) => sub(s, `${here}/${i}`));
-    } else if (SAME.has(key)) {
+    } else if (SAME.has(key) || key.startsWith('x-')) {
+      // `x-` keys are specification extensions, which a 3.0 Schema Object may carry (`x-timespan`).
       out[key] = structuredClone(value);
     } else {
       throw new Error(`${here}: JSON Schema keyword '${key}' has no OpenAPI 3.0 equivalent`);

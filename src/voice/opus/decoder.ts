@@ -4,19 +4,16 @@
 // after free(), and prints every bad packet with console.error (which would flood the journal).
 import { OpusDecoder } from 'opus-decoder';
 import { DomainError, errorText } from '../../errors.js';
+import { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate } from '../../opus-format.js';
 import { newSoftClipMemory, toInt16Pcm, type SoftClipMemory } from './pcm.js';
 
-export const OPUS_SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000] as const;
-export type OpusSampleRate = (typeof OPUS_SAMPLE_RATES)[number];
+// The decoder's callers take the format facts from here, with the decoder they describe.
+export { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate };
 
 /** opus-decoder's input buffer holds 3,840 bytes per channel (120 ms at 256 kbit/s). */
 export const MAX_PACKET_BYTES_PER_CHANNEL = 3840;
 
 export type DecoderState = 'Unconfigured' | 'Configuring' | 'Ready' | 'Freed';
-
-export function isOpusSampleRate(rate: unknown): rate is OpusSampleRate {
-  return typeof rate === 'number' && (OPUS_SAMPLE_RATES as readonly number[]).includes(rate);
-}
 
 function checkFormat(sampleRate: number, channels: number): void {
   if (!isOpusSampleRate(sampleRate)) {

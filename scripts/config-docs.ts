@@ -1,0 +1,156 @@
+// Writes docs/configuration.md, the configuration reference, from the configuration schema and the
+// configuration categories, so the reference cannot say what the program does not do.
+// `npm run config-docs` writes it; `--check` only says whether it is current (test/config keeps it so).
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SHORT_FLAGS } from '../src/config/load.js';
+import { CONFIG_SCHEMA, envName, type SchemaNode } from '../src/config/schema.js';
+import { TIME_SPAN_FORMATS } from '../src/config/timespan.js';
+import { categoryKeys, CATEGORY_NAMES } from '../src/settings/definitions.js';
+
+export const CONFIG_DOCS_FILE = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
+export const REGENERATE = 'npm run config-docs';
+
+/** A key as the reference lists it: a map's entries are one row, `<Category>` standing for the name. */
+interface Row {
+  path: string[];
+  node: SchemaNode;
+}
+
+function rows(node: SchemaNode, at: string[]): Row[] {
+  if (node.type !== 'object') return [{ path: at, node }];
+  const named = Object.entries(node.properties ?? {}).flatMap(([name, child]) => rows(child, [...at, name]));
+  const map = typeof node.additionalProperties === 'object' ? rows(node.additionalProperties, [...at, '<Category>']) : [];
+  return [...named, ...map];
+}
+
+const code = (text: string): string => `\`${text}\``;
+/** Table cells: a `|` would end the cell, a newline the row. */
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+const words = (expected: string | undefined): string | undefined => expected?.replace(/^must be /, '');
+
+function typeOf(node: SchemaNode): string {
+  if (node['x-timespan']) return 'time span';
+  if (node.type === 'array') return `array of ${typeOf(node.items ?? {})}s${node.writeOnly ? ', secret' : ''}`;
+  if (node.type === 'string' || node.type === 'integer' || node.type === 'boolean') return node.type + (node.writeOnly ? ', secret' : '');
+  throw new Error(`no documentation for a key of type ${String(node.type)}`);
+}
+
+/** What values a key takes, in words, from the keywords that decide it. */
+export function rangeOf(node: SchemaNode): string {
+  const span = node['x-timespan'];
+  if (span) return `${span.minimum} to ${span.maximum}`;
+  if (node.enum) return node.enum.join(', ') + (node.type === 'string' && node['x-expected']?.includes('any case') ? ' (any case)' : '');
+  if (node.type === 'integer') return `${node.minimum ?? 'any'} to ${node.maximum ?? 'any'}`;
+  if (node.type === 'boolean') return 'true or false';
+  if (node.type === 'array') {
+    const count = node.maxItems === undefined ? '' : `at most ${node.maxItems} items, `;
+    return `${count}each ${rangeOf(node.items ?? {})}`;
+  }
+  if (node.type !== 'string') throw new Error(`no range for a key of type ${String(node.type)}`);
+  if (node.pattern !== undefined || node.format !== undefined) return words(node['x-expected']) ?? `matching ${code(node.pattern ?? node.format!)}`;
+  const { minLength: min, maxLength: max } = node;
+  if (max !== undefined) return min ? `${min} to ${max} characters` : `at most ${max} characters`;
+  if (min !== undefined) return min === 1 ? 'non-empty' : `at least ${min} characters`;
+  return 'any text';
+}
+
+function defaultOf(node: SchemaNode): string {
+  if (node.default === undefined) return 'none';
+  if (node.default === '') return '(empty)';
+  return code(typeof node.default === 'string' ? node.default : JSON.stringify(node.default));
+}
+
+const SHORT_BY_KEY = new Map<string, string>(Object.entries(SHORT_FLAGS).map(([flag, key]) => [key, flag]));
+
+function flagsOf(row: Row): string {
+  const key = row.path.join('.');
+  const short = SHORT_BY_KEY.get(key);
+  const whole = row.node.type === 'array' ? `${code(`--${key}`)} or ${code(`--${key}.0`)}, ...` : code(`--${key}`);
+  return short === undefined ? whole : `${whole}, ${code(`--${short}`)}`;
+}
+
+function envOf(row: Row): string {
+  const name = envName(row.path);
+  return row.node.type === 'array' ? `${code(`${name}__0`)}, ${code(`${name}__1`)}, ...` : code(name);
+}
+
+function configTable(section: string, node: SchemaNode): string[] {
+  const lines = [`## ${section}`, ''];
+  if (node.type === 'object' && node.description) lines.push(node.description, '');
+  lines.push('| Key | Environment | Flag | Type | Default | Values | Description |', '|---|---|---|---|---|---|---|');
+  for (const row of rows(node, [section])) {
+    const cells = [code(row.path.join('.')), envOf(row), flagsOf(row), typeOf(row.node), defaultOf(row.node), rangeOf(row.node), row.node.description ?? ''];
+    lines.push(`| ${cells.map(cell).join(' | ')} |`);
+  }
+  return [...lines, ''];
+}
+
+function categoryTables(): string[] {
+  const lines = [
+    '## Configuration categories over HTTP',
+    '',
+    '`GET /api/config/{category}` (device or admin token) answers the effective values of a category;',
+    '`PUT /api/config/{category}` (admin token) sets the keys its body names and keeps the others, refusing',
+    'unknown keys and values out of range with 400. A value stored this way outlives restarts and overrides',
+    'the configuration file and the built-in defaults, but not an environment variable or a flag. A key',
+    'backed by a configuration key takes that key\'s type and values; some accept less over the API.',
+    '',
+  ];
+  for (const category of CATEGORY_NAMES) {
+    lines.push(`### ${code(category)}`, '', '| Key | Configuration key | Type | Default | Values | Description |', '|---|---|---|---|---|---|');
+    for (const [name, key] of categoryKeys(category)) {
+      const node: SchemaNode = key.configKey === undefined ? key.node : { ...key.node, ...key.narrowing };
+      const backing = key.configKey === undefined ? 'none: kept by the API only' : code(key.configKey);
+      const def = key.configKey === undefined ? defaultOf(node) : `the configuration's value`;
+      const cells = [code(name), backing, typeOf(node), def, rangeOf(node), node.description ?? ''];
+      lines.push(`| ${cells.map(cell).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines;
+}
+
+/** The whole of docs/configuration.md. */
+export function renderConfigDocs(): string {
+  const lines = [
+    '# Configuration reference',
+    '',
+    '<!-- Generated from src/config/schema.ts and src/settings/definitions.ts by `' + REGENERATE + '`: edit those, not this file. -->',
+    '',
+    'Settings come from, lowest precedence first: the built-in defaults below < the configuration file',
+    '(`config/appsettings.json` as shipped, `--config PATH` for another) < environment variables < command-line',
+    'flags. Key names match case-insensitively. `voice-hub config check` prints every effective value and where',
+    'it came from. An invalid value stops start-up with one line per problem and exit code 78.',
+    '',
+    '- **Environment**: the key with `__` between its parts; an array by index (`ApiKeys__0`, `ApiKeys__1`).',
+    '- **Flags**: the key in dot form (`--Server.Port 5001`); an array whole or by index. Short flags are listed',
+    '  beside their key.',
+    `- **Time spans**: .NET text, ${TIME_SPAN_FORMATS}; \`24:00:00\` is 24 hours. Seconds are required.`,
+    '- **Secrets** are accepted like any value and never shown: `config check` prints `***` for a secret that is set.',
+    '',
+  ];
+  for (const [section, node] of Object.entries<SchemaNode>(CONFIG_SCHEMA.properties)) lines.push(...configTable(section, node));
+  lines.push(...categoryTables());
+  return lines.join('\n').replace(/\n+$/, '\n');
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const text = renderConfigDocs();
+  if (process.argv.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(CONFIG_DOCS_FILE, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e; // a missing file is merely not current
+    }
+    if (current !== text) {
+      process.stderr.write(`${path.relative(process.cwd(), CONFIG_DOCS_FILE)} is out of date: run ${REGENERATE}\n`);
+      process.exitCode = 1;
+    }
+  } else {
+    writeFileSync(CONFIG_DOCS_FILE, text);
+    process.stdout.write(`wrote ${path.relative(process.cwd(), CONFIG_DOCS_FILE)}\n`);
+  }
+}
