@@ -4,7 +4,7 @@
 import type { VerifyToken } from '../auth/verify.js';
 import type { Principal } from '../auth/tokens.js';
 import { errorText } from '../errors.js';
-import type { HubCallContext, HubMethodEntry, VoiceHubServer } from '../hub/index.js';
+import type { HubCallContext, HubMethodEntry } from '../hub/index.js';
 import type { AudioSent } from '../voice/session.js';
 import type { SessionRecord } from '../store/types.js';
 import { sessionGroup, sessionOfGroup, toCaller } from './hub-events.js';
@@ -14,7 +14,6 @@ export interface VoiceHubDeps {
   verifyToken: VerifyToken;
   getSession(sessionId: string): SessionRecord | undefined;
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
-  hub(): VoiceHubServer;
 }
 
 // Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
@@ -55,7 +54,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
    * life of the connection): found by test/hardening. Joining a session leaves them.
    */
   function leaveEndedSessions(ctx: HubCallContext, joining: string): void {
-    for (const group of deps.hub().groupsOf(ctx.connectionId)) {
+    for (const group of ctx.groups()) {
       const id = sessionOfGroup(group);
       if (id !== undefined && id !== joining && deps.getSession(id)?.state !== 'Active') ctx.leaveGroup(group);
     }
