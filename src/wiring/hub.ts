@@ -22,6 +22,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
       verifyToken,
       getSession: (id) => sessions.get(id),
       sendAudio: (id, opus) => sessions.sendAudio(id, opus),
+      logger: deps.logger.child('Hub'),
     }),
     maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
     maximumFrameSize: config.Hub.MaximumFrameSize,
