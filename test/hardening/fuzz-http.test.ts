@@ -19,7 +19,7 @@ import {
   authorization, bodyFor, contentType, headerText, hostileBodyText, idText, method, requestTarget,
 } from './http-arbitraries.js';
 import { checkProperty } from './property.js';
-import { httpRequest, rawRequest, type RawAnswer } from './raw-http.js';
+import { httpRequest, rawRequest, type RawAnswer } from '../support/raw-http.js';
 import { waitUntil } from '../support/wait.js';
 
 const API_KEY = 'hardening-key';

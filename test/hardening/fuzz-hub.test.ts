@@ -21,7 +21,7 @@ import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, s
 import { frames, handshake, jsonPiece, msgpackPiece, upgradeRequest, type HubTargets } from './hub-arbitraries.js';
 import { HubWire, type Protocol } from './hub-wire.js';
 import { checkProperty } from './property.js';
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '../support/raw-http.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
 const MARGIN_MB = 10;
