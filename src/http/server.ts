@@ -20,7 +20,7 @@ import { readBody, type ResponseState } from './body.js';
 import { headerLines } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
 
-export function copyRequest(req: HttpRequest, secure: boolean): IncomingRequest {
+function copyRequest(req: HttpRequest, secure: boolean): IncomingRequest {
   return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', lines: headerLines(req), secure };
 }
 
@@ -34,7 +34,7 @@ function pauseReading(res: HttpResponse, state: ResponseState): void {
   res.pause();
 }
 
-export function writeReply(res: HttpResponse, state: ResponseState, reply: RenderedReply, closeConnection = false): void {
+function writeReply(res: HttpResponse, state: ResponseState, reply: RenderedReply, closeConnection = false): void {
   if (state.aborted || state.done) return;
   state.done = true;
   res.cork(() => {
@@ -63,6 +63,7 @@ function uwsExchange(res: HttpResponse, state: ResponseState): HttpExchange {
         written();
         return;
       }
+      // Written once uWS has parsed the rest of this read, so nothing behind it runs (see above).
       setImmediate(() => {
         writeReply(res, state, reply, true);
         written();
