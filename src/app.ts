@@ -18,6 +18,8 @@ import { deviceRoutes } from './http/routes/devices.js';
 import { healthRoutes } from './http/routes/health.js';
 import { swaggerRoutes } from './http/routes/swagger.js';
 import { voiceRoutes } from './http/routes/voice.js';
+import { createInject, type Inject } from './http/inject.js';
+import { httpPipeline } from './http/pipeline.js';
 import { listen, mountHttpApi, type Listening } from './http/server.js';
 import { loadCaFile, loadTlsFiles, type TlsFiles } from './http/tls.js';
 import { loadNativeUws } from './http/uws-native.js';
@@ -50,6 +52,8 @@ export interface RunningApp {
   readonly hub: VoiceHubServer;
   readonly sessions: VoiceSessionService;
   readonly mqtt: ConfiguredMqttPublisher;
+  /** Runs a request through the HTTP API in this process, as the listeners do, without a socket. */
+  readonly inject: Inject;
 }
 
 export interface App {
@@ -225,21 +229,20 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       ),
     ];
     const router = new Router(routes);
-    for (const { app, secure } of listeners) {
-      mountHttpApi(app, {
-        router,
-        maxBodyBytes: config.Server.MaxBodyBytes,
-        auth: {
-          apiKeys: config.ApiKeys,
-          verifyToken,
-          requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
-        },
-        logger: logger.child('Http'),
-        accessLog: logger.child('Microsoft.AspNetCore'),
-        secure,
-        gate,
-      });
-    }
+    // One pipeline behind every listener and behind `inject`.
+    const pipeline = httpPipeline({
+      router,
+      maxBodyBytes: config.Server.MaxBodyBytes,
+      auth: {
+        apiKeys: config.ApiKeys,
+        verifyToken,
+        requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
+      },
+      logger: logger.child('Http'),
+      accessLog: logger.child('Microsoft.AspNetCore'),
+      gate,
+    });
+    for (const { app, secure } of listeners) mountHttpApi(app, pipeline, secure);
 
     const plain = await listen(uws, listeners[0]!.app, config.Server.Host, config.Server.Port);
     parts.listeners.push(plain);
@@ -253,7 +256,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     }
     mqtt.start(categories.mqtt());
     logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
-    return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt };
+    return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt, inject: createInject(pipeline) };
   }
 
   // Order matters: stop taking work, end sessions (their end records are written), then flush.

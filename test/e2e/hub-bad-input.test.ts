@@ -10,10 +10,9 @@ import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-fo
 import { RawClient, type RawFrame } from '../hub/helpers.js';
 import { call } from '../support/http.js';
 import { adminToken, registerDevice, tokenServiceFor } from '../support/tokens.js';
-import {
-  HUB_VARIANTS, HubEvents, audioArg, connectHub, joinedClient, startSession, startVoiceRig, variantName, withTimeout, type VoiceRig,
-} from '../support/voice.js';
+import { HUB_VARIANTS, HubEvents, audioArg, connectHub, joinedClient, startSession, startVoiceRig, variantName, type VoiceRig } from '../support/voice.js';
 import { speechPackets } from '../voice/helpers.js';
+import { withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
 const CLOSED_WITH_ERROR = 'Server returned an error on close: Connection closed with an error.';

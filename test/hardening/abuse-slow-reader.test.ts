@@ -11,9 +11,10 @@
 import assert from 'node:assert/strict';
 import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { assertHealthyProcess, settledRss, sleep, speechPackets, waitUntil, type Daemon, type StartedSession } from './daemon.js';
+import { assertHealthyProcess, settledRss, speechPackets, type Daemon, type StartedSession } from './daemon.js';
 import { startUpstreamRig, type FakeUpstream, type UpstreamRig } from './fake-upstream.js';
 import { HubWire } from './hub-wire.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const FRAMES = 3000;
 const RSS_BOUND_MB = 80;

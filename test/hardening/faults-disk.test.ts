@@ -13,7 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
 import { call } from '../support/http.js';
-import { adminTokenFor, registerDevice, startDaemon, waitUntil, type Daemon } from './daemon.js';
+import { adminTokenFor, registerDevice, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil } from '../support/wait.js';
 
 let echo: EchoServer;
 let daemon: Daemon;

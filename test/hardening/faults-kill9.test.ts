@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { tmpDir } from '../support/tmp.js';
-import { adminTokenFor, startDaemon, waitUntil, withTimeout, type Daemon } from './daemon.js';
+import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
 
 const CYCLES = 3;
 const WORKERS = 4;

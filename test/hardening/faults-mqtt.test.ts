@@ -11,7 +11,8 @@ import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js
 import { Subscriber } from '../mqtt/helpers.js';
 import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { assertHealthyProcess, registerDevice, startDaemon, waitUntil, type Daemon } from './daemon.js';
+import { assertHealthyProcess, registerDevice, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil } from '../support/wait.js';
 
 let broker: Mosquitto;
 let echo: EchoServer;

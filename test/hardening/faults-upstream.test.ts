@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import {
-  assertHealthyProcess, speechPackets, startDaemon, startSession, waitUntil, type Daemon, type StartedSession,
-} from './daemon.js';
-import { EchoChild, freePort } from './echo-child.js';
+import { assertHealthyProcess, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { EchoChild } from './echo-child.js';
 import { HubWire } from './hub-wire.js';
+import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const SESSIONS = 20;
 /** Faster than nothing, slower than real time: 20 streams on a shared 2-core machine. */

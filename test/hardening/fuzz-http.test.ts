@@ -14,14 +14,13 @@ import fc from 'fast-check';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
 import { call } from '../support/http.js';
-import {
-  adminTokenFor, assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, waitUntil, type Daemon,
-} from './daemon.js';
+import { adminTokenFor, assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, type Daemon } from './daemon.js';
 import {
   authorization, bodyFor, contentType, headerText, hostileBodyText, idText, method, requestTarget,
 } from './http-arbitraries.js';
 import { checkProperty } from './property.js';
-import { httpRequest, rawRequest, type RawAnswer } from './raw-http.js';
+import { httpRequest, rawRequest, type RawAnswer } from '../support/raw-http.js';
+import { waitUntil } from '../support/wait.js';
 
 const API_KEY = 'hardening-key';
 const MARGIN_MB = 10;

@@ -9,7 +9,7 @@ import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
 import { checkFraming } from '../../src/http/framing.js';
-import { exchange, keepAliveRequest, type Exchange } from './raw-http.js';
+import { exchange, keepAliveRequest, type Exchange } from '../support/raw-http.js';
 
 let svc: TestService;
 let admin: string;

@@ -11,7 +11,7 @@ import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 import { checkProperty } from './property.js';
-import { comparable, exchange, keepAliveRequest } from './raw-http.js';
+import { comparable, exchange, keepAliveRequest } from '../support/raw-http.js';
 
 let svc: TestService;
 let admin: string;
