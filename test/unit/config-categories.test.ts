@@ -38,7 +38,7 @@ describe('ConfigCategories', () => {
     assert.deepEqual(cats.get('voice'), { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
     assert.deepEqual(cats.voice(), { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
     assert.deepEqual(cats.get('device'), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: '1.00:00:00' });
-    assert.deepEqual(cats.device(), { allowDeviceRegistration: true, maxDevices: 10, tokenExpirationMs: 86_400_000 });
+    assert.deepEqual(cats.device(), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: 86_400_000 });
     assert.deepEqual(Object.keys(cats.get('mqtt')).sort(), ['brokerAddress', 'port', 'username']);
     assert.deepEqual(cats.sources('voice'), {
       enableVoice: 'default',
@@ -82,7 +82,7 @@ describe('ConfigCategories', () => {
     assert.equal(cats.sources('device').maxDevices, 'file');
     assert.equal(cats.sources('device').allowDeviceRegistration, 'env');
     await cats.put('device', { maxDevices: 3, allowDeviceRegistration: true });
-    assert.deepEqual(cats.device(), { allowDeviceRegistration: false, maxDevices: 3, tokenExpirationMs: 86_400_000 });
+    assert.deepEqual(cats.device(), { allowDeviceRegistration: false, maxDevices: 3, tokenExpiration: 86_400_000 });
     assert.deepEqual(cats.sources('device'), { allowDeviceRegistration: 'env', maxDevices: 'api', tokenExpiration: 'default' });
     await cats.put('voice', { audioSampleRate: 8000, audioChannels: 1 });
     assert.equal(cats.voice().audioSampleRate, 8000);
@@ -90,20 +90,16 @@ describe('ConfigCategories', () => {
     assert.equal(cats.sources('voice').audioChannels, 'flag');
   });
 
-  it('refuses an unknown category and a token lifetime out of range', async () => {
+  it('refuses an unknown category; a valid lifetime is stored as text and read in ms', async () => {
+    // Value ranges are the write schema's, applied where the body comes in (PUT /api/config/{category}:
+    // test/inject and test/api assert the 400s); put() takes an already validated patch.
     const { cats } = await categories();
     assert.throws(() => cats.get('lights'), { code: 'not_found', message: "configuration category 'lights' does not exist" });
     assert.throws(() => cats.sources('lights'), { code: 'not_found', message: "configuration category 'lights' does not exist" });
     await assert.rejects(cats.put('lights', {}), { code: 'not_found', message: "configuration category 'lights' does not exist" });
-    await assert.rejects(cats.put('device', { tokenExpiration: '00:00:00' }), {
-      code: 'invalid_argument',
-      message: 'The request body is invalid.',
-      fields: { tokenExpiration: ['must be a time span from 00:00:01 to 3650.00:00:00'] },
-    });
-    await assert.rejects(cats.put('device', { tokenExpiration: '99999999.00:00:00' }), { code: 'invalid_argument' });
-    // Nothing was stored by the refused writes.
     assert.deepEqual(cats.sources('device').tokenExpiration, 'default');
     await cats.put('device', { tokenExpiration: '02:00:00' });
-    assert.equal(cats.device().tokenExpirationMs, 7_200_000);
+    assert.equal(cats.device().tokenExpiration, 7_200_000);
+    assert.equal(cats.sources('device').tokenExpiration, 'api');
   });
 });

@@ -36,7 +36,7 @@ describe('DeviceRegistry', () => {
 
   before(async () => {
     store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
-    settings = { allowDeviceRegistration: true, maxDevices: 2, tokenExpirationMs: 3_600_000 };
+    settings = { allowDeviceRegistration: true, maxDevices: 2, tokenExpiration: 3_600_000 };
     registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => settings, listeners: [listener], now: () => NOW });
   });
   after(() => store.close());
