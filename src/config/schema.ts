@@ -1,7 +1,7 @@
-// The one schema of the configuration (STYLE.md "One schema for configuration"): every key's type,
+// The one schema of the configuration (each configuration fact is written once, here): every key's type,
 // range, default and description. Built-in defaults, environment names, validation, secret masking
-// and the documentation all come from here. Keys: SPEC.md "Configuration keys" plus DESIGN.md
-// "Configuration"; defaults equal the shipped config/appsettings.json.
+// and the documentation all come from here. Keys: the interface's configuration keys plus
+// voice-hub's own; defaults equal the shipped config/appsettings.json.
 import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
 
 /** The subset of JSON Schema (draft-07) used here, plus two extension keywords (see below). */
@@ -274,7 +274,7 @@ export function leafKeys(node: SchemaNode = CONFIG_SCHEMA, path: string[] = []):
   return Object.entries(node.properties ?? {}).flatMap(([name, child]) => leafKeys(child, [...path, name]));
 }
 
-/** The environment variable for a key (SPEC.md: `__` is the nesting separator). */
+/** The environment variable for a key (`__` is the nesting separator, as in .NET). */
 export const envName = (path: readonly string[]): string => path.join('__');
 
 /** Dot paths of the secret keys, from `writeOnly` in the schema. */

@@ -1,5 +1,5 @@
 // The effective configuration as the rest of the program sees it: merged, validated, frozen.
-// Key names follow SPEC.md "Configuration keys" and DESIGN.md "Configuration"; time spans are
+// Key names are those of the configuration schema (schema.ts); time spans are
 // already converted to milliseconds.
 
 export type LogLevelName = 'Trace' | 'Debug' | 'Information' | 'Warning' | 'Error' | 'Critical' | 'None';
@@ -67,7 +67,7 @@ export interface AppConfig {
   };
 }
 
-/** Where an effective value came from, lowest precedence first (DESIGN.md "Configuration"). */
+/** Where an effective value came from, lowest precedence first (defaults < file < environment < flags). */
 export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
 
 export interface LoadedConfig {

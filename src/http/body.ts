@@ -1,6 +1,6 @@
 // Reading request bodies from uWS: the only place that touches onData. Chunks are copied (uWS
 // neuters them on return) and the limit is enforced while reading, so an oversized body is refused
-// without being buffered (DESIGN.md "HTTP contract": 413).
+// without being buffered (413).
 import type { HttpResponse } from 'uWebSockets.js';
 import { DomainError } from '../errors.js';
 

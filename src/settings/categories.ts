@@ -1,6 +1,6 @@
 // Configuration categories readable and writable over HTTP. A value stored through the API overrides
 // the file and the built-in defaults but not an environment variable or a flag, which the operator
-// on the box set on purpose (DESIGN.md "Configuration categories").
+// on the box set on purpose.
 import type { AppConfig, ConfigSource, LoadedConfig } from '../config/types.js';
 import { isTimeSpanWithin, TOKEN_EXPIRATION_BOUNDS } from '../config/schema.js';
 import { formatTimeSpan, parseTimeSpan } from '../config/timespan.js';

@@ -1,4 +1,4 @@
-// Write bodies of the configuration categories (DESIGN.md "Configuration categories"): every key
+// Write bodies of the configuration categories (docs/protocol.md, "Configuration categories"): every key
 // optional (PUT merges), unknown keys and out-of-range values refused.
 const SAMPLE_RATES = [8000, 12000, 16000, 24000, 48000];
 const TIME_SPAN = '^(\\d+\\.)?\\d{1,3}:[0-5]\\d:[0-5]\\d(\\.\\d{1,7})?$';
