@@ -1,4 +1,4 @@
-// Bad input at the service's hub, each with its stated outcome (DESIGN.md "Hub at /voice-hub"): invalid
+// Bad input at the service's hub, each with its stated outcome (docs/protocol.md, "Hub methods and events"): invalid
 // Base64, unknown session and a sender that has not joined get `Error`; JoinSession with an invalid,
 // expired or other device's token gets `Error` and no membership; an oversized message, garbage and
 // truncated messages close the connection with an error while the service keeps serving everyone else.

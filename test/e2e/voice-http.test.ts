@@ -1,5 +1,5 @@
-// The voice endpoints over HTTP against the whole service and a real upstream (SPEC.md "POST
-// /api/voice/start|stop|message", DESIGN.md "Voice sessions and the upstream voice server"): statuses and
+// The voice endpoints over HTTP against the whole service and a real upstream (POST
+// /api/voice/start|stop|message; docs/protocol.md, "The upstream voice server"): statuses and
 // bodies, the session record, one active session per device, the hub address, and an unreachable upstream.
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -4,7 +4,7 @@
 // (registration, deletion, configuration) then answer a 503 problem that says storage is not
 // writable, nothing refused is half-applied, /health reports the database Unhealthy (503), the
 // process stays up; once the dir is back, writes work, /health recovers, and after a restart exactly
-// the acknowledged writes are there. Telemetry is accepted meanwhile (coalesced, DESIGN.md "Storage")
+// the acknowledged writes are there. Telemetry is accepted meanwhile (coalesced, docs/operations.md "Storage")
 // and reaches the disk after recovery.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // The upstream voice server (the echo server, a child process) killed with SIGKILL while 20 sessions
-// stream audio through the built bundle (DESIGN.md "Voice sessions and the upstream voice server": an
+// stream audio through the built bundle (an
 // upstream drop is retried 3 times with backoff, then the session is Failed and its group gets
 // SessionEnded). Killed and restarted at once, each session either resumes or ends, none is left
 // hanging; killed for good, every session ends as Failed, new starts are 502 and /health is Unhealthy;

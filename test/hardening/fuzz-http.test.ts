@@ -1,7 +1,7 @@
 // Fuzzing the HTTP API of the built bundle over raw sockets (fast-check): hostile request targets,
 // Authorization / Content-Type / X-API-Key values and bodies on every route, and framing lies
 // (Content-Length too short, too long, not a number, doubled; broken chunking). Properties: no 5xx
-// ever (DESIGN.md "HTTP contract": no request, however malformed, gets a 500), every well-framed
+// ever (no request, however malformed, gets a 500), every well-framed
 // request is answered, the process never exits or logs an error, and its RSS returns to baseline.
 //
 // Memory margin: +10 MiB over the RSS measured after a warm-up of the same generators, both read after

@@ -161,7 +161,7 @@ export class HubEvents {
   }
 }
 
-/** Every event the voice hub sends (DESIGN.md "Hub at /voice-hub"). */
+/** Every event the voice hub sends (docs/protocol.md, "Hub methods and events"). */
 export const EVENT_NAMES = ['SessionJoined', 'Error', 'AudioProcessed', 'AudioResponse', 'AudioData', 'TextResponse', 'SessionEnded'] as const;
 
 /** A connected client with its event log, joined to a session (waits for SessionJoined). */
