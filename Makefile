@@ -1,5 +1,6 @@
-# voice-hub: `make run` starts the service with the shipped config, `make test` runs the whole suite.
-# Both install what is missing first (npm packages via npm ci, Debian packages via apt-get).
+# voice-hub: `make run` starts the service with the shipped config, `make test` runs the whole suite,
+# `make check` the fast tier (type check and the tests that need nothing beyond npm packages).
+# run and test install what is missing first (npm packages via npm ci, Debian packages via apt-get).
 SHELL := /bin/bash
 NODE ?= node
 PORT ?= 5000
@@ -16,7 +17,7 @@ BOOTED_ROOT_DEBS := debootstrap util-linux
 TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) systemd
 SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c') build.mjs scripts/build-native.mjs package.json
 
-.PHONY: deps run test typecheck build bench clean binaries deb install
+.PHONY: deps run test check typecheck build bench clean binaries deb install
 
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
@@ -45,6 +46,14 @@ test: deps
 	$(NODE) build.mjs
 	$(NODE) scripts/build-binaries.mjs
 	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=300000 test/*/*.test.ts
+
+# The fast tier: the test folders whose tests need no Debian package, executable, bundle or child
+# process: unit tests, in-process API tests through inject, the hub and the API on loopback ports.
+# A test that needs any of those goes in another folder (test/unit/fast-tier.test.ts checks).
+FAST_TEST_DIRS := unit inject config auth log hub api architecture
+check: deps
+	npx tsc --noEmit
+	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=60000 $(foreach d,$(FAST_TEST_DIRS),test/$(d)/*.test.ts)
 
 # dist/voice-hub-linux-{x64,arm64,armv7}: single executables (Node SEA); reuses unchanged outputs.
 binaries: build

@@ -3,6 +3,7 @@
 import { hubSessionBridge } from './api/hub-session-bridge.js';
 import type { LoadedConfig } from './config/types.js';
 import type { VoiceHubServer } from './hub/index.js';
+import type { Inject } from './http/inject.js';
 import type { Router } from './http/router.js';
 import type { Listening } from './http/server.js';
 import { loadCaFile, loadTlsFiles } from './http/tls.js';
@@ -37,6 +38,8 @@ export interface RunningApp {
   readonly hub: VoiceHubServer;
   readonly sessions: VoiceSessionService;
   readonly mqtt: ConfiguredMqttPublisher;
+  /** Runs a request through the HTTP API in this process, as the listeners do, without a socket. */
+  readonly inject: Inject;
 }
 
 export interface App {
@@ -91,11 +94,11 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       parts.hub = hub;
       sessions.addListener(hubSessionBridge(hub));
       const checks = createHealthChecks(config, { store, categories, mqtt, voiceCa });
-      const router = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
+      const { router, inject } = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
 
       await listenAll(config, native.uws, endpoints, tls, logger, parts.listeners);
       mqtt.start(categories.mqtt());
-      return { port: endpoints.ports.plain, httpsPort: endpoints.ports.https, store, router, hub, sessions, mqtt };
+      return { port: endpoints.ports.plain, httpsPort: endpoints.ports.https, store, router, hub, sessions, mqtt, inject };
     } catch (e) {
       await stop();
       throw e;

@@ -1,4 +1,4 @@
-// Device and admin tokens: HS256 JWTs (DESIGN.md "HTTP contract"). Only HS256 is accepted, so
+// Device and admin tokens: HS256 JWTs (docs/security.md, "Authentication"). Only HS256 is accepted, so
 // `alg: none` and algorithm-confusion tokens are refused by construction.
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';

@@ -1,4 +1,5 @@
-// Loading configuration for any CLI command, with DESIGN.md's exit code 78 on bad values.
+// Loading configuration for any CLI command, with exit code 78 (EX_CONFIG, which the
+// systemd unit does not retry) on bad values.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/load.js';

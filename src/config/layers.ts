@@ -1,4 +1,4 @@
-// The four layers of configuration (DESIGN.md "Configuration": defaults < file < env < flags), each
+// The four layers of configuration (defaults < file < env < flags, lowest precedence first), each
 // turned into values per key with the source they came from. Keys match the schema
 // case-insensitively, as .NET configuration does; values are converted to the schema's types.
 import type { ConfigSource } from './types.js';

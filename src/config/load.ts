@@ -1,4 +1,4 @@
-// Loads the effective configuration (DESIGN.md "Configuration"): schema defaults < file < environment
+// Loads the effective configuration (docs/operations.md, "Configuration"): schema defaults < file < environment
 // < flags, validated as a whole before anything starts. Every problem is collected, one line each, and
 // thrown together as a ConfigError, which the CLI turns into exit code 78.
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // The effective configuration as it may be shown (`config check`, logs, docs): secrets replaced by
-// "***" when set, an empty secret left "" so "not set" stays visible (DESIGN.md: secrets never appear
-// in logs, responses or `config check` output), and time spans back in .NET text.
+// "***" when set, an empty secret left "" so "not set" stays visible (secrets never appear in logs,
+// responses or `config check` output), and time spans back in .NET text.
 import { CONFIG_SCHEMA, SECRET_KEYS, type SchemaNode } from './schema.js';
 import { toJsonValue } from './schema-value.js';
 import type { LoadedConfig } from './types.js';

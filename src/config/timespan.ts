@@ -1,6 +1,6 @@
 // .NET TimeSpan text <-> milliseconds. Configuration time spans are written as in appsettings.json
 // (`hh:mm:ss`, `d.hh:mm:ss`, optional `.fffffff`), and /health reports durations in the invariant
-// "c" format (`[-][d.]hh:mm:ss[.fffffff]`) that .NET health-check dashboards read (DESIGN.md "Health").
+// "c" format (`[-][d.]hh:mm:ss[.fffffff]`) that .NET health-check dashboards read.
 
 const TICKS_PER_MS = 10_000;
 const TICKS_PER_SECOND = 10_000_000;

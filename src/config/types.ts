@@ -8,7 +8,7 @@ export type LogLevelName = (typeof LOG_LEVELS)[number];
 /** Every section and key of the schema; time spans in milliseconds. */
 export type AppConfig = ConfigValue<typeof CONFIG_SCHEMA>;
 
-/** Where an effective value came from, lowest precedence first (DESIGN.md "Configuration"). */
+/** Where an effective value came from, lowest precedence first. */
 export type ConfigSource = 'default' | 'file' | 'env' | 'flag';
 
 export interface LoadedConfig {

@@ -1,5 +1,5 @@
-// Devices: registration, status updates, listing, deletion and token refresh (SPEC.md "Device",
-// DESIGN.md "HTTP contract"). No HTTP and no SQL here: storage is a repository, tokens a service.
+// Devices: registration, status updates, listing, deletion and token refresh (docs/protocol.md,
+// "HTTP API"). No HTTP and no SQL here: storage is a repository, tokens a service.
 import type { TokenService, Principal } from '../auth/tokens.js';
 import { DomainError } from '../errors.js';
 import type { DeviceSettings } from '../settings/categories.js';
@@ -21,7 +21,7 @@ export interface StatusRequest {
   cpuUsage?: number | null;
 }
 
-/** A device as the list endpoint shows it (SPEC.md "GET /api/device/list"). */
+/** A device as the list endpoint shows it (`GET /api/device/list`: four metrics nested under `metrics`). */
 export interface DeviceView {
   id: string;
   name: string;

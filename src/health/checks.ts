@@ -1,4 +1,4 @@
-// Health checks of the three components (SPEC.md "GET /health", DESIGN.md "Health"): what one check
+// Health checks of the three components (voice-service, database, mqtt): what one check
 // returns, and the MQTT check. The voice-service and database checks live in their own files.
 
 export type HealthStatus = 'Healthy' | 'Degraded' | 'Unhealthy';
@@ -38,7 +38,7 @@ export interface MqttStatusSource {
 
 /**
  * Connected is Healthy; not connected is Degraded, not Unhealthy: devices and voice sessions work
- * without the broker, only the smart-home view of them lags (DESIGN.md "Health").
+ * without the broker, only the smart-home view of them lags, so a missing broker is Degraded, not Unhealthy.
  */
 export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
   const tags = ['mqtt'];

@@ -1,5 +1,5 @@
 // The database health check: a real read, a writable data dir, the outcome of the latest write of the
-// database file, and the free space left for the next one (DESIGN.md "Health"). A small probe file can
+// database file, and the free space left for the next one. A small probe file can
 // still be written where the whole database file no longer fits, so the probe alone is not the truth.
 import { statfs } from 'node:fs/promises';
 import type { WriteOutcome } from '../store/types.js';

@@ -1,6 +1,5 @@
 // The /health report: runs the checks side by side and writes the shape of .NET's UIResponseWriter
-// (`{status, totalDuration, entries}`, camelCase, TimeSpan text), which health dashboards read
-// (DESIGN.md "Health").
+// (`{status, totalDuration, entries}`, camelCase, TimeSpan text), which health dashboards read.
 import { formatTimeSpan } from '../config/timespan.js';
 import type { CheckResult, HealthCheck, HealthEntry, HealthStatus } from './checks.js';
 

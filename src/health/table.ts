@@ -1,5 +1,5 @@
 // What `voice-hub health` prints: the /health report as a table a technician reads at a glance, and
-// the exit code for it (DESIGN.md "Health": non-zero when Unhealthy).
+// the exit code for it (0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable).
 import { parseTimeSpan } from '../config/timespan.js';
 import type { HealthStatus } from './checks.js';
 import type { HealthReport } from './report.js';

@@ -1,6 +1,6 @@
 // The voice-service health check: a real WebSocket connection test to VoiceService.ServerUrl (open,
 // then close 1000). Probes are shared and briefly reused so that a burst of /health requests is one
-// upstream connection, not a burst of them (DESIGN.md "Health").
+// upstream connection, not a burst of them.
 import WebSocket from 'ws';
 import type { CheckResult, HealthCheck } from './checks.js';
 

@@ -1,5 +1,5 @@
-// Authentication at the HTTP edge: the X-API-Key check of SPEC.md "Authentication" 3 and bearer
-// tokens (DESIGN.md "Which endpoints need what"). Ownership of a particular device is checked by
+// Authentication at the HTTP edge: the X-API-Key check (a value from `ApiKeys`) and bearer
+// tokens (docs/security.md, "Authentication"). Ownership of a particular device is checked by
 // `requireDeviceAccess`, called by handlers that know which device a request is about.
 import { timingSafeEqual } from 'node:crypto';
 import type { Principal } from '../auth/tokens.js';
@@ -14,7 +14,7 @@ export interface AuthDeps {
   requireDeviceTokenForVoice: boolean;
 }
 
-/** SPEC.md: missing or unknown key -> 401 with a plain-text body. */
+/** A missing or unknown key is 401 with a plain-text body, as the interface requires. */
 export const INVALID_API_KEY = 'Invalid API Key';
 
 export function apiKeyAccepted(header: string | undefined, keys: readonly string[]): boolean {

@@ -1,6 +1,6 @@
 // Reading request bodies from uWS: the only place that touches onData. Chunks are copied (uWS
 // neuters them on return) and the limit is enforced while reading, so an oversized body is refused
-// without being buffered (DESIGN.md "HTTP contract": 413).
+// without being buffered (an HTTP 413).
 import type { HttpResponse } from 'uWebSockets.js';
 import { DomainError } from '../errors.js';
 
@@ -13,12 +13,9 @@ export interface ResponseState {
 
 /**
  * Must be called synchronously inside the uWS handler (uWS drops body data that arrives before a
- * handler is attached). `declaredLength` is the Content-Length header, if any.
+ * handler is attached). A declared Content-Length over the limit is the pipeline's refusal, before this.
  */
-export function readBody(res: HttpResponse, state: ResponseState, declaredLength: number | undefined, maxBytes: number): Promise<Buffer> {
-  if (declaredLength !== undefined && declaredLength > maxBytes) {
-    return Promise.reject(tooLarge(maxBytes));
-  }
+export function readBody(res: HttpResponse, state: ResponseState, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -37,7 +34,7 @@ export function readBody(res: HttpResponse, state: ResponseState, declaredLength
   });
 }
 
-function tooLarge(maxBytes: number): DomainError {
+export function tooLarge(maxBytes: number): DomainError {
   return new DomainError('payload_too_large', `The request body is larger than the limit of ${maxBytes} bytes.`);
 }
 

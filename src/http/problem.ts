@@ -1,4 +1,4 @@
-// RFC 7807 problem bodies as ASP.NET Core writes them (DESIGN.md "HTTP contract"), and the one place
+// RFC 7807 problem bodies as ASP.NET Core writes them, and the one place
 // where domain error codes become HTTP status codes.
 import { DomainError, newTraceId, type ErrorCode } from '../errors.js';
 

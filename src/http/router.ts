@@ -34,7 +34,7 @@ export interface Reply {
 }
 
 /**
- * What a route needs before its handler runs (DESIGN.md "Which endpoints need what"):
+ * What a route needs before its handler runs (docs/security.md, "Authentication"):
  * - `apiKey`: `X-API-Key` from `ApiKeys` when that list is non-empty;
  * - `bearer`: 'any' a valid device or admin token, 'admin' an admin token, 'voice' a valid token only
  *   when `VoiceService.RequireDeviceToken` is on. Per-device ownership is the handler's check.

@@ -1,4 +1,4 @@
-// Binary framing of the MessagePack hub protocol (HubProtocol.md "Binary encoding"): each message is
+// Binary framing of the MessagePack hub protocol (SignalR's hub protocol, binary encoding): each message is
 // prefixed by its length as a VarInt, 7 bits per byte, least significant group first, at most
 // 5 bytes, at most 0x7FFFFFFF (the 5th byte may only carry 3 bits).
 import { InvalidDataError, tooLarge } from './errors.js';

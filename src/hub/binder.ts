@@ -1,6 +1,6 @@
 // Binds an invocation's arguments to what the hub method declares, the same way for both protocols
 // (ASP.NET binds to the method's parameter types and answers a failure with a completion error, in
-// JSON and MessagePack alike). HubProtocol.md "Type Mappings": bytes travel as Base64 text in JSON
+// JSON and MessagePack alike). In SignalR's hub protocol, bytes travel as Base64 text in JSON
 // and as `bin` in MessagePack; both bind to a Uint8Array here.
 import type { BindingFailure } from './messages.js';
 

@@ -1,7 +1,7 @@
 // Runs invocations against the method table and produces their completion, with ASP.NET's checks in
 // ASP.NET's order: the method exists (case-insensitive), the arguments bind (binder.ts: readable,
 // count, types), it is not a streaming call, no client streams; then the method runs. Invocations without an id never get a
-// completion (HubProtocol.md "Non-Blocking Invocations").
+// completion (SignalR's hub protocol: non-blocking invocations).
 import type { Logger } from '../log/logger.js';
 import { HUB_PARAMETERS, bindArguments } from './binder.js';
 import { ErrorText, HubError } from './errors.js';

@@ -1,4 +1,4 @@
-// The handshake (HubProtocol.md "Overview"): the client's first message is always JSON terminated by
+// The handshake (SignalR's hub protocol): the client's first message is always JSON terminated by
 // 0x1E, `{"protocol":"json"|"messagepack","version":N}`; the server answers `{}` or `{"error":...}`,
 // also JSON with 0x1E, and closes the connection after an error.
 import { ErrorText, InvalidDataError, tooLarge } from './errors.js';

@@ -1,4 +1,4 @@
-// The JSON hub protocol (HubProtocol.md "JSON encoding"): one JSON object per record, text frames.
+// The JSON hub protocol (SignalR's hub protocol, JSON encoding): one JSON object per record, text frames.
 // Validation follows ASP.NET's JsonHubProtocol: missing or mistyped required properties are protocol
 // errors; unknown message types are ignored.
 import { InvalidDataError } from './errors.js';
@@ -122,13 +122,13 @@ export function decodeJsonMessage(text: string): HubMessage | null {
     case MessageType.Sequence:
       return { type: MessageType.Sequence, sequenceId: requireNumber(obj, 'sequenceId') };
     default:
-      // Future message types: ignored, as HubProtocol.md asks of old endpoints.
+      // Future message types: ignored, as SignalR's hub protocol asks of old endpoints.
       return null;
   }
 }
 
 /**
- * byte[] travels as Base64 in JSON (HubProtocol.md "Type Mappings"). The replacer looks at the
+ * byte[] travels as Base64 in JSON (SignalR's hub protocol type mappings). The replacer looks at the
  * holder's original value because Buffer's toJSON runs before a replacer sees the value.
  */
 function replacer(this: unknown, key: string, value: unknown): unknown {

@@ -1,4 +1,4 @@
-// The hub message union shared by both protocols (HubProtocol.md "Overview"), and the interface a
+// The hub message union shared by both protocols (SignalR's hub protocol), and the interface a
 // hub protocol implements: framing, decoding one message, encoding one message.
 import type { ReadMessage } from './text-format.js';
 
@@ -14,7 +14,7 @@ export const MessageType = {
   Sequence: 9,
 } as const;
 
-/** String keys and string values; never interpreted, but must be accepted (HubProtocol.md "Message Headers"). */
+/** String keys and string values; never interpreted, but must be accepted (SignalR's message headers). */
 export type MessageHeaders = Record<string, string>;
 
 export interface InvocationMessage {
@@ -113,7 +113,7 @@ export interface HubProtocol {
    * InvalidDataError. One at a time, so a frame's messages are never all held at once.
    */
   read(buffer: Uint8Array, offset: number, maxMessageSize: number): ReadMessage | undefined;
-  /** Decodes one message body; `null` for unknown message types, which the spec says to ignore. Throws InvalidDataError. */
+  /** Decodes one message body; `null` for unknown message types, which SignalR's hub protocol says to ignore. Throws InvalidDataError. */
   decode(body: Uint8Array): HubMessage | null;
   /** Encodes one message with its framing: a string for text frames, bytes for binary frames. */
   encode(message: HubMessage): string | Uint8Array;

@@ -1,4 +1,4 @@
-// The MessagePack hub protocol (HubProtocol.md "MessagePack (MsgPack) encoding"): each message is a
+// The MessagePack hub protocol (SignalR's hub protocol, MessagePack encoding): each message is a
 // MessagePack array whose first item is the message type, framed by a VarInt length prefix, in
 // binary frames. `bin` values (audio) decode to Uint8Array.
 import { Decoder, Encoder } from '@msgpack/msgpack';

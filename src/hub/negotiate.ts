@@ -1,4 +1,4 @@
-// Negotiation (TransportProtocols.md "POST [endpoint-base]/negotiate"): version 1 hands out a secret
+// Negotiation (SignalR's transport protocol, `POST [endpoint-base]/negotiate`): version 1 hands out a secret
 // connectionToken used as `id=`, version 0 only a connectionId used as `id=`. Only WebSockets is
 // offered, and never stateful reconnect. Pending negotiations are bounded in number and age.
 // Also the request-side helpers shared by negotiate and upgrade: tokens and CORS headers.
@@ -11,7 +11,7 @@ export function newId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** The version the client asked for, capped at ours; absent or malformed means 0 (TransportProtocols.md). */
+/** The version the client asked for, capped at ours; absent or malformed means 0 (SignalR's transport protocol). */
 export function parseNegotiateVersion(raw: string | null): 0 | 1 {
   if (raw === null || !/^\d+$/.test(raw)) return 0;
   return Number(raw) >= NEGOTIATE_VERSION ? 1 : 0;

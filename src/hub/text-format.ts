@@ -1,4 +1,4 @@
-// Text framing of the JSON hub protocol and the handshake (HubProtocol.md "JSON encoding"): each
+// Text framing of the JSON hub protocol and the handshake (SignalR's hub protocol, JSON encoding): each
 // message is terminated by the record separator 0x1E. The transport is treated as a byte stream, as
 // ASP.NET does, so a message may span frames and a frame may carry many messages.
 import { tooLarge } from './errors.js';

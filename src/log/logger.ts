@@ -1,5 +1,5 @@
 // One line per event on stderr. Under journald (JOURNAL_STREAM set) each line carries a syslog
-// priority prefix so `journalctl -p` filters work (DESIGN.md "Packaging and operation").
+// priority prefix so `journalctl -p` filters work (docs/operations.md, "Logging").
 import type { LogLevelName } from '../config/types.js';
 
 const ORDER: Record<LogLevelName, number> = {

@@ -1,5 +1,5 @@
 // Payloads the publisher sends: a device's state and its Home Assistant MQTT discovery configs
-// (DESIGN.md "MQTT"; HA's "MQTT Discovery" and "MQTT Sensor" documentation). Pure, no I/O.
+// (docs/protocol.md, "MQTT"; HA's "MQTT Discovery" and "MQTT Sensor" documentation). Pure, no I/O.
 import type { DeviceRecord } from '../store/types.js';
 import { deviceStateTopic, discoveryTopic, haNodeId, statusTopic } from './topics.js';
 

@@ -1,4 +1,4 @@
-// MQTT publishing of device state, session events and Home Assistant discovery (DESIGN.md "MQTT").
+// MQTT publishing of device state, session events and Home Assistant discovery (docs/protocol.md, "MQTT").
 // Every publish* call is synchronous fire-and-forget: a slow or dead broker never reaches the caller
 // (an HTTP request or a hub message); while disconnected messages wait in a bounded queue.
 import os from 'node:os';

@@ -1,5 +1,5 @@
-// The bounded outgoing queue that holds messages while the broker is unreachable (DESIGN.md "MQTT":
-// a down broker never slows or fails a request, the queue is bounded). Pure, no I/O.
+// The bounded outgoing queue that holds messages while the broker is unreachable (a down
+// broker never slows or fails a request, the queue is bounded). Pure, no I/O.
 
 export interface OutgoingMessage {
   topic: string;

@@ -1,4 +1,4 @@
-// Topic names of the MQTT publisher (DESIGN.md "MQTT"). Pure functions, table-tested.
+// Topic names of the MQTT publisher (docs/protocol.md, "MQTT"). Pure functions, table-tested.
 import { createHash } from 'node:crypto';
 
 /**

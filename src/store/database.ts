@@ -1,5 +1,5 @@
 // The one file that imports sql.js: loading the wasm, opening the database file (refusing a damaged
-// one), and a small query wrapper whose cached statements survive `export()` (DESIGN.md "Storage").
+// one), and a small query wrapper whose cached statements survive `export()` (docs/operations.md, "Storage").
 import { readFile } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Database, SqlValue, Statement } from 'sql.js';

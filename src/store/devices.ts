@@ -1,5 +1,5 @@
 // Devices and their token generations. Registration and deletion are durable; telemetry is kept as
-// the latest value per device and written at the next flush (DESIGN.md "Storage").
+// the latest value per device and written at the next flush (docs/operations.md, "Storage").
 import { DomainError } from '../errors.js';
 import type { StoreContext } from './context.js';
 import type { Param, Row, SqlDb } from './database.js';

@@ -1,5 +1,5 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
-// place, so after a crash or power cut it holds either the old or the new content (DESIGN.md "Storage").
+// place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
 import { open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

@@ -1,5 +1,5 @@
 // Storage entry point: opens `<dataDir>/voice-hub.db`, migrates it, and runs the timed flush of
-// coalesced telemetry (DESIGN.md "Storage"). Everything sql.js stays behind these repositories.
+// coalesced telemetry (docs/operations.md, "Storage"). Everything sql.js stays behind these repositories.
 import { copyFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';

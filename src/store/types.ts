@@ -1,6 +1,6 @@
 // What the domain sees of storage: plain records and repositories, never sql.js types.
 // Reads are synchronous (the database lives in memory); a durable write resolves only once the
-// database file holding it is on disk (DESIGN.md "Storage").
+// database file holding it is on disk.
 
 export interface DeviceRecord {
   id: string;

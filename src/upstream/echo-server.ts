@@ -1,4 +1,4 @@
-// A built-in upstream voice server that echoes (DESIGN.md "Packaging and operation"): each `audio` frame
+// A built-in upstream voice server that echoes (`voice-hub echo-server`, the shipped upstream): each `audio` frame
 // comes back as an `audio` frame with the same Opus bytes at the session's rate and channels, `text` comes
 // back as `echo: <text>`, and the text `!error <message>` makes it send an `error` frame. Any path is
 // accepted. It is the upstream for tests, benchmarks and `voice-hub echo-server`, so it stays lean.

@@ -1,5 +1,5 @@
-// One WebSocket per voice session to the upstream voice server (DESIGN.md "Voice sessions and the upstream
-// voice server"): connect within a deadline and send `start`; send audio/text; reconnect after an
+// One WebSocket per voice session to the upstream voice server: connect within a deadline and send
+// `start`; send audio/text; reconnect after an
 // unexpected drop within a failure budget (reconnect-budget.ts), so that an upstream that keeps dropping
 // ends the session instead of being retried forever; keep memory bounded when upstream is slow; `stop`
 // then close 1000 at the end. Audio that devices send while the link reconnects is refused (the sender

@@ -1,5 +1,6 @@
-// The JSON text frames spoken with the upstream voice server (DESIGN.md "Voice sessions and the upstream
-// voice server"). Pure: encoders build frames, parsers turn text into a typed union and never throw.
+// The JSON text frames spoken with the upstream voice server (docs/protocol.md,
+// "The upstream voice server"). Pure: encoders build frames, parsers turn text into a typed union and
+// never throw.
 import { OPUS_SAMPLE_RATES } from '../opus-format.js';
 
 export interface SessionStartInfo {

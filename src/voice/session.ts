@@ -1,4 +1,4 @@
-// One voice session (DESIGN.md "Voice sessions and the upstream voice server"): the state machine
+// One voice session: the state machine
 // Starting -> Active -> Stopped | Failed, its upstream link, its Opus decoder and idle timer. What happens
 // is told to its listeners as SessionEvents (session-events.ts); upstream frames become events through
 // upstream-inbound.ts.

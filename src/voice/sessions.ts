@@ -1,5 +1,5 @@
-// Voice sessions as the HTTP routes and the hub use them (DESIGN.md "Voice sessions and the upstream voice
-// server"): start/stop, text and audio into a session, one active session per device, history kept in the
+// Voice sessions as the HTTP routes and the hub use them: start/stop, text and audio into a session,
+// one active session per device, history kept in the
 // SessionRepository. No HTTP and no hub types here: errors are DomainErrors, and what happens in a session
 // goes to the listeners registered with `addListener` (the hub bridge, the MQTT publisher).
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,5 @@
-// The HTTP API on every endpoint: the routes over the domain, the API document built from them, one router.
+// The HTTP API on every endpoint: the routes over the domain, the API document built from them, one router
+// and one request pipeline behind every listener and behind `inject`.
 import { configRoutes } from '../api/routes/config.js';
 import { deviceRoutes } from '../api/routes/devices.js';
 import { healthRoutes } from '../api/routes/health.js';
@@ -9,6 +10,8 @@ import type { VerifyToken } from '../auth/verify.js';
 import type { AppConfig } from '../config/types.js';
 import type { DeviceRegistry } from '../devices/registry.js';
 import type { HealthCheck } from '../health/checks.js';
+import { createInject, type Inject } from '../http/inject.js';
+import { httpPipeline } from '../http/pipeline.js';
 import { Router, type Route } from '../http/router.js';
 import { mountHttpApi } from '../http/server.js';
 import type { Logger } from '../log/logger.js';
@@ -28,7 +31,13 @@ export interface HttpDeps {
   bundleDir: string | undefined;
 }
 
-export function createHttp(config: AppConfig, deps: HttpDeps): Router {
+export interface HttpApi {
+  readonly router: Router;
+  /** Runs a request through the HTTP API in this process, as the listeners do, without a socket. */
+  readonly inject: Inject;
+}
+
+export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
   const routes: Route[] = [
     ...deviceRoutes(deps.registry),
     ...voiceRoutes(deps.sessions, deps.endpoints.listeningAddress),
@@ -48,20 +57,18 @@ export function createHttp(config: AppConfig, deps: HttpDeps): Router {
     ),
   );
   const router = new Router(routes);
-  for (const { app, secure } of deps.endpoints.apps) {
-    mountHttpApi(app, {
-      router,
-      maxBodyBytes: config.Server.MaxBodyBytes,
-      auth: {
-        apiKeys: config.ApiKeys,
-        verifyToken: deps.verifyToken,
-        requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
-      },
-      logger: deps.logger.child('Http'),
-      accessLog: deps.logger.child('Microsoft.AspNetCore'),
-      secure,
-      gate: deps.endpoints.gate,
-    });
-  }
-  return router;
+  const pipeline = httpPipeline({
+    router,
+    maxBodyBytes: config.Server.MaxBodyBytes,
+    auth: {
+      apiKeys: config.ApiKeys,
+      verifyToken: deps.verifyToken,
+      requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
+    },
+    logger: deps.logger.child('Http'),
+    accessLog: deps.logger.child('Microsoft.AspNetCore'),
+    gate: deps.endpoints.gate,
+  });
+  for (const { app, secure } of deps.endpoints.apps) mountHttpApi(app, pipeline, secure);
+  return { router, inject: createInject(pipeline) };
 }

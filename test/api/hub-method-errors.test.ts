@@ -11,7 +11,8 @@ import { TokenService } from '../../src/auth/tokens.js';
 import { tokenVerifier } from '../../src/auth/verify.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { SessionRecord } from '../../src/store/types.js';
-import { connectClient, startHub, waitFor, withTimeout, type TestHub } from '../hub/helpers.js';
+import { connectClient, startHub, type TestHub } from '../hub/helpers.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
 
 const TRACE = /^An unexpected error occurred on the server \(trace id (00-[0-9a-f]{32}-[0-9a-f]{16}-00)\)\.$/;
 
@@ -57,7 +58,7 @@ for (const protocol of ['json', 'messagepack'] as const) {
       client.on('SessionJoined', (id: string) => joined.push(id));
       try {
         const result = await withTimeout(client.invoke(method, ...args), 5000, method);
-        await waitFor(() => errors.length + joined.length > 0, 5000, `${method}'s reply`);
+        await waitUntil(() => errors.length + joined.length > 0, `${method}'s reply`, 5000);
         return { result, errors, joined };
       } finally {
         await client.stop();
@@ -87,7 +88,7 @@ for (const protocol of ['json', 'messagepack'] as const) {
           void client.invoke('JoinSession', 's1', deviceToken);
         });
         assert.equal(await withTimeout(client.invoke('SendAudioData', 's1', 'AAAA'), 5000, 'SendAudioData'), null);
-        await waitFor(() => errors.length > 0, 5000, 'the Error event');
+        await waitUntil(() => errors.length > 0, 'the Error event', 5000);
         const traceId = TRACE.exec(errors[0]!)?.[1];
         assert.ok(traceId, `not the generic text: ${errors[0]}`);
         const logged = logLines.filter((l) => l.includes(traceId));

@@ -1,4 +1,4 @@
-// Every kind of bad token is refused with its status (DESIGN.md "HTTP contract").
+// Every kind of bad token is refused with its status (docs/security.md, "Authentication").
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
 // Every kind of bad value stops loading with a ConfigError whose line names the key, the source and
-// what was expected (DESIGN.md "Configuration"); all problems are reported at once.
+// what was expected; all problems are reported at once.
 import assert from 'node:assert/strict';
 import { chmodSync } from 'node:fs';
 import { describe, it } from 'node:test';

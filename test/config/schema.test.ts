@@ -10,7 +10,7 @@ import { parseJsonText } from '../../src/config/json-text.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
 
-// SPEC.md "Configuration keys" and DESIGN.md "Configuration" (product keys), plus HTTPS (issue 7), in that order.
+// The interface's configuration keys, then voice-hub's own (product keys), plus HTTPS (issue 7), in that order.
 const EXPECTED_KEYS = [
   'Logging.LogLevel.Default', 'Logging.LogLevel.Microsoft.AspNetCore', 'AllowedHosts',
   'VoiceService.ServerUrl', 'VoiceService.ApiKey', 'VoiceService.EnableVoice', 'VoiceService.AudioSampleRate',
@@ -30,7 +30,7 @@ const EXPECTED_KEYS = [
 ];
 
 describe('configuration schema', () => {
-  it('has exactly the keys of SPEC.md and DESIGN.md', () => {
+  it('has exactly the interface keys and our own', () => {
     assert.deepEqual(leafKeys().map((k) => k.key), EXPECTED_KEYS);
   });
 
@@ -49,7 +49,7 @@ describe('configuration schema', () => {
     assert.equal(JSON.stringify(shipped), JSON.stringify(schemaDefaults()), 'same key order');
   });
 
-  it('ships SPEC.md defaults, with our echo server and no placeholder secret', () => {
+  it('ships the interface defaults, with our echo server and no placeholder secret', () => {
     const d = schemaDefaults() as Record<string, Record<string, unknown>>;
     assert.deepEqual(d.Logging, { LogLevel: { Default: 'Information', 'Microsoft.AspNetCore': 'Warning' } });
     assert.equal(d.AllowedHosts, '*');

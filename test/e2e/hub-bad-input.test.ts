@@ -1,4 +1,4 @@
-// Bad input at the service's hub, each with its stated outcome (DESIGN.md "Hub at /voice-hub"): invalid
+// Bad input at the service's hub, each with its stated outcome (docs/protocol.md, "Hub methods and events"): invalid
 // Base64, unknown session and a sender that has not joined get `Error`; JoinSession with an invalid,
 // expired or other device's token gets `Error` and no membership; an oversized message, garbage and
 // truncated messages close the connection with an error while the service keeps serving everyone else.
@@ -10,10 +10,9 @@ import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-fo
 import { RawClient, type RawFrame } from '../hub/helpers.js';
 import { call } from '../support/http.js';
 import { adminToken, registerDevice, tokenServiceFor } from '../support/tokens.js';
-import {
-  HUB_VARIANTS, HubEvents, audioArg, connectHub, joinedClient, startSession, startVoiceRig, variantName, withTimeout, type VoiceRig,
-} from '../support/voice.js';
+import { HUB_VARIANTS, HubEvents, audioArg, connectHub, joinedClient, startSession, startVoiceRig, variantName, type VoiceRig } from '../support/voice.js';
 import { speechPackets } from '../voice/helpers.js';
+import { withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
 const CLOSED_WITH_ERROR = 'Server returned an error on close: Connection closed with an error.';

@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { registerDevice } from '../support/tokens.js';
-import {
-  HUB_VARIANTS, audioArg, joinedClient, startSession, startVoiceRig, variantName, withTimeout, type VoiceRig,
-} from '../support/voice.js';
+import { HUB_VARIANTS, audioArg, joinedClient, startSession, startVoiceRig, variantName, type VoiceRig } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets, synthPackets } from '../voice/helpers.js';
+import { withTimeout } from '../support/wait.js';
 
 /** Every AudioResponse is Base64 of 16-bit little-endian PCM; this joins them. */
 const pcmOf = (responses: unknown[]): Buffer => Buffer.concat(responses.map((r) => Buffer.from(r as string, 'base64')));

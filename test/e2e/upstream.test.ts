@@ -1,5 +1,5 @@
 // The upstream voice server going away under a live session, and a session going quiet, seen from a hub
-// client (DESIGN.md "Voice sessions and the upstream voice server"): reconnect with backoff (3 tries, then
+// client (docs/protocol.md, "The upstream voice server"): reconnect with backoff (3 tries, then
 // Failed and SessionEnded to the group), the service stays up, and the idle timeout stops a silent session.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

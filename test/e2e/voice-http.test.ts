@@ -1,5 +1,5 @@
-// The voice endpoints over HTTP against the whole service and a real upstream (SPEC.md "POST
-// /api/voice/start|stop|message", DESIGN.md "Voice sessions and the upstream voice server"): statuses and
+// The voice endpoints over HTTP against the whole service and a real upstream (POST
+// /api/voice/start|stop|message; docs/protocol.md, "The upstream voice server"): statuses and
 // bodies, the session record, one active session per device, the hub address, and an unreachable upstream.
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -8,10 +8,10 @@ import { before, describe, it } from 'node:test';
 import { call, type HttpResult } from '../support/http.js';
 import { startService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
-import {
-  audioArg, joinedClient, startEcho, startSession, startVoiceRig, withTimeout, type VoiceRig,
-} from '../support/voice.js';
-import { speechPackets, unusedPort } from '../voice/helpers.js';
+import { audioArg, joinedClient, startEcho, startSession, startVoiceRig, type VoiceRig } from '../support/voice.js';
+import { speechPackets } from '../voice/helpers.js';
+import { withTimeout } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 /** A problem body without its per-request traceId. */
 function problem(res: HttpResult): Record<string, unknown> {
@@ -194,7 +194,7 @@ describe('voice endpoints', () => {
 
 describe('upstream unreachable at start', () => {
   it('connection refused: 502 and no session left behind; a start works once the upstream is there', async () => {
-    const port = await unusedPort();
+    const port = await freePort();
     const svc = await startService({ flags: { 'VoiceService.ServerUrl': `ws://127.0.0.1:${port}/voice`, 'Mqtt.BrokerAddress': '' } });
     const device = await registerDevice(svc);
     const res = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId: device.id }, token: device.token });

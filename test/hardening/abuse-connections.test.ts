@@ -13,8 +13,9 @@ import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';
-import { assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, waitUntil, withTimeout, type Daemon } from './daemon.js';
+import { assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, type Daemon } from './daemon.js';
 import { HubWire } from './hub-wire.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
 
 const MARGIN_MB = 10;
 const WAVE = 100;

@@ -11,9 +11,10 @@
 import assert from 'node:assert/strict';
 import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { assertHealthyProcess, settledRss, sleep, startDaemon, startSession, waitUntil, type Daemon, type StartedSession } from './daemon.js';
+import { assertHealthyProcess, settledRss, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { FakeUpstream } from './fake-upstream.js';
 import { HubWire } from './hub-wire.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const PACKETS = 6000;
 const RSS_BOUND_MB = 60;

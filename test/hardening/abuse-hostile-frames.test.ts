@@ -15,10 +15,9 @@ import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
-import {
-  assertHealthyProcess, settledRss, sleep, speechPackets, startDaemon, startSession, withTimeout, type Daemon, type StartedSession,
-} from './daemon.js';
+import { assertHealthyProcess, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
+import { sleep, withTimeout } from '../support/wait.js';
 
 const RSS_BOUND_MB = 32;
 const HEALTH_MAX_MS = 150;

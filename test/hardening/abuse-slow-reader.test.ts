@@ -1,5 +1,5 @@
 // A hub client that never reads, in a session group that receives a flood of audio from upstream
-// (48 kHz stereo: about 5 KB of AudioResponse per 20 ms packet). DESIGN.md "Hub": uWS would drop
+// (48 kHz stereo: about 5 KB of AudioResponse per 20 ms packet). uWS would drop
 // sends to a slow receiver silently, so the hub closes a connection with more than 1 MiB unsent, with
 // a Close message that says why. The slow client, once it reads again, finds that Close after the
 // frames it had missed; the two other members (JSON and MessagePack) receive every packet and stay
@@ -11,9 +11,10 @@
 import assert from 'node:assert/strict';
 import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { assertHealthyProcess, settledRss, sleep, speechPackets, waitUntil, type Daemon, type StartedSession } from './daemon.js';
+import { assertHealthyProcess, settledRss, speechPackets, type Daemon, type StartedSession } from './daemon.js';
 import { startUpstreamRig, type FakeUpstream, type UpstreamRig } from './fake-upstream.js';
 import { HubWire } from './hub-wire.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const FRAMES = 3000;
 const RSS_BOUND_MB = 80;

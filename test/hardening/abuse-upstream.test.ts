@@ -13,12 +13,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import {
-  assertHealthyProcess, assertMemoryReturns, settledRss, sleep, speechPackets, startSession, waitUntil,
-  type Daemon, type StartedSession,
-} from './daemon.js';
+import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { startUpstreamRig, type FakeUpstream, type UpstreamRig } from './fake-upstream.js';
 import { HubWire } from './hub-wire.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const REBUILDS_PER_SECOND = 4; // the shipped VoiceService.DecoderRebuildsPerSecond
 const ATTEMPTS = 3; // the shipped VoiceService.ReconnectAttempts

@@ -8,26 +8,7 @@ import { call } from '../support/http.js';
 import { ROOT, runBundle, spawnService, type SpawnedService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { collectGarbage, INSPECT_FLAG } from '../support/inspector.js';
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it returns true; rejects after `timeoutMs` naming `what`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-/** Rejects when `promise` does not settle within `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+import { sleep, withTimeout } from '../support/wait.js';
 
 type Settings = Record<string, unknown>;
 

@@ -1,23 +1,14 @@
 // The built-in echo voice server as a child process (`voice-hub echo-server --port N`), so a test can
 // kill it with SIGKILL, as a crash would, and start it again on the same port.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { after } from 'node:test';
 import { BUNDLE, ROOT } from '../support/service.js';
-import { withTimeout } from './daemon.js';
+import { withTimeout } from '../support/wait.js';
 
 const running = new Set<ChildProcess>();
 after(() => {
   for (const proc of running) proc.kill('SIGKILL');
 });
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 export class EchoChild {
   private proc: ChildProcess | undefined;

@@ -3,7 +3,8 @@
 // send anything back, close or cut a socket, or stop reading one (upstream back-pressure).
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { sleep, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { sleep } from '../support/wait.js';
 
 export interface ServiceFrame {
   type?: string;

@@ -4,7 +4,7 @@
 // (registration, deletion, configuration) then answer a 503 problem that says storage is not
 // writable, nothing refused is half-applied, /health reports the database Unhealthy (503), the
 // process stays up; once the dir is back, writes work, /health recovers, and after a restart exactly
-// the acknowledged writes are there. Telemetry is accepted meanwhile (coalesced, DESIGN.md "Storage")
+// the acknowledged writes are there. Telemetry is accepted meanwhile (coalesced, docs/operations.md "Storage")
 // and reaches the disk after recovery.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -13,7 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
-import { adminTokenFor, registerDevice, startDaemon, waitUntil, type Daemon } from './daemon.js';
+import { adminTokenFor, registerDevice, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil } from '../support/wait.js';
 
 let echo: EchoServer;
 let daemon: Daemon;

@@ -1,4 +1,4 @@
-// SIGKILL during a stream of registrations (DESIGN.md "Storage": an acknowledged registration is on
+// SIGKILL during a stream of registrations (docs/operations.md "Storage": an acknowledged registration is on
 // disk before its response). Four clients register devices as fast as the service answers; after a
 // number of acknowledgements the process is killed with requests in flight, restarted on the same
 // data dir, and the cycle repeats. Every registration acknowledged with 200 before a kill must be
@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { tmpDir } from '../support/tmp.js';
-import { adminTokenFor, startDaemon, waitUntil, withTimeout, type Daemon } from './daemon.js';
+import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
 
 const CYCLES = 3;
 const WORKERS = 4;

@@ -1,5 +1,5 @@
-// The MQTT broker (a real mosquitto) stopped and started again under the built bundle (DESIGN.md
-// "MQTT": a down broker never slows or fails an HTTP request; the outgoing queue is bounded; "Health":
+// The MQTT broker (a real mosquitto) stopped and started again under the built bundle (a down
+// broker never slows or fails an HTTP request; the outgoing queue is bounded; in /health
 // mqtt is Degraded when not connected). While it is down, registrations and status updates keep
 // answering 200 and /health says Degraded (still 200); once it is back, /health is Healthy again and
 // the broker, which restarted without persistence, holds the retained state of every device, also
@@ -11,7 +11,8 @@ import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server
 import { Subscriber } from '../mqtt/helpers.js';
 import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { assertHealthyProcess, registerDevice, startDaemon, waitUntil, type Daemon } from './daemon.js';
+import { assertHealthyProcess, registerDevice, startDaemon, type Daemon } from './daemon.js';
+import { waitUntil } from '../support/wait.js';
 
 let broker: Mosquitto;
 let echo: EchoServer;

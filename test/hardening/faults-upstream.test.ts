@@ -1,5 +1,5 @@
 // The upstream voice server (the echo server, a child process) killed with SIGKILL while 20 sessions
-// stream audio through the built bundle (DESIGN.md "Voice sessions and the upstream voice server": an
+// stream audio through the built bundle (an
 // upstream drop is retried 3 times with backoff, then the session is Failed and its group gets
 // SessionEnded). Killed and restarted at once, each session either resumes or ends, none is left
 // hanging; killed for good, every session ends as Failed, new starts are 502 and /health is Unhealthy;
@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import {
-  assertHealthyProcess, speechPackets, startDaemon, startSession, waitUntil, type Daemon, type StartedSession,
-} from './daemon.js';
-import { EchoChild, freePort } from './echo-child.js';
+import { assertHealthyProcess, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { EchoChild } from './echo-child.js';
 import { HubWire } from './hub-wire.js';
+import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const SESSIONS = 20;
 /** Faster than nothing, slower than real time: 20 streams on a shared 2-core machine. */

@@ -1,7 +1,7 @@
 // Fuzzing the HTTP API of the built bundle over raw sockets (fast-check): hostile request targets,
 // Authorization / Content-Type / X-API-Key values and bodies on every route, and framing lies
 // (Content-Length too short, too long, not a number, doubled; broken chunking). Properties: no 5xx
-// ever (DESIGN.md "HTTP contract": no request, however malformed, gets a 500), every well-framed
+// ever (no request, however malformed, gets a 500), every well-framed
 // request is answered, the process never exits or logs an error, and its RSS returns to baseline.
 //
 // Memory margin: +10 MiB over the RSS measured after a warm-up of the same generators, both read after
@@ -14,14 +14,13 @@ import fc from 'fast-check';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
-import {
-  adminTokenFor, assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, waitUntil, type Daemon,
-} from './daemon.js';
+import { adminTokenFor, assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, type Daemon } from './daemon.js';
 import {
   authorization, bodyFor, contentType, headerText, hostileBodyText, idText, method, requestTarget,
 } from './http-arbitraries.js';
 import { checkProperty } from './property.js';
-import { httpRequest, rawRequest, type RawAnswer } from './raw-http.js';
+import { httpRequest, rawRequest, type RawAnswer } from '../support/raw-http.js';
+import { waitUntil } from '../support/wait.js';
 
 const API_KEY = 'hardening-key';
 const MARGIN_MB = 10;

@@ -17,14 +17,12 @@ import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
-import {
-  assertHealthyProcess, assertMemoryReturns, settledRss, sleep, speechPackets, startDaemon, startSession, waitUntil,
-  type Daemon, type StartedSession,
-} from './daemon.js';
+import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { frames, handshake, jsonPiece, msgpackPiece, upgradeRequest, type HubTargets } from './hub-arbitraries.js';
 import { HubWire, type Protocol } from './hub-wire.js';
 import { checkProperty } from './property.js';
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '../support/raw-http.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const MARGIN_MB = 10;
 

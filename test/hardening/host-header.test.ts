@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '../support/raw-http.js';
 
 let echo: EchoServer;
 

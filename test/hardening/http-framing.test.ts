@@ -2,14 +2,14 @@
 // service on a loopback port: ambiguous framing is a 400 problem and a close, oversized heads a 414 or
 // 431, and nothing sent behind a refused request on the same connection is ever run (request smuggling).
 // What uWS refuses before we see a request (it closes at once, or holds the connection without an answer)
-// is asserted too, so that a change of uWS that alters it shows up here and in README.
+// is asserted too, so that a change of uWS that alters it shows up here and in docs/security.md.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
 import { checkFraming } from '../../src/http/framing.js';
-import { exchange, keepAliveRequest, type Exchange } from './raw-http.js';
+import { exchange, keepAliveRequest, type Exchange } from '../support/raw-http.js';
 
 let svc: TestService;
 let admin: string;
@@ -194,7 +194,7 @@ describe('what uWS refuses before the request reaches the service', () => {
   }
 
   // uWS's parser takes none of these and neither answers nor closes: it drops the connection at its own
-  // idle timeout (10 to 14 s). Nothing in the service sees them (README, "HTTP/1.1 framing").
+  // idle timeout (10 to 14 s). Nothing in the service sees them (docs/security.md, "HTTP/1.1 framing and pipelining").
   const held: Array<[string, Buffer]> = [
     ['HTTP/1.0', raw(['GET /health HTTP/1.0', 'Host: 127.0.0.1'])],
     ['HTTP/2.0 in an HTTP/1 request line', raw(['GET /health HTTP/2.0', 'Host: 127.0.0.1'])],
@@ -209,7 +209,7 @@ describe('what uWS refuses before the request reaches the service', () => {
     const answers = await Promise.all(held.map(([, bytes]) => exchange(svc.port, [bytes], { idleMs: 600 })));
     answers.forEach((a, i) => {
       assert.deepEqual(a.responses, [], held[i]![0]);
-      assert.equal(a.closedByServer, false, `${held[i]![0]}: uWS now closes it; update README "HTTP/1.1 framing"`);
+      assert.equal(a.closedByServer, false, `${held[i]![0]}: uWS now closes it; update docs/security.md "HTTP/1.1 framing and pipelining"`);
     });
   });
 });

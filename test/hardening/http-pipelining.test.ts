@@ -2,7 +2,7 @@
 // every pipelined request is answered once, in order, with the bytes it gets when sent alone, and no
 // request changes anything without its answer reaching the client. uWS reads a whole read's requests
 // at once and closes the connection when a complete request follows an unanswered one in the same
-// read; README "HTTP/1.1 framing and pipelining" says what that leaves.
+// read; docs/security.md "HTTP/1.1 framing and pipelining" says what that leaves.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -11,7 +11,7 @@ import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 import { checkProperty } from './property.js';
-import { comparable, exchange, keepAliveRequest } from './raw-http.js';
+import { comparable, exchange, keepAliveRequest } from '../support/raw-http.js';
 
 let svc: TestService;
 let admin: string;

@@ -4,7 +4,7 @@
 import { decode, encode } from '@msgpack/msgpack';
 import WebSocket from 'ws';
 import { writeBinaryMessage } from '../../src/hub/binary-format.js';
-import { withTimeout } from './daemon.js';
+import { withTimeout } from '../support/wait.js';
 
 export type Protocol = 'json' | 'messagepack';
 

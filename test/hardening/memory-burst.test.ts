@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { call } from '../support/http.js';
-import { assertHealthyProcess, settledRss, sleep, startDaemon, waitUntil, withTimeout, type Daemon } from './daemon.js';
+import { assertHealthyProcess, settledRss, startDaemon, type Daemon } from './daemon.js';
+import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 
 const CONNECTIONS = 2000;
 const BODIES = 400;

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EXIT_IN_USE } from '../../src/cli/load.js';
@@ -15,7 +14,9 @@ import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
 import { call } from '../support/http.js';
 import { BUNDLE, runBundle } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import { adminTokenFor, startDaemon, withTimeout, type Daemon } from './daemon.js';
+import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
+import { withTimeout } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const running: Daemon[] = [];
 after(async () => {
@@ -37,18 +38,6 @@ function snapshot(dir: string): Record<string, string> {
     out[name] = st.isDirectory() ? 'dir' : `${st.mode.toString(8)} ${createHash('sha256').update(readFileSync(file)).digest('hex')}`;
   }
   return out;
-}
-
-/** A port that was free a moment ago (the OS picks it; we let go of it at once). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The PID of a process that has exited (and been reaped). */

@@ -11,17 +11,10 @@ import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { openStore } from '../../src/store/index.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { tmpDir } from '../support/tmp.js';
+import { waitUntil } from '../support/wait.js';
 
 const TIME_SPAN = /^\d{2}:\d{2}:\d{2}(\.\d{7})?$/;
 const fixed = (status: HealthStatus, description = status.toLowerCase()) => async (): Promise<CheckResult> => ({ status, description });
-
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('runHealth', () => {
   const table: [HealthStatus[], HealthStatus, number][] = [

@@ -10,6 +10,8 @@ import { after, describe, it } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { createVoiceServiceCheck } from '../../src/health/checks.js';
 import { tmpDir } from '../support/tmp.js';
+import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 interface Upstream {
   url: string;
@@ -36,23 +38,7 @@ async function upstream(verify?: (auth: string | undefined) => boolean): Promise
   return u;
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
 const base = { apiKey: 'upstream-key', enabled: () => true, timeoutMs: 5000 };
-
-async function waitUntil(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('voice-service check', () => {
   it('is Healthy when the WebSocket opens, sends the API key, and closes with 1000', async () => {

@@ -1,12 +1,15 @@
 // AllowedHosts as ASP.NET Core's host filtering (issue 7): the matcher table, then the service: 400 with
 // a plain-text body before any routing, for the API and for the hub's negotiate and upgrade.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { INVALID_HOST_TEXT, requestGate } from '../../src/http/gate.js';
 import { hostMatcher, hostName } from '../../src/http/hosts.js';
+import { rawRequest } from '../support/raw-http.js';
 import { request, startLoggedService } from './helpers.js';
+
+// Wait this long for a first byte: the HTTP/1.0 case gets none until uWS's idle timeout closes it.
+const FIRST_BYTE_MS = 20_000;
 
 describe('hostMatcher (HostString.MatchesAny)', () => {
   const rows: Array<[allowed: string, host: string, expected: boolean]> = [
@@ -56,31 +59,6 @@ describe('hostMatcher (HostString.MatchesAny)', () => {
   });
 });
 
-/** Sends `text` on a raw socket; resolves with everything the server sent until it closed. */
-function rawExchange(port: number, text: string, timeoutMs = 20_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (d: string) => {
-      received += d;
-      // One complete response is all we need.
-      if (/\r\n\r\n/.test(received) && /Content-Length: (\d+)/i.test(received)) {
-        const length = Number(/Content-Length: (\d+)/i.exec(received)![1]);
-        if (received.length - received.indexOf('\r\n\r\n') - 4 >= length) socket.end();
-      }
-    });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no close within ${timeoutMs} ms; received ${JSON.stringify(received)}`));
-    }, timeoutMs);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(received);
-    });
-    socket.on('error', () => {});
-  });
-}
 
 function upgradeStatus(port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -144,12 +122,12 @@ describe('AllowedHosts on the running service', { concurrency: true }, () => {
 
   it('an empty Host header is allowed (AllowEmptyHosts); a request without one is not served by uWS at all', async () => {
     const svc = await startLoggedService({ flags: { ...flags, AllowedHosts: 'pi.local' } });
-    const empty = await rawExchange(svc.port, 'GET /health HTTP/1.1\r\nHost:\r\nAccept: text/plain\r\n\r\n');
+    const empty = (await rawRequest(svc.port, 'GET /health HTTP/1.1\r\nHost:\r\nAccept: text/plain\r\n\r\n', FIRST_BYTE_MS)).text;
     assert.match(empty, /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(empty, /\r\n\r\nHealthy$/);
     // HTTP/1.0 without Host (which ASP.NET would allow): uWS speaks HTTP/1.1 only and closes such a
     // connection after its idle timeout without an answer, so it never reaches host filtering.
-    const old = await rawExchange(svc.port, 'GET /health HTTP/1.0\r\nAccept: text/plain\r\n\r\n');
+    const old = (await rawRequest(svc.port, 'GET /health HTTP/1.0\r\nAccept: text/plain\r\n\r\n', FIRST_BYTE_MS)).text;
     assert.equal(old, '');
   });
 });

@@ -1,5 +1,5 @@
 // Helpers for the HTTPS, host filtering and logging tests: certificates made with openssl (as the
-// README tells a user to), a raw HTTP(S) client that can send any Host header and trust a given CA,
+// docs/https.md tells a user to), a raw HTTP(S) client that can send any Host header and trust a given CA,
 // the service in-process with its log levels from its own configuration, and the official SignalR
 // client in a child process that trusts our CA through NODE_EXTRA_CA_CERTS, as a device would.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -28,7 +28,7 @@ export interface CertFiles {
   readonly key: string;
 }
 
-/** Self-signed, valid for localhost and 127.0.0.1 (the README's first recipe). */
+/** Self-signed, valid for localhost and 127.0.0.1 (docs/https.md's first recipe). */
 export function makeSelfSigned(dir: string, name = 'self'): CertFiles {
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
@@ -37,7 +37,7 @@ export function makeSelfSigned(dir: string, name = 'self'): CertFiles {
   return { cert, key };
 }
 
-/** A small local CA and a server certificate it signed for localhost and 127.0.0.1 (the README's second recipe). */
+/** A small local CA and a server certificate it signed for localhost and 127.0.0.1 (docs/https.md's second recipe). */
 export function makeCaAndLeaf(dir: string, name = 'ca'): { ca: CertFiles; leaf: CertFiles } {
   const ca = { cert: path.join(dir, `${name}-root.crt`), key: path.join(dir, `${name}-root.key`) };
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2', '-keyout', ca.key, '-out', ca.cert,

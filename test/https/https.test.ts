@@ -84,7 +84,7 @@ describe('HTTPS listener beside HTTP', () => {
     const token = await register(svc.url, 'tls-hub');
     const { sessionId, websocketUrl } = await startSession(https, 'tls-hub', token);
 
-    // The device over wss:// (its own process, trusting our certificate the way the README says).
+    // The device over wss:// (its own process, trusting our certificate the way docs/https.md says).
     const device = startHubChild(websocketUrl.replace(/^wss:/, 'https:'), sessionId, token, { NODE_EXTRA_CA_CERTS: cert });
     await device.waitFor('ready');
     assert.deepEqual((await device.waitFor('SessionJoined'))[0]!.args, [sessionId]);

@@ -13,6 +13,7 @@ import { loadNativeUws } from '../../src/http/uws-native.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
 import { schemaDefaults } from '../../src/config/schema.js';
+import { sleep, withTimeout } from '../support/wait.js';
 
 /** The shipped Hub settings: tests run with the budgets users get unless a test says otherwise. */
 const SHIPPED_HUB = (schemaDefaults() as { Hub: Record<string, number> }).Hub;
@@ -26,26 +27,6 @@ export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerT
     authenticated: { perSecond: SHIPPED_HUB.MessageRate!, burst: SHIPPED_HUB.MessageBurst! },
   },
 };
-
-/** Rejects when `promise` does not settle within `ms`, so a failing test cannot hang. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `condition` until it holds; rejects after `ms`. */
-export async function waitFor(condition: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 export interface TestHub {
   readonly port: number;

@@ -4,7 +4,8 @@
 import type { HubConnection as ClientConnection } from '@microsoft/signalr';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closedWith, connectClient, sleep, startHub, waitFor, withTimeout, type ClientOptions, type TestHub } from './helpers.js';
+import { closedWith, connectClient, startHub, type ClientOptions, type TestHub } from './helpers.js';
+import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 
 const variants: ClientOptions[] = [
   { protocol: 'json' },
@@ -209,7 +210,7 @@ describe('official client', () => {
     assert.equal(hub.server.sendToConnection(id, 'Direct', 1, 'two'), true);
     assert.deepEqual(await event, [1, 'two']);
     await c.stop();
-    await waitFor(() => hub.closedIds.includes(id), 3000, 'onConnectionClosed');
+    await waitUntil(() => hub.closedIds.includes(id), 'onConnectionClosed', 3000);
     assert.equal(hub.server.sendToConnection(id, 'Direct'), false);
   });
 });

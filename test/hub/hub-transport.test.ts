@@ -5,7 +5,8 @@ import { decode, encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
-import { RawClient, connectClient, sleep, startHub, waitFor, withTimeout, type RawFrame, type TestHub } from './helpers.js';
+import { RawClient, connectClient, startHub, type RawFrame, type TestHub } from './helpers.js';
+import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
 const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
@@ -73,7 +74,7 @@ describe('negotiate and upgrade', () => {
     assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${connectionToken}`)), 409);
     first.ws.close();
     await first.closed;
-    await waitFor(() => hub.server.connectionCount() === 0, 3000, 'server-side close');
+    await waitUntil(() => hub.server.connectionCount() === 0, 'server-side close', 3000);
     assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${connectionToken}`)), 404);
   });
 
@@ -145,7 +146,7 @@ describe('negotiation bounds', () => {
       for (let i = 0; i < 5; i++) tokens.push(((await (await negotiate(hub)).json()) as { connectionToken: string }).connectionToken);
       assert.equal(hub.server.stats().pendingNegotiations, 3);
       assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${tokens[0]!}`)), 404, 'the oldest was dropped');
-      await waitFor(() => hub.server.stats().pendingNegotiations === 0, 3000, 'expiry');
+      await waitUntil(() => hub.server.stats().pendingNegotiations === 0, 'expiry', 3000);
       assert.ok((hub.server.stats().negotiationsExpired ?? 0) >= 1);
       assert.equal(await RawClient.refusal(wsUrl(hub, `?id=${tokens[4]!}`)), 404, 'expired');
     } finally {
@@ -328,7 +329,7 @@ describe('back-pressure', () => {
       socket.pause();
       // 400 x 64 KiB: more than the kernel's socket buffers can hold, so uWS has to buffer.
       c.send(`{"type":1,"target":"Flood","arguments":[400,65536]}${RS}`);
-      await waitFor(() => hub.server.stats().slowClientsClosed === 1, 10_000, 'slow client closed');
+      await waitUntil(() => hub.server.stats().slowClientsClosed === 1, 'slow client closed', 10_000);
       assert.equal(hub.server.connectionCount(), 0);
       socket.resume();
       const frames = await drain(c, 15_000);

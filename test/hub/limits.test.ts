@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { HubWire, jsonFrame, msgpackFrame } from '../hardening/hub-wire.js';
-import { shippedBudgets, startHub, withTimeout, type TestHub } from './helpers.js';
+import { shippedBudgets, startHub, type TestHub } from './helpers.js';
+import { withTimeout } from '../support/wait.js';
 
 let hub: TestHub;
 let base: string;

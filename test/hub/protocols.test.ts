@@ -1,4 +1,4 @@
-// The JSON and MessagePack hub protocols: the spec's example bytes, round trips through the official
+// The JSON and MessagePack hub protocols: the example bytes of SignalR's hub protocol, round trips through the official
 // client's own protocol implementations in both directions, and garbage that must be refused.
 import { encode } from '@msgpack/msgpack';
 import { JsonHubProtocol, NullLogger, type HubMessage as ClientMessage } from '@microsoft/signalr';
@@ -28,7 +28,7 @@ function decodeAll(protocol: typeof jsonProtocol, encoded: string | Uint8Array):
   return out;
 }
 
-describe('MessagePack: the spec examples (HubProtocol.md)', () => {
+describe("MessagePack: the examples of SignalR's hub protocol", () => {
   const examples: [string, string, Record<string, unknown>][] = [
     ['Invocation', '96 01 80 a3 78 79 7a a6 6d 65 74 68 6f 64 91 2a 90', { type: 1, invocationId: 'xyz', target: 'method', arguments: [42], streamIds: [] }],
     ['non-blocking Invocation', '96 01 80 c0 a6 6d 65 74 68 6f 64 91 2a 90', { type: 1, target: 'method', arguments: [42], streamIds: [] }],

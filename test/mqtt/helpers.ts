@@ -5,20 +5,12 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { silentLogger } from '../../src/log/logger.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
+import { waitUntil } from '../support/wait.js';
 
 export interface Received {
   topic: string;
   payload: string;
   retain: boolean;
-}
-
-/** Polls `condition` every 20 ms; fails with `what` after `timeoutMs`. */
-export async function waitUntil(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 export class Subscriber {

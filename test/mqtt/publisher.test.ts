@@ -7,7 +7,8 @@ import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
-import { connectedPublisher, device, publisherOptions, Subscriber, waitUntil } from './helpers.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
 
 describe('MqttPublisher with a live broker', () => {
   let broker: Mosquitto;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { connectedPublisher, device, publisherOptions, Subscriber, waitUntil } from './helpers.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CHILD = path.join(import.meta.dirname, 'fixtures/child-publisher.ts');

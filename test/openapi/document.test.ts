@@ -111,7 +111,7 @@ describe('OpenAPI document of the running service', () => {
       for (const [method, op] of Object.entries<any>(item)) actual.push(`${method.toUpperCase()} ${path} ${op.operationId}`);
     }
     assert.deepEqual(actual.sort(), expected.sort());
-    // The ones the SPEC names, so an empty table cannot pass.
+    // The ones the interface names, so an empty table cannot pass.
     for (const id of ['registerDevice', 'updateDeviceStatus', 'listDevices', 'startVoiceSession', 'getConfigCategory', 'health']) {
       assert.ok(expected.some((e) => e.endsWith(` ${id}`)), id);
     }

@@ -9,6 +9,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readmeInstallCommands } from '../support/docs.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { BootedRoot } from './booted-root.js';
@@ -30,14 +31,6 @@ WantedBy=multi-user.target
 `;
 /** Test-only: a short watchdog so that the hung-loop check takes seconds, and no core of the abort. */
 const WATCHDOG_DROP_IN = '[Service]\nWatchdogSec=3s\nLimitCORE=0\n';
-
-/** README's three install commands ("From the Debian package"), as a Pi owner types them. */
-function readmeInstallCommands(): string[] {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### From the Debian package'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-  return block.trim().split('\n');
-}
 
 describe('the .deb installed and booted under systemd', { timeout: 360_000 }, () => {
   let booted: BootedRoot;

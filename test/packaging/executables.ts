@@ -12,8 +12,9 @@ import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { call } from '../support/http.js';
 import { ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import { audioArg, HubEvents, withTimeout } from '../support/voice.js';
+import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
+import { withTimeout } from '../support/wait.js';
 
 export type Platform = 'x64' | 'arm64' | 'armv7';
 

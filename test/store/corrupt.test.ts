@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreVersionError } from '../../src/store/database.js';
 import { migrate, MIGRATIONS, schemaVersion } from '../../src/store/migrations.js';
-import { device, open, sha256, tmpDir } from './helpers.js';
+import { device, open, sha256 } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 async function storeWithDevices(dataDir: string, n: number): Promise<string> {
   const store = await open(dataDir);
@@ -28,7 +29,7 @@ const damages: Array<[string, (file: string) => Promise<void>]> = [
 
 for (const [name, damage] of damages) {
   test(`a database file ${name} is refused and left byte for byte unchanged`, async () => {
-    const dir = await tmpDir();
+    const dir = await scratchDir();
     try {
       const file = await storeWithDevices(dir.path, 20);
       await damage(file);
@@ -49,7 +50,7 @@ for (const [name, damage] of damages) {
 }
 
 test('a file from a newer schema version is refused and left unchanged', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const file = await storeWithDevices(dir.path, 1);
     const engine = await loadSqlEngine();
@@ -72,7 +73,7 @@ test('a file from a newer schema version is refused and left unchanged', async (
 });
 
 test('migrations upgrade an older file step by step and keep its data', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const file = await storeWithDevices(dir.path, 2);
     const engine = await loadSqlEngine();
@@ -93,7 +94,7 @@ test('migrations upgrade an older file step by step and keep its data', async ()
 });
 
 test('a file at schema version 0 (an empty SQLite file) is migrated by openStore', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const engine = await loadSqlEngine();
     const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'node:test';
-import { device, open, tmpDir } from './helpers.js';
+import { device, open } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 const storeUrl = pathToFileURL(fileURLToPath(new URL('../../src/store/index.ts', import.meta.url))).href;
 const loggerUrl = pathToFileURL(fileURLToPath(new URL('../../src/log/logger.ts', import.meta.url))).href;
@@ -35,7 +36,7 @@ function runChild(code: string, onLine: (line: string, kill: () => void) => void
 }
 
 test('an insert acknowledged to a process killed right after survives', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const code = `
       const { openStore } = await import(${JSON.stringify(storeUrl)});
@@ -63,7 +64,7 @@ test('an insert acknowledged to a process killed right after survives', async ()
 });
 
 test('a pending flush timer does not keep the process alive', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const code = `
       const { openStore } = await import(${JSON.stringify(storeUrl)});

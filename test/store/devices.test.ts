@@ -5,10 +5,11 @@ import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, open, tmpDir } from './helpers.js';
+import { device, open } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 test('the database file is created on first start, in a data dir created with mode 0750', async () => {
-  const root = await tmpDir();
+  const root = await scratchDir();
   try {
     const dataDir = join(root.path, 'a', 'b');
     const store = await open(dataDir);
@@ -21,7 +22,7 @@ test('the database file is created on first start, in a data dir created with mo
 });
 
 test('insert, get, list, count and delete survive close and reopen', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     let store = await open(dir.path);
     const full = device('dev-1', {
@@ -53,7 +54,7 @@ test('insert, get, list, count and delete survive close and reopen', async () =>
 });
 
 test('inserting an existing id is a conflict and changes nothing', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-1'));
@@ -73,7 +74,7 @@ test('inserting an existing id is a conflict and changes nothing', async () => {
 });
 
 test('the token generation of a deleted device is remembered across reopen', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     let store = await open(dir.path);
     assert.equal(store.devices.generationOf('dev-1'), 0);
@@ -98,7 +99,7 @@ test('the token generation of a deleted device is remembered across reopen', asy
 });
 
 test('writes and reads keep working after many persists (sql.js export frees prepared statements)', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     for (let i = 0; i < 5; i++) {
@@ -117,7 +118,7 @@ test('writes and reads keep working after many persists (sql.js export frees pre
 });
 
 test('after close, writes are refused as unavailable and close stays idempotent', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await Promise.all([store.close(), store.close()]);
@@ -130,7 +131,7 @@ test('after close, writes are refused as unavailable and close stays idempotent'
 });
 
 test('temp files left by a process that died mid-write are removed at start-up', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.close();

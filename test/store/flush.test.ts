@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { DeviceTelemetry } from '../../src/store/types.js';
-import { device, onDisk, open, session, tmpDir } from './helpers.js';
+import { device, onDisk, open, session } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 const telemetry = (status: string, batteryLevel: number | null): DeviceTelemetry => ({
   status,
@@ -15,7 +16,7 @@ const telemetry = (status: string, batteryLevel: number | null): DeviceTelemetry
 });
 
 test('telemetry is visible at once, on disk only after flush, and coalesced to the latest value', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-1'));
@@ -39,7 +40,7 @@ test('telemetry is visible at once, on disk only after flush, and coalesced to t
 });
 
 test('close writes pending telemetry and sessions', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-1'));
@@ -58,7 +59,7 @@ test('close writes pending telemetry and sessions', async () => {
 });
 
 test('nothing is written when nothing changed', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-1'));
@@ -83,7 +84,7 @@ test('nothing is written when nothing changed', async () => {
 });
 
 test('the flush timer writes telemetry without an explicit flush', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path, 20);
     await store.devices.insert(device('dev-1'));
@@ -101,7 +102,7 @@ test('the flush timer writes telemetry without an explicit flush', async () => {
 });
 
 test('telemetry queued for a deleted device does not reach a device re-registered under its id', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-1'));

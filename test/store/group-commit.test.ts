@@ -1,10 +1,11 @@
 // Group commit: a burst of durable writes shares file writes, and none is acknowledged before it is on disk.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { device, onDisk, open, tmpDir } from './helpers.js';
+import { device, onDisk, open } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 test('50 concurrent inserts all resolve, all survive reopen, with far fewer than 50 file writes', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     const before = store.persistCount;
@@ -22,7 +23,7 @@ test('50 concurrent inserts all resolve, all survive reopen, with far fewer than
 });
 
 test('each write is on disk when its promise resolves, also when it joined a running persist', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     const ids = Array.from({ length: 10 }, (_, i) => `dev-${i}`);
@@ -38,7 +39,7 @@ test('each write is on disk when its promise resolves, also when it joined a run
 });
 
 test('a flush during a burst waits for the running persist and covers later telemetry', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-0'));

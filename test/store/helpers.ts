@@ -1,17 +1,11 @@
-// Shared helpers for the storage tests: temp data dirs, sample records, file hashes.
+// Shared helpers for the storage tests: opening a store, reading what is on disk, sample records, file hashes.
 import { createHash } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
+import { scratchDir } from '../support/tmp.js';
 import type { DeviceRecord, SessionRecord } from '../../src/store/types.js';
-
-/** A fresh directory under os.tmpdir(); `cleanup()` removes it. */
-export async function tmpDir(): Promise<{ path: string; cleanup: () => Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), 'voice-hub-store-'));
-  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
-}
 
 export function open(dataDir: string, flushIntervalMs = 60_000): Promise<OpenedStore> {
   return openStore({ dataDir, flushIntervalMs, logger: silentLogger });
@@ -22,7 +16,7 @@ export function open(dataDir: string, flushIntervalMs = 60_000): Promise<OpenedS
  * (the store under test keeps running untouched).
  */
 export async function onDisk<T>(dataDir: string, read: (store: OpenedStore) => T): Promise<T> {
-  const copy = await tmpDir();
+  const copy = await scratchDir();
   try {
     await cp(join(dataDir, 'voice-hub.db'), join(copy.path, 'voice-hub.db'));
     const store = await open(copy.path);

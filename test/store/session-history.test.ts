@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
-import { onDisk, session, tmpDir } from './helpers.js';
+import { onDisk, session } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 const openWithHistory = (dataDir: string, sessionHistory: number) =>
   openStore({ dataDir, flushIntervalMs: 60_000, sessionHistory, logger: silentLogger });
@@ -27,7 +28,7 @@ async function saveBulk(store: OpenedStore, count: number): Promise<void> {
 const ids = (store: { sessions: { get(id: string): unknown } }, all: string[]): string[] => all.filter((id) => store.sessions.get(id) !== undefined);
 
 test('the flush keeps the newest ended sessions up to the limit and every open one', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await openWithHistory(dir.path, 3);
     await store.sessions.save(session('open-old', { state: 'Active', startTime: '2024-05-01T09:00:00.000Z' }), true);
@@ -43,7 +44,7 @@ test('the flush keeps the newest ended sessions up to the limit and every open o
 });
 
 test('a durable save of an ended session prunes in the same write', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await openWithHistory(dir.path, 1);
     await store.sessions.save(ended(1), true);
@@ -57,7 +58,7 @@ test('a durable save of an ended session prunes in the same write', async () => 
 });
 
 test('limit 0 keeps no ended session', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await openWithHistory(dir.path, 0);
     await store.sessions.save(session('s-open', { state: 'Active' }));
@@ -72,7 +73,7 @@ test('limit 0 keeps no ended session', async () => {
 });
 
 test('opening with a smaller limit prunes and compacts the file', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   const file = join(dir.path, 'voice-hub.db');
   try {
     let store = await openWithHistory(dir.path, 2000);
@@ -93,7 +94,7 @@ test('opening with a smaller limit prunes and compacts the file', async () => {
 });
 
 test('a flush that prunes many sessions also compacts the file it writes', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   const file = join(dir.path, 'voice-hub.db');
   try {
     const store = await openWithHistory(dir.path, 10);

@@ -1,10 +1,11 @@
 // Sessions (durable and coalesced saves, open sessions at start-up) and settings categories.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onDisk, open, session, tmpDir } from './helpers.js';
+import { onDisk, open, session } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 test('settings put and get, across reopen; a put replaces the category', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     let store = await open(dir.path);
     assert.deepEqual(store.settings.get('voice'), {});
@@ -22,7 +23,7 @@ test('settings put and get, across reopen; a put replaces the category', async (
 });
 
 test('a durable session save is on disk when it resolves; listOpen sees only Starting and Active', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.sessions.save(session('s-1', { state: 'Starting' }), true);
@@ -40,7 +41,7 @@ test('a durable session save is on disk when it resolves; listOpen sees only Sta
 });
 
 test('coalesced session saves are read back at once and override older durable state after flush', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await store.sessions.save(session('s-1'), true);

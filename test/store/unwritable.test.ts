@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, onDisk, open, tmpDir } from './helpers.js';
+import { device, onDisk, open } from './helpers.js';
+import { scratchDir } from '../support/tmp.js';
 
 const unavailable = (e: unknown): boolean => {
   assert.ok(isDomainError(e), String(e));
@@ -17,7 +18,7 @@ const unavailable = (e: unknown): boolean => {
 };
 
 test('with the data dir gone, writes are refused and undone; they work again once it is back', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   const away = `${dir.path}-away`;
   try {
     const store = await open(dir.path);
@@ -61,7 +62,7 @@ test('with the data dir gone, writes are refused and undone; they work again onc
 });
 
 test('a failed timed flush keeps telemetry in memory and writes it once the disk is back', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
   try {
     const store = await open(dir.path);
@@ -84,7 +85,7 @@ test('a failed timed flush keeps telemetry in memory and writes it once the disk
 });
 
 test('a read-only data dir (chmod 0555) refuses writes and recovers', { skip: process.getuid?.() === 0 ? 'root ignores directory permissions' : false }, async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     const store = await open(dir.path);
     await chmod(dir.path, 0o555);
@@ -101,7 +102,7 @@ test('a read-only data dir (chmod 0555) refuses writes and recovers', { skip: pr
 });
 
 test('a first start in a data dir that cannot be written fails with unavailable', async () => {
-  const dir = await tmpDir();
+  const dir = await scratchDir();
   try {
     await mkdir(`${dir.path}/voice-hub.db.tmp-${process.pid}`);
     await assert.rejects(open(dir.path), unavailable);

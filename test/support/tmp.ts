@@ -1,5 +1,6 @@
 // Temporary folders that clean themselves up when the test file ends.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -13,4 +14,13 @@ export function tmpDir(prefix = 'voice-hub-test-'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   made.push(dir);
   return dir;
+}
+
+/**
+ * A fresh folder that the test removes itself with `cleanup()`, for tests that open and reopen files in
+ * it many times over and want it gone as soon as they are done (the storage tests).
+ */
+export async function scratchDir(prefix = 'voice-hub-store-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { path: dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }

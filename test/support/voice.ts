@@ -9,22 +9,12 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from './http.js';
 import { startService, type ServiceOptions, type TestService } from './service.js';
+import { withTimeout } from './wait.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 after(async () => {
   for (const fn of cleanups.reverse()) await fn().catch(() => undefined);
 });
-
-/** Rejects when `promise` does not settle within `ms`, so a failing test cannot hang. */
-export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An echo voice server on 127.0.0.1 (port 0 unless given: a restart reuses the old port). */
 export async function startEcho(port = 0): Promise<EchoServer> {
@@ -171,7 +161,7 @@ export class HubEvents {
   }
 }
 
-/** Every event the voice hub sends (DESIGN.md "Hub at /voice-hub"). */
+/** Every event the voice hub sends (docs/protocol.md, "Hub methods and events"). */
 export const EVENT_NAMES = ['SessionJoined', 'Error', 'AudioProcessed', 'AudioResponse', 'AudioData', 'TextResponse', 'SessionEnded'] as const;
 
 /** A connected client with its event log, joined to a session (waits for SessionJoined). */

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import WebSocket from 'ws';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
-import { waitUntil } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
 
 test('echoes audio at the session format, text as "echo: ", !error as an error frame; stop closes 1000', async (t) => {
   const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });

@@ -1,7 +1,6 @@
 // Shared helpers for the voice tests: an in-memory SessionRepository, a recording session listener, a
-// recording logger, the speech fixture, and bounded waiting.
+// recording logger and the speech fixture.
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Decoder, Encoder } from '@evan/opus';
 import { loadConfig } from '../../src/config/load.js';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
@@ -97,25 +96,6 @@ export function recordingLogger(): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const logger = createLogger({ levels: { Default: 'Debug' }, write: (l) => lines.push(l), journald: false, timestamps: false });
   return { logger, lines };
-}
-
-/** Polls `check` until it returns true; rejects after `timeoutMs` with `what`. */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-/** A loopback port with nothing listening on it (bound once by the OS, then released). */
-export async function unusedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
 }
 
 /** 100 packets (2 s) of real speech, 20 ms each, to be decoded at 16 kHz mono (scripts/make-opus-fixture.sh). */

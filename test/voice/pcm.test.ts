@@ -1,12 +1,12 @@
 // Float -> int16 as libopus' opus_decode does it: FLOAT2INT16 and opus_pcm_soft_clip.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { float2int16, newSoftClipMemory, softClip, toInt16Pcm } from '../../src/voice/opus/pcm.js';
+import { tmpDir } from '../support/tmp.js';
 import { speechPackets, synthPackets } from './helpers.js';
 
 test('FLOAT2INT16: scale by 32768, clamp, round half to even', () => {
@@ -53,8 +53,7 @@ test('interleaved channels are clipped independently', () => {
  * Skipped where no C compiler or no libopus.so.0 is installed.
  */
 test('pcm.ts turns libopus float output into libopus int16 output sample for sample', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'voice-pcm-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tmpDir('voice-pcm-');
   const source = fileURLToPath(new URL('../fixtures/libopus-decode.c', import.meta.url));
   const program = join(dir, 'libopus-decode');
   const build = spawnSync('cc', ['-O2', '-o', program, source, '-l:libopus.so.0'], { encoding: 'utf8', timeout: 60_000 });

@@ -8,7 +8,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
 import type { SessionEvent } from '../../src/voice/session-events.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
-import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets, unusedPort } from './helpers.js';
+import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';
+import { freePort } from '../support/ports.js';
 
 /** A clock that moves one second per reading, so each event's time says which reading it took. */
 function steppingClock(): () => Date {
@@ -91,7 +92,7 @@ test('ended says how: idle timeout (Stopped), replaced (Stopped), upstream lost 
 });
 
 test('a session that never became Active tells nobody: no started, no ended', async (t) => {
-  const { events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${await unusedPort()}` });
+  const { events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${await freePort()}` });
   await assert.rejects(service.start({ deviceId: 'dev-1', userId: 'u' }), { code: 'upstream_unavailable' });
   assert.deepEqual(events.domain, []);
 });

@@ -7,9 +7,9 @@ import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
-import {
-  MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets, unusedPort, waitUntil,
-} from './helpers.js';
+import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
   e instanceof DomainError && e.code === code && (!text || text.test(e.message));
@@ -138,7 +138,7 @@ test('unknown device, voice disabled, bad sessionConfig and unknown sessions are
 });
 
 test('upstream unreachable: upstream_unavailable, fast, and no session left behind', async (t) => {
-  const port = await unusedPort();
+  const port = await freePort();
   const { repo, events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${port}` });
   await assert.rejects(start(service), isError('upstream_unavailable', new RegExp(`unreachable: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`)));
   assert.deepEqual(service.list(), []);

@@ -8,7 +8,8 @@ import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import { BURST_QUIET_MS } from '../../src/voice/upstream-drops.js';
 import { UpstreamInbound, type DecodeBudget } from '../../src/voice/upstream-inbound.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
-import { recordingLogger, speechPackets, waitUntil } from './helpers.js';
+import { recordingLogger, speechPackets } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
 
 const packets = speechPackets();
 

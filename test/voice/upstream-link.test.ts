@@ -9,7 +9,9 @@ import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { UpstreamVoiceLink, type UpstreamLinkOptions } from '../../src/upstream/link.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
-import { recordingLogger, testBudgets, unusedPort, waitUntil } from './helpers.js';
+import { recordingLogger, testBudgets } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 const PACKET = Uint8Array.from([0x48, 1, 2, 3]);
@@ -67,7 +69,7 @@ test('connect sends start first, with the Bearer key; no Authorization header wh
 });
 
 test('connect fails fast with the OS reason when nothing listens', async () => {
-  const port = await unusedPort();
+  const port = await freePort();
   const { l } = link(`ws://127.0.0.1:${port}`);
   await assert.rejects(l.connect(), new RegExp(`connect ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
   assert.equal(l.state, 'Failed');

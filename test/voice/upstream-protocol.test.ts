@@ -1,4 +1,4 @@
-// The upstream JSON frames: encoders produce what DESIGN.md lists; parsers return a typed union or
+// The upstream JSON frames: encoders produce what docs/protocol.md lists; parsers return a typed union or
 // `invalid` for anything else and never throw.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -7,7 +7,7 @@ import {
   parseServiceFrame, parseUpstreamMessage,
 } from '../../src/upstream/protocol.js';
 
-test('encoded service frames carry exactly the fields of DESIGN.md, in order', () => {
+test('encoded service frames carry exactly the fields of the upstream protocol, in order', () => {
   const start = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
   assert.equal(encodeStart(start),
     '{"type":"start","sessionId":"s1","deviceId":"d1","userId":"u1","audioFormat":"opus","sampleRate":16000,"channels":1,"autoMode":false}');

@@ -176,7 +176,7 @@ function responses(route: Route): Json {
     const schema = doc.schema ?? (type.startsWith('text/') ? { type: 'string' } : undefined);
     if (schema) content[type] = { schema };
     let description = doc.description;
-    // The API-key check answers plain text, whatever else the route's 401 covers (SPEC.md "Authentication").
+    // The API-key check answers plain text, whatever else the route's 401 covers (as the interface requires).
     if (code === 401 && route.auth.apiKey) {
       if (!content['text/plain']) description += '; or X-API-Key missing or not accepted (plain text)';
       content['text/plain'] = apiKey401;

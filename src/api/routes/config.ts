@@ -1,4 +1,4 @@
-// Configuration categories over HTTP (SPEC.md "GET/PUT /api/config/{category}").
+// Configuration categories over HTTP (`GET`/`PUT /api/config/{category}`).
 import type { ConfigCategories } from '../../settings/categories.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
 import type { Route } from '../../http/router.js';

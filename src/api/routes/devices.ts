@@ -1,5 +1,4 @@
-// Device endpoints (SPEC.md "POST /api/device/register", "PUT /api/device/{deviceId}/status",
-// "GET /api/device/list"; DESIGN.md adds DELETE and token refresh).
+// Device endpoints: register, status update, list, delete and token refresh.
 import type { DeviceRegistry, RegisterRequest, StatusRequest } from '../../devices/registry.js';
 import { requireDeviceAccess } from '../../http/auth.js';
 import type { Route } from '../../http/router.js';

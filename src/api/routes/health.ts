@@ -1,4 +1,4 @@
-// GET /health (SPEC.md "GET /health", DESIGN.md "Health"): the UIResponseWriter JSON, or the bare
+// GET /health: the UIResponseWriter JSON, or the bare
 // status word for `Accept: text/plain`, as ASP.NET Core's default writer answers.
 import type { HealthCheck } from '../../health/checks.js';
 import { httpStatusFor, runHealth } from '../../health/report.js';

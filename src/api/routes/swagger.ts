@@ -1,4 +1,4 @@
-// Swagger UI at /swagger and the OpenAPI document at /swagger/v1/swagger.json (SPEC.md "GET /swagger").
+// Swagger UI at /swagger and the OpenAPI document at /swagger/v1/swagger.json.
 // The UI's files come from the swagger-ui-dist package and travel with the build, never from a CDN: a
 // Pi on a workshop network may have no internet. Only the files of SWAGGER_ASSETS are served.
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Voice session endpoints (SPEC.md "POST /api/voice/start|stop|message").
+// Voice session endpoints: POST /api/voice/start, stop and message.
 import { DomainError } from '../../errors.js';
 import type { SessionRecord } from '../../store/types.js';
 import { requireDeviceAccess } from '../../http/auth.js';
@@ -30,7 +30,7 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
 }
 
 /**
- * The hub address as the device reached us (DESIGN.md): the scheme from TLS or X-Forwarded-Proto, the
+ * The hub address as the device reached us: the scheme from TLS or X-Forwarded-Proto, the
  * authority from the Host header. Neither is copied as sent: the Host must be a well-formed
  * host[:port] (host filtering has already refused malformed and, with `AllowedHosts`, unlisted ones;
  * this is checked again here, since the value goes into a URL) and X-Forwarded-Proto `http` or `https`

@@ -1,0 +1,190 @@
+// The HTTP API's request pipeline, free of any socket: framing checks, the host gate, routing, the
+// API key, the body's type, size, syntax and schema, bearer authentication, the handler and the
+// problem answers. A transport hands it a copied request and an `HttpExchange` (how to read the body,
+// when the handler may run, how to write the answer): the uWS adapter (server.ts) for the listeners,
+// `inject` (inject.ts) for calls in the same process. Both run this one code path.
+import { STATUS_CODES } from 'node:http';
+import { DomainError, errorText, isDomainError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
+import { isJsonContentType, tooLarge } from './body.js';
+import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
+import type { RequestGate } from './gate.js';
+import { problem, problemFromError } from './problem.js';
+import type { Reply, RequestInfo, Router } from './router.js';
+import { validateBody } from './schemas.js';
+
+export interface HttpPipelineOptions {
+  router: Router;
+  maxBodyBytes: number;
+  auth: AuthDeps;
+  logger: Logger;
+  /** Per-request access log (category `Microsoft.AspNetCore`, as ASP.NET names its own). */
+  accessLog: Logger;
+  /** Host filtering and the HTTPS redirect, before any routing. */
+  gate?: RequestGate;
+}
+
+/** A request as copied out of the transport, before any header is interpreted. */
+export interface IncomingRequest {
+  /** Upper case. */
+  readonly method: string;
+  /** Without the query, percent-encoding kept. */
+  readonly path: string;
+  /** Without the `?`; '' when there is none. */
+  readonly query: string;
+  /** Every header line in arrival order, names in lower case. */
+  readonly lines: HeaderLines;
+  /** True when the request came in over TLS: hub URLs name `wss://`, no HTTPS redirect. */
+  readonly secure: boolean;
+}
+
+/** A reply as bytes on the wire would carry it: status, header fields in order, payload. */
+export interface RenderedReply {
+  readonly status: number;
+  readonly statusLine: string;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  readonly payload: string | Buffer;
+}
+
+export interface HttpExchange {
+  /**
+   * Starts reading the body; called synchronously while the request is dispatched, at most once.
+   * Rejects with a `payload_too_large` DomainError as soon as more than `maxBytes` arrive (a declared
+   * Content-Length over the limit is refused before this is called).
+   */
+  readBody(maxBytes: number): Promise<Buffer>;
+  /**
+   * The request is read to its end and valid. Resolves false when its handler must not run after all
+   * (the client went away before it could be answered).
+   */
+  readyToRun(method: string): Promise<boolean>;
+  /**
+   * Writes the answer; `close`: the connection is closed after it (ill-framed requests, a 413).
+   * Calls `written` once the answer has been handed to the connection (or dropped with it).
+   */
+  send(reply: RenderedReply, close: boolean, written: () => void): void;
+}
+
+export type HttpPipeline = (request: IncomingRequest, exchange: HttpExchange) => void;
+
+const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+
+export function renderReply(reply: Reply): RenderedReply {
+  let payload: string | Buffer;
+  let type: string;
+  if (reply.text !== undefined) {
+    payload = reply.text;
+    type = reply.contentType ?? 'text/plain; charset=utf-8';
+  } else if (reply.body !== undefined) {
+    payload = JSON.stringify(reply.body);
+    type = reply.contentType ?? (reply.status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8');
+  } else {
+    payload = '';
+    type = '';
+  }
+  const headers: Array<[string, string]> = [];
+  if (type) headers.push(['Content-Type', type]);
+  headers.push(['X-Content-Type-Options', 'nosniff']);
+  for (const [k, v] of Object.entries(reply.headers ?? {})) headers.push([k, v]);
+  return { status: reply.status, statusLine: statusLine(reply.status), headers, payload };
+}
+
+function errorReply(e: unknown, logger: Logger, req: RequestInfo): Reply {
+  if (isDomainError(e)) {
+    const body = problemFromError(e);
+    const reply: Reply = { status: body.status, body };
+    if (reply.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer' };
+    return reply;
+  }
+  // A bug, not bad input: log it with the stack, answer a generic 500 without internals.
+  logger.error(`unhandled error in ${req.method} ${req.path}: ${e instanceof Error ? (e.stack ?? e.message) : errorText(e)}`);
+  return { status: 500, body: problem(500) };
+}
+
+export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
+  const { router, logger } = opts;
+  return (incoming, exchange) => {
+    const started = performance.now();
+    const request: RequestInfo = {
+      method: incoming.method,
+      path: incoming.path,
+      query: incoming.query,
+      headers: joinHeaderLines(incoming.lines),
+      secure: incoming.secure,
+    };
+    const respond = (reply: Reply, close = false): void => {
+      exchange.send(renderReply(reply), close, () => {
+        if (opts.accessLog.enabled('Information')) {
+          opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
+        }
+      });
+    };
+
+    // Ambiguous framing is answered and the connection closed: nothing after it may run (framing.ts).
+    const framing = checkFraming(request.query ? `${request.path}?${request.query}` : request.path, incoming.lines);
+    if (framing) return respond({ status: framing.status, body: problem(framing.status, framing.detail) }, true);
+
+    const refusal = opts.gate?.({
+      host: request.headers.host ?? '',
+      path: request.path,
+      query: request.query,
+      secure: request.secure,
+      forwardedProto: request.headers['x-forwarded-proto'] ?? '',
+    });
+    if (refusal) return respond({ status: refusal.status, headers: { ...refusal.headers }, ...(refusal.text ? { text: refusal.text } : {}) });
+
+    const match = router.match(request.method, request.path);
+    if (match.kind === 'not_found') return respond({ status: 404, body: problem(404, `No route matches ${request.method} ${request.path}.`) });
+    if (match.kind === 'bad_path') return respond({ status: 400, body: problem(400, 'The request path is not valid percent-encoding.') });
+    if (match.kind === 'method_not_allowed') {
+      return respond({ status: 405, body: problem(405, `Method ${request.method} is not allowed here.`), headers: { Allow: match.allow.join(', ') } });
+    }
+    const { route, params } = match;
+    if (route.auth.apiKey && !apiKeyAccepted(request.headers['x-api-key'], opts.auth.apiKeys)) {
+      return respond({ status: 401, text: INVALID_API_KEY });
+    }
+
+    let body: Promise<Buffer> | undefined;
+    if (route.body) {
+      const type = request.headers['content-type'];
+      if (!type || !isJsonContentType(type)) {
+        return respond({ status: 415, body: problem(415, 'The request body must be JSON (Content-Type: application/json).') });
+      }
+      // Framing was checked above: the length, when given, is plain digits.
+      const lengthHeader = request.headers['content-length'];
+      const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
+      if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
+      else if (declared !== undefined && declared > opts.maxBodyBytes) body = Promise.reject(tooLarge(opts.maxBodyBytes));
+      else body = exchange.readBody(opts.maxBodyBytes);
+      // Observed below; this keeps an early rejection from being reported as unhandled.
+      body.catch(() => {});
+    }
+
+    void (async () => {
+      try {
+        const principal = await authenticate(request.headers, route.auth, opts.auth);
+        let parsed: unknown;
+        if (body && route.body) {
+          const bytes = await body;
+          if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
+          try {
+            parsed = JSON.parse(bytes.toString('utf8'));
+          } catch (e) {
+            throw new DomainError('invalid_argument', 'The request body is not valid JSON.', { $: [errorText(e)] });
+          }
+          validateBody(route.body, parsed);
+        }
+        if (!(await exchange.readyToRun(route.method))) {
+          logger.debug(`${request.method} ${request.path} not run: the connection closed before it could be answered`);
+          return;
+        }
+        respond(await route.handler({ request, params, body: parsed, principal }));
+      } catch (e) {
+        const reply = errorReply(e, logger, request);
+        // After a 413 the rest of the body is still on the wire: close rather than read it.
+        respond(reply, reply.status === 413);
+      }
+    })();
+  };
+}

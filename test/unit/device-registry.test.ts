@@ -1,0 +1,115 @@
+// DeviceRegistry on its own: a real store in a temporary folder, a real token service, settings and
+// clock given by the test. Registration rules, status, listing, deletion, listeners and token currency.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { TokenService } from '../../src/auth/tokens.js';
+import { DeviceRegistry, type DeviceListener } from '../../src/devices/registry.js';
+import { DomainError } from '../../src/errors.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { DeviceSettings } from '../../src/settings/categories.js';
+import { openStore, type OpenedStore } from '../../src/store/index.js';
+import { tmpDir } from '../support/tmp.js';
+
+const KEY = new TextEncoder().encode('k'.repeat(32));
+const NOW = new Date('2026-01-02T03:04:05.000Z');
+
+async function rejectsWith(promise: Promise<unknown> | (() => unknown), code: string, message: string): Promise<void> {
+  await assert.rejects(
+    async () => (typeof promise === 'function' ? promise() : promise),
+    (e: unknown) => e instanceof DomainError && e.code === code && e.message === message,
+  );
+}
+
+describe('DeviceRegistry', () => {
+  let store: OpenedStore;
+  let settings: DeviceSettings;
+  let registry: DeviceRegistry;
+  const tokens = new TokenService(KEY, () => NOW.getTime());
+  const changed: string[] = [];
+  const deleted: string[] = [];
+  const listener: DeviceListener = {
+    deviceChanged: (d) => changed.push(`${d.id}:${d.status}`),
+    deviceDeleted: (id) => {
+      deleted.push(id);
+    },
+  };
+
+  before(async () => {
+    store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
+    settings = { allowDeviceRegistration: true, maxDevices: 2, tokenExpiration: 3_600_000 };
+    registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => settings, listeners: [listener], now: () => NOW });
+  });
+  after(() => store.close());
+
+  it('registers a device with a token for its generation and tells listeners', async () => {
+    const grant = await registry.register({ deviceId: 'a', deviceName: 'A', deviceType: 'speaker', capabilities: ['audio'] });
+    assert.deepEqual(grant.deviceInfo, { id: 'a', name: 'A', status: 'online', lastSeen: NOW.toISOString() });
+    assert.equal(grant.expiresAt, new Date(NOW.getTime() + 3_600_000).toISOString());
+    const principal = await tokens.verify(grant.deviceToken);
+    assert.equal(principal.sub, 'a');
+    assert.equal(principal.role, 'device');
+    assert.equal(registry.isTokenCurrent(principal), true);
+    assert.deepEqual(registry.get('a')?.capabilities, ['audio']);
+    assert.equal(registry.get('a')?.location, '');
+    assert.equal(registry.exists('a'), true);
+    assert.deepEqual(changed, ['a:online']);
+  });
+
+  it('refuses a duplicate id, a registration past MaxDevices and one while registration is off', async () => {
+    await rejectsWith(registry.register({ deviceId: 'a', deviceName: 'A', deviceType: 't' }), 'conflict', "device 'a' already exists");
+    // Two at once for the last slot: one wins, the other is refused, never both.
+    const results = await Promise.allSettled([
+      registry.register({ deviceId: 'b', deviceName: 'B', deviceType: 't' }),
+      registry.register({ deviceId: 'c', deviceName: 'C', deviceType: 't' }),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+    );
+    assert.equal((results[1] as PromiseRejectedResult).reason.message, 'The maximum number of devices (2) is registered.');
+    settings = { ...settings, allowDeviceRegistration: false };
+    await rejectsWith(registry.register({ deviceId: 'd', deviceName: 'D', deviceType: 't' }), 'forbidden', 'Device registration is disabled.');
+    settings = { ...settings, allowDeviceRegistration: true };
+  });
+
+  it('updates the status and telemetry and lists devices as views', () => {
+    const view = registry.updateStatus('a', { status: 'busy', batteryLevel: 50, temperature: null });
+    assert.deepEqual(view, {
+      id: 'a',
+      name: 'A',
+      type: 'speaker',
+      status: 'busy',
+      location: '',
+      lastSeen: NOW.toISOString(),
+      metrics: { batteryLevel: 50, temperature: null, memoryUsage: null, cpuUsage: null },
+    });
+    assert.equal(changed.at(-1), 'a:busy');
+    const list = registry.list();
+    assert.equal(list.totalCount, 2);
+    assert.deepEqual(list.devices.map((d) => d.id).sort(), ['a', 'b']);
+    assert.throws(() => registry.updateStatus('zz', { status: 'online' }), { code: 'not_found', message: "device 'zz' does not exist" });
+  });
+
+  it('deletes a device, tells listeners, and its tokens stop being current even after re-registration', async () => {
+    const old = await tokens.verify((await registry.refreshToken('b')).deviceToken);
+    // A listener that throws does not undo the deletion.
+    registry.addListener({
+      deviceDeleted: () => {
+        throw new Error('listener bug');
+      },
+    });
+    const view = await registry.delete('b');
+    assert.equal(view.id, 'b');
+    assert.deepEqual(deleted, ['b']);
+    assert.equal(registry.exists('b'), false);
+    assert.equal(registry.isTokenCurrent(old), false);
+    await rejectsWith(registry.delete('b'), 'not_found', "device 'b' does not exist");
+    await rejectsWith(registry.refreshToken('b'), 'not_found', "device 'b' does not exist");
+
+    const again = await tokens.verify((await registry.register({ deviceId: 'b', deviceName: 'B2', deviceType: 't' })).deviceToken);
+    assert.equal(again.gen, old.gen + 1);
+    assert.equal(registry.isTokenCurrent(again), true);
+    assert.equal(registry.isTokenCurrent(old), false);
+    assert.equal(registry.isTokenCurrent({ ...old, role: 'admin', sub: 'admin' }), true);
+  });
+});
