@@ -50,7 +50,7 @@ test: deps
 # The fast tier: the test folders whose tests need no Debian package, executable, bundle or child
 # process: unit tests, in-process API tests through inject, the hub and the API on loopback ports.
 # A test that needs any of those goes in another folder (test/unit/fast-tier.test.ts checks).
-FAST_TEST_DIRS := unit inject config auth log hub api
+FAST_TEST_DIRS := unit inject config auth log hub api architecture
 check: deps
 	npx tsc --noEmit
 	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=60000 $(foreach d,$(FAST_TEST_DIRS),test/$(d)/*.test.ts)

@@ -1,41 +1,27 @@
 // createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
 // process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
-import os from 'node:os';
 import { hubSessionBridge } from './api/hub-session-bridge.js';
-import { voiceHubMethods } from './api/hub-methods.js';
-import { loadSigningKey } from './auth/signing-key.js';
-import { TokenService } from './auth/tokens.js';
-import { tokenVerifier } from './auth/verify.js';
 import type { LoadedConfig } from './config/types.js';
-import { DeviceRegistry } from './devices/registry.js';
-import { createDatabaseCheck, createVoiceServiceCheck, type HealthCheck } from './health/checks.js';
-import { attachHub, type HubListener, type VoiceHubServer } from './hub/index.js';
-import { requestGate } from './http/gate.js';
-import { hostMatcher, originHost } from './http/hosts.js';
-import { Router, type Route } from './http/router.js';
-import { configRoutes } from './http/routes/config.js';
-import { deviceRoutes } from './http/routes/devices.js';
-import { healthRoutes } from './http/routes/health.js';
-import { swaggerRoutes } from './http/routes/swagger.js';
-import { voiceRoutes } from './http/routes/voice.js';
-import { createInject, type Inject } from './http/inject.js';
-import { httpPipeline } from './http/pipeline.js';
-import { listen, mountHttpApi, type Listening } from './http/server.js';
-import { loadCaFile, loadTlsFiles, type TlsFiles } from './http/tls.js';
+import type { VoiceHubServer } from './hub/index.js';
+import type { Inject } from './http/inject.js';
+import type { Router } from './http/router.js';
+import type { Listening } from './http/server.js';
+import { loadCaFile, loadTlsFiles } from './http/tls.js';
 import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { ConfiguredMqttPublisher } from './mqtt/configured.js';
-import { MqttPublisher } from './mqtt/publisher.js';
+import type { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { mqttSessionEvents } from './mqtt/session-events.js';
-import { buildOpenApiDocument } from './openapi/document.js';
-import { builtVersion } from './version.js';
-import { ConfigCategories } from './settings/categories.js';
-import { SQL_WASM } from './runtime/asset-manifest.mjs';
-import { assertBuildComplete, requireAsset } from './runtime/assets.js';
-import { openStore } from './store/index.js';
+import { assertBuildComplete } from './runtime/assets.js';
 import type { Store } from './store/types.js';
-import { sessionBudgets } from './voice/budgets.js';
-import { VoiceSessionService } from './voice/sessions.js';
+import type { VoiceSessionService } from './voice/sessions.js';
+import { createDevices } from './wiring/devices.js';
+import { createEndpoints, listenAll } from './wiring/endpoints.js';
+import { createHealthChecks } from './wiring/health.js';
+import { createHttp } from './wiring/http.js';
+import { createHub } from './wiring/hub.js';
+import { createMqtt } from './wiring/mqtt.js';
+import { createStore } from './wiring/store.js';
+import { createVoice } from './wiring/voice.js';
 
 export interface AppDeps {
   logger?: Logger;
@@ -85,178 +71,38 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     // Every other file of the build too: one it lacks is named now, not at the first request for it.
     assertBuildComplete(deps.bundleDir);
 
-    const store = await openStore({
-      dataDir: config.Storage.DataDir,
-      flushIntervalMs: config.Storage.FlushInterval,
-      sessionHistory: config.Storage.SessionHistory,
-      logger: logger.child('Storage'),
-      wasmBinary: requireAsset(SQL_WASM, deps.bundleDir),
-    });
+    // Bottom up, each part from the ones below it: store, domain, the outbound adapters, the sessions,
+    // then the transports with the adapters on them; listening comes last, so no request meets a half-built app.
+    const store = await createStore(config, logger, deps.bundleDir);
     parts.store = store;
     try {
-      return await wire(native.uws, store, tls, voiceCa);
+      const { categories, registry, verifyToken } = createDevices(loaded, store);
+      const mqtt = createMqtt(config, store, categories, logger);
+      parts.mqtt = mqtt;
+      const sessions = await createVoice(config, { store, categories, registry, listeners: [mqttSessionEvents(mqtt)], voiceCa, logger });
+      parts.sessions = sessions;
+      registry.addListener({
+        deviceChanged: (d) => mqtt.publishDeviceState(d),
+        deviceDeleted: async (id) => {
+          mqtt.removeDevice(id);
+          await sessions.stopAllForDevice(id);
+        },
+      });
+
+      const endpoints = createEndpoints(config, native.uws, tls);
+      const hub = createHub(config, { endpoints, verifyToken, sessions, logger });
+      parts.hub = hub;
+      sessions.addListener(hubSessionBridge(hub));
+      const checks = createHealthChecks(config, { store, categories, mqtt, voiceCa });
+      const { router, inject } = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
+
+      await listenAll(config, native.uws, endpoints, tls, logger, parts.listeners);
+      mqtt.start(categories.mqtt());
+      return { port: endpoints.ports.plain, httpsPort: endpoints.ports.https, store, router, hub, sessions, mqtt, inject };
     } catch (e) {
       await stop();
       throw e;
     }
-  }
-
-  async function wire(uws: ReturnType<typeof loadNativeUws>['uws'], store: Store, tls: TlsFiles | undefined, voiceCa: Buffer | undefined): Promise<RunningApp> {
-    const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
-    const categories = new ConfigCategories(loaded, store.settings);
-    const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
-    const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
-
-    // MQTT is optional: an empty broker address switches it off. A PUT of the category applies at once.
-    const mqttLogger = logger.child('Mqtt');
-    const mqtt = new ConfiguredMqttPublisher({
-      create: (settings) =>
-        new MqttPublisher({
-          ...settings,
-          password: config.Mqtt.Password,
-          topicPrefix: config.Mqtt.TopicPrefix,
-          homeAssistantDiscovery: config.Mqtt.HomeAssistantDiscovery,
-          discoveryPrefix: config.Mqtt.DiscoveryPrefix,
-          logger: mqttLogger,
-        }),
-      devices: () => store.devices.list(),
-      logger: mqttLogger,
-    });
-    categories.onChange((category) => {
-      if (category === 'mqtt') void mqtt.apply(categories.mqtt());
-    });
-    parts.mqtt = mqtt;
-
-    // The same routes and hub on plain HTTP and, with a certificate, on HTTPS beside it.
-    const listeners: HubListener[] = [{ app: uws.App(), secure: false }];
-    if (tls) listeners.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
-    const sessions = new VoiceSessionService({
-      config: {
-        serverUrl: config.VoiceService.ServerUrl,
-        apiKey: config.VoiceService.ApiKey,
-        connectTimeoutMs: config.VoiceService.ConnectTimeout,
-        sessionIdleTimeoutMs: config.VoiceService.SessionIdleTimeout,
-        enableVoice: () => categories.voice().enableVoice,
-        budgets: sessionBudgets(config.VoiceService),
-      },
-      sessions: store.sessions,
-      deviceExists: (id) => registry.exists(id),
-      voiceDefaults: () => {
-        const v = categories.voice();
-        return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
-      },
-      listeners: [mqttSessionEvents(mqtt)],
-      logger: logger.child('Upstream'),
-      ...(voiceCa ? { link: { ca: voiceCa } } : {}),
-    });
-    parts.sessions = sessions;
-    await sessions.recordInterrupted();
-
-    registry.addListener({
-      deviceChanged: (d) => mqtt.publishDeviceState(d),
-      deviceDeleted: async (id) => {
-        mqtt.removeDevice(id);
-        await sessions.stopAllForDevice(id);
-      },
-    });
-
-    const allowedHost = hostMatcher(config.AllowedHosts);
-    const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
-    let httpsPort: number | undefined;
-    const gate = requestGate({
-      allowedHosts: config.AllowedHosts,
-      httpsRedirectPort: config.Server.HttpsRedirect ? () => httpsPort : undefined,
-      fallbackHost: serverName.includes(':') ? `[${serverName}]` : serverName,
-    });
-    const hub: VoiceHubServer = attachHub(listeners, {
-      path: '/voice-hub',
-      methods: voiceHubMethods({
-        verifyToken,
-        getSession: (id) => sessions.get(id),
-        sendAudio: (id, opus) => sessions.sendAudio(id, opus),
-        hub: () => hub,
-      }),
-      maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
-      maximumFrameSize: config.Hub.MaximumFrameSize,
-      messagesPerTurn: config.Hub.MessagesPerTurn,
-      budgets: {
-        unauthenticated: { perSecond: config.Hub.UnauthenticatedMessageRate, burst: config.Hub.UnauthenticatedMessageBurst },
-        authenticated: { perSecond: config.Hub.MessageRate, burst: config.Hub.MessageBurst },
-      },
-      keepAliveIntervalMs: config.Hub.KeepAliveInterval,
-      clientTimeoutMs: config.Hub.ClientTimeout,
-      allowedOrigins: (origin) => {
-        const host = originHost(origin);
-        return host !== undefined && allowedHost(host);
-      },
-      // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
-      authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
-      admit: gate,
-      logger: logger.child('Hub'),
-    });
-    parts.hub = hub;
-    sessions.addListener(hubSessionBridge(hub));
-
-    const checks: Record<string, HealthCheck> = {
-      'voice-service': createVoiceServiceCheck({
-        serverUrl: config.VoiceService.ServerUrl,
-        apiKey: config.VoiceService.ApiKey,
-        enabled: () => categories.voice().enableVoice,
-        timeoutMs: config.VoiceService.ConnectTimeout,
-        ca: voiceCa,
-      }),
-      database: createDatabaseCheck(store, { dataDir: config.Storage.DataDir, minFreeBytes: config.Storage.MinFreeBytes }),
-      mqtt: mqtt.healthCheck(),
-    };
-
-    // What websocketUrl names when a request has an empty Host: this machine and the port it came in on.
-    let plainPort = config.Server.Port;
-    const listeningAddress = (secure: boolean): string =>
-      `${serverName.includes(':') ? `[${serverName}]` : serverName}:${secure ? httpsPort : plainPort}`;
-    const routes: Route[] = [
-      ...deviceRoutes(registry),
-      ...voiceRoutes(sessions, listeningAddress),
-      ...configRoutes(categories),
-      ...healthRoutes(checks),
-      ...swaggerRoutes(
-        () =>
-          buildOpenApiDocument(router.routes, {
-            version: builtVersion(),
-            apiKeysEnabled: config.ApiKeys.length > 0,
-            requireDeviceToken: config.VoiceService.RequireDeviceToken,
-          }),
-        { bundleDir: deps.bundleDir },
-      ),
-    ];
-    const router = new Router(routes);
-    // One pipeline behind every listener and behind `inject`.
-    const pipeline = httpPipeline({
-      router,
-      maxBodyBytes: config.Server.MaxBodyBytes,
-      auth: {
-        apiKeys: config.ApiKeys,
-        verifyToken,
-        requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
-      },
-      logger: logger.child('Http'),
-      accessLog: logger.child('Microsoft.AspNetCore'),
-      gate,
-    });
-    for (const { app, secure } of listeners) mountHttpApi(app, pipeline, secure);
-
-    const plain = await listen(uws, listeners[0]!.app, config.Server.Host, config.Server.Port);
-    parts.listeners.push(plain);
-    plainPort = plain.port;
-    if (tls) {
-      const secure = await listen(uws, listeners[1]!.app, config.Server.Host, config.Server.HttpsPort);
-      parts.listeners.push(secure);
-      httpsPort = secure.port;
-      logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
-      if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
-    }
-    mqtt.start(categories.mqtt());
-    logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
-    return { port: plain.port, httpsPort, store, router, hub, sessions, mqtt, inject: createInject(pipeline) };
   }
 
   // Order matters: stop taking work, end sessions (their end records are written), then flush.

@@ -1,5 +1,6 @@
 // Domain errors carry a code; each transport maps codes at one boundary (HTTP: problem bodies,
 // hub: completion errors or `Error` events). Domain modules never know about status codes.
+import { randomBytes } from 'node:crypto';
 
 export type ErrorCode =
   | 'invalid_argument'      // 400
@@ -28,4 +29,13 @@ export const isDomainError = (e: unknown): e is DomainError => e instanceof Doma
 
 export function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * A W3C trace-context id (the form ASP.NET Core puts in a problem's `traceId`): what a client is told
+ * of an unexpected failure, and what the log line with its stack names, so the two can be matched.
+ */
+export function newTraceId(): string {
+  const b = randomBytes(24).toString('hex');
+  return `00-${b.slice(0, 32)}-${b.slice(32, 48)}-00`;
 }

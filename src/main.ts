@@ -11,7 +11,7 @@ import { mintAdminToken } from './cli/token.js';
 import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { startEchoServer } from './voice/echo-server.js';
+import { startEchoServer } from './upstream/echo-server.js';
 import { simulateCommand } from './cli/simulate.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Decoder } from '@evan/opus';
-import { SessionOpusDecoder } from '../../src/voice/opus-decoder.js';
+import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import type { Section } from '../lib/context.js';
 import { ROOT } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';

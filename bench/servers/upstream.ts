@@ -1,4 +1,4 @@
-// The bench's own upstream voice servers, speaking the upstream protocol of src/voice/upstream-protocol.ts:
+// The bench's own upstream voice servers, speaking the upstream protocol of src/upstream/protocol.ts:
 // `sink` takes audio and never answers (the hub's forward path alone), `talk` sends audio to every
 // session at a fixed rate from its `start` on (the return path alone: decode -> AudioResponse).
 // Usage: upstream.ts sink|talk <packets per second per session>; prints "listening on ws://...".
@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { encodeUpstreamAudio, parseServiceFrame } from '../../src/voice/upstream-protocol.js';
+import { encodeUpstreamAudio, parseServiceFrame } from '../../src/upstream/protocol.js';
 
 const mode = process.argv[2];
 const rate = Number(process.argv[3] ?? 0);

@@ -1,12 +1,15 @@
 // The hub methods devices call: JoinSession checks the device token against the session's device;
 // SendAudioData needs membership and forwards the audio upstream (the session then tells the group
-// `AudioProcessed`, through the session bridge). Failures reach the caller as an `Error` event.
+// `AudioProcessed`, through the session bridge). Each throws coded domain errors for the caller's
+// mistakes; hub-boundary.ts turns every failure into the caller's `Error` event.
 import type { VerifyToken } from '../auth/verify.js';
 import type { Principal } from '../auth/tokens.js';
-import { errorText } from '../errors.js';
-import type { HubCallContext, HubMethodEntry, VoiceHubServer } from '../hub/index.js';
+import { DomainError, isDomainError } from '../errors.js';
+import type { HubCallContext, HubMethodEntry } from '../hub/index.js';
+import type { Logger } from '../log/logger.js';
 import type { AudioSent } from '../voice/session.js';
 import type { SessionRecord } from '../store/types.js';
+import { reportingErrors } from './hub-boundary.js';
 import { sessionGroup, sessionOfGroup, toCaller } from './hub-events.js';
 
 export interface VoiceHubDeps {
@@ -14,7 +17,8 @@ export interface VoiceHubDeps {
   verifyToken: VerifyToken;
   getSession(sessionId: string): SessionRecord | undefined;
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
-  hub(): VoiceHubServer;
+  /** Where unexpected failures are logged, with their stack. */
+  logger: Logger;
 }
 
 // Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
@@ -22,28 +26,32 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 export function decodeAudioArgument(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
-  if (typeof value !== 'string') throw new Error('audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
-  if (value.length === 0 || !BASE64.test(value)) throw new Error('audioDataBase64 is not valid Base64');
+  if (typeof value !== 'string') throw new DomainError('invalid_argument', 'audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
+  if (value.length === 0 || !BASE64.test(value)) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
   return Buffer.from(value, 'base64');
 }
 
-export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEntry> {
-  const fail = (ctx: HubCallContext, message: string): void => toCaller(ctx, 'Error', message);
+const noSession = (sessionId: string): DomainError => new DomainError('not_found', `session '${sessionId}' does not exist`);
 
+export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEntry> {
   async function joinSession(ctx: HubCallContext, [sessionId, deviceToken]: unknown[]): Promise<void> {
-    if (typeof sessionId !== 'string' || typeof deviceToken !== 'string') return fail(ctx, 'JoinSession expects (sessionId: string, deviceToken: string)');
+    if (typeof sessionId !== 'string' || typeof deviceToken !== 'string') {
+      throw new DomainError('invalid_argument', 'JoinSession expects (sessionId: string, deviceToken: string)');
+    }
     let principal: Principal;
     try {
       principal = await deps.verifyToken(deviceToken);
     } catch (e) {
-      return fail(ctx, `Invalid device token: ${errorText(e)}`);
+      // Only a refusal is the caller's: a failure of the check itself is a bug and reported as one.
+      if (!isDomainError(e)) throw e;
+      throw new DomainError('unauthenticated', `Invalid device token: ${e.message}`);
     }
     const session = deps.getSession(sessionId);
-    if (!session) return fail(ctx, `session '${sessionId}' does not exist`);
+    if (!session) throw noSession(sessionId);
     if (principal.role !== 'admin' && principal.sub !== session.deviceId) {
-      return fail(ctx, `Invalid device token: it does not belong to the device of session '${sessionId}'`);
+      throw new DomainError('forbidden', `Invalid device token: it does not belong to the device of session '${sessionId}'`);
     }
-    if (session.state !== 'Active') return fail(ctx, `session '${sessionId}' is ${session.state}`);
+    if (session.state !== 'Active') throw new DomainError('conflict', `session '${sessionId}' is ${session.state}`);
     leaveEndedSessions(ctx, sessionId);
     ctx.joinGroup(sessionGroup(sessionId));
     toCaller(ctx, 'SessionJoined', sessionId);
@@ -55,25 +63,21 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
    * life of the connection): found by test/hardening. Joining a session leaves them.
    */
   function leaveEndedSessions(ctx: HubCallContext, joining: string): void {
-    for (const group of deps.hub().groupsOf(ctx.connectionId)) {
+    for (const group of ctx.groups()) {
       const id = sessionOfGroup(group);
       if (id !== undefined && id !== joining && deps.getSession(id)?.state !== 'Active') ctx.leaveGroup(group);
     }
   }
 
   function sendAudioData(ctx: HubCallContext, [sessionId, audio]: unknown[]): void {
-    try {
-      if (typeof sessionId !== 'string') throw new Error('SendAudioData expects (sessionId: string, audio)');
-      if (!deps.getSession(sessionId)) throw new Error(`session '${sessionId}' does not exist`);
-      if (!ctx.isInGroup(sessionGroup(sessionId))) throw new Error(`join session '${sessionId}' before sending audio to it`);
-      deps.sendAudio(sessionId, decodeAudioArgument(audio));
-    } catch (e) {
-      fail(ctx, errorText(e));
-    }
+    if (typeof sessionId !== 'string') throw new DomainError('invalid_argument', 'SendAudioData expects (sessionId: string, audio)');
+    if (!deps.getSession(sessionId)) throw noSession(sessionId);
+    if (!ctx.isInGroup(sessionGroup(sessionId))) throw new DomainError('forbidden', `join session '${sessionId}' before sending audio to it`);
+    deps.sendAudio(sessionId, decodeAudioArgument(audio));
   }
 
   return {
-    JoinSession: { handler: joinSession, args: ['string', 'string'] },
-    SendAudioData: { handler: sendAudioData, args: 2 },
+    JoinSession: { handler: reportingErrors('JoinSession', joinSession, deps.logger), args: ['string', 'string'] },
+    SendAudioData: { handler: reportingErrors('SendAudioData', sendAudioData, deps.logger), args: 2 },
   };
 }

@@ -97,9 +97,11 @@ function errorReply(e: unknown, logger: Logger, req: RequestInfo): Reply {
     if (reply.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer' };
     return reply;
   }
-  // A bug, not bad input: log it with the stack, answer a generic 500 without internals.
-  logger.error(`unhandled error in ${req.method} ${req.path}: ${e instanceof Error ? (e.stack ?? e.message) : errorText(e)}`);
-  return { status: 500, body: problem(500) };
+  // A bug, not bad input: log it with the stack, answer a generic 500 without internals. The log line
+  // names the answer's traceId, so a client's report leads to the stack.
+  const body = problem(500);
+  logger.error(`unhandled error in ${req.method} ${req.path} (trace id ${body.traceId}): ${e instanceof Error ? (e.stack ?? e.message) : errorText(e)}`);
+  return { status: 500, body };
 }
 
 export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {

@@ -1,7 +1,6 @@
 // RFC 7807 problem bodies as ASP.NET Core writes them, and the one place
 // where domain error codes become HTTP status codes.
-import { randomBytes } from 'node:crypto';
-import { DomainError, type ErrorCode } from '../errors.js';
+import { DomainError, newTraceId, type ErrorCode } from '../errors.js';
 
 export interface Problem {
   type: string;
@@ -43,12 +42,6 @@ const DEFAULTS: Record<number, { type: string; title: string }> = {
 };
 
 export const VALIDATION_TITLE = 'One or more validation errors occurred.';
-
-/** W3C trace-context id, the form ASP.NET Core puts in `traceId`. */
-export function newTraceId(): string {
-  const b = randomBytes(24).toString('hex');
-  return `00-${b.slice(0, 32)}-${b.slice(32, 48)}-00`;
-}
 
 export function statusOf(code: ErrorCode): number {
   return STATUS[code];

@@ -112,6 +112,7 @@ export class HubConnection {
       joinGroup: (name) => this.joinGroup(name),
       leaveGroup: (name) => this.leaveGroup(name),
       isInGroup: (name) => env.groups.has(name, this),
+      groups: () => env.groups.groupsOf(this),
       sendToCaller: (target, ...args) => this.send(invocation(target, args)),
     };
   }

@@ -16,6 +16,8 @@ export interface HubCallContext {
   joinGroup(name: string): void;
   leaveGroup(name: string): void;
   isInGroup(name: string): boolean;
+  /** The groups the caller is in (a snapshot). */
+  groups(): string[];
   /** Invokes a client handler on the caller only (no completion expected). */
   sendToCaller(target: string, ...args: unknown[]): void;
 }

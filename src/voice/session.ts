@@ -5,13 +5,13 @@
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionState } from '../store/types.js';
-import { MAX_PACKET_BYTES_PER_CHANNEL, SessionOpusDecoder } from './opus-decoder.js';
-import { opusPacketDurationMs } from './opus-packet.js';
-import type { ReconnectPolicy } from './reconnect-budget.js';
+import { MAX_PACKET_BYTES_PER_CHANNEL, SessionOpusDecoder } from './opus/decoder.js';
+import { opusPacketDurationMs } from './opus/packet.js';
+import type { ReconnectPolicy } from '../upstream/reconnect-budget.js';
 import type { SessionListener } from './session-events.js';
 import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
 import type { DropCounts } from './upstream-drops.js';
-import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from './upstream-link.js';
+import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from '../upstream/link.js';
 
 export interface AudioSent {
   sequence: number;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
-import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus-decoder.js';
+import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus/decoder.js';
 import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
 import { SessionListeners, type SessionListener } from './session-events.js';
 

@@ -7,10 +7,10 @@
 // does not fit is dropped, counted and reported once per burst (upstream-drops.ts).
 import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import type { SessionOpusDecoder } from './opus-decoder.js';
+import type { SessionOpusDecoder } from './opus/decoder.js';
 import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
-import type { UpstreamMessage } from './upstream-protocol.js';
+import type { UpstreamMessage } from '../upstream/protocol.js';
 
 /** VoiceService.DecodeQueuePackets, DecodeQueueBytes and DecoderRebuildsPerSecond. */
 export interface DecodeBudget {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { formatSimulationReport, percentile, runSimulation, simulateCommand } from '../../src/cli/simulate.js';
 import { simPackets } from '../../src/cli/sim-packets.js';
-import { opusPacketDurationMs } from '../../src/voice/opus-packet.js';
+import { opusPacketDurationMs } from '../../src/voice/opus/packet.js';
 import { call } from '../support/http.js';
 import { ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';

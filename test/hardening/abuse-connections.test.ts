@@ -9,7 +9,7 @@ import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';

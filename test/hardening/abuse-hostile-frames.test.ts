@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { assertHealthyProcess, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
 import { sleep, withTimeout } from '../support/wait.js';

@@ -10,7 +10,7 @@ import { rm, statfs, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call, type HttpResult } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { adminTokenFor, registerDevice, startDaemon, type Daemon } from './daemon.js';
 import { waitUntil } from '../support/wait.js';

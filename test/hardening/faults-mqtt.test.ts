@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { Subscriber } from '../mqtt/helpers.js';
 import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { adminTokenFor, assertHealthyProcess, assertMemoryReturns, settledRss, startDaemon, type Daemon } from './daemon.js';
 import {

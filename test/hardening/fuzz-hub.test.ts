@@ -16,7 +16,7 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { frames, handshake, jsonPiece, msgpackPiece, upgradeRequest, type HubTargets } from './hub-arbitraries.js';
 import { HubWire, type Protocol } from './hub-wire.js';

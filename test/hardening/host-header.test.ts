@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { INVALID_HOST_TEXT } from '../../src/http/gate.js';
 import { parseHost } from '../../src/http/hosts.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { rawRequest } from '../support/raw-http.js';

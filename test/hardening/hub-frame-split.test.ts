@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol, type WireMessage } from './hub-wire.js';
 import { checkProperty } from './property.js';

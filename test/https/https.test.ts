@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import * as signalR from '@microsoft/signalr';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { tmpDir } from '../support/tmp.js';
 import { atEnd, makeSelfSigned, request, speechPacket, startHubChild, startLoggedService, type LoggedService } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import * as signalR from '@microsoft/signalr';
 import WebSocket from 'ws';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { adminToken } from '../support/tokens.js';
 import { atEnd, request, speechPacket, startLoggedService, type LoggedService } from './helpers.js';

@@ -7,7 +7,7 @@ import { before, describe, it } from 'node:test';
 import { createApp } from '../../src/app.js';
 import { ConfigError } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';

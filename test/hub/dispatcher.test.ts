@@ -13,6 +13,7 @@ const ctx: HubCallContext = {
   joinGroup: () => {},
   leaveGroup: () => {},
   isInGroup: () => false,
+  groups: () => [],
   sendToCaller: () => {},
 };
 

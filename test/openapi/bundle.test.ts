@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
-import { SWAGGER_ASSETS } from '../../src/http/routes/swagger.js';
+import { SWAGGER_ASSETS } from '../../src/api/routes/swagger.js';
 import { call } from '../support/http.js';
 import { spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';

@@ -5,8 +5,8 @@ import { before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv } from 'ajv';
 import { REQUEST_SCHEMAS } from '../../src/http/schemas.js';
-import { buildOpenApiDocument } from '../../src/openapi/document.js';
-import { toOpenApiSchema } from '../../src/openapi/json-schema.js';
+import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
+import { toOpenApiSchema } from '../../src/api/openapi/json-schema.js';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
-import { acceptsGzip, loadSwaggerAsset, SWAGGER_ASSETS } from '../../src/http/routes/swagger.js';
+import { acceptsGzip, loadSwaggerAsset, SWAGGER_ASSETS } from '../../src/api/routes/swagger.js';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';

@@ -6,7 +6,7 @@ import {
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { after } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from './http.js';
 import { startService, type ServiceOptions, type TestService } from './service.js';
 import { withTimeout } from './wait.js';

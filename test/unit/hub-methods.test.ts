@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import { voiceHubMethods } from '../../src/api/hub-methods.js';
 import { TokenService } from '../../src/auth/tokens.js';
 import { tokenVerifier } from '../../src/auth/verify.js';
-import type { HubCallContext, VoiceHubServer } from '../../src/hub/index.js';
+import type { HubCallContext } from '../../src/hub/index.js';
+import { silentLogger } from '../../src/log/logger.js';
 import type { SessionRecord, SessionState } from '../../src/store/types.js';
 
 const tokens = new TokenService(new TextEncoder().encode('h'.repeat(32)));
@@ -26,20 +27,23 @@ function session(id: string, deviceId: string, state: SessionState = 'Active'): 
   };
 }
 
-/** A caller: what it was sent, and its groups (which the fake hub reports back). */
+/** A caller: what it was sent, and its groups. */
 class FakeCaller implements HubCallContext {
   readonly connectionId = 'conn-1';
   readonly protocol = 'json' as const;
-  readonly groups = new Set<string>();
+  readonly joined = new Set<string>();
   readonly sent: Array<[string, unknown[]]> = [];
   joinGroup(name: string): void {
-    this.groups.add(name);
+    this.joined.add(name);
   }
   leaveGroup(name: string): void {
-    this.groups.delete(name);
+    this.joined.delete(name);
   }
   isInGroup(name: string): boolean {
-    return this.groups.has(name);
+    return this.joined.has(name);
+  }
+  groups(): string[] {
+    return [...this.joined];
   }
   sendToCaller(target: string, ...args: unknown[]): void {
     this.sent.push([target, args]);
@@ -50,14 +54,6 @@ function setup(sessions: SessionRecord[]): { caller: FakeCaller; audio: Array<[s
   const caller = new FakeCaller();
   const audio: Array<[string, Uint8Array]> = [];
   const byId = new Map(sessions.map((s) => [s.id, s]));
-  const hub: VoiceHubServer = {
-    sendToGroup: () => {},
-    sendToConnection: () => false,
-    groupsOf: (id) => (id === caller.connectionId ? [...caller.groups] : []),
-    connectionCount: () => 1,
-    stats: () => ({}),
-    closeAll: () => {},
-  };
   const methods = voiceHubMethods({
     verifyToken,
     getSession: (id) => byId.get(id),
@@ -65,7 +61,7 @@ function setup(sessions: SessionRecord[]): { caller: FakeCaller; audio: Array<[s
       audio.push([id, opus]);
       return { sequence: audio.length, bytes: opus.length, durationMs: 20 };
     },
-    hub: () => hub,
+    logger: silentLogger,
   });
   assert.deepEqual(Object.keys(methods), ['JoinSession', 'SendAudioData']);
   return {
@@ -87,10 +83,10 @@ describe('hub methods', () => {
     const { caller, join } = setup([session('s1', 'dev-a'), session('s2', 'dev-b')]);
     await join('s1', await deviceToken('dev-a'));
     assert.deepEqual(caller.sent, [['SessionJoined', ['s1']]]);
-    assert.deepEqual([...caller.groups], ['session-s1']);
+    assert.deepEqual([...caller.joined], ['session-s1']);
     await join('s2', (await tokens.issueAdmin(60_000)).token);
     assert.deepEqual(caller.sent.at(-1), ['SessionJoined', ['s2']]);
-    assert.deepEqual([...caller.groups].sort(), ['session-s1', 'session-s2']);
+    assert.deepEqual([...caller.joined].sort(), ['session-s1', 'session-s2']);
   });
 
   it('JoinSession refuses bad arguments, tokens and sessions with an Error to the caller only', async () => {
@@ -115,7 +111,7 @@ describe('hub methods', () => {
       if (message.endsWith(': ')) assert.ok(String(text).startsWith(message) && String(text).length > message.length, String(text));
       else assert.equal(text, message);
     }
-    assert.equal(caller.groups.size, 0);
+    assert.equal(caller.joined.size, 0);
   });
 
   it('JoinSession leaves the groups of sessions that have ended', async () => {
@@ -126,7 +122,7 @@ describe('hub methods', () => {
     caller.joinGroup('not-a-session-group');
     ended.state = 'Stopped';
     await join('new', token);
-    assert.deepEqual([...caller.groups].sort(), ['not-a-session-group', 'session-new']);
+    assert.deepEqual([...caller.joined].sort(), ['not-a-session-group', 'session-new']);
   });
 
   it('SendAudioData forwards Base64 text or bytes of a joined session', async () => {

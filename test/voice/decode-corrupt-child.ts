@@ -1,6 +1,6 @@
 // Run as a child process by opus-decoder.test.ts: decodes a packet libopus rejects and prints the error on
 // stdout, so the parent can check that nothing at all reached stderr (where journald would collect it).
-import { SessionOpusDecoder } from '../../src/voice/opus-decoder.js';
+import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 
 const decoder = new SessionOpusDecoder();
 await decoder.reconfigure(16000, 1);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import WebSocket from 'ws';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { waitUntil } from '../support/wait.js';
 
 test('echoes audio at the session format, text as "echo: ", !error as an error frame; stop closes 1000', async (t) => {

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { DomainError } from '../../src/errors.js';
-import { SessionOpusDecoder } from '../../src/voice/opus-decoder.js';
+import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import { comparePcm, referenceDecode, speechPackets, synthPackets } from './helpers.js';
 
 const isCode = (code: string, text?: RegExp) => (e: unknown): boolean =>

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DomainError } from '../../src/errors.js';
-import { inspectOpusPacket, opusPacketDurationMs } from '../../src/voice/opus-packet.js';
+import { inspectOpusPacket, opusPacketDurationMs } from '../../src/voice/opus/packet.js';
 
 const toc = (config: number, stereo: boolean, code: number): number => (config << 3) | (stereo ? 4 : 0) | code;
 const bytes = (...b: number[]): Uint8Array => Uint8Array.from(b);

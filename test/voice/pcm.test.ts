@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { float2int16, newSoftClipMemory, softClip, toInt16Pcm } from '../../src/voice/pcm.js';
+import { float2int16, newSoftClipMemory, softClip, toInt16Pcm } from '../../src/voice/opus/pcm.js';
 import { tmpDir } from '../support/tmp.js';
 import { speechPackets, synthPackets } from './helpers.js';
 

@@ -1,7 +1,7 @@
 // ReconnectBudget: failures over a sliding window, doubling back-off with jitter, a cap, stability.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ReconnectBudget, type ReconnectPolicy } from '../../src/voice/reconnect-budget.js';
+import { ReconnectBudget, type ReconnectPolicy } from '../../src/upstream/reconnect-budget.js';
 
 const POLICY: ReconnectPolicy = { attempts: 3, windowMs: 60_000, initialDelayMs: 250, maxDelayMs: 800, stableAfterMs: 10_000 };
 

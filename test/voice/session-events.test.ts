@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import type { SessionEvent } from '../../src/voice/session-events.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';

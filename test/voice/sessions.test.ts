@@ -5,7 +5,7 @@ import { test, type TestContext } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/voice/echo-server.js';
+import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';

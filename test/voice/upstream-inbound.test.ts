@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
-import { SessionOpusDecoder } from '../../src/voice/opus-decoder.js';
+import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import { BURST_QUIET_MS } from '../../src/voice/upstream-drops.js';
 import { UpstreamInbound, type DecodeBudget } from '../../src/voice/upstream-inbound.js';
-import type { UpstreamMessage } from '../../src/voice/upstream-protocol.js';
+import type { UpstreamMessage } from '../../src/upstream/protocol.js';
 import { recordingLogger, speechPackets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import {
   decodeBase64, encodeAudio, encodeStart, encodeStop, encodeText, encodeUpstreamError,
   parseServiceFrame, parseUpstreamMessage,
-} from '../../src/voice/upstream-protocol.js';
+} from '../../src/upstream/protocol.js';
 
 test('encoded service frames carry exactly the fields of the upstream protocol, in order', () => {
   const start = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };

@@ -3,8 +3,8 @@
 // 120 ms of packet-loss concealment, writes past its input buffer on oversized packets, must not be used
 // after free(), and prints every bad packet with console.error (which would flood the journal).
 import { OpusDecoder } from 'opus-decoder';
-import { DomainError, errorText } from '../errors.js';
-import { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate } from '../opus-format.js';
+import { DomainError, errorText } from '../../errors.js';
+import { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate } from '../../opus-format.js';
 import { newSoftClipMemory, toInt16Pcm, type SoftClipMemory } from './pcm.js';
 
 // The decoder's callers take the format facts from here, with the decoder they describe.

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { DomainError } from '../../errors.js';
 import { SWAGGER_UI_FILES } from '../../runtime/asset-manifest.mjs';
 import { requireAsset } from '../../runtime/assets.js';
-import type { Reply, RequestInfo, Route } from '../router.js';
+import type { Reply, RequestInfo, Route } from '../../http/router.js';
 
 /**
  * The swagger-ui-dist files the UI needs (plus its licence texts, which must travel with it): run-time

@@ -1,8 +1,8 @@
 // Device endpoints: register, status update, list, delete and token refresh.
 import type { DeviceRegistry, RegisterRequest, StatusRequest } from '../../devices/registry.js';
-import { requireDeviceAccess } from '../auth.js';
-import type { Route } from '../router.js';
-import { PROBLEM, ref } from '../../openapi/components.js';
+import { requireDeviceAccess } from '../../http/auth.js';
+import type { Route } from '../../http/router.js';
+import { PROBLEM, ref } from '../openapi/components.js';
 
 export function deviceRoutes(registry: DeviceRegistry): Route[] {
   return [

@@ -2,8 +2,8 @@
 // status word for `Accept: text/plain`, as ASP.NET Core's default writer answers.
 import type { HealthCheck } from '../../health/checks.js';
 import { httpStatusFor, runHealth } from '../../health/report.js';
-import type { Route } from '../router.js';
-import { ref } from '../../openapi/components.js';
+import type { Route } from '../../http/router.js';
+import { ref } from '../openapi/components.js';
 
 function wantsText(accept: string | undefined): boolean {
   if (!accept) return false;

@@ -12,7 +12,7 @@ import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
-} from './upstream-protocol.js';
+} from './protocol.js';
 
 export type LinkState = 'Idle' | 'Connecting' | 'Open' | 'Reconnecting' | 'Closed' | 'Failed';
 

@@ -1,7 +1,7 @@
 // What the TOC byte of an Opus packet says (RFC 6716 section 3.1): its duration, and whether its framing is
 // one a decoder can accept at all. Pure; used for the duration a forwarded packet carries and to refuse garbage
 // before it is sent upstream.
-import { DomainError } from '../errors.js';
+import { DomainError } from '../../errors.js';
 
 /** Frame duration in ms by TOC configuration number (RFC 6716 section 3.1, Table 2). */
 function frameMs(config: number): number {

@@ -1,10 +1,10 @@
 // The OpenAPI 3.0.3 document, generated from the route table (src/http/router.ts) and the very JSON
 // Schemas that validate request bodies (src/http/schemas.ts), so what is documented is what runs.
-// Served at /swagger/v1/swagger.json (src/http/routes/swagger.ts).
-import { INVALID_API_KEY } from '../http/auth.js';
-import type { AuthRequirement, ResponseDoc, Route } from '../http/router.js';
-import { REQUEST_SCHEMAS } from '../http/schemas.js';
-import { CATEGORY_BODY } from '../settings/schemas.js';
+// Served at /swagger/v1/swagger.json (src/api/routes/swagger.ts).
+import { INVALID_API_KEY } from '../../http/auth.js';
+import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
+import { REQUEST_SCHEMAS } from '../../http/schemas.js';
+import { CATEGORY_BODY } from '../../settings/schemas.js';
 import { PROBLEM, RESPONSE_SCHEMAS, ref } from './components.js';
 import { apiDescription } from './description.js';
 import { toOpenApiSchema } from './json-schema.js';

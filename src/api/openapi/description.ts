@@ -1,7 +1,7 @@
 // The prose of the OpenAPI document (Markdown, which Swagger UI renders): how to authenticate, the error
 // format, and the SignalR hub at /voice-hub, which is no HTTP operation and so is described here in
 // words; its events table is generated from the hub's event map, as the bridge that sends them uses it.
-import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../api/hub-events.js';
+import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../hub-events.js';
 
 export interface DescriptionOptions {
   apiKeysEnabled: boolean;

@@ -1,9 +1,9 @@
 // Configuration categories over HTTP (`GET`/`PUT /api/config/{category}`).
 import type { ConfigCategories } from '../../settings/categories.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
-import type { Route } from '../router.js';
-import { validateBody } from '../schemas.js';
-import { PROBLEM, ref } from '../../openapi/components.js';
+import type { Route } from '../../http/router.js';
+import { validateBody } from '../../http/schemas.js';
+import { PROBLEM, ref } from '../openapi/components.js';
 
 export function configRoutes(categories: ConfigCategories): Route[] {
   return [

@@ -1,10 +1,10 @@
 // Voice session endpoints: POST /api/voice/start, stop and message.
 import { DomainError } from '../../errors.js';
 import type { SessionRecord } from '../../store/types.js';
-import { requireDeviceAccess } from '../auth.js';
-import { parseHost } from '../hosts.js';
-import type { RequestInfo, Route } from '../router.js';
-import { PROBLEM, ref } from '../../openapi/components.js';
+import { requireDeviceAccess } from '../../http/auth.js';
+import { parseHost } from '../../http/hosts.js';
+import type { RequestInfo, Route } from '../../http/router.js';
+import { PROBLEM, ref } from '../openapi/components.js';
 
 /** What the routes need of the session service (src/voice/sessions.ts). */
 export interface VoiceSessionsApi {

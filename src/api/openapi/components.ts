@@ -1,7 +1,7 @@
 // Response schemas and shared response descriptions for the OpenAPI document. Request schemas are
 // not here: they live in src/http/schemas.ts, where ajv uses them.
-import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../api/hub-events.js';
-import type { ResponseDoc } from '../http/router.js';
+import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../hub-events.js';
+import type { ResponseDoc } from '../../http/router.js';
 
 export const ref = (name: string): Record<string, unknown> => ({ $ref: `#/components/schemas/${name}` });
 

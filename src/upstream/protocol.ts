@@ -1,7 +1,7 @@
 // The JSON text frames spoken with the upstream voice server (docs/protocol.md,
 // "The upstream voice server"). Pure: encoders build frames, parsers turn text into a typed union and
 // never throw.
-import { OPUS_SAMPLE_RATES } from './opus-decoder.js';
+import { OPUS_SAMPLE_RATES } from '../opus-format.js';
 
 export interface SessionStartInfo {
   sessionId: string;

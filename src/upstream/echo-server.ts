@@ -9,7 +9,7 @@ import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import {
   encodeUpstreamAudio, encodeUpstreamError, encodeUpstreamText, parseServiceFrame,
-} from './upstream-protocol.js';
+} from './protocol.js';
 
 export interface EchoServerOptions {
   host: string;

@@ -1,0 +1,24 @@
+// The domain over the store: tokens, the runtime configuration categories, the device registry and the
+// one token check (signature, expiry, then revocation) every transport uses.
+import { loadSigningKey } from '../auth/signing-key.js';
+import { TokenService } from '../auth/tokens.js';
+import { tokenVerifier, type VerifyToken } from '../auth/verify.js';
+import type { LoadedConfig } from '../config/types.js';
+import { DeviceRegistry } from '../devices/registry.js';
+import { ConfigCategories } from '../settings/categories.js';
+import type { Store } from '../store/types.js';
+
+export interface Devices {
+  readonly categories: ConfigCategories;
+  readonly registry: DeviceRegistry;
+  readonly verifyToken: VerifyToken;
+}
+
+export function createDevices(loaded: LoadedConfig, store: Store): Devices {
+  const { config } = loaded;
+  const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
+  const categories = new ConfigCategories(loaded, store.settings);
+  const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
+  const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
+  return { categories, registry, verifyToken };
+}

@@ -1,0 +1,73 @@
+// Where devices reach the service: one uWS app for plain HTTP and, with a certificate, one for HTTPS beside
+// it, both carrying the same routes and hub; the host and origin checks they share; and the ports they
+// listen on, known only once listening (a configured port 0 picks a free one).
+import os from 'node:os';
+import type { AppConfig } from '../config/types.js';
+import { requestGate, type RequestGate } from '../http/gate.js';
+import { hostMatcher, originHost } from '../http/hosts.js';
+import { listen, type Listening } from '../http/server.js';
+import type { TlsFiles } from '../http/tls.js';
+import type { Uws } from '../http/uws-native.js';
+import type { HubListener } from '../hub/index.js';
+import type { Logger } from '../log/logger.js';
+
+export interface Ports {
+  plain: number;
+  https: number | undefined;
+}
+
+export interface Endpoints {
+  /** The plain app first, then the HTTPS one when configured. */
+  readonly apps: HubListener[];
+  /** Filled in by listenAll; read per request (redirects, websocketUrl). */
+  readonly ports: Ports;
+  readonly gate: RequestGate;
+  allowedOrigin(origin: string): boolean;
+  /** What websocketUrl names when a request has an empty Host: this machine and the port it came in on. */
+  listeningAddress(secure: boolean): string;
+}
+
+export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | undefined): Endpoints {
+  const apps: HubListener[] = [{ app: uws.App(), secure: false }];
+  if (tls) apps.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
+  const ports: Ports = { plain: config.Server.Port, https: undefined };
+  const allowedHost = hostMatcher(config.AllowedHosts);
+  const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
+  const hostPart = serverName.includes(':') ? `[${serverName}]` : serverName;
+  return {
+    apps,
+    ports,
+    gate: requestGate({
+      allowedHosts: config.AllowedHosts,
+      httpsRedirectPort: config.Server.HttpsRedirect ? () => ports.https : undefined,
+      fallbackHost: hostPart,
+    }),
+    allowedOrigin: (origin) => {
+      const host = originHost(origin);
+      return host !== undefined && allowedHost(host);
+    },
+    listeningAddress: (secure) => `${hostPart}:${secure ? ports.https : ports.plain}`,
+  };
+}
+
+/** Listens on the configured ports (plain first), records the ports and returns the listeners to close. */
+export async function listenAll(
+  config: AppConfig,
+  uws: Uws,
+  endpoints: Endpoints,
+  tls: TlsFiles | undefined,
+  logger: Logger,
+  opened: Listening[],
+): Promise<void> {
+  const plain = await listen(uws, endpoints.apps[0]!.app, config.Server.Host, config.Server.Port);
+  opened.push(plain);
+  endpoints.ports.plain = plain.port;
+  if (tls) {
+    const secure = await listen(uws, endpoints.apps[1]!.app, config.Server.Host, config.Server.HttpsPort);
+    opened.push(secure);
+    endpoints.ports.https = secure.port;
+    logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
+    if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
+  }
+  logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
+}

@@ -1,0 +1,42 @@
+// The SignalR hub on every endpoint, with the device-facing methods over the voice sessions.
+import { voiceHubMethods } from '../api/hub-methods.js';
+import type { VerifyToken } from '../auth/verify.js';
+import type { AppConfig } from '../config/types.js';
+import { attachHub, type VoiceHubServer } from '../hub/index.js';
+import type { Logger } from '../log/logger.js';
+import type { VoiceSessionService } from '../voice/sessions.js';
+import type { Endpoints } from './endpoints.js';
+
+export interface HubDeps {
+  endpoints: Endpoints;
+  verifyToken: VerifyToken;
+  sessions: VoiceSessionService;
+  logger: Logger;
+}
+
+export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
+  const { endpoints, verifyToken, sessions } = deps;
+  return attachHub(endpoints.apps, {
+    path: '/voice-hub',
+    methods: voiceHubMethods({
+      verifyToken,
+      getSession: (id) => sessions.get(id),
+      sendAudio: (id, opus) => sessions.sendAudio(id, opus),
+      logger: deps.logger.child('Hub'),
+    }),
+    maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
+    maximumFrameSize: config.Hub.MaximumFrameSize,
+    messagesPerTurn: config.Hub.MessagesPerTurn,
+    budgets: {
+      unauthenticated: { perSecond: config.Hub.UnauthenticatedMessageRate, burst: config.Hub.UnauthenticatedMessageBurst },
+      authenticated: { perSecond: config.Hub.MessageRate, burst: config.Hub.MessageBurst },
+    },
+    keepAliveIntervalMs: config.Hub.KeepAliveInterval,
+    clientTimeoutMs: config.Hub.ClientTimeout,
+    allowedOrigins: (origin) => endpoints.allowedOrigin(origin),
+    // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
+    authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
+    admit: endpoints.gate,
+    logger: deps.logger.child('Hub'),
+  });
+}

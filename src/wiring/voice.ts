@@ -1,0 +1,45 @@
+// The voice sessions: one upstream link per session, started for known devices, with the runtime voice
+// settings; sessions a crash interrupted are recorded as such before any new one starts.
+import type { AppConfig } from '../config/types.js';
+import type { DeviceRegistry } from '../devices/registry.js';
+import type { Logger } from '../log/logger.js';
+import type { ConfigCategories } from '../settings/categories.js';
+import type { Store } from '../store/types.js';
+import { sessionBudgets } from '../voice/budgets.js';
+import type { SessionListener } from '../voice/session-events.js';
+import { VoiceSessionService } from '../voice/sessions.js';
+
+export interface VoiceDeps {
+  store: Store;
+  categories: ConfigCategories;
+  registry: DeviceRegistry;
+  listeners: SessionListener[];
+  /** Extra CA certificates for a wss:// upstream (VoiceService.CaFile). */
+  voiceCa: Buffer | undefined;
+  logger: Logger;
+}
+
+export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<VoiceSessionService> {
+  const { categories, registry } = deps;
+  const sessions = new VoiceSessionService({
+    config: {
+      serverUrl: config.VoiceService.ServerUrl,
+      apiKey: config.VoiceService.ApiKey,
+      connectTimeoutMs: config.VoiceService.ConnectTimeout,
+      sessionIdleTimeoutMs: config.VoiceService.SessionIdleTimeout,
+      enableVoice: () => categories.voice().enableVoice,
+      budgets: sessionBudgets(config.VoiceService),
+    },
+    sessions: deps.store.sessions,
+    deviceExists: (id) => registry.exists(id),
+    voiceDefaults: () => {
+      const v = categories.voice();
+      return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
+    },
+    listeners: deps.listeners,
+    logger: deps.logger.child('Upstream'),
+    ...(deps.voiceCa ? { link: { ca: deps.voiceCa } } : {}),
+  });
+  await sessions.recordInterrupted();
+  return sessions;
+}
