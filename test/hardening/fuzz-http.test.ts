@@ -262,9 +262,12 @@ describe('HTTP fuzzing against the built bundle', () => {
 
   it(`the process is alive, logged no error, its RSS returns within ${MARGIN_MB} MiB of the baseline and no socket is left open`, async (t) => {
     assertHealthyProcess(daemon);
-    const rss = await assertMemoryReturns(daemon, baseline, MARGIN_MB);
-    t.diagnostic(`RSS baseline ${baseline.toFixed(1)} MiB, after ${rss.toFixed(1)} MiB`);
+    // Sockets first: on a busy machine the last fuzzing connections are still closing, and their buffers
+    // are not what this measures (a leak per request is).
     await waitUntil(() => steadyFds() <= baselineFds, `open fds back to ${baselineFds} (now ${steadyFds()})`, 15_000, 250);
+    // Up to 30 s for freed pages to go back, the bound the service promises after a burst.
+    const rss = await assertMemoryReturns(daemon, baseline, MARGIN_MB, 30_000);
+    t.diagnostic(`RSS baseline ${baseline.toFixed(1)} MiB, after ${rss.toFixed(1)} MiB`);
   });
 
   it('stops cleanly on SIGTERM', async () => {
