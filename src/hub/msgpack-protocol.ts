@@ -161,8 +161,9 @@ export function messagePackItems(message: HubMessage): unknown[] {
   switch (message.type) {
     case MessageType.Invocation:
     case MessageType.StreamInvocation: {
-      const head = [message.type, message.headers ?? {}, message.invocationId ?? null, message.target, message.arguments];
-      return message.streamIds ? [...head, message.streamIds] : head;
+      // Always six items, the stream ids empty when there are none: ASP.NET Core writes them so, and
+      // clients that index the sixth item (Python's signalrcore) drop a five-item Invocation.
+      return [message.type, message.headers ?? {}, message.invocationId ?? null, message.target, message.arguments, message.streamIds ?? []];
     }
     case MessageType.StreamItem:
       return [message.type, message.headers ?? {}, message.invocationId, message.item];
