@@ -89,12 +89,24 @@ export function hostMatcher(allowedHosts: string): HostMatcher {
     .map(normalizeEntry);
   // Even `*` allows only well-formed hosts: Kestrel answers 400 to a malformed Host before any
   // middleware runs, and a malformed one must never reach a URL or a redirect built from it.
-  if (entries.length === 0 || entries.some((e) => TOP_LEVEL_WILDCARDS.has(e))) return (host: string) => hostName(host) !== undefined;
-  return (host: string) => {
+  const anyHost = entries.length === 0 || entries.some((e) => TOP_LEVEL_WILDCARDS.has(e));
+  const decide = (host: string): boolean => {
     const name = hostName(host);
     if (!name) return false;
+    if (anyHost) return true;
     // `*.example.com` matches `a.example.com`, not `example.com` itself (HostString.MatchesAny).
     return entries.some((e) => (e.startsWith('*.') ? name.endsWith(e.slice(1)) && name.length >= e.length : name === e));
+  };
+  // Every request asks, and a client sends the same Host on each: the last verdict is kept, so the
+  // parse runs once per change of Host rather than once per request.
+  let lastHost: string | undefined;
+  let lastVerdict = false;
+  return (host: string) => {
+    if (host !== lastHost) {
+      lastVerdict = decide(host);
+      lastHost = host;
+    }
+    return lastVerdict;
   };
 }
 

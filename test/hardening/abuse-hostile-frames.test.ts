@@ -13,9 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
-import { assertHealthyProcess, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { assertHealthyProcess, settledRss, speechPackets, startEchoRig, type Daemon, type EchoRig, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
 import { sleep, withTimeout } from '../support/wait.js';
 
@@ -59,21 +57,17 @@ async function hostile(url: string, protocol: Protocol, frames: (string | Buffer
   return { code: await withTimeout(closed, 10_000, 'the server to close the connection'), received };
 }
 
-let echo: EchoServer;
+let rig: EchoRig | undefined;
 let daemon: Daemon;
 let session: StartedSession;
 let baseline = 0;
 
 before(async () => {
-  echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
-  daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` } } });
-  session = await startSession(daemon.url);
+  rig = await startEchoRig();
+  ({ daemon, session } = rig);
 });
 
-after(async () => {
-  await daemon?.stop();
-  await echo?.close();
-});
+after(() => rig?.stop());
 
 /**
  * Times GET /health back to back from a worker thread: the test's own thread blocks while it builds and

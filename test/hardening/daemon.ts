@@ -7,6 +7,8 @@ import path from 'node:path';
 import { call } from '../support/http.js';
 import { ROOT, runBundle, spawnService, type SpawnedService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { collectGarbage, INSPECT_FLAG } from '../support/inspector.js';
 import { sleep, withTimeout } from '../support/wait.js';
 
@@ -180,4 +182,25 @@ export async function startSession(url: string, sessionConfig: Record<string, un
 export function speechPackets(): Buffer[] {
   const file = new URL('../fixtures/speech-16k-mono.packets.json', import.meta.url);
   return (JSON.parse(readFileSync(file, 'utf8')) as string[]).map((b64) => Buffer.from(b64, 'base64'));
+}
+
+export interface EchoRig {
+  readonly daemon: Daemon;
+  readonly session: StartedSession;
+  stop(): Promise<void>;
+}
+
+/** The built service with the echo voice server as its upstream, and one started session. */
+export async function startEchoRig(): Promise<EchoRig> {
+  const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+  const daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` } } });
+  const session = await startSession(daemon.url);
+  return {
+    daemon,
+    session,
+    stop: async () => {
+      await daemon.stop();
+      await echo.close();
+    },
+  };
 }

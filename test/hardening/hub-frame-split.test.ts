@@ -7,28 +7,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { silentLogger } from '../../src/log/logger.js';
-import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
-import { speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
+import { speechPackets, startEchoRig, type Daemon, type EchoRig, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol, type WireMessage } from './hub-wire.js';
 import { checkProperty } from './property.js';
 
 const PACKETS = speechPackets().slice(0, 30);
 
-let echo: EchoServer;
+let rig: EchoRig | undefined;
 let daemon: Daemon;
 let session: StartedSession;
 
 before(async () => {
-  echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
-  daemon = await startDaemon({ settings: { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` } } });
-  session = await startSession(daemon.url);
+  rig = await startEchoRig();
+  ({ daemon, session } = rig);
 });
 
-after(async () => {
-  await daemon?.stop();
-  await echo?.close();
-});
+after(() => rig?.stop());
 
 /** The client's messages, each framed: join, then audio with a ping every 10 packets, then the marker. */
 function traffic(protocol: Protocol): Buffer[] {
