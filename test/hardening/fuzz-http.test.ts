@@ -4,10 +4,11 @@
 // ever (no request, however malformed, gets a 500), every well-framed
 // request is answered, the process never exits or logs an error, and its RSS returns to baseline.
 //
-// Memory margin: +10 MiB over the RSS measured after a warm-up of the same generators, both read after
-// a full GC forced through the daemon's inspector. The allocator keeps freed pages for a while, so a
-// few MiB above baseline is normal; a leak per request (about 1,300 requests here, several with
-// 60 KiB bodies) would pass the margin.
+// Memory margin: +20 MiB over the RSS measured after a warm-up of the same generators, both read after
+// a full GC forced through the daemon's inspector, within 30 s: what the service promises after a burst.
+// In full, concurrent suite runs RSS ends either about +1 MiB or, in two runs of five, a steady
+// +10 MiB (a step, not a slope: V8's heap keeps space it grew into); a leak per request (about 1,300
+// requests here, several with 60 KiB bodies, 60-80 MiB through the parser) would pass the margin.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -23,7 +24,7 @@ import { httpRequest, rawRequest, type RawAnswer } from '../support/raw-http.js'
 import { waitUntil } from '../support/wait.js';
 
 const API_KEY = 'hardening-key';
-const MARGIN_MB = 10;
+const MARGIN_MB = 20;
 
 let echo: EchoServer;
 let daemon: Daemon;
