@@ -11,6 +11,7 @@ import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { mqttSessionEvents } from './mqtt/session-events.js';
+import { loadInstanceId } from './process/instance-id.js';
 import { assertBuildComplete } from './runtime/assets.js';
 import type { Store } from './store/types.js';
 import type { VoiceSessionService } from './voice/sessions.js';
@@ -77,7 +78,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     parts.store = store;
     try {
       const { categories, registry, verifyToken } = createDevices(loaded, store);
-      const mqtt = createMqtt(config, store, categories, logger);
+      const instance = await loadInstanceId(config.Storage.DataDir);
+      logger.info(`hub instance id ${instance.id}${instance.created ? ` (new, kept in ${instance.file})` : ''}`);
+      const mqtt = createMqtt(config, store, categories, instance.id, logger);
       parts.mqtt = mqtt;
       const sessions = await createVoice(config, { store, categories, registry, listeners: [mqttSessionEvents(mqtt)], voiceCa, logger });
       parts.sessions = sessions;

@@ -28,6 +28,8 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
       return { target: 'Error', payload: event.code === undefined ? event.message : `${event.message} (code ${event.code})` };
     case 'framesDropped':
       return { target: 'Error', payload: event.message };
+    case 'upstreamLink':
+      return undefined; // the link's state is the hub's health, not news for the session's devices
     case 'ended':
       return { target: 'SessionEnded', payload: { sessionId, reason: event.reason } };
   }

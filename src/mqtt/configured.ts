@@ -6,14 +6,19 @@ import { errorText } from '../errors.js';
 import { createMqttCheck, type HealthCheck } from '../health/checks.js';
 import type { Logger } from '../log/logger.js';
 import type { MqttSettings } from '../settings/categories.js';
+import type { SessionEvent } from '../voice/session-events.js';
 import type { MqttDevice } from './discovery.js';
+import { HubStatus } from './hub-status.js';
 import type { MqttPublisher } from './publisher.js';
+import type { SessionEventMessage } from './session-events.js';
 
 export interface ConfiguredMqttDeps {
   /** A new, not yet started publisher for these settings. */
   create(settings: MqttSettings): MqttPublisher;
   /** Every device, to publish on a new connection. */
   devices(): readonly MqttDevice[];
+  /** The running version, part of the hub's state. */
+  version: string;
   logger: Logger;
 }
 
@@ -28,8 +33,12 @@ export class ConfiguredMqttPublisher {
   /** Replacements run one after another: two quick PUTs must not leave two connections. */
   private changing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Kept across publishers: sessions and devices do not start over when the broker settings change. */
+  private readonly hub: HubStatus;
 
-  constructor(private readonly deps: ConfiguredMqttDeps) {}
+  constructor(private readonly deps: ConfiguredMqttDeps) {
+    this.hub = new HubStatus(deps.version);
+  }
 
   /** The publisher in use; undefined while MQTT is off. */
   current(): MqttPublisher | undefined {
@@ -38,6 +47,7 @@ export class ConfiguredMqttPublisher {
 
   /** Starts with the settings in effect at start-up. */
   start(settings: MqttSettings): void {
+    for (const device of this.deps.devices()) this.hub.deviceChanged(device);
     this.settings = { ...settings };
     this.publisher = this.open(settings);
   }
@@ -70,14 +80,21 @@ export class ConfiguredMqttPublisher {
 
   publishDeviceState(device: MqttDevice): void {
     this.publisher?.publishDeviceState(device);
+    if (this.hub.deviceChanged(device)) this.publisher?.publishHubState(this.hub.state);
   }
 
-  publishSessionEvent(sessionId: string, event: Record<string, unknown>): void {
+  publishSessionEvent(sessionId: string, event: SessionEventMessage): void {
     this.publisher?.publishSessionEvent(sessionId, event);
+  }
+
+  /** Every session event, for the hub's own state (active sessions, upstream). */
+  sessionChanged(event: SessionEvent): void {
+    if (this.hub.sessionEvent(event)) this.publisher?.publishHubState(this.hub.state);
   }
 
   removeDevice(deviceId: string): void {
     this.publisher?.removeDevice(deviceId);
+    if (this.hub.deviceDeleted(deviceId)) this.publisher?.publishHubState(this.hub.state);
   }
 
   /** The `mqtt` entry of /health, for whichever publisher is current when it runs. */
@@ -102,6 +119,7 @@ export class ConfiguredMqttPublisher {
     if (!settings.brokerAddress) return undefined;
     const publisher = this.deps.create(settings);
     publisher.syncDevices(this.deps.devices());
+    publisher.publishHubState(this.hub.state);
     publisher.start();
     return publisher;
   }

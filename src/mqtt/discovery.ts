@@ -1,7 +1,9 @@
 // Payloads the publisher sends: a device's state and its Home Assistant MQTT discovery configs
 // (docs/protocol.md, "MQTT"; HA's "MQTT Discovery" and "MQTT Sensor" documentation). Pure, no I/O.
+// Every id and discovery topic carries the hub's instance id, so a device id that exists on two hubs
+// sharing a broker gives two entities, each under the Home Assistant device of its own hub (`via_device`).
 import type { DeviceRecord } from '../store/types.js';
-import { deviceStateTopic, discoveryTopic, haNodeId, statusTopic } from './topics.js';
+import { deviceStateTopic, discoveryTopic, haDeviceObject, haHubNode, haNodeId, statusTopic } from './topics.js';
 
 /** What the publisher needs of a device. */
 export type MqttDevice = Pick<
@@ -10,8 +12,12 @@ export type MqttDevice = Pick<
 >;
 
 export interface TopicNames {
+  /** `<Mqtt.TopicPrefix>/<instanceId>`: where this hub's own topics are (topics.ts, hubTopicBase). */
   topicPrefix: string;
   discoveryPrefix: string;
+  instanceId: string;
+  /** The running voice-hub's version, for Home Assistant's device and origin blocks. */
+  version: string;
 }
 
 /** Body of `<prefix>/devices/<id>/state`. */
@@ -49,19 +55,36 @@ export interface DiscoveryMessage {
   payload: string;
 }
 
+/** Home Assistant's identifier of the hub's own device, which device entities name as `via_device`. */
+export const hubIdentifier = (names: TopicNames): string => haHubNode(names.instanceId);
+
+/** What published a discovery config (HA shows it in the entity's MQTT info). */
+export const originBlock = (names: TopicNames): Record<string, string> => ({ name: 'voice-hub', sw_version: names.version });
+
+/** The fields every entity of this hub shares: available while the hub says `online`, and the origin. */
+export function commonConfig(names: TopicNames): Record<string, unknown> {
+  return {
+    availability_topic: statusTopic(names.topicPrefix),
+    payload_available: 'online',
+    payload_not_available: 'offline',
+    origin: originBlock(names),
+  };
+}
+
 /** Retained discovery configs for one device, one per sensor. */
 export function discoveryMessages(names: TopicNames, device: MqttDevice): DiscoveryMessage[] {
-  const node = haNodeId(device.id);
   const deviceBlock = {
-    identifiers: [`voice-hub_${node}`],
+    identifiers: [`${hubIdentifier(names)}_${haNodeId(device.id)}`],
     name: device.name || device.id,
     model: device.type,
     manufacturer: 'voice-hub',
+    via_device: hubIdentifier(names),
   };
   return SENSORS.map((s) => {
+    const object = haDeviceObject(device.id, s.object);
     const config: Record<string, unknown> = {
       name: s.name,
-      unique_id: `voice-hub_${node}_${s.object}`,
+      unique_id: `${haHubNode(names.instanceId)}_${object}`,
       state_topic: deviceStateTopic(names.topicPrefix, device.id),
       value_template: `{{ value_json.${s.field} }}`,
     };
@@ -71,11 +94,9 @@ export function discoveryMessages(names: TopicNames, device: MqttDevice): Discov
     }
     if (s.deviceClass !== undefined) config.device_class = s.deviceClass;
     if (s.icon !== undefined) config.icon = s.icon;
-    config.availability_topic = statusTopic(names.topicPrefix);
-    config.payload_available = 'online';
-    config.payload_not_available = 'offline';
+    Object.assign(config, commonConfig(names));
     config.device = deviceBlock;
-    return { topic: discoveryTopic(names.discoveryPrefix, device.id, s.object), payload: JSON.stringify(config) };
+    return { topic: discoveryTopic(names.discoveryPrefix, names.instanceId, object), payload: JSON.stringify(config) };
   });
 }
 
@@ -83,7 +104,7 @@ export function discoveryMessages(names: TopicNames, device: MqttDevice): Discov
 export function retainedTopicsOf(names: TopicNames, deviceId: string): string[] {
   return [
     deviceStateTopic(names.topicPrefix, deviceId),
-    ...SENSOR_OBJECTS.map((o) => discoveryTopic(names.discoveryPrefix, deviceId, o)),
+    ...SENSOR_OBJECTS.map((o) => discoveryTopic(names.discoveryPrefix, names.instanceId, haDeviceObject(deviceId, o))),
   ];
 }
 

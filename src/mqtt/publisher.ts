@@ -12,8 +12,10 @@ import {
   type MqttDevice,
   type TopicNames,
 } from './discovery.js';
+import { hubDiscoveryMessages } from './hub-discovery.js';
+import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
-import { deviceStateTopic, haStatusTopic, sessionEventTopic, statusTopic } from './topics.js';
+import { deviceStateTopic, haStatusTopic, hubStateTopic, hubTopicBase, sessionEventTopic, statusTopic } from './topics.js';
 
 export interface MqttPublisherOptions {
   brokerAddress: string;
@@ -25,7 +27,14 @@ export interface MqttPublisherOptions {
   homeAssistantDiscovery: boolean;
   discoveryPrefix: string;
   logger: Logger;
-  /** Used in the client id `voice-hub-<hostname>`; defaults to os.hostname(). */
+  /**
+   * This installation's id (src/process/instance-id.ts): the client id is `voice-hub-<instanceId>`, and
+   * topics and discovery ids carry it, so hubs sharing a broker never take over each other's connection.
+   */
+  instanceId: string;
+  /** The running version, in the hub's state and its Home Assistant device. */
+  version: string;
+  /** Names the hub's Home Assistant device; defaults to os.hostname(). */
   hostname?: string;
   /** MQTT keepalive; the broker declares us gone (and sends the last will) after 1.5 times this. Default 30. */
   keepaliveSeconds?: number;
@@ -66,6 +75,8 @@ export class MqttPublisher {
   private readonly log: Logger;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
+  /** The hub's latest state, re-sent with the devices'. */
+  private hubState: HubState | undefined;
   private readonly broker: string;
   private lastError: string | undefined;
   private published = 0;
@@ -79,8 +90,10 @@ export class MqttPublisher {
   constructor(private readonly options: MqttPublisherOptions) {
     // A trailing slash in a configured prefix would give `voice-hub//status`.
     this.names = {
-      topicPrefix: options.topicPrefix.replace(/\/+$/, ''),
+      topicPrefix: hubTopicBase(options.topicPrefix.replace(/\/+$/, ''), options.instanceId),
       discoveryPrefix: options.discoveryPrefix.replace(/\/+$/, ''),
+      instanceId: options.instanceId,
+      version: options.version,
     };
     this.log = options.logger;
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
@@ -93,7 +106,7 @@ export class MqttPublisher {
         port: options.port,
         username: options.username,
         password: options.password,
-        clientId: `voice-hub-${options.hostname ?? os.hostname()}`,
+        clientId: `voice-hub-${options.instanceId}`,
         will: { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true },
         keepaliveSeconds: options.keepaliveSeconds ?? 30,
         reconnectMinMs: options.reconnectMinMs ?? 1000,
@@ -139,6 +152,14 @@ export class MqttPublisher {
       this.known.set(snapshot.id, snapshot);
       if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.sendDiscovery(snapshot);
       this.sendState(snapshot);
+    });
+  }
+
+  /** The hub's own state (retained); sent when it changes, and again with everything else on a reconnect. */
+  publishHubState(state: HubState): void {
+    this.guard('publish hub state', () => {
+      this.hubState = { ...state };
+      this.send(this.hubStateMessage(this.hubState));
     });
   }
 
@@ -188,6 +209,8 @@ export class MqttPublisher {
     // state is sent again, after what waited in the queue (events, removals). Queued retained messages
     // for the same topics would only repeat it: they are discarded first.
     const resync: OutgoingMessage[] = [];
+    if (this.options.homeAssistantDiscovery) for (const m of this.hubDiscovery()) resync.push({ ...m, retain: true });
+    if (this.hubState) resync.push(this.hubStateMessage(this.hubState));
     for (const device of this.known.values()) {
       if (this.options.homeAssistantDiscovery) {
         for (const m of discoveryMessages(this.names, device)) resync.push({ ...m, retain: true });
@@ -211,11 +234,21 @@ export class MqttPublisher {
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || payload !== 'online') return;
     if (!this.options.homeAssistantDiscovery) return;
-    this.log.debug(`Home Assistant came online; re-sending discovery for ${this.known.size} device(s)`);
+    this.log.debug(`Home Assistant came online; re-sending discovery for the hub and ${this.known.size} device(s)`);
+    for (const m of this.hubDiscovery()) this.send({ ...m, retain: true });
+    if (this.hubState) this.send(this.hubStateMessage(this.hubState));
     for (const device of this.known.values()) {
       this.sendDiscovery(device);
       this.sendState(device);
     }
+  }
+
+  private hubDiscovery(): ReturnType<typeof hubDiscoveryMessages> {
+    return hubDiscoveryMessages(this.names, this.options.hostname ?? os.hostname());
+  }
+
+  private hubStateMessage(state: HubState): OutgoingMessage {
+    return { topic: hubStateTopic(this.names.topicPrefix), payload: JSON.stringify(state), retain: true };
   }
 
   private sendDiscovery(device: MqttDevice): void {

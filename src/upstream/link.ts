@@ -26,6 +26,8 @@ export interface UpstreamLinkOptions {
   onMessage: (message: UpstreamMessage) => void;
   /** Called once when the link is lost for good (reconnects exhausted). Not called after close(). */
   onFailed: (reason: string) => void;
+  /** Called when an open link drops and starts reconnecting, and when a reconnect opens it again. */
+  onStateChange?: (state: 'Reconnecting' | 'Open') => void;
   /** Extra CA certificates for `wss://` servers with a private CA. */
   ca?: Buffer;
   /** Audio is refused while more than this many bytes wait in the socket (default 256 KiB). */
@@ -248,6 +250,7 @@ export class UpstreamVoiceLink {
       this.options.logger.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}; reconnecting`);
     }
     this.onTrial = false;
+    this.options.onStateChange?.('Reconnecting');
     void this.reconnect(cause, last);
   }
 
@@ -278,6 +281,7 @@ export class UpstreamVoiceLink {
         this.onTrial = true;
         this.stats.reconnects++;
         this.options.logger.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
+        this.options.onStateChange?.('Open');
         return;
       } catch (e) {
         if (this.stateValue !== 'Reconnecting') return;

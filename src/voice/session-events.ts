@@ -25,6 +25,11 @@ export type SessionEvent =
   | { type: 'upstreamError'; sessionId: string; message: string; code?: string | number }
   /** The first upstream frame of a burst of dropped ones (the rest of the burst is only counted). */
   | { type: 'framesDropped'; sessionId: string; reason: DropReason; message: string }
+  /**
+   * The session's upstream connection: `reconnecting` after it dropped, `open` once a reconnect worked,
+   * `unreachable` when a start could not connect or reconnects ran out (its `ended` follows, if it was Active).
+   */
+  | { type: 'upstreamLink'; sessionId: string; state: 'reconnecting' | 'open' | 'unreachable' }
   /** Active -> Stopped or Failed. Only a session that was Active ends with this event. */
   | { type: 'ended'; sessionId: string; deviceId: string; state: 'Stopped' | 'Failed'; reason: string; at: Date };
 

@@ -111,7 +111,12 @@ export class VoiceSession {
           this.touch();
           this.inbound.push(message);
         },
-        onFailed: (reason) => void this.finish('Failed', reason),
+        onFailed: (reason) => {
+          this.options.emit({ type: 'upstreamLink', sessionId: this.id, state: 'unreachable' });
+          void this.finish('Failed', reason);
+        },
+        onStateChange: (state) =>
+          this.options.emit({ type: 'upstreamLink', sessionId: this.id, state: state === 'Open' ? 'open' : 'reconnecting' }),
       });
       if (this.record.state !== 'Starting') throw new Error('ended while starting');
       await this.link.connect();
@@ -122,6 +127,7 @@ export class VoiceSession {
       }
       const local = e instanceof DomainError;
       const reason = local ? e.message : `upstream voice server unreachable: ${errorText(e)}`;
+      if (!local) this.options.emit({ type: 'upstreamLink', sessionId: this.id, state: 'unreachable' });
       await this.finish('Failed', reason);
       throw local ? e : new DomainError('upstream_unavailable', reason);
     }

@@ -5,9 +5,12 @@ import { ConfiguredMqttPublisher } from '../mqtt/configured.js';
 import { MqttPublisher } from '../mqtt/publisher.js';
 import type { ConfigCategories } from '../settings/categories.js';
 import type { Store } from '../store/types.js';
+import { builtVersion } from '../version.js';
 
-export function createMqtt(config: AppConfig, store: Store, categories: ConfigCategories, logger: Logger): ConfiguredMqttPublisher {
+/** `instanceId`: this installation's (src/process/instance-id.ts), in the client id, topics and discovery. */
+export function createMqtt(config: AppConfig, store: Store, categories: ConfigCategories, instanceId: string, logger: Logger): ConfiguredMqttPublisher {
   const mqttLogger = logger.child('Mqtt');
+  const version = builtVersion();
   const mqtt = new ConfiguredMqttPublisher({
     create: (settings) =>
       new MqttPublisher({
@@ -16,9 +19,12 @@ export function createMqtt(config: AppConfig, store: Store, categories: ConfigCa
         topicPrefix: config.Mqtt.TopicPrefix,
         homeAssistantDiscovery: config.Mqtt.HomeAssistantDiscovery,
         discoveryPrefix: config.Mqtt.DiscoveryPrefix,
+        instanceId,
+        version,
         logger: mqttLogger,
       }),
     devices: () => store.devices.list(),
+    version,
     logger: mqttLogger,
   });
   categories.onChange((category) => {

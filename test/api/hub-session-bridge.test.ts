@@ -65,6 +65,11 @@ const ROWS: Record<SessionEventType, Row[]> = {
     payload: 'upstream audio dropped: the decode queue is full',
     json: '{"type":1,"target":"Error","arguments":["upstream audio dropped: the decode queue is full"]}',
   }],
+  upstreamLink: [
+    { event: { type: 'upstreamLink', sessionId: 's1', state: 'reconnecting' } },
+    { event: { type: 'upstreamLink', sessionId: 's1', state: 'open' } },
+    { event: { type: 'upstreamLink', sessionId: 's1', state: 'unreachable' } },
+  ],
   ended: [{
     event: { type: 'ended', sessionId: 's1', deviceId: 'd1', state: 'Failed', reason: 'upstream connection lost', at },
     target: 'SessionEnded',

@@ -129,6 +129,7 @@ describe('mqtt check', () => {
     new MqttPublisher({
       brokerAddress: '127.0.0.1', port, username: '', password: '', topicPrefix: `vh-${port}`,
       homeAssistantDiscovery: false, discoveryPrefix: 'homeassistant', logger: silentLogger,
+      instanceId: `${port.toString(16).padStart(6, '0')}${process.pid.toString(16).padStart(6, '0')}`.slice(-12), version: 'test',
       hostname: `health-test-${port}-${process.pid}`, reconnectMinMs: 100, reconnectMaxMs: 500,
     });
 

@@ -1,10 +1,13 @@
 // Shared pieces of the MQTT tests: a recording subscriber (plain mqtt.js, as Home Assistant would
 // be), bounded waits, and publishers with their own topic prefixes so tests never see each other.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { silentLogger } from '../../src/log/logger.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
+import { hubTopicBase } from '../../src/mqtt/topics.js';
 import { waitUntil } from '../support/wait.js';
 
 export interface Received {
@@ -76,6 +79,8 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
     homeAssistantDiscovery: true,
     discoveryPrefix: `ha-${tag}`,
     logger: silentLogger,
+    instanceId: randomBytes(6).toString('hex'),
+    version: '9.8.7-test',
     hostname: `test-${tag}`,
     keepaliveSeconds: 2,
     reconnectMinMs: 100,
@@ -83,6 +88,13 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
     ...overrides,
   };
 }
+
+/** Where a publisher with these options puts its own topics: `<prefix>/<instanceId>`. */
+export const hubBase = (options: Pick<MqttPublisherOptions, 'topicPrefix' | 'instanceId'>): string =>
+  hubTopicBase(options.topicPrefix, options.instanceId);
+
+/** The instance id a service keeps in its data directory. */
+export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();
 
 export async function connectedPublisher(options: MqttPublisherOptions): Promise<MqttPublisher> {
   const publisher = new MqttPublisher(options);

@@ -8,9 +8,10 @@ import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
-import { Subscriber } from './helpers.js';
+import { hubBase, instanceIdOf, Subscriber } from './helpers.js';
 
 // Each test's service has its own topic prefix: the brokers are shared and earlier services keep running.
+// PREFIX is where that service's topics are: `<its Mqtt.TopicPrefix>/<its instance id>`.
 let PREFIX = '';
 let services_started = 0;
 const statusIs = (payload: string) => {
@@ -36,9 +37,10 @@ describe('MQTT settings changed over the API', () => {
   });
 
   const start = async (mqtt: Record<string, unknown>): Promise<{ svc: TestService; admin: string }> => {
-    PREFIX = `live-settings-${++services_started}`;
+    const topicPrefix = `live-settings-${++services_started}`;
     // From the file, not the test default flag: a flag is the operator's and the API cannot override it.
-    const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
+    const svc = await startService({ file: { Mqtt: { TopicPrefix: topicPrefix, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
+    PREFIX = hubBase({ topicPrefix, instanceId: instanceIdOf(svc.dataDir) });
     services.push(svc);
     return { svc, admin: await adminToken(svc) };
   };

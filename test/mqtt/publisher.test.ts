@@ -7,7 +7,7 @@ import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { connectedPublisher, device, hubBase, instanceIdOf, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 describe('MqttPublisher with a live broker', () => {
@@ -29,13 +29,13 @@ describe('MqttPublisher with a live broker', () => {
     const options = publisherOptions(broker.port, over);
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
-    return { pub, prefix: options.topicPrefix, ha: options.discoveryPrefix };
+    return { pub, prefix: hubBase(options), ha: options.discoveryPrefix, node: `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`, instanceId: options.instanceId };
   };
 
   it('announces itself online and keeps device state retained', async () => {
     const { pub, prefix } = await publisher();
     pub.publishDeviceState(device('d1'));
-    await waitUntil(() => pub.stats().published >= 7, 'online, 5 discovery configs and the state to be acknowledged');
+    await waitUntil(() => pub.stats().published >= 11, 'online, 4 + 5 discovery configs and the state to be acknowledged');
     const sub = await subscribe([`${prefix}/#`]);
     await sub.barrier(`${prefix}/barrier`);
     assert.deepEqual(sub.on(`${prefix}/status`), [{ topic: `${prefix}/status`, payload: 'online', retain: true }]);
@@ -53,21 +53,24 @@ describe('MqttPublisher with a live broker', () => {
   });
 
   it('publishes retained Home Assistant discovery configs for a new device', async () => {
-    const { pub, prefix, ha } = await publisher();
+    const { pub, prefix, ha, node, instanceId } = await publisher();
     pub.publishDeviceState(device('kitchen', { name: 'Kitchen', type: 'rpi-zero' }));
-    await waitUntil(() => pub.stats().published >= 7, 'messages to be acknowledged');
+    await waitUntil(() => pub.stats().published >= 11, 'messages to be acknowledged');
     const sub = await subscribe([`${ha}/#`]);
     await sub.barrier(`${ha}/barrier`);
     const configs = sub.messages.filter((m) => m.topic.endsWith('/config'));
     assert.deepEqual(
       configs.map((m) => m.topic).sort(),
-      ['battery', 'cpu', 'memory', 'status', 'temperature'].map((o) => `${ha}/sensor/kitchen/${o}/config`),
+      [
+        ...['active_sessions', 'devices_online', 'upstream', 'version'].map((o) => `${node}/hub_${o}/config`),
+        ...['battery', 'cpu', 'memory', 'status', 'temperature'].map((o) => `${node}/kitchen_${o}/config`),
+      ].sort(),
     );
     assert.ok(configs.every((m) => m.retain));
-    const temperature = sub.on(`${ha}/sensor/kitchen/temperature/config`)[0]!;
+    const temperature = sub.on(`${node}/kitchen_temperature/config`)[0]!;
     assert.deepEqual(JSON.parse(temperature.payload), {
       name: 'Temperature',
-      unique_id: 'voice-hub_kitchen_temperature',
+      unique_id: `voice-hub_${instanceId}_kitchen_temperature`,
       state_topic: `${prefix}/devices/kitchen/state`,
       value_template: '{{ value_json.temperature }}',
       unit_of_measurement: '°C',
@@ -76,8 +79,30 @@ describe('MqttPublisher with a live broker', () => {
       availability_topic: `${prefix}/status`,
       payload_available: 'online',
       payload_not_available: 'offline',
-      device: { identifiers: ['voice-hub_kitchen'], name: 'Kitchen', model: 'rpi-zero', manufacturer: 'voice-hub' },
+      origin: { name: 'voice-hub', sw_version: '9.8.7-test' },
+      device: {
+        identifiers: [`voice-hub_${instanceId}_kitchen`], name: 'Kitchen', model: 'rpi-zero', manufacturer: 'voice-hub',
+        via_device: `voice-hub_${instanceId}`,
+      },
     });
+    const upstream = JSON.parse(sub.on(`${node}/hub_upstream/config`)[0]!.payload);
+    assert.deepEqual(upstream, {
+      name: 'Upstream',
+      unique_id: `voice-hub_${instanceId}_hub_upstream`,
+      state_topic: `${prefix}/hub/state`,
+      value_template: '{{ value_json.upstream }}',
+      device_class: 'enum',
+      options: ['idle', 'connected', 'reconnecting', 'unreachable'],
+      icon: 'mdi:cloud',
+      availability_topic: `${prefix}/status`,
+      payload_available: 'online',
+      payload_not_available: 'offline',
+      origin: { name: 'voice-hub', sw_version: '9.8.7-test' },
+      device: {
+        identifiers: [`voice-hub_${instanceId}`], name: upstream.device.name, model: 'voice-hub', manufacturer: 'voice-hub', sw_version: '9.8.7-test',
+      },
+    });
+    assert.match(upstream.device.name, /^voice-hub test-/);
   });
 
   it('does not send discovery when it is turned off', async () => {
@@ -106,10 +131,11 @@ describe('MqttPublisher with a live broker', () => {
           ...flags,
         },
       });
-      const sub = await subscribe([`${prefix}/sessions/#`]);
+      const base = hubBase({ topicPrefix: prefix, instanceId: instanceIdOf(svc.dataDir) });
+      const sub = await subscribe([`${base}/sessions/#`]);
       await waitUntil(() => svc.app.mqtt.current()?.state().connected === true, 'the service to connect to the broker');
       const device = await registerDevice(svc);
-      const topic = (sessionId: string) => `${prefix}/sessions/${sessionId}/event`;
+      const topic = (sessionId: string) => `${base}/sessions/${sessionId}/event`;
       /** The events published for a session so far, parsed, each checked to be not retained. */
       const eventsOf = (sessionId: string) =>
         sub.on(topic(sessionId)).map((m) => {
@@ -120,7 +146,7 @@ describe('MqttPublisher with a live broker', () => {
         await waitUntil(() => sub.on(topic(sessionId)).length >= count, `${count} event(s) of session ${sessionId}`);
         return eventsOf(sessionId);
       };
-      return { prefix, echo, svc, sub, device, topic, eventsOf, waitForEvents };
+      return { base, echo, svc, sub, device, topic, eventsOf, waitForEvents };
     };
 
     /** Starts a session over HTTP; checks the `started` event names it, its device and a time in the call. */
@@ -159,9 +185,9 @@ describe('MqttPublisher with a live broker', () => {
       await expectEnded(r, idle, 'idle timeout');
       assert.equal(r.svc.app.sessions.get(idle)?.state, 'Stopped');
 
-      const late = await subscribe([`${r.prefix}/sessions/#`]);
-      await late.barrier(`${r.prefix}/sessions/barrier`);
-      assert.deepEqual(late.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), [], 'a later subscriber gets no old events');
+      const late = await subscribe([`${r.base}/sessions/#`]);
+      await late.barrier(`${r.base}/sessions/barrier`);
+      assert.deepEqual(late.messages.filter((m) => m.topic !== `${r.base}/sessions/barrier`), [], 'a later subscriber gets no old events');
     });
 
     it('ended with the reason when the upstream voice server goes away (Failed)', async () => {
@@ -179,38 +205,40 @@ describe('MqttPublisher with a live broker', () => {
       assert.equal(res.status, 502);
       const idle = () => r.svc.app.mqtt.current()!.stats();
       await waitUntil(() => idle().queued === 0 && idle().inFlight === 0, 'everything the service published to be acknowledged');
-      await r.sub.barrier(`${r.prefix}/sessions/barrier`);
-      assert.deepEqual(r.sub.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), []);
+      await r.sub.barrier(`${r.base}/sessions/barrier`);
+      assert.deepEqual(r.sub.messages.filter((m) => m.topic !== `${r.base}/sessions/barrier`), []);
     });
   });
 
   it('removeDevice clears its retained state and discovery, and only its own', async () => {
-    const { pub, prefix, ha } = await publisher();
+    const { pub, prefix, ha, node } = await publisher();
     pub.publishDeviceState(device('gone/1'));
     pub.publishDeviceState(device('stays'));
-    await waitUntil(() => pub.stats().published >= 13, 'both devices to be published');
+    await waitUntil(() => pub.stats().published >= 17, 'the hub and both devices to be published');
     pub.removeDevice('gone/1');
-    await waitUntil(() => pub.stats().published >= 19, 'the six clearing messages to be acknowledged');
+    await waitUntil(() => pub.stats().published >= 23, 'the six clearing messages to be acknowledged');
     const sub = await subscribe([`${prefix}/#`, `${ha}/#`]);
     await sub.barrier(`${prefix}/barrier`);
     const leftovers = sub.messages.filter((m) => m.topic.includes('gone'));
     assert.deepEqual(leftovers, [], 'a new subscriber gets nothing retained for the removed device');
     assert.equal(sub.on(`${prefix}/devices/stays/state`).length, 1);
-    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${ha}/sensor/stays/`)).length, 5);
+    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/stays_`)).length, 5);
   });
 
   it("re-sends discovery when Home Assistant's birth message arrives", async () => {
-    const { pub, ha } = await publisher();
+    const { pub, ha, node } = await publisher();
     pub.publishDeviceState(device('d1'));
-    await waitUntil(() => pub.stats().published >= 7, 'messages to be acknowledged');
+    await waitUntil(() => pub.stats().published >= 11, 'messages to be acknowledged');
     const sub = await subscribe([`${ha}/sensor/#`]);
     await sub.barrier(`${ha}/sensor/barrier`);
     const live = () => sub.messages.filter((m) => m.topic.endsWith('/config') && !m.retain);
     assert.equal(live().length, 0);
     await sub.publish(`${ha}/status`, 'offline');
     await sub.publish(`${ha}/status`, 'online');
-    await waitUntil(() => live().length >= 5, 'discovery configs sent again');
-    assert.deepEqual(live().map((m) => m.topic.split('/')[3]).sort(), ['battery', 'cpu', 'memory', 'status', 'temperature']);
+    await waitUntil(() => live().length >= 9, 'discovery configs sent again');
+    assert.deepEqual(live().map((m) => m.topic.slice(node.length + 1, -'/config'.length)).sort(), [
+      'd1_battery', 'd1_cpu', 'd1_memory', 'd1_status', 'd1_temperature', 'hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version',
+    ]);
   });
 
   it('syncDevices publishes every known device', async () => {

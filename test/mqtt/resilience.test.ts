@@ -2,13 +2,13 @@
 // credentials are wrong. Real mosquitto instances and a real child process throughout.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { connectedPublisher, device, hubBase, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -28,9 +28,11 @@ describe('MqttPublisher when things fail', () => {
   it('a killed process is announced offline by the broker (last will)', async () => {
     const b = await broker();
     const prefix = `vh-${randomUUID().slice(0, 8)}`;
-    const sub = await Subscriber.connect(b.port, [`${prefix}/status`]);
+    const instanceId = randomBytes(6).toString('hex');
+    const base = hubBase({ topicPrefix: prefix, instanceId });
+    const sub = await Subscriber.connect(b.port, [`${base}/status`]);
     cleanup.push(() => sub.end());
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, String(b.port), prefix, `child-${prefix}`], {
+    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, String(b.port), prefix, instanceId], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -43,7 +45,7 @@ describe('MqttPublisher when things fail', () => {
     await sub.waitFor((m) => m.payload === 'online', 'online from the child');
     child.kill('SIGKILL');
     const offline = await sub.waitFor((m) => m.payload === 'offline', 'the last will');
-    assert.equal(offline.topic, `${prefix}/status`);
+    assert.equal(offline.topic, `${base}/status`);
   });
 
   it('a stopped broker neither slows nor fails publishing; the queue stays bounded; all is re-sent on restart', async (t) => {
@@ -52,7 +54,7 @@ describe('MqttPublisher when things fail', () => {
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
     pub.publishDeviceState(device('d1'));
-    await waitUntil(() => pub.stats().published >= 7, 'the first state to be acknowledged');
+    await waitUntil(() => pub.stats().published >= 11, 'online, the hub\'s 4 and the device\'s 5 discovery configs and the state to be acknowledged');
     const publishedBefore = pub.stats().published;
 
     await b.stop();
@@ -74,14 +76,17 @@ describe('MqttPublisher when things fail', () => {
 
     await b.restart();
     await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
-    await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 99 + 7, 'the queue to be flushed');
-    const sub = await Subscriber.connect(b.port, [`${options.topicPrefix}/#`, `${options.discoveryPrefix}/#`]);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 99 + 11, 'the queue to be flushed');
+    const base = hubBase(options);
+    const sub = await Subscriber.connect(b.port, [`${base}/#`, `${options.discoveryPrefix}/#`]);
     cleanup.push(() => sub.end());
-    await sub.barrier(`${options.topicPrefix}/barrier`);
+    await sub.barrier(`${base}/barrier`);
     // The restarted broker had no persistence: everything retained came from the publisher again.
-    assert.equal(sub.on(`${options.topicPrefix}/status`)[0]?.payload, 'online');
-    assert.equal(JSON.parse(sub.on(`${options.topicPrefix}/devices/d1/state`)[0]!.payload).batteryLevel, 99);
-    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${options.discoveryPrefix}/sensor/d1/`)).length, 5);
+    assert.equal(sub.on(`${base}/status`)[0]?.payload, 'online');
+    assert.equal(JSON.parse(sub.on(`${base}/devices/d1/state`)[0]!.payload).batteryLevel, 99);
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/d1_`)).length, 5);
+    assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/hub_`)).length, 4);
   });
 
   it('a hung broker (socket open, no acks) does not grow what mqtt.js holds; all flows once it wakes', async () => {
@@ -89,15 +94,15 @@ describe('MqttPublisher when things fail', () => {
     const options = publisherOptions(b.port, { queueLimit: 500, keepaliveSeconds: 30 });
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
-    await waitUntil(() => pub.stats().published >= 1, 'online to be acknowledged');
-    const live = await Subscriber.connect(b.port, [`${options.topicPrefix}/sessions/#`]);
+    await waitUntil(() => pub.stats().published >= 5, 'online and the hub\'s 4 discovery configs to be acknowledged');
+    const live = await Subscriber.connect(b.port, [`${hubBase(options)}/sessions/#`]);
     cleanup.push(() => live.end());
     b.pause();
     for (let i = 0; i < 2000; i++) pub.publishSessionEvent('s1', { n: i });
     const stalled = pub.stats();
     assert.ok(stalled.inFlight <= 100, `at most 100 messages handed to mqtt.js, got ${stalled.inFlight}`);
     assert.equal(stalled.queued, 500);
-    assert.equal(stalled.inFlight + stalled.queued + stalled.dropped + stalled.published - 1, 2000);
+    assert.equal(stalled.inFlight + stalled.queued + stalled.dropped + stalled.published - 5, 2000);
     b.resume();
     await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the backlog to be delivered', 15_000);
     await live.waitFor((m) => JSON.parse(m.payload).n === 1999, 'the newest event');

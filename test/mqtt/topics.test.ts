@@ -1,8 +1,11 @@
 // Topic names and Home Assistant payloads: pure, table-driven.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deviceStatePayload, discoveryChanged, discoveryMessages, retainedTopicsOf } from '../../src/mqtt/discovery.js';
-import { deviceStateTopic, discoveryTopic, haNodeId, sessionEventTopic, statusTopic, topicLevel } from '../../src/mqtt/topics.js';
+import { deviceStatePayload, discoveryChanged, discoveryMessages, retainedTopicsOf, SENSOR_OBJECTS } from '../../src/mqtt/discovery.js';
+import { HUB_SENSOR_OBJECTS } from '../../src/mqtt/hub-discovery.js';
+import {
+  deviceStateTopic, discoveryTopic, haDeviceObject, haHubObject, haNodeId, hubStateTopic, hubTopicBase, sessionEventTopic, statusTopic, topicLevel,
+} from '../../src/mqtt/topics.js';
 import { device } from './helpers.js';
 
 describe('topicLevel', () => {
@@ -40,15 +43,25 @@ describe('haNodeId', () => {
 
 describe('topics', () => {
   it('builds every topic from the prefix', () => {
-    assert.equal(statusTopic('voice-hub'), 'voice-hub/status');
-    assert.equal(deviceStateTopic('voice-hub', 'd/1'), 'voice-hub/devices/d%2F1/state');
-    assert.equal(sessionEventTopic('voice-hub', 's+1'), 'voice-hub/sessions/s%2B1/event');
-    assert.equal(discoveryTopic('homeassistant', 'd1', 'cpu'), 'homeassistant/sensor/d1/cpu/config');
+    const base = hubTopicBase('voice-hub', '0123456789ab');
+    assert.equal(base, 'voice-hub/0123456789ab');
+    assert.equal(statusTopic(base), 'voice-hub/0123456789ab/status');
+    assert.equal(deviceStateTopic(base, 'd/1'), 'voice-hub/0123456789ab/devices/d%2F1/state');
+    assert.equal(sessionEventTopic(base, 's+1'), 'voice-hub/0123456789ab/sessions/s%2B1/event');
+    assert.equal(hubStateTopic(base), 'voice-hub/0123456789ab/hub/state');
+    assert.equal(discoveryTopic('homeassistant', '0123456789ab', haDeviceObject('d1', 'cpu')), 'homeassistant/sensor/voice-hub_0123456789ab/d1_cpu/config');
+    assert.equal(discoveryTopic('homeassistant', '0123456789ab', haHubObject('upstream')), 'homeassistant/sensor/voice-hub_0123456789ab/hub_upstream/config');
+  });
+  it('no device sensor of any device id has the object id of a hub sensor', () => {
+    // <node>_<sensor> == hub_<hubSensor> would need a device sensor equal to a hub sensor name or to
+    // the part of one after an underscore.
+    const tails = HUB_SENSOR_OBJECTS.flatMap((h) => h.split('_').map((_, i, parts) => parts.slice(i).join('_')));
+    for (const sensor of SENSOR_OBJECTS) assert.ok(!tails.includes(sensor), sensor);
   });
 });
 
 describe('discovery payloads', () => {
-  const names = { topicPrefix: 'voice-hub', discoveryPrefix: 'homeassistant' };
+  const names = { topicPrefix: 'voice-hub/0123456789ab', discoveryPrefix: 'homeassistant', instanceId: '0123456789ab', version: '1.2.3' };
   it('state carries status, lastSeen and the four metrics, nulls included', () => {
     assert.deepEqual(JSON.parse(deviceStatePayload(device('d1', { temperature: null }))), {
       status: 'online',
@@ -63,20 +76,23 @@ describe('discovery payloads', () => {
     const messages = discoveryMessages(names, device('d1'));
     assert.deepEqual(
       messages.map((m) => m.topic),
-      ['battery', 'temperature', 'memory', 'cpu', 'status'].map((o) => `homeassistant/sensor/d1/${o}/config`),
+      ['battery', 'temperature', 'memory', 'cpu', 'status'].map((o) => `homeassistant/sensor/voice-hub_0123456789ab/d1_${o}/config`),
     );
     assert.deepEqual(JSON.parse(messages[0]!.payload), {
       name: 'Battery',
-      unique_id: 'voice-hub_d1_battery',
-      state_topic: 'voice-hub/devices/d1/state',
+      unique_id: 'voice-hub_0123456789ab_d1_battery',
+      state_topic: 'voice-hub/0123456789ab/devices/d1/state',
       value_template: '{{ value_json.batteryLevel }}',
       unit_of_measurement: '%',
       state_class: 'measurement',
       device_class: 'battery',
-      availability_topic: 'voice-hub/status',
+      availability_topic: 'voice-hub/0123456789ab/status',
       payload_available: 'online',
       payload_not_available: 'offline',
-      device: { identifiers: ['voice-hub_d1'], name: 'Device d1', model: 'esp32-s3', manufacturer: 'voice-hub' },
+      origin: { name: 'voice-hub', sw_version: '1.2.3' },
+      device: {
+        identifiers: ['voice-hub_0123456789ab_d1'], name: 'Device d1', model: 'esp32-s3', manufacturer: 'voice-hub', via_device: 'voice-hub_0123456789ab',
+      },
     });
     const status = JSON.parse(messages[4]!.payload);
     assert.equal(status.value_template, '{{ value_json.status }}');
@@ -86,7 +102,7 @@ describe('discovery payloads', () => {
   it('removal covers the state and every discovery topic', () => {
     const topics = retainedTopicsOf(names, 'a/b');
     assert.equal(topics.length, 6);
-    assert.equal(topics[0], 'voice-hub/devices/a%2Fb/state');
+    assert.equal(topics[0], 'voice-hub/0123456789ab/devices/a%2Fb/state');
     for (const m of discoveryMessages(names, device('a/b'))) assert.ok(topics.includes(m.topic));
   });
   it('discovery is resent only for new devices or a new name/type', () => {

@@ -1,0 +1,53 @@
+// This installation's hub instance id: 12 random hex digits, generated on first start and kept in the
+// data directory. It tells hubs apart where they share something: the MQTT client id (a broker closes
+// an older connection with the same client id), MQTT topics and Home Assistant's unique ids. Hex digits
+// are valid in MQTT topics and in Home Assistant node, object and unique ids without any escaping.
+//
+// The id must never change under a running installation: Home Assistant would see a new hub and new
+// entities, automations on the old topics would go quiet. So a damaged file stops start-up with a
+// message saying what removing it costs, instead of being replaced silently.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { errorText } from '../errors.js';
+import { writeFileDurably } from '../store/durable-file.js';
+
+export const INSTANCE_ID_FILE = 'instance-id';
+const INSTANCE_ID = /^[0-9a-f]{12}$/;
+
+export interface InstanceId {
+  readonly id: string;
+  /** Whether this start generated it (first start in this data directory). */
+  readonly created: boolean;
+  readonly file: string;
+}
+
+/** Reads `<dataDir>/instance-id`, creating it (durably: temp file, fsync, rename) when there is none. */
+export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
+  const file = path.join(dataDir, INSTANCE_ID_FILE);
+  let text: string | undefined;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw new Error(`cannot read the hub instance id file ${file}: ${code ?? errorText(e)}`);
+  }
+  if (text !== undefined) {
+    const id = text.trim();
+    if (!INSTANCE_ID.test(id)) {
+      throw new Error(
+        `the hub instance id file ${file} is damaged (it must hold 12 hex digits); restore it from a backup, ` +
+          'or remove it to generate a new id (Home Assistant then sees a new hub with new entities)',
+      );
+    }
+    return { id, created: false, file };
+  }
+  const id = randomBytes(6).toString('hex');
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o750 });
+    await writeFileDurably(file, new TextEncoder().encode(id + '\n'));
+  } catch (e) {
+    throw new Error(`cannot create the hub instance id file ${file}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
+  }
+  return { id, created: true, file };
+}
