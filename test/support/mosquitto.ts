@@ -13,6 +13,8 @@ const MOSQUITTO_PASSWD = '/usr/bin/mosquitto_passwd';
 export interface MosquittoOptions {
   /** user -> password; when given, anonymous clients are refused. */
   users?: Record<string, string>;
+  /** Also log notices (each client's connect and disconnect, with its client id). */
+  logNotices?: boolean;
 }
 
 export interface Mosquitto {
@@ -64,6 +66,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     const lines = [`listener ${port} 127.0.0.1`, 'persistence false', 'log_dest stderr', 'log_type error', 'log_type warning'];
     // Run as root, mosquitto would switch to the `mosquitto` user, which cannot read our temp folder.
     if (process.getuid?.() === 0) lines.push('user root');
+    if (options.logNotices) lines.push('log_type notice');
     if (options.users) {
       const passwords = path.join(dir, 'passwords');
       writeFileSync(passwords, '', { mode: 0o600 });

@@ -1,0 +1,88 @@
+// The hub instance id: generated once, kept in the data dir, never silently replaced. A damaged file
+// and a data dir it cannot be written to stop start-up with a message that says so.
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { INSTANCE_ID_FILE, loadInstanceId } from '../../src/process/instance-id.js';
+import { startService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+
+const damaged = (file: string): string =>
+  `the hub instance id file ${file} is damaged (it must hold 12 hex digits); restore it from a backup, ` +
+  'or remove it to generate a new id (Home Assistant then sees a new hub with new entities)';
+
+describe('hub instance id', () => {
+  it('is generated on first start, written whole, and read back unchanged after that', async () => {
+    const dir = path.join(tmpDir(), 'data'); // not there yet: created like the store creates it
+    const first = await loadInstanceId(dir);
+    const file = path.join(dir, INSTANCE_ID_FILE);
+    assert.deepEqual(first, { id: first.id, created: true, file });
+    assert.match(first.id, /^[0-9a-f]{12}$/);
+    assert.equal(readFileSync(file, 'utf8'), `${first.id}\n`);
+    assert.equal(statSync(file).mode & 0o777, 0o640);
+    for (let i = 0; i < 3; i++) assert.deepEqual(await loadInstanceId(dir), { id: first.id, created: false, file });
+    // Another data dir, another hub.
+    assert.notEqual((await loadInstanceId(tmpDir())).id, first.id);
+  });
+
+  it('accepts the file with or without its newline and surrounding blanks (edited by hand)', async () => {
+    for (const text of ['0123456789ab', '0123456789ab\n', '  0123456789ab \r\n']) {
+      const dir = tmpDir();
+      writeFileSync(path.join(dir, INSTANCE_ID_FILE), text);
+      assert.equal((await loadInstanceId(dir)).id, '0123456789ab', JSON.stringify(text));
+    }
+  });
+
+  it('a damaged file is an error naming it, and is left as it is', async () => {
+    for (const text of ['', '\n', '0123456789AB', '0123456789a', '0123456789abc', 'voice-hub', '0123456789ab\n0123456789ab\n', '\u0000'.repeat(12)]) {
+      const dir = tmpDir();
+      const file = path.join(dir, INSTANCE_ID_FILE);
+      writeFileSync(file, text);
+      await assert.rejects(loadInstanceId(dir), { message: damaged(file) }, JSON.stringify(text));
+      assert.equal(readFileSync(file, 'utf8'), text);
+    }
+  });
+
+  it('a data dir it cannot write to is an error naming the file and the reason', async () => {
+    // Root writes through chmod, so the obstacles are ones root cannot pass: a folder squatting on the
+    // temp file's name (EISDIR), the data dir's parent being a file (ENOTDIR, like a vanished mount).
+    const dir = tmpDir();
+    const file = path.join(dir, INSTANCE_ID_FILE);
+    mkdirSync(`${file}.tmp-${process.pid}`);
+    await assert.rejects(loadInstanceId(dir), { message: `cannot create the hub instance id file ${file}: EISDIR` });
+    assert.equal(existsSync(file), false, 'nothing half written');
+
+    const parent = path.join(tmpDir(), 'a-file');
+    writeFileSync(parent, 'x');
+    const gone = path.join(parent, 'data', INSTANCE_ID_FILE);
+    await assert.rejects(loadInstanceId(path.dirname(gone)), { message: `cannot read the hub instance id file ${gone}: ENOTDIR` });
+
+    // An id file that is a folder cannot be read.
+    const other = tmpDir();
+    mkdirSync(path.join(other, INSTANCE_ID_FILE));
+    await assert.rejects(loadInstanceId(other), { message: `cannot read the hub instance id file ${path.join(other, INSTANCE_ID_FILE)}: EISDIR` });
+  });
+
+  it('a read-only data dir that already holds the id is fine', { skip: process.getuid?.() === 0 && 'root writes through chmod' }, async () => {
+    const dir = tmpDir();
+    const { id } = await loadInstanceId(dir);
+    chmodSync(dir, 0o555);
+    try {
+      assert.deepEqual(await loadInstanceId(dir), { id, created: false, file: path.join(dir, INSTANCE_ID_FILE) });
+      const empty = tmpDir();
+      chmodSync(empty, 0o555);
+      await assert.rejects(loadInstanceId(empty), { message: `cannot create the hub instance id file ${path.join(empty, INSTANCE_ID_FILE)}: EACCES` });
+    } finally {
+      chmodSync(dir, 0o755);
+    }
+  });
+
+  it('the service does not start on a damaged file, and keeps it', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, INSTANCE_ID_FILE);
+    writeFileSync(file, 'not an id\n');
+    await assert.rejects(startService({ dataDir: dir }), { message: damaged(file) });
+    assert.equal(readFileSync(file, 'utf8'), 'not an id\n');
+  });
+});
