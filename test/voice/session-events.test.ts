@@ -91,10 +91,10 @@ test('ended says how: idle timeout (Stopped), replaced (Stopped), upstream lost 
   assert.equal(events.ofType('ended').length, 2, 'each started session ends exactly once');
 });
 
-test('a session that never became Active tells nobody: no started, no ended', async (t) => {
+test('a session that never became Active has no started and no ended, only the upstream unreachable', async (t) => {
   const { events, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${await freePort()}` });
   await assert.rejects(service.start({ deviceId: 'dev-1', userId: 'u' }), { code: 'upstream_unavailable' });
-  assert.deepEqual(events.domain, []);
+  assert.deepEqual(events.domain.map((e) => (e.type === 'upstreamLink' ? { type: e.type, state: e.state } : e)), [{ type: 'upstreamLink', state: 'unreachable' }]);
 });
 
 test('a listener that throws is logged with its stack; the session and the other listeners carry on', async (t) => {
