@@ -33,6 +33,8 @@ export class HubStatus {
 
   /** Applies one session event; true when the hub state changed. */
   sessionEvent(event: SessionEvent): boolean {
+    // Audio and text arrive many times a second and change nothing here: out before any work.
+    if (event.type !== 'started' && event.type !== 'upstreamLink' && event.type !== 'ended') return false;
     const before = this.key();
     const { sessionId } = event;
     switch (event.type) {
@@ -50,8 +52,6 @@ export class HubStatus {
         this.active.delete(sessionId);
         this.reconnecting.delete(sessionId);
         break;
-      default:
-        return false; // audio and text change nothing here
     }
     return this.key() !== before;
   }
