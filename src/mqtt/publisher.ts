@@ -78,6 +78,8 @@ export class MqttPublisher {
   /** The hub's latest state, re-sent with the devices'. */
   private hubState: HubState | undefined;
   private readonly broker: string;
+  /** `voice-hub-<instanceId>`: one per installation, as a broker closes the older of two connections with one id. */
+  private readonly clientId: string;
   private lastError: string | undefined;
   private published = 0;
   private inFlight = 0;
@@ -100,13 +102,14 @@ export class MqttPublisher {
     this.broker = options.brokerAddress.includes(':')
       ? `[${options.brokerAddress}]:${options.port}`
       : `${options.brokerAddress}:${options.port}`;
+    this.clientId = `voice-hub-${options.instanceId}`;
     this.connection = new BrokerConnection(
       {
         host: options.brokerAddress,
         port: options.port,
         username: options.username,
         password: options.password,
-        clientId: `voice-hub-${options.instanceId}`,
+        clientId: this.clientId,
         will: { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true },
         keepaliveSeconds: options.keepaliveSeconds ?? 30,
         reconnectMinMs: options.reconnectMinMs ?? 1000,
@@ -124,7 +127,8 @@ export class MqttPublisher {
   /** Starts connecting in the background. Publishing before that (or while the broker is down) queues. */
   start(): void {
     if (this.closing) return;
-    this.log.info(`connecting to MQTT broker ${this.broker}`);
+    // The client id in the log: a broker's own log names clients by it, e.g. when it closes one for another.
+    this.log.info(`connecting to MQTT broker ${this.broker} as ${this.clientId}`);
     this.connection.start();
   }
 

@@ -62,7 +62,10 @@ describe('two hubs on one broker, alike but for their data dirs and ports', () =
     assert.match(a.id, /^[0-9a-f]{12}$/);
     assert.match(b.id, /^[0-9a-f]{12}$/);
     assert.notEqual(a.id, b.id);
-    for (const h of hubs) assert.ok(h.svc.logs.some((l) => l.includes(`hub instance id ${h.id} (new, kept in `)), 'the id is logged at start');
+    for (const h of hubs) {
+      assert.ok(h.svc.logs.some((l) => l.includes(`hub instance id ${h.id} (new, kept in `)), 'the id is logged at start');
+      assert.ok(h.svc.logs.some((l) => l.endsWith(`connecting to MQTT broker 127.0.0.1:${broker.port} as voice-hub-${h.id}`)), 'and the client id');
+    }
 
     const deadline = Date.now() + SIDE_BY_SIDE_MS;
     while (Date.now() < deadline) {
