@@ -20,7 +20,7 @@ describe('hub instance id', () => {
     assert.deepEqual(first, { id: first.id, created: true, file });
     assert.match(first.id, /^[0-9a-f]{12}$/);
     assert.equal(readFileSync(file, 'utf8'), `${first.id}\n`);
-    assert.equal(statSync(file).mode & 0o777, 0o640);
+    assert.equal(statSync(file).mode & 0o022, 0, 'writable by its owner only');
     for (let i = 0; i < 3; i++) assert.deepEqual(await loadInstanceId(dir), { id: first.id, created: false, file });
     // Another data dir, another hub.
     assert.notEqual((await loadInstanceId(tmpDir())).id, first.id);
