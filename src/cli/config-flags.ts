@@ -60,7 +60,9 @@ export function readConfigFlag(name: string, raw: unknown, short: readonly Short
   const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
   if (!node) return undefined;
   const problem = valueProblem(name, raw, node);
-  return problem ? { ok: false, problem } : { ok: true, value: { key, value: raw } };
+  // In the schema's spelling, so two spellings of one key are seen to be one.
+  const spelled = [...resolved.path, ...(resolved.kind === 'item' ? [resolved.index] : [])].join('.');
+  return problem ? { ok: false, problem } : { ok: true, value: { key: spelled, value: raw } };
 }
 
 function valueProblem(name: string, raw: unknown, node: SchemaNode): string | undefined {
