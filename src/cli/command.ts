@@ -12,7 +12,7 @@ import { orList, readOption, singleText, yargsOption, type OptionSpecs, type Opt
 
 export interface ParsedArgs<S extends OptionSpecs> {
   options: OptionValues<S>;
-  /** The positional argument, one of the spec's choices, when the command has one. */
+  /** The positional argument, one of the declared choices, when the command has one. */
   positional: string | undefined;
   /** `--config` and the configuration flags, for loadCliConfig. */
   config: CliConfig;
@@ -50,7 +50,7 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
   };
 }
 
-/** Every argument yargs found, checked against the spec; throws a usage error listing every problem. */
+/** Every argument yargs found, checked against the command's declaration; throws a usage error listing every problem. */
 export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Record<string, unknown>): ParsedArgs<S> {
   const problems: string[] = [];
   const short: readonly ShortFlag[] = spec.config?.short ?? [];
