@@ -28,7 +28,8 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * The ports and the data directory, before anything is written: a second voice-hub (a second
- * `make run`, a second start by hand) exits with EXIT_IN_USE instead of sharing a port with the first (the kernel would split connections between two databases).
+ * `make run`, a second start by hand) exits with EXIT_IN_USE instead of sharing a port with the
+ * first (the kernel would split connections between two databases).
  */
 async function claim(config: AppConfig): Promise<DataDirLock> {
   try {
