@@ -3,7 +3,7 @@
 import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
-import { usageError, yargsCommand } from './cli/command.js';
+import { prototypeFlagProblems, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
@@ -106,7 +106,10 @@ async function serve(cli: CliConfig): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  await yargs(process.argv.slice(2))
+  const args = process.argv.slice(2);
+  const unparsable = prototypeFlagProblems(args);
+  if (unparsable.length > 0) throw usageError(undefined, unparsable);
+  await yargs(args)
     .scriptName('voice-hub')
     .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
     .wrap(null)

@@ -26,6 +26,21 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
   return new CliExit(EXIT_USAGE, [...problems.map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
 }
 
+/**
+ * Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
+ * takes. yargs looks flag names up in plain objects and throws a TypeError on these, so they are
+ * refused before it parses.
+ */
+export function prototypeFlagProblems(args: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const arg of args) {
+    if (arg === '--') break;
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined && Object.hasOwn(Object.prototype, name)) problems.push(`unknown flag --${name}`);
+  }
+  return problems;
+}
+
 export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (args: ParsedArgs<S>) => Promise<void> | void): CommandModule {
   const isDefault = spec === (SERVE as CommandSpec);
   const pos = spec.positional;

@@ -65,6 +65,10 @@ describe('unknown flags, per command: exit 64 with "did you mean"', () => {
     [['-x'], 'voice-hub', 'unknown flag -x'],
     [['--no-port'], 'voice-hub', 'unknown flag --no-port'],
     [['health', '--version'], 'voice-hub health', 'unknown flag --version'],
+    // Names of Object.prototype's members made yargs throw a TypeError (exit 1 with a stack trace).
+    [['--constructor', '1'], 'voice-hub', 'unknown flag --constructor'],
+    [['health', '--toString=x'], 'voice-hub', 'unknown flag --toString'],
+    [['--hasOwnProperty'], 'voice-hub', 'unknown flag --hasOwnProperty'],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
