@@ -1,7 +1,9 @@
 // A CommandSpec as a yargs command: its --help shows its own flags only, and before it runs, every
 // argument is checked. An unknown flag or command, a missing or repeated value, a value of the wrong
 // type or an extra argument is bad usage: exit 64 (EX_USAGE) with one line per problem, a "did you
-// mean" where a known name is close, and where to find the command's help.
+// mean" where a known name is close, and where to find the command's help. yargs' own .strict() is not
+// used: it would refuse the configuration keys in dot form, which no list of options can name, and
+// word its messages (and pick its exit code) itself.
 import type { Argv, CommandModule } from 'yargs';
 import { leafKeys } from '../config/schema.js';
 import { closest } from '../config/spelling.js';
@@ -45,6 +47,7 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
   const isDefault = spec === (SERVE as CommandSpec);
   const pos = spec.positional;
   return {
+    // `[kind]`, not `<kind>`: yargs would refuse a missing one with its own message; readPositionals says it.
     command: isDefault ? [spec.name, '$0'] : `${spec.name}${pos ? ` [${pos.name}]` : ''}`,
     describe: spec.summary,
     builder: (y: Argv) => {
