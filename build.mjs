@@ -1,8 +1,8 @@
-// Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs`,
+// Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs` or directly,
 // and copies the files it reads at run time beside it (src/runtime/asset-manifest.mjs: the sql.js
 // wasm, Swagger UI, the uWS native addon of every target). A missing one fails the build, naming it.
 import { build } from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
 import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
@@ -63,8 +63,11 @@ await build({
     'process.env.WS_NO_BUFFER_UTIL': '"1"',
     'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
   },
-  banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+  // The #! line and the run bit (below) let the npm `bin` entry, `npm link`, `npx voice-hub` and
+  // `./dist/voice-hub.cjs` start it without naming node.
+  banner: { js: "#!/usr/bin/env node\nconst __import_meta_url = require('url').pathToFileURL(__filename).href;" },
 });
+chmodSync(path.join(dist, 'voice-hub.cjs'), 0o755);
 
 for (const [name, source] of assets) {
   const dest = path.join(dist, name);

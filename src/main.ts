@@ -1,14 +1,15 @@
 // The only module that touches process, argv and signals: cli -> config -> createApp -> start.
-// Configuration flags belong to the commands that read the configuration (serve, token, config,
-// health); echo-server and simulate take only their own, so their --help says only what applies.
+// Which flags each command takes is declared in src/cli/commands.ts; here each command gets its handler.
 import yargs from 'yargs';
 import { createApp } from './app.js';
 import { configCheckLines } from './cli/config-check.js';
-import { CONFIG_OPTIONS } from './cli/config-flags.js';
-import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig } from './cli/load.js';
+import { prototypeFlagProblems, usageError, yargsCommand } from './cli/command.js';
+import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
+import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
-import { mintAdminToken } from './cli/token.js';
-import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js';
+import { errorText } from './errors.js';
+import { mintAdminToken, parseTtl } from './cli/token.js';
+import { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startEchoServer } from './upstream/echo-server.js';
@@ -27,8 +28,8 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * The ports and the data directory, before anything is written: a second voice-hub (a second
- * `make run`, a mistyped command that falls through to serving) exits with EXIT_IN_USE instead of
- * sharing a port with the first (the kernel would split connections between two databases).
+ * `make run`, a second start by hand) exits with EXIT_IN_USE instead of sharing a port with the
+ * first (the kernel would split connections between two databases).
  */
 async function claim(config: AppConfig): Promise<DataDirLock> {
   try {
@@ -56,8 +57,8 @@ function tuneMemory(logger: Logger): void {
   }
 }
 
-async function serve(argv: Record<string, unknown>): Promise<void> {
-  const loaded = loadCliConfig(argv, bundleDir);
+async function serve(cli: CliConfig): Promise<void> {
+  const loaded = loadCliConfig(cli, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
   tuneMemory(logger);
   const lock = await claim(loaded.config);
@@ -105,80 +106,67 @@ async function serve(argv: Record<string, unknown>): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  await yargs(process.argv.slice(2))
+  const args = process.argv.slice(2);
+  const unparsable = prototypeFlagProblems(args);
+  if (unparsable.length > 0) throw usageError(undefined, unparsable);
+  await yargs(args)
     .scriptName('voice-hub')
     .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
-    .epilogue('Any configuration key can also be given as a flag in dot form, e.g.\n  --VoiceService.ServerUrl ws://host:5050/voice\nor in the environment with __, e.g. VoiceService__ServerUrl=ws://host:5050/voice.')
     .wrap(null)
-    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false })
-    .command(['serve', '$0'], 'run the service (default)', (y) => y.options(CONFIG_OPTIONS), (argv) => serve(argv))
-    .command('token <kind>', 'mint a token with this installation\'s signing key', (y) =>
-      y
-        .options(CONFIG_OPTIONS)
-        .positional('kind', { choices: ['admin'] as const, describe: 'token kind', demandOption: true })
-        .option('ttl', { type: 'string', default: '30d', describe: 'lifetime: 30d, 12h, 90m or a time span' }),
-      async (argv) => {
-        process.stdout.write((await mintAdminToken(loadCliConfig(argv, bundleDir), argv.ttl)) + '\n');
-      })
-    .command('config <action>', 'inspect the configuration', (y) =>
-      y.options(CONFIG_OPTIONS).positional('action', { choices: ['check'] as const, demandOption: true }),
-      async (argv) => {
-        const lines = await configCheckLines(loadCliConfig(argv, bundleDir));
-        process.stdout.write(lines.join('\n') + '\n');
-      })
-    .command('health', 'print the health of a running service as a table (exit 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable)', (y) =>
-      y.options(CONFIG_OPTIONS).option('url', { type: 'string', describe: 'health address (default: this box\'s configured port)' }),
-      async (argv) => {
-        const url = argv.url ?? (() => {
-          const { config } = loadCliConfig(argv, bundleDir);
-          return localHealthUrl(config.Server.Host, config.Server.Port);
-        })();
-        const { code, text } = await healthCommand(url);
-        (code === EXIT_UNREACHABLE ? process.stderr : process.stdout).write(text);
-        process.exitCode = code;
-      })
-    .command('echo-server', 'run the built-in upstream voice server (answers audio with the same audio, text with "echo: text")', (y) =>
-      y
-        .option('port', { type: 'number', default: 5050, describe: 'port (0 = any free port)' })
-        .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' }),
-      async (argv) => {
-        const logger = createLogger({ levels: { Default: 'Information' } }, 'EchoServer');
-        const server = await startEchoServer({ host: argv.host, port: argv.port, logger });
-        logger.info(`echo voice server listening on ws://${argv.host}:${server.port}/voice`);
-        const stop = (): void => {
-          void server.close().finally(() => process.exit(0));
-        };
-        process.once('SIGTERM', stop);
-        process.once('SIGINT', stop);
-      })
-    .command('simulate', 'stream real-time Opus from simulated devices through a running service; report losses and round-trip latency (exit 0 nothing lost, 1 otherwise)', (y) =>
-      y
-        .option('url', { type: 'string', default: 'http://127.0.0.1:5000', describe: "the service's base address" })
-        .option('devices', { type: 'number', default: 1, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' })
-        .option('seconds', { type: 'number', default: 10, describe: 'seconds of audio each device streams' })
-        .option('protocol', { choices: ['json', 'messagepack'] as const, default: 'json' as 'json' | 'messagepack', describe: 'SignalR hub protocol' })
-        .option('api-key', { type: 'string', describe: 'X-API-Key, when the service has ApiKeys' })
-        .option('admin-token', { type: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' }),
-      async (argv) => {
-        const { code, text } = await simulateCommand({
-          url: argv.url,
-          devices: argv.devices,
-          seconds: argv.seconds,
-          protocol: argv.protocol,
-          apiKey: argv['api-key'],
-          adminToken: argv['admin-token'],
-          log: (line) => process.stderr.write(line + '\n'),
-        });
-        (code === 2 ? process.stderr : process.stdout).write(text);
-        process.exitCode = code;
-      })
+    // Values stay the text typed, and --no-x is not read as x=false: src/cli/options.ts types and checks them.
+    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'parse-numbers': false, 'parse-positional-numbers': false, 'boolean-negation': false })
+    .command(yargsCommand(SERVE, (args) => serve(args.config)))
+    .command(yargsCommand(TOKEN, async ({ options, config }) => {
+      let ttlMs: number;
+      try {
+        ttlMs = parseTtl(options.ttl);
+      } catch (e) {
+        throw usageError(TOKEN, [errorText(e)]);
+      }
+      process.stdout.write((await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs)) + '\n');
+    }))
+    .command(yargsCommand(CONFIG, async ({ config }) => {
+      const lines = await configCheckLines(loadCliConfig(config, bundleDir));
+      process.stdout.write(lines.join('\n') + '\n');
+    }))
+    .command(yargsCommand(HEALTH, async ({ options, config }) => {
+      const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
+        const { config: loaded } = loadCliConfig(config, bundleDir);
+        return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
+      })();
+      const { code, text } = await healthCommand(url);
+      (code === EXIT_UNREACHABLE ? process.stderr : process.stdout).write(text);
+      process.exitCode = code;
+    }))
+    .command(yargsCommand(ECHO_SERVER, async ({ options }) => {
+      const logger = createLogger({ levels: { Default: 'Information' } }, 'EchoServer');
+      const server = await startEchoServer({ host: options.host, port: options.port, logger });
+      logger.info(`echo voice server listening on ws://${options.host}:${server.port}/voice`);
+      const stop = (): void => {
+        void server.close().finally(() => process.exit(0));
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    }))
+    .command(yargsCommand(SIMULATE, async ({ options }) => {
+      const { code, text } = await simulateCommand({
+        url: options.url,
+        devices: options.devices,
+        seconds: options.seconds,
+        protocol: options.protocol,
+        apiKey: options['api-key'],
+        adminToken: options['admin-token'],
+        log: (line) => process.stderr.write(line + '\n'),
+      });
+      (code === 2 ? process.stderr : process.stdout).write(text);
+      process.exitCode = code;
+    }))
     .version(versionText(bundleDir))
     .help()
     .alias('h', 'help')
-    .strictCommands()
     .fail((msg, err) => {
       if (err) throw err;
-      throw new CliExit(2, msg);
+      throw usageError(undefined, [msg]);
     })
     .parseAsync();
 }

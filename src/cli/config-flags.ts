@@ -1,26 +1,88 @@
-// Turns parsed command-line options into configuration flags: any `--Section.Key value` in dot form,
-// plus the short flags (`--port`, `--data-dir`, ...) mapped to their keys.
+// Configuration on the command line: `--config FILE`, any key in dot form (`--Server.Port 5001`,
+// `--ApiKeys.0 k`, `--AllowedHosts h`, case-insensitive as in the file) and the short flags
+// (`--port`, `--data-dir`, ...) mapped to their keys. Only the shape of a value is checked here (a
+// whole number for an integer key, true or false for a boolean one, given once, not missing): that is
+// bad usage, exit 64. Whether the value is allowed (a port above 65535) is the configuration's
+// judgement, the same for a file, the environment and a flag: exit 78.
+import { convert } from '../config/layers.js';
 import { SHORT_FLAGS } from '../config/load.js';
+import { resolveKey, type SchemaNode } from '../config/schema.js';
+import { singleText, yargsOption, type Read } from './options.js';
 
-export const CONFIG_OPTIONS = {
-  config: { type: 'string', describe: 'configuration file (default: config/appsettings.json beside the program, if present)' },
-  port: { type: 'number', describe: 'Server.Port: HTTP port (default 5000)' },
-  host: { type: 'string', describe: 'Server.Host: address to listen on (default 0.0.0.0)' },
-  'data-dir': { type: 'string', describe: 'Storage.DataDir: database and signing key (default ./data)' },
-  'log-level': { type: 'string', describe: 'Logging.LogLevel.Default: Trace, Debug, Information, Warning, Error, Critical, None' },
-  'voice-server-url': { type: 'string', describe: 'VoiceService.ServerUrl: upstream voice server (ws:// or wss://)' },
-  'https-port': { type: 'number', describe: 'Server.HttpsPort: HTTPS port, when a certificate is set (default 5001)' },
-  cert: { type: 'string', describe: 'Server.Certificate.Path: PEM certificate; turns HTTPS on' },
-  key: { type: 'string', describe: 'Server.Certificate.KeyPath: PEM private key of the certificate' },
-} as const;
+export type ShortFlag = keyof typeof SHORT_FLAGS;
 
-export function configFlags(argv: Record<string, unknown>): Record<string, unknown> {
-  const flags: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(argv)) {
-    if (value === undefined) continue;
-    const mapped = (SHORT_FLAGS as Record<string, string>)[name];
-    if (mapped) flags[mapped] = value;
-    else if (name.includes('.') && /^[A-Za-z]/.test(name)) flags[name] = value;
+export const CONFIG_FILE_FLAG = 'config';
+const CONFIG_FILE_DESCRIBE = 'configuration file (default: config/appsettings.json beside the program, if present)';
+
+/** What each short flag sets, in a few words; the key, type and default come from the schema. */
+const SHORT_DESCRIBE: Record<ShortFlag, string> = {
+  port: 'HTTP port',
+  host: 'address to listen on',
+  'data-dir': 'database and signing key',
+  'log-level': 'Trace, Debug, Information, Warning, Error, Critical or None',
+  'voice-server-url': 'upstream voice server (ws:// or wss://)',
+  'https-port': 'HTTPS port, when a certificate is set',
+  cert: 'PEM certificate; turns HTTPS on',
+  key: 'PEM private key of the certificate',
+};
+
+export const ALL_SHORT_FLAGS = Object.keys(SHORT_FLAGS) as ShortFlag[];
+
+function nodeOf(key: string): SchemaNode {
+  const resolved = resolveKey(key.split('.'));
+  if (resolved?.kind !== 'leaf') throw new Error(`short flag for ${key}, which is not a key of the schema`);
+  return resolved.node;
+}
+
+/** yargs options (for --help) of `--config` and the given short flags. */
+export function configYargsOptions(short: readonly ShortFlag[]): Record<string, { describe: string }> {
+  const options: Record<string, { describe: string }> = { [CONFIG_FILE_FLAG]: yargsOption({ kind: 'string', describe: CONFIG_FILE_DESCRIBE }) };
+  for (const flag of short) {
+    const key = SHORT_FLAGS[flag];
+    const node = nodeOf(key);
+    const shown = node.default === '' ? undefined : node.default;
+    const base = { describe: `${key}: ${SHORT_DESCRIBE[flag]}` };
+    options[flag] = yargsOption(
+      node.type === 'integer' ? { kind: 'integer', ...base, ...(typeof shown === 'number' ? { default: shown } : {}) } : { kind: 'string', ...base, ...(typeof shown === 'string' ? { default: shown } : {}) },
+    );
   }
-  return flags;
+  return options;
+}
+
+/**
+ * A flag that is not one of the command's own: the configuration key it sets and its value, a problem
+ * with its value, or undefined when it names no configuration key.
+ */
+export function readConfigFlag(name: string, raw: unknown, short: readonly ShortFlag[]): Read<{ key: string; value: unknown }> | undefined {
+  const key = (short as readonly string[]).includes(name) ? SHORT_FLAGS[name as ShortFlag] : name;
+  const resolved = /^[A-Za-z]/.test(key) ? resolveKey(key.split('.')) : undefined;
+  if (!resolved) return undefined;
+  const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
+  if (!node) return undefined;
+  const problem = valueProblem(name, raw, node);
+  // In the schema's spelling, so two spellings of one key are seen to be one.
+  const spelled = [...resolved.path, ...(resolved.kind === 'item' ? [resolved.index] : [])].join('.');
+  return problem ? { ok: false, problem } : { ok: true, value: { key: spelled, value: raw } };
+}
+
+function valueProblem(name: string, raw: unknown, node: SchemaNode): string | undefined {
+  // A bare boolean key is `true`, as `--flag` is for any boolean.
+  if (node.type === 'boolean' && raw === true) return undefined;
+  // A whole array may be given by repeating its flag (`--ApiKeys a --ApiKeys b`).
+  const values = node.type === 'array' && Array.isArray(raw) ? raw : [raw];
+  const item = node.type === 'array' ? (node.items ?? {}) : node;
+  for (const v of values) {
+    if (v === true || (Array.isArray(v) && node.type !== 'array')) return singleTextProblem(name, v);
+    if (typeof v !== 'string') return `--${name} needs a value`;
+    // The configuration's own text conversion says whether the text has the key's type.
+    const typed = convert(v, item);
+    if (item.type === 'integer' && typeof typed !== 'number') return `--${name} needs a whole number, not '${v}'`;
+    if (item.type === 'boolean' && typeof typed !== 'boolean') return `--${name} needs true or false, not '${v}'`;
+  }
+  return undefined;
+}
+
+function singleTextProblem(name: string, raw: unknown): string {
+  const read = singleText(name, raw);
+  return read.ok ? `--${name} needs a value` : read.problem;
 }

@@ -23,6 +23,18 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
   return { code: exitCodeFor(report.status), text: formatHealthTable(report) };
 }
 
+/**
+ * The /health address for `--url`, which takes the service's address as simulate's does
+ * (`http://host:5000`, with or without the slash, or under a reverse proxy's prefix) or the full
+ * health address (`http://host:5000/health`). `given` is an http(s) URL.
+ */
+export function healthUrlFrom(given: string): string {
+  const url = new URL(given);
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;
+  return url.href;
+}
+
 /** The local service's /health address from its configuration. */
 export function localHealthUrl(host: string, port: number): string {
   const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;

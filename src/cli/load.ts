@@ -4,9 +4,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
-import { configFlags } from './config-flags.js';
 
-// Exit codes of the service (besides 0, 1 for a start-up or runtime failure, 2 for bad usage):
+// Exit codes of the service (besides 0, and 1 for a start-up or runtime failure):
+/** Bad usage (sysexits EX_USAGE): an unknown command or flag, a missing or malformed value. */
+export const EXIT_USAGE = 64;
 /** Invalid configuration (sysexits EX_CONFIG): restarting does not help. */
 export const EXIT_CONFIG = 78;
 /**
@@ -31,13 +32,19 @@ export function defaultConfigFile(bundleDir: string | undefined): string | undef
   return candidates.find((f) => existsSync(f));
 }
 
-export function loadCliConfig(argv: Record<string, unknown>, bundleDir: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+/** The configuration given on the command line: `--config FILE` and key (dot form) -> value. */
+export interface CliConfig {
+  file?: string;
+  flags: Record<string, unknown>;
+}
+
+export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   try {
     return loadConfig({
-      file: typeof argv.config === 'string' ? argv.config : undefined,
+      ...(cli.file !== undefined ? { file: cli.file } : {}),
       defaultFile: defaultConfigFile(bundleDir),
       env,
-      flags: configFlags(argv),
+      flags: cli.flags,
     });
   } catch (e) {
     if (e instanceof ConfigError) {

@@ -8,21 +8,21 @@ import { CliExit, EXIT_IN_USE } from './load.js';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-/** `30d`, `12h`, `90m`, `45s`, `2w`, or a .NET time span (`7.00:00:00`). */
+/** `30d`, `12h`, `90m`, `45s`, `2w`, or a .NET time span (`7.00:00:00`), in ms; throws saying what is wrong. */
 export function parseTtl(text: string): number {
   const m = /^(\d+)([smhdw])$/.exec(text.trim());
-  if (m) return Number(m[1]) * UNITS[m[2]!]!;
+  let ms: number;
   try {
-    return parseTimeSpan(text);
+    ms = m ? Number(m[1]) * UNITS[m[2]!]! : parseTimeSpan(text);
   } catch {
-    throw new CliExit(2, `invalid --ttl '${text}': use e.g. 30d, 12h, 90m or a time span like 7.00:00:00`);
+    throw new Error(`invalid --ttl '${text}': use e.g. 30d, 12h, 90m or a time span like 7.00:00:00`);
   }
+  if (!(ms > 0)) throw new Error(`--ttl must be positive, not '${text}'`);
+  return ms;
 }
 
-export async function mintAdminToken(loaded: LoadedConfig, ttl: string): Promise<string> {
-  const ms = parseTtl(ttl);
-  if (ms <= 0) throw new CliExit(2, '--ttl must be positive');
-  const { token } = await new TokenService(signingKey(loaded)).issueAdmin(ms);
+export async function mintAdminToken(loaded: LoadedConfig, ttlMs: number): Promise<string> {
+  const { token } = await new TokenService(signingKey(loaded)).issueAdmin(ttlMs);
   return token;
 }
 

@@ -3,6 +3,7 @@
 // case-insensitively, as .NET configuration does; values are converted to the schema's types.
 import type { ConfigSource } from './types.js';
 import { CONFIG_SCHEMA, findProperty, leafKeys, resolveKey, type SchemaNode } from './schema.js';
+import { closest } from './spelling.js';
 
 export interface Entry {
   /** The key in the schema's spelling (a map entry keeps the spelling it was first given). */
@@ -185,22 +186,5 @@ function unknownKey(path: string[], origin: string): string {
 
 /** The known key nearest in spelling, to catch typos; none when nothing is close. */
 function closestKey(key: string): string | undefined {
-  let best: { key: string; distance: number } | undefined;
-  for (const k of leafKeys()) {
-    const distance = editDistance(key.toLowerCase(), k.key.toLowerCase());
-    if (distance <= Math.max(2, Math.floor(k.key.length / 6)) && (!best || distance < best.distance)) best = { key: k.key, distance };
-  }
-  return best?.key;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
+  return closest(key, leafKeys().map((k) => k.key));
 }

@@ -78,13 +78,13 @@ describe('one owner per port and data directory', () => {
     assert.deepEqual(snapshot(first.dataDir), before);
   });
 
-  it('a mistyped command that falls through to serving is refused the same way', async () => {
+  it('a mistyped command is refused as bad usage before it touches the data directory', async () => {
     const first = await daemon();
     const before = snapshot(first.dataDir);
-    // `helth` for `health`: the default command (serve) takes it.
+    // `helth` for `health`: no longer taken by the default command (serve) as a start.
     const res = await second(['helth', '--port', '0', '--data-dir', first.dataDir]);
-    assert.equal(res.code, EXIT_IN_USE, res.stderr);
-    assert.match(res.stderr, new RegExp(`PID ${first.pid}`));
+    assert.equal(res.code, 64, res.stderr);
+    assert.match(res.stderr, /^voice-hub: unknown command 'helth' \(did you mean health\?\)$/m);
     assert.deepEqual(snapshot(first.dataDir), before);
   });
 

@@ -74,7 +74,10 @@ describe('start-up', () => {
     assert.match(res.stdout, /Mqtt\.Password = "\*\*\*"  \(flag\)/);
     assert.match(res.stdout, /VoiceService\.ApiKey = "\*\*\*"  \(env\)/);
     assert.match(res.stdout, /Server\.Port = 5000  \(file\)/);
-    const bad = await runBundle(['config', 'check', '--Server.Port', 'x']);
+    // Not a number is bad usage (64); a number out of range is the configuration's verdict (78).
+    const mistyped = await runBundle(['config', 'check', '--Server.Port', 'x']);
+    assert.equal(mistyped.code, 64);
+    const bad = await runBundle(['config', 'check', '--Server.Port', '70000']);
     assert.equal(bad.code, 78);
   });
 

@@ -1,0 +1,156 @@
+// A CommandSpec as a yargs command: its --help shows its own flags only, and before it runs, every
+// argument is checked. An unknown flag or command, a missing or repeated value, a value of the wrong
+// type or an extra argument is bad usage: exit 64 (EX_USAGE) with one line per problem, a "did you
+// mean" where a known name is close, and where to find the command's help. yargs' own .strict() is not
+// used: it would refuse the configuration keys in dot form, which no list of options can name, and
+// word its messages (and pick its exit code) itself.
+import type { Argv, CommandModule } from 'yargs';
+import { leafKeys } from '../config/schema.js';
+import { closest } from '../config/spelling.js';
+import { COMMANDS, SERVE, type CommandSpec } from './commands.js';
+import { CONFIG_FILE_FLAG, configYargsOptions, readConfigFlag, type ShortFlag } from './config-flags.js';
+import { CliExit, EXIT_USAGE, type CliConfig } from './load.js';
+import { orList, readOption, singleText, yargsOption, type OptionSpecs, type OptionValues } from './options.js';
+
+export interface ParsedArgs<S extends OptionSpecs> {
+  options: OptionValues<S>;
+  /** The positional argument, one of the declared choices, when the command has one. */
+  positional: string | undefined;
+  /** `--config` and the configuration flags, for loadCliConfig. */
+  config: CliConfig;
+}
+
+/** How the messages and the help pointer name the command (serve's help is the top-level one). */
+export const invocation = (spec: CommandSpec | undefined): string => (spec && spec !== SERVE ? `voice-hub ${spec.name}` : 'voice-hub');
+
+export function usageError(spec: CommandSpec | undefined, problems: readonly string[]): CliExit {
+  const who = invocation(spec);
+  return new CliExit(EXIT_USAGE, [...problems.map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
+}
+
+/**
+ * Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
+ * takes. yargs looks flag names up in plain objects and throws a TypeError on these, so they are
+ * refused before it parses.
+ */
+export function prototypeFlagProblems(args: readonly string[]): string[] {
+  const problems: string[] = [];
+  for (const arg of args) {
+    if (arg === '--') break;
+    const name = /^--([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined && Object.hasOwn(Object.prototype, name)) problems.push(`unknown flag --${name}`);
+  }
+  return problems;
+}
+
+export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (args: ParsedArgs<S>) => Promise<void> | void): CommandModule {
+  const isDefault = spec === (SERVE as CommandSpec);
+  const pos = spec.positional;
+  return {
+    // `[kind]`, not `<kind>`: yargs would refuse a missing one with its own message; readPositionals says it.
+    command: isDefault ? [spec.name, '$0'] : `${spec.name}${pos ? ` [${pos.name}]` : ''}`,
+    describe: spec.summary,
+    builder: (y: Argv) => {
+      // --version belongs to the program, not to each command.
+      if (!isDefault) y.version(false).usage(`$0 ${spec.name}${pos ? ` <${pos.name}>` : ''} [options]\n\n${[spec.summary, spec.details].filter(Boolean).join('. ')}`);
+      if (pos) y.positional(pos.name, { describe: `${pos.describe}: ${orList(pos.choices)}`, type: 'string' });
+      for (const [name, option] of Object.entries(spec.options)) y.option(name, yargsOption(option));
+      if (spec.config) {
+        y.options(configYargsOptions(spec.config.short));
+        y.epilogue(
+          'Any configuration key can also be given as a flag in dot form (--Server.Port 5001; array items as\n' +
+            `--ApiKeys.0 KEY) or in the environment as Section__Key (Server__Port=5001). ${spec.config.why}`,
+        );
+      }
+      return y;
+    },
+    handler: (argv) => run(parseArgs(spec, argv)),
+  };
+}
+
+/** Every argument yargs found, checked against the command's declaration; throws a usage error listing every problem. */
+export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Record<string, unknown>): ParsedArgs<S> {
+  const problems: string[] = [];
+  const short: readonly ShortFlag[] = spec.config?.short ?? [];
+  const options: Record<string, unknown> = {};
+  const config: CliConfig = { flags: {} };
+  const setBy = new Map<string, string>();
+
+  for (const [name, raw] of Object.entries(argv)) {
+    if (name === '_' || name === '$0' || name === pos(spec) || name === 'help' || name === 'h') continue;
+    const own = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined;
+    if (own) {
+      const read = readOption(name, own, raw);
+      if (read.ok) options[name] = read.value;
+      else problems.push(read.problem);
+      continue;
+    }
+    if (spec.config && name === CONFIG_FILE_FLAG) {
+      const read = singleText(name, raw);
+      if (read.ok) config.file = read.value;
+      else problems.push(read.problem);
+      continue;
+    }
+    const flag = spec.config ? readConfigFlag(name, raw, short) : undefined;
+    if (!flag) problems.push(unknownFlag(spec, name));
+    else if (!flag.ok) problems.push(flag.problem);
+    else {
+      const id = flag.value.key.toLowerCase();
+      const earlier = setBy.get(id);
+      if (earlier) problems.push(`${dash(earlier)} and ${dash(name)} both set ${flag.value.key}: give one`);
+      setBy.set(id, name);
+      config.flags[flag.value.key] = flag.value.value;
+    }
+  }
+  for (const [name, option] of Object.entries(spec.options)) {
+    if (options[name] === undefined) {
+      if (option.kind === 'boolean') options[name] = false;
+      else if (option.default !== undefined) options[name] = option.default;
+    }
+  }
+
+  const positional = readPositionals(spec, argv, problems);
+  if (problems.length > 0) throw usageError(spec, problems);
+  return { options: options as OptionValues<S>, positional, config };
+}
+
+const pos = (spec: CommandSpec): string | undefined => spec.positional?.name;
+const dash = (name: string): string => (name.length === 1 ? `-${name}` : `--${name}`);
+
+function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, problems: string[]): string | undefined {
+  const rest = ((argv._ as unknown[] | undefined) ?? []).map(String);
+  const named = rest[0] === spec.name;
+  if (named) rest.shift();
+  if (spec === SERVE && !named && rest.length > 0) {
+    // `voice-hub confg check`: the default command got a word it does not take, so it was meant as a command.
+    const hint = closest(rest[0]!, COMMANDS.map((c) => c.name));
+    problems.push(`unknown command '${rest[0]}'${hint ? ` (did you mean ${hint}?)` : ''}`);
+    return undefined;
+  }
+  for (const extra of rest) problems.push(`unexpected argument '${extra}'`);
+  const p = spec.positional;
+  if (!p) return undefined;
+  const value = argv[p.name];
+  if (value === undefined) {
+    problems.push(`missing <${p.name}>: ${orList(p.choices)}`);
+    return undefined;
+  }
+  const text = String(value);
+  if (p.choices.includes(text)) return text;
+  const hint = closest(text, p.choices);
+  problems.push(`unknown ${p.name} '${text}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(p.choices)}`}`);
+  return undefined;
+}
+
+function unknownFlag(spec: CommandSpec, name: string): string {
+  // ASP.NET Core's own spelling of a key (`--Server:Port`) and the environment's (`Server__Port`) point to the dot form.
+  const hint = closest(name, flagsOf(spec)) ?? (spec.config ? closest(name.replace(/:|__/g, '.'), leafKeys().map((k) => k.key)) : undefined);
+  if (hint) return `unknown flag ${dash(name)} (did you mean --${hint}?)`;
+  const owners = COMMANDS.filter((c) => c !== spec && flagsOf(c).includes(name)).map((c) => c.name);
+  if (owners.length > 0) return `unknown flag ${dash(name)}: it is a flag of ${orList(owners)}, not of ${spec.name}`;
+  return `unknown flag ${dash(name)}`;
+}
+
+function flagsOf(spec: CommandSpec): string[] {
+  return [...Object.keys(spec.options), ...(spec.config ? [CONFIG_FILE_FLAG, ...spec.config.short] : [])];
+}

@@ -1,0 +1,85 @@
+// Every command and the flags it takes, so that --help shows exactly those and anything else is an
+// error. A command's own flags are declared in its `options`; configuration flags are opted into
+// with `config`: `--config FILE`, keys in dot form and the listed short flags.
+import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
+import type { OptionSpecs } from './options.js';
+
+export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
+  name: string;
+  /** One line in the top-level --help. */
+  summary: string;
+  /** More, shown in the command's own --help. */
+  details?: string;
+  /** One required positional argument from a fixed list (`token admin`, `config check`). */
+  positional?: { name: string; choices: readonly string[]; describe: string };
+  options: S;
+  /** Configuration flags this command reads, and a sentence for its --help on what they do there; none when absent. */
+  config?: { short: readonly ShortFlag[]; why: string };
+}
+
+const command = <const S extends OptionSpecs>(spec: CommandSpec<S>): CommandSpec<S> => spec;
+
+export const SERVE = command({
+  name: 'serve',
+  summary: 'run the service (the default command)',
+  options: {},
+  config: { short: ALL_SHORT_FLAGS, why: 'Flags beat the environment, which beats the configuration file.' },
+});
+
+export const TOKEN = command({
+  name: 'token',
+  summary: "mint a token with this installation's signing key",
+  positional: { name: 'kind', choices: ['admin'], describe: 'token kind' },
+  options: {
+    ttl: { kind: 'string', default: '30d', describe: 'lifetime: 30d, 12h, 90m or a time span' },
+  },
+  config: { short: ['data-dir'], why: 'Here they say where the signing key is (Storage.DataDir, Auth.SigningKey).' },
+});
+
+export const CONFIG = command({
+  name: 'config',
+  summary: 'print the effective configuration and where each value comes from',
+  details: 'Takes the configuration flags of serve, so that the same arguments show what the service would run with.',
+  positional: { name: 'action', choices: ['check'], describe: 'what to do' },
+  options: {},
+  config: { short: ALL_SHORT_FLAGS, why: 'Each value is printed with where it came from.' },
+});
+
+export const HEALTH = command({
+  name: 'health',
+  summary: 'print the health of a running service as a table',
+  details: 'Exit code 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable.',
+  options: {
+    url: {
+      kind: 'url',
+      describe: "the service's address, e.g. http://127.0.0.1:5000 or http://127.0.0.1:5000/health (default: this box's configured host and port)",
+    },
+  },
+  config: { short: [], why: 'Without --url, the configured Server.Host and Server.Port name the service to ask.' },
+});
+
+export const ECHO_SERVER = command({
+  name: 'echo-server',
+  summary: 'run the built-in upstream voice server',
+  details: 'Answers audio with the same audio and text with "echo: text".',
+  options: {
+    port: { kind: 'integer', default: 5050, min: 0, max: 65_535, describe: 'port (0 = any free port)' },
+    host: { kind: 'string', default: '127.0.0.1', describe: 'address to listen on' },
+  },
+});
+
+export const SIMULATE = command({
+  name: 'simulate',
+  summary: 'stream real-time Opus from simulated devices through a running service',
+  details: 'Reports losses and round-trip latency; exit code 0 when nothing was lost, 1 otherwise.',
+  options: {
+    url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
+    devices: { kind: 'integer', default: 1, min: 1, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' },
+    seconds: { kind: 'number', default: 10, above: 0, describe: 'seconds of audio each device streams' },
+    protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
+    'api-key': { kind: 'string', describe: 'X-API-Key, when the service has ApiKeys' },
+    'admin-token': { kind: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' },
+  },
+});
+
+export const COMMANDS: readonly CommandSpec[] = [SERVE, TOKEN, CONFIG, HEALTH, ECHO_SERVER, SIMULATE];

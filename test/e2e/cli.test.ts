@@ -1,0 +1,257 @@
+// The command line of the built bundle (dist/voice-hub.cjs, run as a process): anything a command does
+// not take is bad usage (exit 64, one line per problem with "did you mean", a pointer to --help) and
+// starts nothing; each command's --help shows only its flags; configuration keys stay accepted as flags;
+// health --url takes a base or a full address; the bundle runs by itself (#! line and run bit).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { healthUrlFrom } from '../../src/cli/health.js';
+import { freePort } from '../support/ports.js';
+import { BUNDLE, runBundle, runProcess, spawnService, type SpawnedService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+
+before(() => assert.ok(existsSync(BUNDLE), `${BUNDLE} is missing: run node build.mjs first`));
+
+/**
+ * Were a case to fall through to serving (as `confg check` did), it must not take port 5000 or write
+ * ./data: the environment, below every flag, sends it to a free loopback port and a temporary folder.
+ */
+async function quietEnv(): Promise<{ env: Record<string, string>; port: number; dataDir: string }> {
+  const port = await freePort();
+  const dataDir = path.join(tmpDir(), 'data');
+  return { env: { Server__Host: '127.0.0.1', Server__Port: String(port), Storage__DataDir: dataDir }, port, dataDir };
+}
+
+/** True when something accepts connections on the loopback port. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Runs a command that must be refused as bad usage: exit 64, exactly `problems` and the help pointer, nothing started. */
+async function assertUsage(args: string[], who: string, problems: string[]): Promise<void> {
+  const { env, port, dataDir } = await quietEnv();
+  const res = await runBundle(args, env, 10_000);
+  assert.equal(res.code, 64, `${args.join(' ')}: ${res.stdout}${res.stderr}`);
+  assert.equal(res.stderr, [...problems.map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`, ''].join('\n'));
+  assert.equal(res.stdout, '');
+  assert.equal(await listening(port), false, `${args.join(' ')} started a server`);
+  assert.equal(existsSync(dataDir), false, `${args.join(' ')} created the data directory`);
+}
+
+describe('unknown flags, per command: exit 64 with "did you mean"', () => {
+  const cases: [string[], string, string][] = [
+    [['--prot', '5001'], 'voice-hub', 'unknown flag --prot (did you mean --port?)'],
+    [['--loglevel', 'Debug'], 'voice-hub', 'unknown flag --loglevel (did you mean --log-level?)'],
+    [['serve', '--data-dri', 'x'], 'voice-hub', 'unknown flag --data-dri (did you mean --data-dir?)'],
+    [['--Server.Prot', '5001'], 'voice-hub', 'unknown flag --Server.Prot (did you mean --Server.Port?)'],
+    [['--Server:Port', '5001'], 'voice-hub', 'unknown flag --Server:Port (did you mean --Server.Port?)'],
+    [['token', 'admin', '--tll', '1h'], 'voice-hub token', 'unknown flag --tll (did you mean --ttl?)'],
+    [['token', 'admin', '--port', '5000'], 'voice-hub token', 'unknown flag --port: it is a flag of serve, config or echo-server, not of token'],
+    [['config', 'check', '--confg', 'x.json'], 'voice-hub config', 'unknown flag --confg (did you mean --config?)'],
+    [['health', '--ulr', 'http://127.0.0.1:1'], 'voice-hub health', 'unknown flag --ulr (did you mean --url?)'],
+    [['health', '--cert', 'x.pem'], 'voice-hub health', 'unknown flag --cert: it is a flag of serve or config, not of health'],
+    [['echo-server', '--prot', '0'], 'voice-hub echo-server', 'unknown flag --prot (did you mean --port?)'],
+    [['simulate', '--device', '2'], 'voice-hub simulate', 'unknown flag --device (did you mean --devices?)'],
+    [['simulate', '--data-dir', 'x'], 'voice-hub simulate', 'unknown flag --data-dir: it is a flag of serve, token or config, not of simulate'],
+    [['-x'], 'voice-hub', 'unknown flag -x'],
+    [['--no-port'], 'voice-hub', 'unknown flag --no-port'],
+    [['health', '--version'], 'voice-hub health', 'unknown flag --version'],
+    // Names of Object.prototype's members made yargs throw a TypeError (exit 1 with a stack trace).
+    [['--constructor', '1'], 'voice-hub', 'unknown flag --constructor'],
+    [['health', '--toString=x'], 'voice-hub', 'unknown flag --toString'],
+    [['--hasOwnProperty'], 'voice-hub', 'unknown flag --hasOwnProperty'],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+
+  it('every problem is named, one line each', () =>
+    assertUsage(['--prot', '5001', '--loglevel', 'Debug'], 'voice-hub', [
+      'unknown flag --prot (did you mean --port?)',
+      'unknown flag --loglevel (did you mean --log-level?)',
+    ]));
+});
+
+describe('unknown commands and extra arguments: exit 64, nothing started', () => {
+  const cases: [string[], string, string][] = [
+    [['confg', 'check'], 'voice-hub', "unknown command 'confg' (did you mean config?)"],
+    [['helth'], 'voice-hub', "unknown command 'helth' (did you mean health?)"],
+    [['start'], 'voice-hub', "unknown command 'start'"],
+    [['serve', 'now'], 'voice-hub', "unexpected argument 'now'"],
+    [['token'], 'voice-hub token', 'missing <kind>: admin'],
+    [['token', 'admn'], 'voice-hub token', "unknown kind 'admn' (did you mean admin?)"],
+    [['token', 'admin', 'extra'], 'voice-hub token', "unexpected argument 'extra'"],
+    [['config'], 'voice-hub config', 'missing <action>: check'],
+    [['config', 'chek'], 'voice-hub config', "unknown action 'chek' (did you mean check?)"],
+    [['config', 'show'], 'voice-hub config', "unknown action 'show': check"],
+    [['health', 'now'], 'voice-hub health', "unexpected argument 'now'"],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+});
+
+describe('missing, repeated and mistyped values: exit 64', () => {
+  const cases: [string[], string, string][] = [
+    [['--port'], 'voice-hub', '--port needs a value'],
+    [['--port', '--data-dir', 'x'], 'voice-hub', '--port needs a value'],
+    [['--port', 'abc'], 'voice-hub', "--port needs a whole number, not 'abc'"],
+    [['--port='], 'voice-hub', "--port needs a whole number, not ''"],
+    [['--port', '5.5'], 'voice-hub', "--port needs a whole number, not '5.5'"],
+    [['--Server.Port', 'abc'], 'voice-hub', "--Server.Port needs a whole number, not 'abc'"],
+    [['--Server.Port'], 'voice-hub', '--Server.Port needs a value'],
+    [['--VoiceService.EnableVoice', 'maybe'], 'voice-hub', "--VoiceService.EnableVoice needs true or false, not 'maybe'"],
+    [['--port', '1', '--port', '2'], 'voice-hub', '--port is given more than once'],
+    [['--port', '1', '--server.port', '2'], 'voice-hub', '--port and --server.port both set Server.Port: give one'],
+    [['--config'], 'voice-hub', '--config needs a value'],
+    [['token', 'admin', '--ttl'], 'voice-hub token', '--ttl needs a value'],
+    [['token', 'admin', '--ttl', 'soon'], 'voice-hub token', "invalid --ttl 'soon': use e.g. 30d, 12h, 90m or a time span like 7.00:00:00"],
+    [['token', 'admin', '--ttl', '0d'], 'voice-hub token', "--ttl must be positive, not '0d'"],
+    [['health', '--url'], 'voice-hub health', '--url needs a value'],
+    [['health', '--url', 'localhost:5000'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'localhost:5000'"],
+    [['health', '--url', 'http://'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'http://'"],
+    [['echo-server', '--port', '70000'], 'voice-hub echo-server', '--port must be 0 to 65535, not 70000'],
+    [['echo-server', '--port', 'x'], 'voice-hub echo-server', "--port needs a whole number, not 'x'"],
+    [['simulate', '--devices', 'two'], 'voice-hub simulate', "--devices needs a whole number, not 'two'"],
+    [['simulate', '--devices', '0'], 'voice-hub simulate', '--devices must be at least 1, not 0'],
+    [['simulate', '--seconds', '0'], 'voice-hub simulate', '--seconds must be more than 0, not 0'],
+    [['simulate', '--protocol', 'jsn'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'jsn' (did you mean json?)"],
+    [['simulate', '--protocol', 'msgpack'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'msgpack'"],
+    [['simulate', '--url', 'ftp://host'], 'voice-hub simulate', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'ftp://host'"],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+
+  it('a value of the right type but out of range is the configuration\'s verdict: exit 78', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--port', '70000']);
+    assert.equal(res.code, 78, res.stderr);
+    assert.match(res.stderr, /^ {2}Server\.Port: 70000 from flag --Server\.Port is invalid: must be an integer from 0 to 65535$/m);
+  });
+});
+
+describe('configuration keys as flags stay accepted', () => {
+  it('top-level keys, sections, map entries, array items and whole arrays, in any case, with = or a space', async () => {
+    const res = await runBundle([
+      'config', 'check', '--data-dir', tmpDir(),
+      '--AllowedHosts', 'hub.example;127.0.0.1',
+      '--ApiKeys', 'k1', '--ApiKeys', 'k2',
+      '--logging.loglevel.Hub', 'debug',
+      '--Server.Port=6001',
+      '--VoiceService.EnableVoice',
+      '--Mqtt.BrokerAddress', '',
+      '--Hub.KeepAliveInterval', '00:00:20',
+    ]);
+    assert.equal(res.code, 0, res.stderr);
+    for (const line of [
+      'AllowedHosts = "hub.example;127.0.0.1"  (flag)',
+      'ApiKeys = ["***","***"]  (flag)',
+      'Logging.LogLevel.Hub = "Debug"  (flag)',
+      'Server.Port = 6001  (flag)',
+      'VoiceService.EnableVoice = true  (flag)',
+      'Mqtt.BrokerAddress = ""  (flag)',
+      'Hub.KeepAliveInterval = "00:00:20"  (flag)',
+    ]) assert.ok(res.stdout.split('\n').includes(line), `${line}\n${res.stdout}`);
+  });
+
+  it('array items by index and the short flags of serve', async () => {
+    const res = await runBundle(['config', 'check', '--ApiKeys.0', 'a', '--ApiKeys.1', 'b', '--data-dir', tmpDir(), '--port', '6002', '--log-level', 'Warning']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^ApiKeys = \["\*\*\*","\*\*\*"\] {2}\(flag\)$/m);
+    assert.match(res.stdout, /^Server\.Port = 6002 {2}\(flag\)$/m);
+    assert.match(res.stdout, /^Logging\.LogLevel\.Default = "Warning" {2}\(flag\)$/m);
+  });
+});
+
+describe('--help', () => {
+  /** The flags a help text lists, in order. */
+  const flagsIn = (text: string): string[] => [...text.matchAll(/^ +(?:-\w, )?(--[\w-]+)/gm)].map((m) => m[1]!);
+  const SERVE_FLAGS = ['--config', '--port', '--host', '--data-dir', '--log-level', '--voice-server-url', '--https-port', '--cert', '--key'];
+  const cases: [string[], string[]][] = [
+    [['health'], ['--url', '--config', '--help']],
+    [['token', 'admin'], ['--ttl', '--config', '--data-dir', '--help']],
+    [['config', 'check'], [...SERVE_FLAGS, '--help']],
+    [['echo-server'], ['--port', '--host', '--help']],
+    [['simulate'], ['--url', '--devices', '--seconds', '--protocol', '--api-key', '--admin-token', '--help']],
+    [['serve'], ['--version', ...SERVE_FLAGS, '--help']],
+  ];
+  for (const [command, flags] of cases) {
+    it(`${command.join(' ')} --help lists exactly its own flags`, async () => {
+      const res = await runBundle([...command, '--help']);
+      assert.equal(res.code, 0, res.stderr);
+      assert.deepEqual(flagsIn(res.stdout), flags, res.stdout);
+    });
+  }
+
+  it('the top-level help lists every command with a one-line description, and serve\'s flags', async () => {
+    const res = await runBundle(['--help']);
+    assert.equal(res.code, 0, res.stderr);
+    for (const name of ['serve', 'token', 'config', 'health', 'echo-server', 'simulate']) {
+      assert.match(res.stdout, new RegExp(`^ {2}voice-hub ${name}(?: \\[\\w+\\])? {2,}\\w.*$`, 'm'), name);
+    }
+    assert.deepEqual(flagsIn(res.stdout), ['--version', ...SERVE_FLAGS, '--help']);
+  });
+
+  it('-h is --help', async () => {
+    const [short, long] = await Promise.all([runBundle(['health', '-h']), runBundle(['health', '--help'])]);
+    assert.equal(short.code, 0);
+    assert.equal(short.stdout, long.stdout);
+  });
+});
+
+describe('health --url', () => {
+  it('takes a base address, with or without the slash, or the full /health address', () => {
+    const cases: [string, string][] = [
+      ['http://host:5000', 'http://host:5000/health'],
+      ['http://host:5000/', 'http://host:5000/health'],
+      ['http://host:5000/health', 'http://host:5000/health'],
+      ['http://host:5000/health/', 'http://host:5000/health'],
+      ['http://host:5000/HEALTH', 'http://host:5000/HEALTH'],
+      ['https://pi.local/voice-hub/', 'https://pi.local/voice-hub/health'],
+      ['http://[::1]:5000', 'http://[::1]:5000/health'],
+    ];
+    for (const [given, expected] of cases) assert.equal(healthUrlFrom(given), expected, given);
+  });
+
+  describe('against a running service', () => {
+    let svc: SpawnedService;
+    before(async () => {
+      svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+    });
+    after(() => svc.proc.kill('SIGTERM'));
+
+    it('base, base with slash and full address print the same report', async () => {
+      const runs = await Promise.all([svc.url, `${svc.url}/`, `${svc.url}/health`].map((url) => runBundle(['health', '--url', url])));
+      for (const res of runs) {
+        assert.ok(res.code !== null && res.code <= 2, `exit ${res.code}: ${res.stdout}${res.stderr}`);
+        assert.equal(res.code, runs[2]!.code);
+        assert.match(res.stdout, /^Overall: (Healthy|Degraded|Unhealthy) /);
+        assert.match(res.stdout, /^database +Healthy/m);
+      }
+    });
+  });
+});
+
+describe('the bundle runs by itself', () => {
+  it('starts with #!/usr/bin/env node and is executable', () => {
+    assert.equal(readFileSync(BUNDLE, 'utf8').split('\n', 1)[0], '#!/usr/bin/env node');
+    assert.equal(statSync(BUNDLE).mode & 0o755, 0o755);
+  });
+
+  it('./dist/voice-hub.cjs --version', async () => {
+    // `env node` finds the node running this test first on PATH, as it would the system's.
+    const PATH = `${path.dirname(process.execPath)}:${process.env.PATH ?? ''}`;
+    const res = await runProcess('./dist/voice-hub.cjs', ['--version'], { env: { PATH } });
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^voice-hub \d+\.\d+\.\d+\nnode v20\./);
+  });
+});
