@@ -171,7 +171,7 @@ export const CONFIG_SCHEMA = {
         Port: int(1883, 1, 65_535, 'MQTT broker port.'),
         Username: str('', 'MQTT user name; empty for none.'),
         Password: secret('MQTT password; empty for none.'),
-        TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes, followed by the hub\'s instance id (kept in the data dir): `<prefix>/<id>/status`, `<prefix>/<id>/hub/state`, `<prefix>/<id>/devices/<deviceId>/state`, `<prefix>/<id>/sessions/<sessionId>/event`.'),
+        TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes: `<prefix>/status`, `<prefix>/hub/state`, `<prefix>/devices/<deviceId>/state`, `<prefix>/sessions/<sessionId>/event`. Hubs sharing a broker need different prefixes to keep their status and state apart (their client ids and Home Assistant entities differ anyway).'),
         HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs: the hub as a device (version, active sessions, devices online, upstream) and battery, temperature, memory, CPU and status of each device.'),
         DiscoveryPrefix: mqttPrefix('homeassistant', 'Home Assistant discovery prefix.'),
       },

@@ -1,7 +1,8 @@
 // Payloads the publisher sends: a device's state and its Home Assistant MQTT discovery configs
 // (docs/protocol.md, "MQTT"; HA's "MQTT Discovery" and "MQTT Sensor" documentation). Pure, no I/O.
-// Every id and discovery topic carries the hub's instance id, so a device id that exists on two hubs
-// sharing a broker gives two entities, each under the Home Assistant device of its own hub (`via_device`).
+// Every Home Assistant id and discovery topic carries the hub's instance id, so a device id that exists on
+// two hubs sharing a broker gives two entities, each under the Home Assistant device of its own hub
+// (`via_device`). State and availability topics are the hub's `<prefix>/...` ones.
 import type { DeviceRecord } from '../store/types.js';
 import { deviceStateTopic, discoveryTopic, haDeviceObject, haHubNode, haNodeId, statusTopic } from './topics.js';
 
@@ -12,7 +13,7 @@ export type MqttDevice = Pick<
 >;
 
 export interface TopicNames {
-  /** `<Mqtt.TopicPrefix>/<instanceId>`: where this hub's own topics are (topics.ts, hubTopicBase). */
+  /** Mqtt.TopicPrefix without a trailing slash: this hub's own topics are under it. */
   topicPrefix: string;
   discoveryPrefix: string;
   instanceId: string;

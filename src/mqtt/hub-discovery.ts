@@ -1,5 +1,5 @@
 // Home Assistant discovery of the hub itself: one HA device per hub (named after its host, identified by
-// its instance id) with four sensors read from `<base>/hub/state`. Device entities point to it with
+// its instance id) with four sensors read from `<prefix>/hub/state`. Device entities point to it with
 // `via_device`, so HA shows which hub a speaker is attached to. Pure, no I/O.
 import { commonConfig, hubIdentifier, type DiscoveryMessage, type TopicNames } from './discovery.js';
 import { UPSTREAM_STATES } from './hub-status.js';

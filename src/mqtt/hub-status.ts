@@ -12,7 +12,7 @@ import type { MqttDevice } from './discovery.js';
 export const UPSTREAM_STATES = ['idle', 'connected', 'reconnecting', 'unreachable'] as const;
 export type UpstreamState = (typeof UPSTREAM_STATES)[number];
 
-/** The JSON payload of `<base>/hub/state`. */
+/** The JSON payload of `<prefix>/hub/state`. */
 export interface HubState {
   version: string;
   activeSessions: number;

@@ -15,7 +15,7 @@ import {
 import { hubDiscoveryMessages } from './hub-discovery.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
-import { deviceStateTopic, haStatusTopic, hubStateTopic, hubTopicBase, sessionEventTopic, statusTopic } from './topics.js';
+import { deviceStateTopic, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 
 export interface MqttPublisherOptions {
   brokerAddress: string;
@@ -28,8 +28,9 @@ export interface MqttPublisherOptions {
   discoveryPrefix: string;
   logger: Logger;
   /**
-   * This installation's id (src/process/instance-id.ts): the client id is `voice-hub-<instanceId>`, and
-   * topics and discovery ids carry it, so hubs sharing a broker never take over each other's connection.
+   * This installation's id (src/process/instance-id.ts): the client id is `voice-hub-<instanceId>` and the
+   * Home Assistant discovery ids carry it, so hubs sharing a broker never take over each other's connection
+   * or entities. Topics do not carry it: they are `<topicPrefix>/...`, a layout subscribers already rely on.
    */
   instanceId: string;
   /** The running version, in the hub's state and its Home Assistant device. */
@@ -92,7 +93,7 @@ export class MqttPublisher {
   constructor(private readonly options: MqttPublisherOptions) {
     // A trailing slash in a configured prefix would give `voice-hub//status`.
     this.names = {
-      topicPrefix: hubTopicBase(options.topicPrefix.replace(/\/+$/, ''), options.instanceId),
+      topicPrefix: options.topicPrefix.replace(/\/+$/, ''),
       discoveryPrefix: options.discoveryPrefix.replace(/\/+$/, ''),
       instanceId: options.instanceId,
       version: options.version,

@@ -25,28 +25,22 @@ export function haNodeId(id: string): string {
   return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${hash}`;
 }
 
-/**
- * `<prefix>/<instanceId>`: every topic one hub publishes lies under it, so hubs sharing a broker with the
- * same Mqtt.TopicPrefix never write each other's status or device state.
- */
-export const hubTopicBase = (prefix: string, instanceId: string): string => `${prefix}/${instanceId}`;
-
-/** `<base>/status`: `online` while connected, `offline` as the last will and on clean shutdown. */
+/** `<prefix>/status`: `online` while connected, `offline` as the last will and on clean shutdown. */
 export const statusTopic = (prefix: string): string => `${prefix}/status`;
 
-/** `<base>/devices/<id>/state`: retained JSON state of one device. */
+/** `<prefix>/devices/<id>/state`: retained JSON state of one device. */
 export const deviceStateTopic = (prefix: string, deviceId: string): string =>
   `${prefix}/devices/${topicLevel(deviceId)}/state`;
 
-/** `<base>/sessions/<id>/event`: session start/end events, not retained. */
+/** `<prefix>/sessions/<id>/event`: session start/end events, not retained. */
 export const sessionEventTopic = (prefix: string, sessionId: string): string =>
   `${prefix}/sessions/${topicLevel(sessionId)}/event`;
 
 /** Home Assistant's birth/will topic: `online` when HA (re)starts and wants discovery again. */
 export const haStatusTopic = (discoveryPrefix: string): string => `${discoveryPrefix}/status`;
 
-/** `<base>/hub/state`: retained JSON state of the hub itself (version, sessions, devices online, upstream). */
-export const hubStateTopic = (base: string): string => `${base}/hub/state`;
+/** `<prefix>/hub/state`: retained JSON state of the hub itself (version, sessions, devices online, upstream). */
+export const hubStateTopic = (prefix: string): string => `${prefix}/hub/state`;
 
 /** Home Assistant node id of one hub: all its entities, its own and its devices', are under it. */
 export const haHubNode = (instanceId: string): string => `voice-hub_${instanceId}`;

@@ -1,10 +1,10 @@
 // This installation's hub instance id: 12 random hex digits, generated on first start and kept in the
 // data directory. It tells hubs apart where they share something: the MQTT client id (a broker closes
-// an older connection with the same client id), MQTT topics and Home Assistant's unique ids. Hex digits
-// are valid in MQTT topics and in Home Assistant node, object and unique ids without any escaping.
+// an older connection with the same client id), Home Assistant discovery topics and unique ids. Hex
+// digits are valid in MQTT topics and in Home Assistant node, object and unique ids without any escaping.
 //
 // The id must never change under a running installation: Home Assistant would see a new hub and new
-// entities, automations on the old topics would go quiet. So a damaged file stops start-up with a
+// entities, and automations on the old entities would go quiet. So a damaged file stops start-up with a
 // message saying what removing it costs, instead of being replaced silently.
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';

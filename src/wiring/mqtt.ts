@@ -7,7 +7,7 @@ import type { ConfigCategories } from '../settings/categories.js';
 import type { Store } from '../store/types.js';
 import { builtVersion } from '../version.js';
 
-/** `instanceId`: this installation's (src/process/instance-id.ts), in the client id, topics and discovery. */
+/** `instanceId`: this installation's (src/process/instance-id.ts), in the client id and discovery ids. */
 export function createMqtt(config: AppConfig, store: Store, categories: ConfigCategories, instanceId: string, logger: Logger): ConfiguredMqttPublisher {
   const mqttLogger = logger.child('Mqtt');
   const version = builtVersion();

@@ -41,13 +41,12 @@ const mqttEntry = async (): Promise<{ http: number; overall: string; mqtt: strin
 
 /** Retained device states on the broker right now (a fresh subscriber gets exactly the retained ones). */
 async function retainedStates(): Promise<Map<string, { status: string }>> {
-  // `voice-hub/<instance id>/devices/<id>/state`: the daemon's only hub on this broker.
-  const sub = await Subscriber.connect(broker.port, ['voice-hub/+/devices/+/state', 'hardening/barrier']);
+  const sub = await Subscriber.connect(broker.port, ['voice-hub/devices/+/state', 'hardening/barrier']);
   try {
     await sub.barrier('hardening/barrier');
     const out = new Map<string, { status: string }>();
-    for (const m of sub.messages.filter((x) => x.retain && x.topic.split('/')[2] === 'devices')) {
-      out.set(m.topic.split('/')[3]!, JSON.parse(m.payload) as { status: string });
+    for (const m of sub.messages.filter((x) => x.retain && x.topic.startsWith('voice-hub/devices/'))) {
+      out.set(m.topic.split('/')[2]!, JSON.parse(m.payload) as { status: string });
     }
     return out;
   } finally {

@@ -7,7 +7,6 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { silentLogger } from '../../src/log/logger.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
-import { hubTopicBase } from '../../src/mqtt/topics.js';
 import { waitUntil } from '../support/wait.js';
 
 export interface Received {
@@ -88,10 +87,6 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
     ...overrides,
   };
 }
-
-/** Where a publisher with these options puts its own topics: `<prefix>/<instanceId>`. */
-export const hubBase = (options: Pick<MqttPublisherOptions, 'topicPrefix' | 'instanceId'>): string =>
-  hubTopicBase(options.topicPrefix, options.instanceId);
 
 /** The instance id a service keeps in its data directory. */
 export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();

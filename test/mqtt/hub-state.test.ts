@@ -1,4 +1,4 @@
-// The hub's own state on MQTT (`<prefix>/<instance id>/hub/state`, read by its Home Assistant device):
+// The hub's own state on MQTT (`<prefix>/hub/state`, read by its Home Assistant device):
 // active sessions, devices online and the upstream's state follow what happens in the service, from
 // its events: registrations and status updates, sessions started and stopped, the upstream voice
 // server going away during a session, coming back, and staying away. Real broker, service and echo server.
@@ -11,7 +11,7 @@ import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
 import { waitUntil } from '../support/wait.js';
 import type { EchoServer } from '../../src/upstream/echo-server.js';
-import { instanceIdOf, Subscriber } from './helpers.js';
+import { Subscriber } from './helpers.js';
 
 interface HubState {
   version: string;
@@ -51,7 +51,7 @@ describe('the hub state on MQTT', () => {
         'VoiceService.ReconnectMaxDelay': '00:00:00.4000000',
       },
     });
-    topic = `voice-hub/${instanceIdOf(svc.dataDir)}/hub/state`;
+    topic = 'voice-hub/hub/state';
     sub = await Subscriber.connect(broker.port, [topic]);
   });
   after(async () => {

@@ -8,10 +8,9 @@ import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
-import { hubBase, instanceIdOf, Subscriber } from './helpers.js';
+import { Subscriber } from './helpers.js';
 
 // Each test's service has its own topic prefix: the brokers are shared and earlier services keep running.
-// PREFIX is where that service's topics are: `<its Mqtt.TopicPrefix>/<its instance id>`.
 let PREFIX = '';
 let services_started = 0;
 const statusIs = (payload: string) => {
@@ -37,10 +36,9 @@ describe('MQTT settings changed over the API', () => {
   });
 
   const start = async (mqtt: Record<string, unknown>): Promise<{ svc: TestService; admin: string }> => {
-    const topicPrefix = `live-settings-${++services_started}`;
+    PREFIX = `live-settings-${++services_started}`;
     // From the file, not the test default flag: a flag is the operator's and the API cannot override it.
-    const svc = await startService({ file: { Mqtt: { TopicPrefix: topicPrefix, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
-    PREFIX = hubBase({ topicPrefix, instanceId: instanceIdOf(svc.dataDir) });
+    const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
     services.push(svc);
     return { svc, admin: await adminToken(svc) };
   };

@@ -1,8 +1,10 @@
-// Two hubs on one broker, configured alike except for their data dirs and ports (the same topic and
-// discovery prefixes, both on one host name), each with a device of the same id. Before each hub had
-// an instance id, both connected as `voice-hub-<hostname>` and the broker closed one connection for
-// the other over and over, and both published the same discovery topics and unique ids, so the device
-// of one hub replaced the other's in Home Assistant. A real mosquitto and two real services.
+// Two hubs on one broker, each with a device of the same id. Configured alike except for their data
+// dirs and ports (the same topic and discovery prefixes, both on one host name): before each hub had an
+// instance id, both connected as `voice-hub-<hostname>` and the broker closed one connection for the
+// other over and over, and both published the same discovery topics and unique ids, so the device of
+// one hub replaced the other's in Home Assistant. The hubs' own topics stay `<Mqtt.TopicPrefix>/...`
+// (subscribers rely on that layout), so hubs that should also keep their state and availability apart
+// are given different prefixes: the second part. A real mosquitto and real services.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
@@ -31,12 +33,32 @@ const latestByTopic = (messages: Received[], prefix: string): Map<string, string
   return out;
 };
 
+const connected = (svc: TestService): boolean => svc.app.mqtt.current()?.state().connected === true;
+
+/** The fields of a discovery config these tests read. */
+interface DiscoveryConfig {
+  unique_id: string;
+  state_topic: string;
+  availability_topic: string;
+  origin: unknown;
+  device: { identifiers: string[]; via_device?: string; sw_version?: string };
+}
+
+/** A hub's discovery configs by object id (`kitchen_battery`, `hub_upstream`, ...), parsed. */
+const configsOf = (configs: Map<string, string>, id: string): Map<string, DiscoveryConfig> => {
+  const node = `homeassistant/sensor/voice-hub_${id}/`;
+  const out = new Map<string, DiscoveryConfig>();
+  for (const [topic, payload] of configs) {
+    if (topic.startsWith(node) && payload !== '') out.set(topic.slice(node.length, -'/config'.length), JSON.parse(payload));
+  }
+  return out;
+};
+
 describe('two hubs on one broker, alike but for their data dirs and ports', () => {
   let broker: Mosquitto;
   let ha: Subscriber;
   const hubs: Hub[] = [];
   const flags = () => ({ 'Mqtt.BrokerAddress': '127.0.0.1', 'Mqtt.Port': broker.port });
-  const connected = (svc: TestService): boolean => svc.app.mqtt.current()?.state().connected === true;
   /** Lines that mean a hub lost its broker connection at some point. */
   const dropLines = (svc: TestService): string[] => svc.logs.filter((l) => /reconnected to MQTT broker|MQTT broker .* unavailable/.test(l));
 
@@ -84,43 +106,37 @@ describe('two hubs on one broker, alike but for their data dirs and ports', () =
     const configs = latestByTopic(ha.messages, 'homeassistant/sensor/');
     for (const h of hubs) {
       const node = `homeassistant/sensor/voice-hub_${h.id}`;
-      const own = [...configs.keys()].filter((t) => t.startsWith(`${node}/`)).sort();
-      assert.deepEqual(own, [
+      const topics = [...configs.keys()].filter((t) => t.startsWith(`${node}/`)).sort();
+      assert.deepEqual(topics, [
         ...SENSORS.map((s) => `${node}/${DEVICE}_${s}/config`),
         ...HUB_SENSORS.map((s) => `${node}/hub_${s}/config`),
       ].sort());
-      const hubConfig = JSON.parse(configs.get(`${node}/hub_devices_online/config`)!);
+      const own = configsOf(configs, h.id);
+      const hubConfig = own.get('hub_devices_online')!;
       assert.deepEqual(hubConfig.device.identifiers, [`voice-hub_${h.id}`]);
-      assert.equal(hubConfig.state_topic, `voice-hub/${h.id}/hub/state`);
-      const battery = JSON.parse(configs.get(`${node}/${DEVICE}_battery/config`)!);
+      const battery = own.get(`${DEVICE}_battery`)!;
       assert.equal(battery.unique_id, `voice-hub_${h.id}_${DEVICE}_battery`);
-      assert.equal(battery.state_topic, `voice-hub/${h.id}/devices/${DEVICE}/state`);
-      assert.equal(battery.availability_topic, `voice-hub/${h.id}/status`);
+      assert.deepEqual(battery.device.identifiers, [`voice-hub_${h.id}_${DEVICE}`]);
       assert.equal(battery.device.via_device, hubConfig.device.identifiers[0], 'the device points to its own hub');
       assert.deepEqual(battery.origin, { name: 'voice-hub', sw_version: hubConfig.device.sw_version });
+      // The documented topics: one prefix, so both hubs' entities read the same state and status topics.
+      for (const [object, config] of own) {
+        const expected = object.startsWith('hub_') ? 'voice-hub/hub/state' : `voice-hub/devices/${DEVICE}/state`;
+        assert.equal(config.state_topic, expected, object);
+        assert.equal(config.availability_topic, 'voice-hub/status', object);
+      }
     }
+    const hubDevices = hubs.map((h) => configsOf(configs, h.id).get('hub_version')!.device.identifiers[0]);
+    assert.notEqual(hubDevices[0], hubDevices[1], 'two hub devices');
     const uniqueIds = [...configs.values()].map((p) => JSON.parse(p).unique_id as string);
     assert.equal(uniqueIds.length, 2 * (SENSORS.length + HUB_SENSORS.length));
     assert.equal(new Set(uniqueIds).size, uniqueIds.length, 'every unique_id once');
-
-    // Each hub's device state and hub state are its own.
-    for (const [i, h] of hubs.entries()) {
-      const res = await call(h.svc.url, 'PUT', `/api/device/${DEVICE}/status`, { token: h.token, body: { status: 'online', batteryLevel: 10 + i } });
-      assert.equal(res.status, 200, res.text);
-    }
-    for (const [i, h] of hubs.entries()) {
-      await ha.waitFor((m) => m.topic === `voice-hub/${h.id}/devices/${DEVICE}/state` && JSON.parse(m.payload).batteryLevel === 10 + i, `hub ${i}'s battery level`);
-      await ha.waitFor((m) => m.topic === `voice-hub/${h.id}/hub/state`, `hub ${i}'s state`);
-      assert.deepEqual(JSON.parse(ha.on(`voice-hub/${h.id}/hub/state`).at(-1)!.payload), {
-        version: 'dev', activeSessions: 0, devicesOnline: 1, upstream: 'idle',
-      });
-    }
   });
 
   it('a restart keeps the instance id, so the same discovery topics', async () => {
     const old = hubs[0]!;
     await old.svc.stop();
-    await ha.waitFor((m) => m.topic === `voice-hub/${old.id}/status` && m.payload === 'offline', 'the stopped hub offline');
+    await ha.waitFor((m) => m.topic === 'voice-hub/status' && m.payload === 'offline', 'the stopped hub offline');
     const sent = ha.messages.length;
     const svc = await startService({ dataDir: old.svc.dataDir, flags: flags() });
     hubs[0] = { ...old, svc };
@@ -144,17 +160,85 @@ describe('two hubs on one broker, alike but for their data dirs and ports', () =
     for (const topic of cleared) await ha.waitFor((m) => m.topic === topic && m.payload === '', `${topic} cleared`);
 
     // A subscriber arriving now (as Home Assistant after a restart) gets what is retained: b's device
-    // and none of a's, and each hub's status and state.
-    const late = await Subscriber.connect(broker.port, ['homeassistant/#', 'voice-hub/#']);
+    // entities and none of a's; both hubs' own entities.
+    const late = await Subscriber.connect(broker.port, ['homeassistant/#']);
     try {
-      await late.barrier('voice-hub/barrier');
+      await late.barrier('homeassistant/barrier');
       const topics = late.messages.filter((m) => m.retain).map((m) => m.topic);
-      assert.deepEqual(topics.filter((t) => t.includes(`voice-hub_${a.id}/${DEVICE}_`) || t === `voice-hub/${a.id}/devices/${DEVICE}/state`), []);
+      assert.deepEqual(topics.filter((t) => t.includes(`voice-hub_${a.id}/${DEVICE}_`)), []);
       assert.deepEqual(topics.filter((t) => t.includes(`voice-hub_${b.id}/${DEVICE}_`)).sort(), SENSORS.map((s) => `homeassistant/sensor/voice-hub_${b.id}/${DEVICE}_${s}/config`));
-      assert.ok(topics.includes(`voice-hub/${b.id}/devices/${DEVICE}/state`));
-      for (const h of hubs) assert.equal(late.on(`voice-hub/${h.id}/status`)[0]?.payload, 'online');
-      assert.equal(JSON.parse(late.on(`voice-hub/${a.id}/hub/state`).at(-1)!.payload).devicesOnline, 0, 'the hub counts one device less');
-      assert.equal(JSON.parse(late.on(`voice-hub/${b.id}/hub/state`).at(-1)!.payload).devicesOnline, 1);
+      for (const h of hubs) {
+        assert.deepEqual(topics.filter((t) => t.includes(`voice-hub_${h.id}/hub_`)).sort(), HUB_SENSORS.map((s) => `homeassistant/sensor/voice-hub_${h.id}/hub_${s}/config`));
+      }
+    } finally {
+      await late.end();
+    }
+  });
+});
+
+describe('two hubs on one broker with their own Mqtt.TopicPrefix', () => {
+  const PREFIXES = ['hub-a', 'hub-b'];
+  let broker: Mosquitto;
+  let ha: Subscriber;
+  const hubs: Hub[] = [];
+
+  before(async () => {
+    broker = await startMosquitto();
+    ha = await Subscriber.connect(broker.port, ['homeassistant/#', ...PREFIXES.map((p) => `${p}/#`)]);
+    for (const [i, prefix] of PREFIXES.entries()) {
+      const svc = await startService({ flags: { 'Mqtt.BrokerAddress': '127.0.0.1', 'Mqtt.Port': broker.port, 'Mqtt.TopicPrefix': prefix } });
+      await waitUntil(() => connected(svc), `hub ${i} to connect`);
+      const device = await registerDevice(svc, { deviceId: DEVICE, deviceName: `Kitchen ${i}` });
+      hubs.push({ svc, id: instanceIdOf(svc.dataDir), token: device.token });
+    }
+  });
+  after(async () => {
+    await ha?.end();
+    for (const h of hubs) await h.svc.stop();
+    await broker?.stop();
+  });
+
+  it('each hub\'s entities read their state and availability under its own prefix', async () => {
+    await ha.barrier('homeassistant/barrier');
+    const configs = latestByTopic(ha.messages, 'homeassistant/sensor/');
+    for (const [i, h] of hubs.entries()) {
+      const own = configsOf(configs, h.id);
+      assert.equal(own.size, SENSORS.length + HUB_SENSORS.length);
+      for (const [object, config] of own) {
+        const expected = object.startsWith('hub_') ? `${PREFIXES[i]}/hub/state` : `${PREFIXES[i]}/devices/${DEVICE}/state`;
+        assert.equal(config.state_topic, expected, object);
+        assert.equal(config.availability_topic, `${PREFIXES[i]}/status`, object);
+        assert.equal(config.device.via_device ?? config.device.identifiers[0], `voice-hub_${h.id}`, object);
+      }
+    }
+  });
+
+  it('each hub\'s device state, hub state and status are its own', async () => {
+    for (const [i, h] of hubs.entries()) {
+      const res = await call(h.svc.url, 'PUT', `/api/device/${DEVICE}/status`, { token: h.token, body: { status: 'online', batteryLevel: 10 + i } });
+      assert.equal(res.status, 200, res.text);
+    }
+    for (const [i, prefix] of PREFIXES.entries()) {
+      await ha.waitFor((m) => m.topic === `${prefix}/devices/${DEVICE}/state` && JSON.parse(m.payload).batteryLevel === 10 + i, `hub ${i}'s battery level`);
+    }
+    // One hub loses a device, the other stops: a late subscriber sees each hub's own retained values.
+    const [a, b] = hubs as [Hub, Hub];
+    const res = await call(a.svc.url, 'DELETE', `/api/device/${DEVICE}`, { token: await adminToken(a.svc) });
+    assert.equal(res.status, 200, res.text);
+    await ha.waitFor((m) => m.topic === 'hub-a/hub/state' && JSON.parse(m.payload).devicesOnline === 0, 'hub a counts no device');
+    await b.svc.stop();
+    await ha.waitFor((m) => m.topic === 'hub-b/status' && m.payload === 'offline', 'hub b offline');
+
+    const late = await Subscriber.connect(broker.port, PREFIXES.map((p) => `${p}/#`));
+    try {
+      await late.barrier('hub-a/barrier');
+      const retained = (topic: string): string | undefined => late.on(topic).find((m) => m.retain)?.payload;
+      assert.equal(retained('hub-a/status'), 'online', 'the running hub stays available');
+      assert.equal(retained('hub-b/status'), 'offline');
+      assert.equal(retained(`hub-a/devices/${DEVICE}/state`), undefined, 'deleted on hub a');
+      assert.equal(JSON.parse(retained(`hub-b/devices/${DEVICE}/state`)!).batteryLevel, 11, 'hub b\'s device untouched');
+      assert.deepEqual(JSON.parse(retained('hub-a/hub/state')!), { version: 'dev', activeSessions: 0, devicesOnline: 0, upstream: 'idle' });
+      assert.deepEqual(JSON.parse(retained('hub-b/hub/state')!), { version: 'dev', activeSessions: 0, devicesOnline: 1, upstream: 'idle' });
     } finally {
       await late.end();
     }

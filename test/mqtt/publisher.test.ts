@@ -7,7 +7,7 @@ import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
-import { connectedPublisher, device, hubBase, instanceIdOf, publisherOptions, Subscriber } from './helpers.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 describe('MqttPublisher with a live broker', () => {
@@ -29,7 +29,7 @@ describe('MqttPublisher with a live broker', () => {
     const options = publisherOptions(broker.port, over);
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
-    return { pub, prefix: hubBase(options), ha: options.discoveryPrefix, node: `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`, instanceId: options.instanceId };
+    return { pub, prefix: options.topicPrefix, ha: options.discoveryPrefix, node: `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`, instanceId: options.instanceId };
   };
 
   it('announces itself online and keeps device state retained', async () => {
@@ -105,6 +105,22 @@ describe('MqttPublisher with a live broker', () => {
     assert.match(upstream.device.name, /^voice-hub test-/);
   });
 
+  it('publishes under the prefix as given, a trailing slash dropped (no empty topic level)', async () => {
+    const topicPrefix = `vh-${process.pid}-slash`;
+    const { pub, ha, node } = await publisher({ topicPrefix: `${topicPrefix}//` });
+    pub.publishDeviceState(device('d1'));
+    await waitUntil(() => pub.stats().published >= 11, 'online, 4 + 5 discovery configs and the state to be acknowledged');
+    const sub = await subscribe([`${topicPrefix}/#`, `${ha}/#`]);
+    await sub.barrier(`${topicPrefix}/barrier`);
+    assert.deepEqual(sub.messages.filter((m) => m.topic.startsWith(`${topicPrefix}/`)).map((m) => m.topic).sort(), [
+      `${topicPrefix}/barrier`, `${topicPrefix}/devices/d1/state`, `${topicPrefix}/status`,
+    ]);
+    const battery = JSON.parse(sub.on(`${node}/d1_battery/config`)[0]!.payload);
+    assert.equal(battery.state_topic, `${topicPrefix}/devices/d1/state`);
+    assert.equal(battery.availability_topic, `${topicPrefix}/status`);
+    assert.equal(JSON.parse(sub.on(`${node}/hub_version/config`)[0]!.payload).state_topic, `${topicPrefix}/hub/state`);
+  });
+
   it('does not send discovery when it is turned off', async () => {
     const { pub, prefix, ha } = await publisher({ homeAssistantDiscovery: false });
     pub.publishDeviceState(device('d1'));
@@ -131,11 +147,10 @@ describe('MqttPublisher with a live broker', () => {
           ...flags,
         },
       });
-      const base = hubBase({ topicPrefix: prefix, instanceId: instanceIdOf(svc.dataDir) });
-      const sub = await subscribe([`${base}/sessions/#`]);
+      const sub = await subscribe([`${prefix}/sessions/#`]);
       await waitUntil(() => svc.app.mqtt.current()?.state().connected === true, 'the service to connect to the broker');
       const device = await registerDevice(svc);
-      const topic = (sessionId: string) => `${base}/sessions/${sessionId}/event`;
+      const topic = (sessionId: string) => `${prefix}/sessions/${sessionId}/event`;
       /** The events published for a session so far, parsed, each checked to be not retained. */
       const eventsOf = (sessionId: string) =>
         sub.on(topic(sessionId)).map((m) => {
@@ -146,7 +161,7 @@ describe('MqttPublisher with a live broker', () => {
         await waitUntil(() => sub.on(topic(sessionId)).length >= count, `${count} event(s) of session ${sessionId}`);
         return eventsOf(sessionId);
       };
-      return { base, echo, svc, sub, device, topic, eventsOf, waitForEvents };
+      return { prefix, echo, svc, sub, device, topic, eventsOf, waitForEvents };
     };
 
     /** Starts a session over HTTP; checks the `started` event names it, its device and a time in the call. */
@@ -185,9 +200,9 @@ describe('MqttPublisher with a live broker', () => {
       await expectEnded(r, idle, 'idle timeout');
       assert.equal(r.svc.app.sessions.get(idle)?.state, 'Stopped');
 
-      const late = await subscribe([`${r.base}/sessions/#`]);
-      await late.barrier(`${r.base}/sessions/barrier`);
-      assert.deepEqual(late.messages.filter((m) => m.topic !== `${r.base}/sessions/barrier`), [], 'a later subscriber gets no old events');
+      const late = await subscribe([`${r.prefix}/sessions/#`]);
+      await late.barrier(`${r.prefix}/sessions/barrier`);
+      assert.deepEqual(late.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), [], 'a later subscriber gets no old events');
     });
 
     it('ended with the reason when the upstream voice server goes away (Failed)', async () => {
@@ -205,8 +220,8 @@ describe('MqttPublisher with a live broker', () => {
       assert.equal(res.status, 502);
       const idle = () => r.svc.app.mqtt.current()!.stats();
       await waitUntil(() => idle().queued === 0 && idle().inFlight === 0, 'everything the service published to be acknowledged');
-      await r.sub.barrier(`${r.base}/sessions/barrier`);
-      assert.deepEqual(r.sub.messages.filter((m) => m.topic !== `${r.base}/sessions/barrier`), []);
+      await r.sub.barrier(`${r.prefix}/sessions/barrier`);
+      assert.deepEqual(r.sub.messages.filter((m) => m.topic !== `${r.prefix}/sessions/barrier`), []);
     });
   });
 

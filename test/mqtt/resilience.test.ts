@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { connectedPublisher, device, hubBase, publisherOptions, Subscriber } from './helpers.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -29,8 +29,7 @@ describe('MqttPublisher when things fail', () => {
     const b = await broker();
     const prefix = `vh-${randomUUID().slice(0, 8)}`;
     const instanceId = randomBytes(6).toString('hex');
-    const base = hubBase({ topicPrefix: prefix, instanceId });
-    const sub = await Subscriber.connect(b.port, [`${base}/status`]);
+    const sub = await Subscriber.connect(b.port, [`${prefix}/status`]);
     cleanup.push(() => sub.end());
     const child = spawn(process.execPath, ['--import', 'tsx', CHILD, String(b.port), prefix, instanceId], {
       cwd: ROOT,
@@ -45,7 +44,7 @@ describe('MqttPublisher when things fail', () => {
     await sub.waitFor((m) => m.payload === 'online', 'online from the child');
     child.kill('SIGKILL');
     const offline = await sub.waitFor((m) => m.payload === 'offline', 'the last will');
-    assert.equal(offline.topic, `${base}/status`);
+    assert.equal(offline.topic, `${prefix}/status`);
   });
 
   it('a stopped broker neither slows nor fails publishing; the queue stays bounded; all is re-sent on restart', async (t) => {
@@ -77,13 +76,12 @@ describe('MqttPublisher when things fail', () => {
     await b.restart();
     await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
     await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 99 + 11, 'the queue to be flushed');
-    const base = hubBase(options);
-    const sub = await Subscriber.connect(b.port, [`${base}/#`, `${options.discoveryPrefix}/#`]);
+    const sub = await Subscriber.connect(b.port, [`${options.topicPrefix}/#`, `${options.discoveryPrefix}/#`]);
     cleanup.push(() => sub.end());
-    await sub.barrier(`${base}/barrier`);
+    await sub.barrier(`${options.topicPrefix}/barrier`);
     // The restarted broker had no persistence: everything retained came from the publisher again.
-    assert.equal(sub.on(`${base}/status`)[0]?.payload, 'online');
-    assert.equal(JSON.parse(sub.on(`${base}/devices/d1/state`)[0]!.payload).batteryLevel, 99);
+    assert.equal(sub.on(`${options.topicPrefix}/status`)[0]?.payload, 'online');
+    assert.equal(JSON.parse(sub.on(`${options.topicPrefix}/devices/d1/state`)[0]!.payload).batteryLevel, 99);
     const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/d1_`)).length, 5);
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/hub_`)).length, 4);
@@ -95,7 +93,7 @@ describe('MqttPublisher when things fail', () => {
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
     await waitUntil(() => pub.stats().published >= 5, 'online and the hub\'s 4 discovery configs to be acknowledged');
-    const live = await Subscriber.connect(b.port, [`${hubBase(options)}/sessions/#`]);
+    const live = await Subscriber.connect(b.port, [`${options.topicPrefix}/sessions/#`]);
     cleanup.push(() => live.end());
     b.pause();
     for (let i = 0; i < 2000; i++) pub.publishSessionEvent('s1', { n: i });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { deviceStatePayload, discoveryChanged, discoveryMessages, retainedTopicsOf, SENSOR_OBJECTS } from '../../src/mqtt/discovery.js';
 import { HUB_SENSOR_OBJECTS } from '../../src/mqtt/hub-discovery.js';
 import {
-  deviceStateTopic, discoveryTopic, haDeviceObject, haHubObject, haNodeId, hubStateTopic, hubTopicBase, sessionEventTopic, statusTopic, topicLevel,
+  deviceStateTopic, discoveryTopic, haDeviceObject, haHubObject, haNodeId, hubStateTopic, sessionEventTopic, statusTopic, topicLevel,
 } from '../../src/mqtt/topics.js';
 import { device } from './helpers.js';
 
@@ -43,12 +43,11 @@ describe('haNodeId', () => {
 
 describe('topics', () => {
   it('builds every topic from the prefix', () => {
-    const base = hubTopicBase('voice-hub', '0123456789ab');
-    assert.equal(base, 'voice-hub/0123456789ab');
-    assert.equal(statusTopic(base), 'voice-hub/0123456789ab/status');
-    assert.equal(deviceStateTopic(base, 'd/1'), 'voice-hub/0123456789ab/devices/d%2F1/state');
-    assert.equal(sessionEventTopic(base, 's+1'), 'voice-hub/0123456789ab/sessions/s%2B1/event');
-    assert.equal(hubStateTopic(base), 'voice-hub/0123456789ab/hub/state');
+    // The documented layout, which subscribers rely on: no instance id in the hub's own topics.
+    assert.equal(statusTopic('voice-hub'), 'voice-hub/status');
+    assert.equal(deviceStateTopic('voice-hub', 'd/1'), 'voice-hub/devices/d%2F1/state');
+    assert.equal(sessionEventTopic('voice-hub', 's+1'), 'voice-hub/sessions/s%2B1/event');
+    assert.equal(hubStateTopic('voice-hub'), 'voice-hub/hub/state');
     assert.equal(discoveryTopic('homeassistant', '0123456789ab', haDeviceObject('d1', 'cpu')), 'homeassistant/sensor/voice-hub_0123456789ab/d1_cpu/config');
     assert.equal(discoveryTopic('homeassistant', '0123456789ab', haHubObject('upstream')), 'homeassistant/sensor/voice-hub_0123456789ab/hub_upstream/config');
   });
@@ -61,7 +60,7 @@ describe('topics', () => {
 });
 
 describe('discovery payloads', () => {
-  const names = { topicPrefix: 'voice-hub/0123456789ab', discoveryPrefix: 'homeassistant', instanceId: '0123456789ab', version: '1.2.3' };
+  const names = { topicPrefix: 'voice-hub', discoveryPrefix: 'homeassistant', instanceId: '0123456789ab', version: '1.2.3' };
   it('state carries status, lastSeen and the four metrics, nulls included', () => {
     assert.deepEqual(JSON.parse(deviceStatePayload(device('d1', { temperature: null }))), {
       status: 'online',
@@ -81,12 +80,12 @@ describe('discovery payloads', () => {
     assert.deepEqual(JSON.parse(messages[0]!.payload), {
       name: 'Battery',
       unique_id: 'voice-hub_0123456789ab_d1_battery',
-      state_topic: 'voice-hub/0123456789ab/devices/d1/state',
+      state_topic: 'voice-hub/devices/d1/state',
       value_template: '{{ value_json.batteryLevel }}',
       unit_of_measurement: '%',
       state_class: 'measurement',
       device_class: 'battery',
-      availability_topic: 'voice-hub/0123456789ab/status',
+      availability_topic: 'voice-hub/status',
       payload_available: 'online',
       payload_not_available: 'offline',
       origin: { name: 'voice-hub', sw_version: '1.2.3' },
@@ -102,7 +101,7 @@ describe('discovery payloads', () => {
   it('removal covers the state and every discovery topic', () => {
     const topics = retainedTopicsOf(names, 'a/b');
     assert.equal(topics.length, 6);
-    assert.equal(topics[0], 'voice-hub/0123456789ab/devices/a%2Fb/state');
+    assert.equal(topics[0], 'voice-hub/devices/a%2Fb/state');
     for (const m of discoveryMessages(names, device('a/b'))) assert.ok(topics.includes(m.topic));
   });
   it('discovery is resent only for new devices or a new name/type', () => {
