@@ -63,9 +63,9 @@ describe('JSON hub protocol: the text ASP.NET Core writes', () => {
   }
 
   it('writes the properties in ASP.NET Core order, however the message object was built', () => {
-    const built = { arguments: [1], target: 'Target', invocationId: '7', type: MessageType.Invocation } as const;
+    const built: HubMessage = { arguments: [1], target: 'Target', invocationId: '7', type: MessageType.Invocation };
     assert.equal(encodeJsonMessage(built), '{"type":1,"invocationId":"7","target":"Target","arguments":[1]}' + RS);
-    const completion = { hasResult: true, result: 2, invocationId: '7', type: MessageType.Completion } as const;
+    const completion: HubMessage = { hasResult: true, result: 2, invocationId: '7', type: MessageType.Completion };
     assert.equal(encodeJsonMessage(completion), '{"type":3,"invocationId":"7","result":2}' + RS);
   });
 
