@@ -59,6 +59,13 @@ function sameHost(origin: string, host: string): boolean {
   }
 }
 
+/** `headers` with the policy's `cors` headers added; a `Vary` of both lists both, as caches need. */
+export function withCorsHeaders(headers: Readonly<Record<string, string>> | undefined, cors: Readonly<Record<string, string>>): Record<string, string> {
+  const out = { ...headers, ...cors };
+  if (headers?.Vary && cors.Vary) out.Vary = `${headers.Vary}, ${cors.Vary}`;
+  return out;
+}
+
 /** A preflight is an OPTIONS request that names the method it is asking for. */
 export const isPreflight = (method: string, headers: { readonly 'access-control-request-method'?: string }): boolean =>
   method === 'OPTIONS' && headers['access-control-request-method'] !== undefined;

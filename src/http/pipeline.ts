@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
-import { isPreflight, type CorsPolicy } from './cors.js';
+import { isPreflight, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
 import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import type { RequestGate } from './gate.js';
@@ -121,7 +121,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     };
     let corsHeaders: Record<string, string> | undefined;
     const respond = (reply: Reply, close = false): void => {
-      if (corsHeaders) reply = { ...reply, headers: { ...reply.headers, ...corsHeaders } };
+      if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
       exchange.send(renderReply(reply), close, () => {
         if (opts.accessLog.enabled('Information')) {
           opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);

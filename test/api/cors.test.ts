@@ -80,6 +80,13 @@ describe('CORS with an origin configured', () => {
     assert.deepEqual(corsOf(plain.headers), {}, 'no Origin, no CORS headers');
   });
 
+  it('a Vary the answer has already is kept beside Origin', async () => {
+    const res = await call(svc.url, 'GET', '/swagger/swagger-ui.css', { headers: { origin: LISTED, 'accept-encoding': 'gzip' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('vary'), 'Accept-Encoding, Origin');
+    assert.equal(res.headers.get('access-control-allow-origin'), LISTED);
+  });
+
   it('negotiate uses the same list: listed origin echoed with credentials, another refused', async () => {
     const pre = await call(svc.url, 'OPTIONS', '/voice-hub/negotiate?negotiateVersion=1', {
       headers: { origin: LISTED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-signalr-user-agent, x-requested-with' },
