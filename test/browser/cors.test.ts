@@ -1,7 +1,8 @@
 // CORS in a real browser: headless Chromium loads a page from another loopback origin (another port) and
 // calls the service with fetch, as a dashboard would. With that origin in Cors:AllowedOrigins the page
 // registers a device, lists devices (admin token, so a credentialed, preflighted request) and reads
-// /health; from an origin not in the list, Chromium refuses to hand the answers to the page.
+// /health; from an origin not in the list, Chromium refuses to hand the answers to the page. A folder of
+// its own: a browser has no place in the fast tier test/api belongs to.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
