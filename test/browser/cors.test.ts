@@ -1,8 +1,8 @@
 // CORS in a real browser: headless Chromium loads a page from another loopback origin (another port) and
 // calls the service with fetch, as a dashboard would. With that origin in Cors:AllowedOrigins the page
-// registers a device, lists devices (admin token, so a credentialed, preflighted request) and reads
-// /health; from an origin not in the list, Chromium refuses to hand the answers to the page. A folder of
-// its own: a browser has no place in the fast tier test/api belongs to.
+// registers a device, lists devices (admin token in Authorization, so preflighted, and with credentials as
+// the SignalR client sends them) and reads /health; from an origin not in the list, Chromium refuses to
+// hand the answers to the page. A folder of its own: a browser has no place in the fast tier of test/api.
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +28,7 @@ async function pageOrigin(): Promise<{ origin: string; close: () => Promise<void
 interface Outcome { ok: boolean; status?: number; body?: unknown; error?: string }
 
 /** Runs one fetch in the page; a CORS refusal surfaces as a TypeError, never as an answer. */
-async function fetchInPage(page: Page, url: string, init: { method?: string; headers?: Record<string, string>; body?: string }): Promise<Outcome> {
+async function fetchInPage(page: Page, url: string, init: { method?: string; headers?: Record<string, string>; body?: string; credentials?: 'include' }): Promise<Outcome> {
   return page.evaluate(async ({ url, init }) => {
     try {
       const res = await fetch(url, init);
@@ -75,7 +75,7 @@ describe('CORS in Chromium', () => {
     assert.equal(registered.status, 200);
     assert.equal((registered.body as { deviceInfo: { id: string } }).deviceInfo.id, 'kitchen-satellite');
 
-    const listed = await fetchInPage(page, `${svc.url}/api/device/list`, { headers: { authorization: `Bearer ${await adminToken(svc)}` } });
+    const listed = await fetchInPage(page, `${svc.url}/api/device/list`, { headers: { authorization: `Bearer ${await adminToken(svc)}` }, credentials: 'include' });
     assert.equal(listed.ok, true, listed.error);
     assert.equal(listed.status, 200);
     assert.deepEqual((listed.body as { devices: Array<{ id: string }> }).devices.map((d) => d.id), ['kitchen-satellite']);
