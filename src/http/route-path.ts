@@ -14,14 +14,15 @@ export function sameRoutePath(template: string, path: string): boolean {
 }
 
 /**
- * A uWS pattern that matches every path with as many segments as `template`, whatever their case (uWS
- * matches literals exactly). The handler behind it checks sameRoutePath and lets uWS go on to the next
- * route (setYield) for any other path.
+ * uWS patterns that match every path with as many segments as `template`, whatever their case (uWS
+ * matches literals exactly), with and without one trailing slash. The handler behind them checks
+ * sameRoutePath and lets uWS go on to the next route (setYield) for any other path.
  */
-export function uwsPattern(template: string): string {
-  return template
+export function uwsPatterns(template: string): readonly string[] {
+  const pattern = template
     .split('/')
     .slice(1)
     .map((_, i) => `/:s${i}`)
     .join('');
+  return [pattern, `${pattern}/`];
 }

@@ -9,7 +9,7 @@ import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
-import { sameRoutePath, uwsPattern } from '../http/route-path.js';
+import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
 import { bearerToken, negotiateResponse, newId, parseNegotiateVersion, type PendingNegotiation } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
 
@@ -298,8 +298,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   });
 
   for (const { app, secure } of listeners) {
-    app.any(uwsPattern(negotiatePath), negotiate(secure));
-    app.ws<SocketData>(uwsPattern(options.path), behavior(secure));
+    for (const pattern of uwsPatterns(negotiatePath)) app.any(pattern, negotiate(secure));
+    for (const pattern of uwsPatterns(options.path)) app.ws<SocketData>(pattern, behavior(secure));
   }
   return core.server;
 }

@@ -56,12 +56,13 @@ describe('routes match case-insensitively', () => {
   });
 
   it('the hub: negotiate and the WebSocket, with the official client on a differently cased URL', async () => {
-    for (const p of ['/Voice-Hub/negotiate', '/VOICE-HUB/NEGOTIATE']) {
+    for (const p of ['/Voice-Hub/negotiate', '/VOICE-HUB/NEGOTIATE', '/voice-hub/negotiate/']) {
       const res = await call(svc.url, 'POST', `${p}?negotiateVersion=1`);
       assert.equal(res.status, 200, p);
       assert.equal(typeof res.json.connectionToken, 'string');
     }
     assert.equal(await RawClient.refusal(`ws://127.0.0.1:${svc.port}/Voice-Hub`), 101);
+    assert.equal(await RawClient.refusal(`ws://127.0.0.1:${svc.port}/voice-hub/`), 101);
     // Paths of the same length that are not the hub still reach the API's 404.
     const notHub = await call(svc.url, 'POST', '/voice-hubs/negotiate');
     assert.equal(notHub.status, 404);
