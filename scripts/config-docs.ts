@@ -127,7 +127,7 @@ export function renderConfigDocs(): string {
     '- **Environment**: the key with `__` between its parts; an array by index (`ApiKeys__0`, `ApiKeys__1`).',
     '- **Flags**: the key in dot form (`--Server.Port 5001`); an array whole or by index. Short flags are listed',
     '  beside their key.',
-    `- **Time spans**: .NET text, ${TIME_SPAN_FORMATS}; \`24:00:00\` is 24 hours. Seconds are required.`,
+    `- **Time spans**: .NET text, ${TIME_SPAN_FORMATS}; \`24:00:00\` is 24 hours. Seconds are required. \`GET /api/config/{category}\` and \`config check\` show a time span as it was written (\`24:00:00\` stays \`24:00:00\`).`,
     '- **Secrets** are accepted like any value and never shown: `config check` prints `***` for a secret that is set.',
     '',
   ];

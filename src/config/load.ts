@@ -50,7 +50,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   problems.push(...validate(tree, entries));
   if (problems.length > 0) throw new ConfigError(problems);
   // The tree passed the schema's validation just above, so it has the shape AppConfig reads from the schema.
-  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), file });
+  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), timeSpanTexts: timeSpanTexts(tree), file });
 }
 
 /** Reads and adds the configuration file; returns its absolute path, or undefined when none was read. */
@@ -91,6 +91,18 @@ function toAppConfig(value: unknown, node: SchemaNode = CONFIG_SCHEMA): unknown 
     for (const [name, v] of Object.entries(obj)) if (!(name in out)) out[name] = toAppConfig(v, map);
   }
   return out;
+}
+
+/** The configured text of each time span key of the validated tree, trimmed as it was parsed. */
+function timeSpanTexts(tree: unknown): ReadonlyMap<string, string> {
+  const texts = new Map<string, string>();
+  const walk = (value: unknown, node: SchemaNode, path: string[]): void => {
+    if (node['x-timespan'] && typeof value === 'string') texts.set(path.join('.'), value.trim());
+    if (node.type !== 'object' || typeof value !== 'object' || value === null) return;
+    for (const [name, child] of Object.entries(node.properties ?? {})) walk((value as Record<string, unknown>)[name], child, [...path, name]);
+  };
+  walk(tree, CONFIG_SCHEMA, []);
+  return texts;
 }
 
 function sourcesOf(entries: Entries): ReadonlyMap<string, ConfigSource> {

@@ -1,6 +1,6 @@
 // The effective configuration as it may be shown (`config check`, logs, docs): secrets replaced by
 // "***" when set, an empty secret left "" so "not set" stays visible (secrets never appear in logs,
-// responses or `config check` output), and time spans back in .NET text.
+// responses or `config check` output), and time spans back in .NET text, as they were configured.
 import { CONFIG_SCHEMA, SECRET_KEYS, type SchemaNode } from './schema.js';
 import { toJsonValue } from './schema-value.js';
 import type { LoadedConfig } from './types.js';
@@ -11,18 +11,18 @@ export const MASK = '***';
 
 /** A JSON tree shaped like appsettings.json; safe to print. */
 export function maskedView(loaded: LoadedConfig): Record<string, unknown> {
-  return view(loaded.config, CONFIG_SCHEMA) as Record<string, unknown>;
+  return view(loaded.config, CONFIG_SCHEMA, [], loaded.timeSpanTexts) as Record<string, unknown>;
 }
 
-function view(value: unknown, node: SchemaNode): unknown {
+function view(value: unknown, node: SchemaNode, path: readonly string[], texts: ReadonlyMap<string, string>): unknown {
   if (node.writeOnly) return mask(value);
-  if (node.type !== 'object' || typeof value !== 'object' || value === null) return toJsonValue(node, value);
+  if (node.type !== 'object' || typeof value !== 'object' || value === null) return texts.get(path.join('.')) ?? toJsonValue(node, value);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(obj)) {
     const child = node.properties?.[name] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
     // A key the schema does not know cannot be judged, so it is not shown.
-    if (child) out[name] = view(v, child);
+    if (child) out[name] = view(v, child, [...path, name], texts);
   }
   return out;
 }

@@ -119,7 +119,7 @@ export const CONFIG_SCHEMA = {
         },
       },
     },
-    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering). Requests naming another host get 400 (API and hub); browsers may open hub connections only from these hosts (`Origin`).', {
+    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering). Requests naming another host get 400 (API and hub). Which browser origins may call is `Cors.AllowedOrigins`.', {
       minLength: 1,
       pattern: '[^;\\s]',
       'x-expected': 'must be a non-empty string: `*` or `;`-separated host names',
@@ -183,6 +183,23 @@ export const CONFIG_SCHEMA = {
       writeOnly: true,
       description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.',
       'x-expected': 'must be an array of non-empty strings',
+    },
+    Cors: {
+      type: 'object',
+      description: 'Browser pages on other origins (cross-origin resource sharing).',
+      additionalProperties: false,
+      properties: {
+        AllowedOrigins: {
+          type: 'array',
+          default: [],
+          maxItems: 100,
+          items: { type: 'string', format: 'origin', 'x-expected': 'must be an origin as a browser sends it: `http://` or `https://`, a host, an optional port, no path' },
+          description:
+            'Origins (`http://dashboard.local:8080`) whose pages may call the API, `/health` and the hub (negotiate and WebSocket), with credentials; ' +
+            'no `*`: each origin is named. Empty: no cross-origin access; pages served by this service itself are never cross-origin.',
+          'x-expected': 'must be an array of origins',
+        },
+      },
     },
     Server: {
       type: 'object',
@@ -255,6 +272,19 @@ export function isWebSocketUrl(text: string): boolean {
   try {
     const url = new URL(text);
     return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An origin exactly as a browser sends it in `Origin`: scheme `http` or `https`, a host, a port only
+ * when it is not the scheme's default, nothing after; letter case is free (origins compare without it).
+ */
+export function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase();
   } catch {
     return false;
   }

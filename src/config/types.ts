@@ -15,6 +15,11 @@ export interface LoadedConfig {
   readonly config: AppConfig;
   /** Source of every leaf key, by dot path ("VoiceService.ServerUrl", "ApiKeys"). */
   readonly sources: ReadonlyMap<string, ConfigSource>;
+  /**
+   * The text of every time span key as it was configured (`24:00:00`), by dot path: the program reads
+   * milliseconds, but what it shows back is the operator's own form, not a reformatting (`1.00:00:00`).
+   */
+  readonly timeSpanTexts: ReadonlyMap<string, string>;
   /** The configuration file that was read, if any. */
   readonly file: string | undefined;
 }

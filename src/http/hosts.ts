@@ -1,7 +1,6 @@
 // Host filtering as ASP.NET Core's HostFilteringMiddleware reads `AllowedHosts`: `*` allows any host;
 // otherwise a `;`-separated list of names, `*.example.com` wildcards, ports ignored, IPv6 literals
-// in brackets, Unicode names as punycode; and what a well-formed Host is at all (parseHost). Also used
-// for the Origin of hub connections.
+// in brackets, Unicode names as punycode; and what a well-formed Host is at all (parseHost).
 import { isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
 
@@ -108,13 +107,4 @@ export function hostMatcher(allowedHosts: string): HostMatcher {
     }
     return lastVerdict;
   };
-}
-
-/** Origin header (`https://pi.local:5000`) -> host part, for the hub's origin check. */
-export function originHost(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
 }

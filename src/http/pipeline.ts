@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
+import { isPreflight, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
 import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import type { RequestGate } from './gate.js';
@@ -23,6 +24,8 @@ export interface HttpPipelineOptions {
   accessLog: Logger;
   /** Host filtering and the HTTPS redirect, before any routing. */
   gate?: RequestGate;
+  /** Preflights and the CORS headers of every answer past the host gate; none without it. */
+  cors?: CorsPolicy;
 }
 
 /** A request as copied out of the transport, before any header is interpreted. */
@@ -116,7 +119,9 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       headers: joinHeaderLines(incoming.lines),
       secure: incoming.secure,
     };
+    let corsHeaders: Record<string, string> | undefined;
     const respond = (reply: Reply, close = false): void => {
+      if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
       exchange.send(renderReply(reply), close, () => {
         if (opts.accessLog.enabled('Information')) {
           opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
@@ -136,6 +141,14 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       forwardedProto: request.headers['x-forwarded-proto'] ?? '',
     });
     if (refusal) return respond({ status: refusal.status, headers: { ...refusal.headers }, ...(refusal.text ? { text: refusal.text } : {}) });
+
+    // As ASP.NET Core's CORS middleware before routing: a preflight on any path is answered here, and
+    // every later answer (errors included, so a page can read them) carries the policy's headers.
+    if (opts.cors) {
+      const origin = request.headers.origin ?? '';
+      if (isPreflight(request.method, request.headers)) return respond({ status: 204, headers: opts.cors.preflight(origin) });
+      corsHeaders = opts.cors.headers(origin);
+    }
 
     const match = router.match(request.method, request.path);
     if (match.kind === 'not_found') return respond({ status: 404, body: problem(404, `No route matches ${request.method} ${request.path}.`) });

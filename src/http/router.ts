@@ -1,6 +1,7 @@
 // The route table: one entry per endpoint, matched by method and path template. The same table
 // feeds the OpenAPI document, so a route cannot exist without being described.
 import type { Principal } from '../auth/tokens.js';
+import { literalKey, withoutTrailingSlash } from './route-path.js';
 import type { JsonSchema } from './schemas.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -89,14 +90,13 @@ export class Router {
       segments: route.path
         .split('/')
         .slice(1)
-        .map((s) => (s.startsWith('{') && s.endsWith('}') ? { param: s.slice(1, -1) } : { literal: s.toLowerCase() })),
+        .map((s) => (s.startsWith('{') && s.endsWith('}') ? { param: s.slice(1, -1) } : { literal: literalKey(s) })),
     }));
   }
 
   match(method: string, rawPath: string): Match {
-    // ASP.NET routing ignores one trailing slash and letter case in literal segments.
-    const trimmed = rawPath.length > 1 && rawPath.endsWith('/') ? rawPath.slice(0, -1) : rawPath;
-    const parts = trimmed.split('/').slice(1);
+    // ASP.NET routing ignores one trailing slash and letter case in literal segments (route-path.ts).
+    const parts = withoutTrailingSlash(rawPath).split('/').slice(1);
     const allow = new Set<string>();
     for (const c of this.compiled) {
       if (c.segments.length !== parts.length) continue;
@@ -105,7 +105,7 @@ export class Router {
       for (let i = 0; i < parts.length && ok; i++) {
         const seg = c.segments[i]!;
         const part = parts[i]!;
-        if ('literal' in seg) ok = seg.literal === part.toLowerCase();
+        if ('literal' in seg) ok = seg.literal === literalKey(part);
         else if (part === '') ok = false;
         else {
           try {

@@ -91,9 +91,12 @@ export function decodeJsonMessage(text: string): HubMessage | null {
         arguments: requireArray(obj, 'arguments'),
         streamIds: readStreamIds(obj),
       };
-    case MessageType.StreamItem:
+    case MessageType.StreamItem: {
+      // The id first, so a message missing both is refused for its id, as ASP.NET Core refuses it.
+      const invocationId = requireString(obj, 'invocationId');
       if (!('item' in obj)) throw new InvalidDataError("Missing required property 'item'.");
-      return { type: MessageType.StreamItem, headers: readHeaders(obj), invocationId: requireString(obj, 'invocationId'), item: obj.item };
+      return { type: MessageType.StreamItem, headers: readHeaders(obj), invocationId, item: obj.item };
+    }
     case MessageType.Completion: {
       const invocationId = requireString(obj, 'invocationId');
       const error = optionalString(obj, 'error');
@@ -137,28 +140,53 @@ function replacer(this: unknown, key: string, value: unknown): unknown {
   return value;
 }
 
+/**
+ * Writes the properties in the order ASP.NET Core's JsonHubProtocol writes them (type, headers,
+ * invocationId, then the message's own), and leaves out what it leaves out (empty headers, an empty
+ * invocation id, an empty error): the bytes do not depend on how the message object was built.
+ */
 export function encodeJsonMessage(message: HubMessage): string {
-  let out: Json;
+  const out: Json = { type: message.type };
   switch (message.type) {
+    case MessageType.Invocation:
+    case MessageType.StreamInvocation:
+      putInvocationHead(out, message);
+      out.target = message.target;
+      out.arguments = message.arguments;
+      if (message.streamIds !== undefined) out.streamIds = message.streamIds;
+      break;
+    case MessageType.StreamItem:
+      putInvocationHead(out, message);
+      out.item = message.item === undefined ? null : message.item;
+      break;
     case MessageType.Completion:
-      out = { type: message.type, invocationId: message.invocationId };
-      if (message.error !== undefined) out.error = message.error;
+      putInvocationHead(out, message);
+      if (message.error) out.error = message.error;
       // JSON has no undefined: a result that is undefined is written as null, as for a .NET void result.
       else if (message.hasResult) out.result = message.result === undefined ? null : message.result;
       break;
+    case MessageType.CancelInvocation:
+      putInvocationHead(out, message);
+      break;
+    case MessageType.Ping:
+      break;
     case MessageType.Close:
-      out = { type: message.type };
+      // An empty error is still an error, as ASP.NET Core keeps it.
       if (message.error !== undefined) out.error = message.error;
       if (message.allowReconnect) out.allowReconnect = true;
       break;
-    default: {
-      // Other messages map one to one; drop absent optional fields.
-      out = {};
-      for (const [k, v] of Object.entries(message)) if (v !== undefined) out[k] = v;
-    }
+    case MessageType.Ack:
+    case MessageType.Sequence:
+      out.sequenceId = message.sequenceId;
+      break;
   }
   // A replacer switches off JSON.stringify's fast path; only messages that carry bytes need it.
   return writeRecord(carriesBytes(out, 0) ? JSON.stringify(out, replacer) : JSON.stringify(out));
+}
+
+function putInvocationHead(out: Json, message: { readonly headers?: MessageHeaders; readonly invocationId?: string }): void {
+  if (message.headers !== undefined && Object.keys(message.headers).length > 0) out.headers = message.headers;
+  if (message.invocationId) out.invocationId = message.invocationId;
 }
 
 /** True when a Uint8Array (Buffer included) is anywhere in `value`; deep structures count as carrying bytes. */

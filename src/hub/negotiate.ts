@@ -1,7 +1,7 @@
 // Negotiation (SignalR's transport protocol, `POST [endpoint-base]/negotiate`): version 1 hands out a secret
 // connectionToken used as `id=`, version 0 only a connectionId used as `id=`. Only WebSockets is
 // offered, and never stateful reconnect. Pending negotiations are bounded in number and age.
-// Also the request-side helpers shared by negotiate and upgrade: tokens and CORS headers.
+// Also the request-side helper shared by negotiate and upgrade: the bearer token.
 import { randomBytes } from 'node:crypto';
 
 export const NEGOTIATE_VERSION = 1;
@@ -104,28 +104,4 @@ export function bearerToken(authorization: string, accessToken: string | null): 
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (match?.[1]) return match[1];
   return accessToken ? accessToken : undefined;
-}
-
-export const CORS_ALLOW_HEADERS = 'x-requested-with, x-signalr-user-agent, authorization, content-type';
-
-/**
- * CORS for negotiate: browsers send it with credentials, so the exact origin is echoed (never `*`).
- * Empty when there is no Origin (not a cross-origin browser request).
- */
-export function corsHeaders(origin: string): Record<string, string> {
-  if (!origin) return {};
-  return {
-    'Access-Control-Allow-Origin': origin,
-    'Access-Control-Allow-Credentials': 'true',
-    Vary: 'Origin',
-  };
-}
-
-export function preflightHeaders(origin: string): Record<string, string> {
-  return {
-    ...corsHeaders(origin),
-    'Access-Control-Allow-Methods': 'POST, OPTIONS',
-    'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
-    'Access-Control-Max-Age': '600',
-  };
 }

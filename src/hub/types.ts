@@ -1,5 +1,6 @@
 // The hub's public contract: what hub methods see (HubCallContext), how they are registered
 // (HubOptions.methods) and what the application can do with a running hub (VoiceHubServer).
+import type { CorsPolicy } from '../http/cors.js';
 import type { Logger } from '../log/logger.js';
 import type { ProtocolName } from './messages.js';
 import type { HubParameter } from './binder.js';
@@ -66,10 +67,11 @@ export interface HubOptions {
   /** A connection with more unsent bytes than this is closed as too slow (default 1 MiB). */
   readonly maxBufferedBytes?: number;
   /**
-   * Decides the `Origin` of negotiate (CORS) and of the WebSocket upgrade. Without it every origin
-   * is accepted, which is what ASP.NET does for WebSockets without an origin policy.
+   * The CORS policy negotiate answers with and the `Origin` check of negotiate and the WebSocket upgrade
+   * (the one the HTTP API uses). Without it no origin is listed: only requests without an Origin or
+   * from the service's own pages are admitted.
    */
-  readonly allowedOrigins?: (origin: string) => boolean;
+  readonly cors?: CorsPolicy;
   /**
    * Called with the bearer token (`access_token` query or `Authorization: Bearer`), or undefined.
    * Its result is `ctx.user`; if it throws (or rejects) the request is answered 401.

@@ -8,15 +8,9 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehav
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
-import {
-  bearerToken,
-  corsHeaders,
-  negotiateResponse,
-  newId,
-  parseNegotiateVersion,
-  preflightHeaders,
-  type PendingNegotiation,
-} from './negotiate.js';
+import { corsPolicy, isPreflight } from '../http/cors.js';
+import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
+import { bearerToken, negotiateResponse, newId, parseNegotiateVersion, type PendingNegotiation } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
 
 /**
@@ -111,7 +105,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     for (const { app } of listeners) app.publish(topic, data, binary, false);
   });
   const counters = core.env.counters;
-  const originAllowed = (origin: string): boolean => !origin || !options.allowedOrigins || options.allowedOrigins(origin);
+  const cors = options.cors ?? corsPolicy([]);
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const maxFrame = frameLimit(options);
@@ -142,7 +136,13 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       forwardedProto: req.getHeader('x-forwarded-proto'),
     });
 
+  const negotiatePath = `${options.path}/negotiate`;
   const negotiate = (secure: boolean) => guarded('negotiate', (res, req: HttpRequest) => {
+    // Registered for any path of its length (route-path.ts): any other path goes on to the next route.
+    if (!sameRoutePath(negotiatePath, req.getUrl())) {
+      req.setYield(true);
+      return;
+    }
     // Ambiguous framing is refused here as on every route, or a request smuggled behind it would run.
     if (refuseIllFramed(res, req)) return;
     const refusal = admission(req, secure);
@@ -154,17 +154,20 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const origin = req.getHeader('origin');
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
-    if (!originAllowed(origin)) {
-      reply(res, 403, 'Origin not allowed', {});
+    // A preflight is answered as on every route: 204, allow headers only for a listed origin.
+    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
+      reply(res, 204, '', cors.preflight(origin));
       return;
     }
-    if (method === 'OPTIONS') {
-      reply(res, 204, '', origin ? preflightHeaders(origin) : {});
+    // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
+    // and the WebSocket it leads to would be refused anyway.
+    if (!cors.admits(origin, req.getHeader('host'))) {
+      reply(res, 403, 'Origin not allowed', cors.headers(origin));
       return;
     }
-    const cors = corsHeaders(origin);
+    const corsHeaders = cors.headers(origin);
     if (method !== 'POST') {
-      reply(res, 405, 'Method not allowed', { ...cors, Allow: 'POST, OPTIONS' });
+      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' });
       return;
     }
     const version = parseNegotiateVersion(query.get('negotiateVersion'));
@@ -179,16 +182,20 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         user = await authenticate(token);
       } catch (e) {
         logger.debug(`negotiate refused: ${describe(e)}`);
-        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...cors, 'WWW-Authenticate': 'Bearer' }));
+        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': 'Bearer' }));
         return;
       }
       if (aborted) return;
       const negotiation = core.negotiate(version, user);
-      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), cors, 'application/json'));
+      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json'));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
   });
 
   function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {
+    if (!sameRoutePath(options.path, req.getUrl())) {
+      req.setYield(true);
+      return;
+    }
     if (refuseIllFramed(res, req)) return;
     const refusal = admission(req, secure);
     if (refusal) {
@@ -209,7 +216,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       reply(res, status, text, {});
     };
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
-    if (!originAllowed(origin)) return refuse(403, 'Origin not allowed');
+    if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
     const id = query.get('id');
     let negotiation: PendingNegotiation | undefined;
     if (id !== null) {
@@ -291,8 +298,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   });
 
   for (const { app, secure } of listeners) {
-    app.any(`${options.path}/negotiate`, negotiate(secure));
-    app.ws<SocketData>(options.path, behavior(secure));
+    for (const pattern of uwsPatterns(negotiatePath)) app.any(pattern, negotiate(secure));
+    for (const pattern of uwsPatterns(options.path)) app.ws<SocketData>(pattern, behavior(secure));
   }
   return core.server;
 }

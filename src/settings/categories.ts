@@ -103,7 +103,8 @@ export class ConfigCategories {
 
   private value(key: CategoryKey, name: string, stored: Record<string, unknown>): unknown {
     if (key.configKey === undefined) return Object.hasOwn(stored, name) ? stored[name] : structuredClone(key.node.default);
-    const configured = toJsonValue(key.node, configValue(this.loaded.config, key.path));
+    // A configured time span reads back in the form it was written in.
+    const configured = this.loaded.timeSpanTexts.get(key.configKey) ?? toJsonValue(key.node, configValue(this.loaded.config, key.path));
     const source = this.loaded.sources.get(key.configKey);
     if (source && operatorSet(source)) return configured;
     return Object.hasOwn(stored, name) ? stored[name] : configured;

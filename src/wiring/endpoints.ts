@@ -1,10 +1,10 @@
 // Where devices reach the service: one uWS app for plain HTTP and, with a certificate, one for HTTPS beside
-// it, both carrying the same routes and hub; the host and origin checks they share; and the ports they
+// it, both carrying the same routes and hub; the host check and CORS policy they share; and the ports they
 // listen on, known only once listening (a configured port 0 picks a free one).
 import os from 'node:os';
 import type { AppConfig } from '../config/types.js';
 import { requestGate, type RequestGate } from '../http/gate.js';
-import { hostMatcher, originHost } from '../http/hosts.js';
+import { corsPolicy, type CorsPolicy } from '../http/cors.js';
 import { listen, type Listening } from '../http/server.js';
 import type { TlsFiles } from '../http/tls.js';
 import type { Uws } from '../http/uws-native.js';
@@ -22,7 +22,8 @@ export interface Endpoints {
   /** Filled in by listenAll; read per request (redirects, websocketUrl). */
   readonly ports: Ports;
   readonly gate: RequestGate;
-  allowedOrigin(origin: string): boolean;
+  /** The one CORS policy of the API and the hub (`Cors:AllowedOrigins`). */
+  readonly cors: CorsPolicy;
   /** What websocketUrl names when a request has an empty Host: this machine and the port it came in on. */
   listeningAddress(secure: boolean): string;
 }
@@ -31,7 +32,6 @@ export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | und
   const apps: HubListener[] = [{ app: uws.App(), secure: false }];
   if (tls) apps.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
   const ports: Ports = { plain: config.Server.Port, https: undefined };
-  const allowedHost = hostMatcher(config.AllowedHosts);
   const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
   const hostPart = serverName.includes(':') ? `[${serverName}]` : serverName;
   return {
@@ -42,10 +42,7 @@ export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | und
       httpsRedirectPort: config.Server.HttpsRedirect ? () => ports.https : undefined,
       fallbackHost: hostPart,
     }),
-    allowedOrigin: (origin) => {
-      const host = originHost(origin);
-      return host !== undefined && allowedHost(host);
-    },
+    cors: corsPolicy(config.Cors.AllowedOrigins),
     listeningAddress: (secure) => `${hostPart}:${secure ? ports.https : ports.plain}`,
   };
 }

@@ -68,6 +68,7 @@ export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
     logger: deps.logger.child('Http'),
     accessLog: deps.logger.child('Microsoft.AspNetCore'),
     gate: deps.endpoints.gate,
+    cors: deps.endpoints.cors,
   });
   for (const { app, secure } of deps.endpoints.apps) mountHttpApi(app, pipeline, secure);
   return { router, inject: createInject(pipeline) };

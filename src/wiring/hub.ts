@@ -33,7 +33,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     },
     keepAliveIntervalMs: config.Hub.KeepAliveInterval,
     clientTimeoutMs: config.Hub.ClientTimeout,
-    allowedOrigins: (origin) => endpoints.allowedOrigin(origin),
+    cors: endpoints.cors,
     // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
     authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
     admit: endpoints.gate,

@@ -23,6 +23,19 @@ describe('configuration categories', () => {
     assert.deepEqual(Object.keys(mqtt.json).sort(), ['brokerAddress', 'port', 'username']);
   });
 
+  it('reads time spans back in the form they were configured in, from the default, the file, the environment and a PUT', async () => {
+    const fromDefault = await startService();
+    const read = async (svc: Awaited<ReturnType<typeof startService>>): Promise<unknown> =>
+      (await call(svc.url, 'GET', '/api/config/device', { token: await adminToken(svc) })).json.tokenExpiration;
+    assert.equal(await read(fromDefault), '24:00:00');
+    assert.equal(await read(await startService({ file: { DeviceManagement: { TokenExpiration: '48:00:00' } } })), '48:00:00');
+    assert.equal(await read(await startService({ env: { DeviceManagement__TokenExpiration: '2.00:00:00' } })), '2.00:00:00');
+    assert.equal(await read(await startService({ env: { DeviceManagement__TokenExpiration: ' 12:30:00.5 ' } })), '12:30:00.5', 'trimmed as it is parsed');
+    const put = await call(fromDefault.url, 'PUT', '/api/config/device', { token: await adminToken(fromDefault), body: { tokenExpiration: '36:00:00' } });
+    assert.equal(put.json.tokenExpiration, '36:00:00');
+    assert.equal(await read(fromDefault), '36:00:00');
+  });
+
   it('refuses bad writes with exact problems', async () => {
     const svc = await startService();
     const admin = await adminToken(svc);

@@ -138,6 +138,16 @@ describe('status, list, delete and token refresh', () => {
     assert.deepEqual(bad.json.errors, { status: ['must match pattern "^[A-Za-z0-9_.-]{1,32}$"'], batteryLevel: ['must be <= 100'] });
   });
 
+  it('a status PUT replaces the whole reading: a metric it does not name becomes null', async () => {
+    const dev = await registerDevice(svc);
+    const full = await call(svc.url, 'PUT', `/api/device/${dev.id}/status`, { body: { status: 'online', batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 }, token: dev.token });
+    assert.equal(full.status, 200, full.text);
+    assert.deepEqual(full.json.metrics, { batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 });
+    const partial = await call(svc.url, 'PUT', `/api/device/${dev.id}/status`, { body: { status: 'busy', cpuUsage: 95 }, token: dev.token });
+    assert.equal(partial.status, 200, partial.text);
+    assert.deepEqual(partial.json.metrics, { batteryLevel: null, temperature: null, memoryUsage: null, cpuUsage: 95 });
+  });
+
   it('lists devices for admins only', async () => {
     const dev = await registerDevice(svc);
     const res = await call(svc.url, 'GET', '/api/device/list', { token: admin });

@@ -92,11 +92,12 @@ describe('secrets', () => {
 });
 
 describe('maskedView', () => {
-  it('has the shape of appsettings.json with time spans as .NET text', () => {
-    const loaded = loadConfig({ env: { Hub__ClientTimeout: '00:00:30.5', Logging__LogLevel__Hub: 'debug' } });
+  it('has the shape of appsettings.json with time spans as .NET text, in the form they were configured in', () => {
+    const loaded = loadConfig({ env: { Hub__ClientTimeout: '00:00:30.5', Logging__LogLevel__Hub: 'debug', Storage__FlushInterval: '0.00:00:07' } });
     const view = maskedView(loaded) as { Hub: Record<string, unknown>; DeviceManagement: Record<string, unknown>; Logging: { LogLevel: Record<string, unknown> } };
-    assert.equal(view.Hub.ClientTimeout, '00:00:30.5000000');
-    assert.equal(view.DeviceManagement.TokenExpiration, '1.00:00:00');
+    assert.equal(view.Hub.ClientTimeout, '00:00:30.5');
+    assert.equal(view.DeviceManagement.TokenExpiration, '24:00:00', 'the default, as the schema writes it');
+    assert.equal((view as unknown as { Storage: Record<string, unknown> }).Storage.FlushInterval, '0.00:00:07');
     assert.equal(view.Logging.LogLevel.Hub, 'Debug');
     // The view loads back to the same configuration.
     const again = loadConfig({ file: configFile(view) });
@@ -115,7 +116,7 @@ describe('formatConfigReport', () => {
     assert.ok(lines.includes('Server.Port = 5001  (file)'));
     assert.ok(lines.includes('Mqtt.Port = 8883  (env)'));
     assert.ok(lines.includes('Server.Host = "127.0.0.1"  (flag)'));
-    assert.ok(lines.includes('DeviceManagement.TokenExpiration = "1.00:00:00"  (default)'));
+    assert.ok(lines.includes('DeviceManagement.TokenExpiration = "24:00:00"  (default)'));
   });
 
   it('says when no file was read', () => {

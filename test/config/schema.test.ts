@@ -21,7 +21,7 @@ const EXPECTED_KEYS = [
   'VoiceService.ReconnectStableAfter',
   'DeviceManagement.AllowDeviceRegistration', 'DeviceManagement.MaxDevices', 'DeviceManagement.TokenExpiration',
   'Mqtt.BrokerAddress', 'Mqtt.Port', 'Mqtt.Username', 'Mqtt.Password', 'Mqtt.TopicPrefix', 'Mqtt.HomeAssistantDiscovery', 'Mqtt.DiscoveryPrefix',
-  'ApiKeys', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
+  'ApiKeys', 'Cors.AllowedOrigins', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
   'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Storage.SessionHistory', 'Storage.MinFreeBytes', 'Auth.SigningKey',
   'Hub.MaximumReceiveMessageSize', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
   // Per-connection budgets (issue 12).
@@ -67,6 +67,7 @@ describe('configuration schema', () => {
     ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-timespan', schemaType: 'object' });
     ajv.addFormat('ws-url', true);
+    ajv.addFormat('origin', true);
     assert.equal(typeof ajv.compile(CONFIG_SCHEMA), 'function');
   });
 

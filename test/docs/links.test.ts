@@ -68,8 +68,8 @@ describe('documentation links', () => {
     ]);
   });
 
-  it('the README stays short: at most 210 lines', () => {
+  it('the README stays short: at most 250 lines', () => {
     const lines = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8').trimEnd().split('\n').length;
-    assert.ok(lines <= 210, `README.md has ${lines} lines`);
+    assert.ok(lines <= 250, `README.md has ${lines} lines`);
   });
 });

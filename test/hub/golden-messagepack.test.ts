@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readBinaryMessage } from '../../src/hub/binary-format.js';
-import { encodeMessagePackMessage } from '../../src/hub/msgpack-protocol.js';
+import { decodeMessagePackItems, encodeMessagePackMessage } from '../../src/hub/msgpack-protocol.js';
 import { MessageType, type HubMessage } from '../../src/hub/messages.js';
 
 const CASES: ReadonlyArray<readonly [string, HubMessage, string]> = [
@@ -42,5 +42,21 @@ describe('MessagePack hub protocol: the bytes ASP.NET Core writes', () => {
       assert.equal(read.end, framed.length, 'nothing after it');
       assert.equal(Buffer.from(read.body).toString('base64'), base64);
     });
+  }
+});
+
+describe('MessagePack hub protocol: reading is as tolerant as ASP.NET Core', () => {
+  // ASP.NET Core reads the items it knows by position and skips the rest; an Invocation without the
+  // stream ids (older clients), a Close without allowReconnect (older servers) and unknown types pass.
+  const TOLERATED: ReadonlyArray<readonly [string, unknown[], HubMessage | null]> = [
+    ['Invocation without stream ids', [1, {}, 'x', 'T', [1]], { type: MessageType.Invocation, headers: {}, invocationId: 'x', target: 'T', arguments: [1], streamIds: undefined }],
+    ['Invocation with an extra item', [1, {}, 'x', 'T', [1], [], 'extra'], { type: MessageType.Invocation, headers: {}, invocationId: 'x', target: 'T', arguments: [1], streamIds: [] }],
+    ['Completion with an extra item', [3, {}, 'x', 3, 5, 'extra'], { type: MessageType.Completion, headers: {}, invocationId: 'x', result: 5, hasResult: true }],
+    ['Ping with an extra item', [6, 'extra'], { type: MessageType.Ping }],
+    ['Close without allowReconnect', [7, 'err'], { type: MessageType.Close, error: 'err' }],
+    ['an unknown message type', [99, 1], null],
+  ];
+  for (const [name, items, expected] of TOLERATED) {
+    it(name, () => assert.deepEqual(decodeMessagePackItems(items), expected));
   }
 });

@@ -4,6 +4,7 @@
 import { decode, encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { corsPolicy } from '../../src/http/cors.js';
 import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { RawClient, connectClient, startHub, type RawFrame, type TestHub } from './helpers.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
@@ -36,7 +37,7 @@ describe('negotiate and upgrade', () => {
   let hub: TestHub;
   before(async () => {
     hub = await startHub({
-      allowedOrigins: (origin) => origin === 'http://allowed.example',
+      cors: corsPolicy(['http://allowed.example']),
       authenticate: (token) => {
         if (token === 'bad') throw new Error('invalid');
         return token ? { name: token } : undefined;

@@ -1,15 +1,8 @@
 // Negotiation bookkeeping and the request helpers: versions, ids, expiry, bounds, tokens, CORS.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  CORS_ALLOW_HEADERS,
-  NegotiationStore,
-  bearerToken,
-  corsHeaders,
-  negotiateResponse,
-  parseNegotiateVersion,
-  preflightHeaders,
-} from '../../src/hub/negotiate.js';
+import { CORS_ALLOW_HEADERS, corsPolicy } from '../../src/http/cors.js';
+import { NegotiationStore, bearerToken, negotiateResponse, parseNegotiateVersion } from '../../src/hub/negotiate.js';
 
 describe('negotiate version', () => {
   const table: [string | null, 0 | 1][] = [[null, 0], ['', 0], ['0', 0], ['1', 1], ['2', 1], ['99', 1], ['x', 0], ['-1', 0], ['1.5', 0]];
@@ -79,17 +72,34 @@ describe('bearer token', () => {
 });
 
 describe('CORS', () => {
-  it('echoes the exact origin with credentials, never *', () => {
-    const headers = corsHeaders('http://pi.local:8080');
-    assert.equal(headers['Access-Control-Allow-Origin'], 'http://pi.local:8080');
-    assert.equal(headers['Access-Control-Allow-Credentials'], 'true');
-    assert.deepEqual(corsHeaders(''), {});
+  const policy = corsPolicy(['http://Pi.local:8080']);
+
+  it('echoes the exact listed origin with credentials, never *; origins compare without letter case', () => {
+    assert.deepEqual(policy.headers('http://pi.local:8080'), {
+      'Access-Control-Allow-Origin': 'http://pi.local:8080',
+      'Access-Control-Allow-Credentials': 'true',
+      Vary: 'Origin',
+    });
+    assert.deepEqual(policy.headers(''), {});
+    assert.deepEqual(policy.headers('http://other.local'), { Vary: 'Origin' }, 'an unlisted origin gets no CORS headers');
+    assert.deepEqual(corsPolicy([]).headers('http://other.local'), {}, 'no list: nothing varies by origin');
   });
 
-  it('preflight allows the SignalR client headers', () => {
-    const headers = preflightHeaders('http://a');
+  it('preflight allows the SignalR client and API headers for a listed origin only', () => {
+    const headers = policy.preflight('http://pi.local:8080');
     assert.equal(headers['Access-Control-Allow-Headers'], CORS_ALLOW_HEADERS);
-    for (const h of ['x-requested-with', 'x-signalr-user-agent', 'authorization', 'content-type']) assert.ok(CORS_ALLOW_HEADERS.includes(h));
-    assert.match(headers['Access-Control-Allow-Methods'] ?? '', /POST/);
+    for (const h of ['x-requested-with', 'x-signalr-user-agent', 'authorization', 'content-type', 'x-api-key']) assert.ok(CORS_ALLOW_HEADERS.includes(h));
+    assert.equal(headers['Access-Control-Allow-Methods'], 'GET, POST, PUT, DELETE, OPTIONS');
+    assert.equal(headers['Access-Control-Max-Age'], '600');
+    assert.deepEqual(policy.preflight('http://evil.example'), { Vary: 'Origin' });
+  });
+
+  it('admits no Origin, the service\'s own pages and listed origins', () => {
+    assert.equal(policy.admits('', 'pi.local:5000'), true);
+    assert.equal(policy.admits('http://pi.local:5000', 'pi.local:5000'), true, 'same host and port');
+    assert.equal(policy.admits('http://pi.local:8080', 'pi.local:5000'), true, 'listed');
+    assert.equal(policy.admits('http://evil.example', 'pi.local:5000'), false);
+    assert.equal(policy.admits('null', 'pi.local:5000'), false);
+    assert.equal(policy.admits('http://pi.local:5000', ''), false, 'no Host to be the same as');
   });
 });

@@ -119,7 +119,7 @@ describe('ConfigCategories over a real store', () => {
       flags: { 'DeviceManagement.MaxDevices': 3, 'Mqtt.BrokerAddress': 'broker.lan' },
     });
     const categories = new ConfigCategories(loaded, store.settings);
-    assert.deepEqual(categories.get('device'), { allowDeviceRegistration: true, maxDevices: 3, tokenExpiration: '1.00:00:00' });
+    assert.deepEqual(categories.get('device'), { allowDeviceRegistration: true, maxDevices: 3, tokenExpiration: '24:00:00' }, 'the default as configured, not reformatted');
     assert.deepEqual(categories.device(), { allowDeviceRegistration: true, maxDevices: 3, tokenExpiration: 86_400_000 });
     assert.deepEqual(categories.voice(), { enableVoice: true, audioSampleRate: 24000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
     assert.deepEqual(categories.mqtt(), { brokerAddress: 'broker.lan', port: 1883, username: '' });

@@ -37,7 +37,7 @@ describe('ConfigCategories', () => {
     assert.equal(cats.has('toString'), false);
     assert.deepEqual(cats.get('voice'), { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
     assert.deepEqual(cats.voice(), { enableVoice: true, audioSampleRate: 16000, audioChannels: 1, enableNoiseReduction: false, wakeWords: [] });
-    assert.deepEqual(cats.get('device'), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: '1.00:00:00' });
+    assert.deepEqual(cats.get('device'), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: '24:00:00' });
     assert.deepEqual(cats.device(), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: 86_400_000 });
     assert.deepEqual(Object.keys(cats.get('mqtt')).sort(), ['brokerAddress', 'port', 'username']);
     assert.deepEqual(cats.sources('voice'), {
@@ -78,7 +78,7 @@ describe('ConfigCategories', () => {
       env: { DeviceManagement__AllowDeviceRegistration: 'false' },
       flags: { 'VoiceService.AudioChannels': 2 },
     });
-    assert.deepEqual(cats.get('device'), { allowDeviceRegistration: false, maxDevices: 7, tokenExpiration: '1.00:00:00' });
+    assert.deepEqual(cats.get('device'), { allowDeviceRegistration: false, maxDevices: 7, tokenExpiration: '24:00:00' });
     assert.equal(cats.sources('device').maxDevices, 'file');
     assert.equal(cats.sources('device').allowDeviceRegistration, 'env');
     await cats.put('device', { maxDevices: 3, allowDeviceRegistration: true });

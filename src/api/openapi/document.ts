@@ -6,6 +6,7 @@ import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
 import { REQUEST_SCHEMAS } from '../../http/schemas.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
 import { PROBLEM, RESPONSE_SCHEMAS, ref } from './components.js';
+import { CATEGORY_EXAMPLES, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './examples.js';
 import { apiDescription } from './description.js';
 import { toOpenApiSchema } from './json-schema.js';
 
@@ -105,13 +106,30 @@ function operation(route: Route, settings: { apiKeysEnabled: boolean; requireDev
             required: true,
             description: PARAMETER_DOCS[name]?.description ?? name,
             schema: PARAMETER_DOCS[name]?.schema ?? { type: 'string' },
+            ...(PARAMETER_EXAMPLES[name] !== undefined ? { example: PARAMETER_EXAMPLES[name] } : {}),
           })),
         }
       : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body), ...bodyExamples(route.body) } } } } : {}),
     responses: responses(route),
     ...(security ? { security } : {}),
   };
+}
+
+/**
+ * The media type's example: the request schema's own, or for the category update (whose schema depends
+ * on {category}) one named example per category.
+ */
+function bodyExamples(schemaName: string): Json {
+  if (REQUEST_EXAMPLES[schemaName]) return { example: structuredClone(REQUEST_EXAMPLES[schemaName]) };
+  if (schemaName === 'ConfigCategoryUpdate') {
+    return {
+      examples: Object.fromEntries(
+        Object.entries(CATEGORY_EXAMPLES).map(([category, value]) => [category, { summary: `${category} settings`, value: structuredClone(value) }]),
+      ),
+    };
+  }
+  return {};
 }
 
 /** One requirement object: every scheme in it is needed together (OpenAPI: keys of one object are ANDed). */

@@ -1,0 +1,158 @@
+// CORS on the real service over loopback: one list (`Cors:AllowedOrigins`) for the API, /health and the
+// hub's negotiate and WebSocket. Exact headers for a listed origin, none for another, preflights on any
+// path answered 204, the configuration's checks on origins, and the environment form of the list.
+import assert from 'node:assert/strict';
+import { describe, it, before } from 'node:test';
+import { problemsOf } from '../config/helpers.js';
+import { call } from '../support/http.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken } from '../support/tokens.js';
+import { RawClient } from '../hub/helpers.js';
+
+const LISTED = 'http://dashboard.local:8080';
+const OTHER = 'http://evil.example';
+
+/** The CORS headers of a response, by lower-case name. */
+function corsOf(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (name.startsWith('access-control-') || name === 'vary') out[name] = value;
+  });
+  return out;
+}
+
+const ALLOWED = { 'access-control-allow-origin': LISTED, 'access-control-allow-credentials': 'true', vary: 'Origin' };
+const PREFLIGHT_ALLOWED = {
+  ...ALLOWED,
+  'access-control-allow-methods': 'GET, POST, PUT, DELETE, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, x-api-key, x-requested-with, x-signalr-user-agent',
+  'access-control-max-age': '600',
+};
+
+describe('CORS with an origin configured', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService({ env: { Cors__AllowedOrigins__0: 'http://Dashboard.local:8080' } });
+  });
+
+  it('the environment form fills the list', () => {
+    assert.deepEqual(svc.loaded.config.Cors.AllowedOrigins, ['http://Dashboard.local:8080']);
+  });
+
+  it('a preflight from the listed origin, on any API path, gets the allow headers and 204', async () => {
+    for (const [path, method] of [['/api/device/register', 'POST'], ['/api/device/list', 'GET'], ['/api/device/kitchen/status', 'PUT'], ['/health', 'GET'], ['/API/DEVICE/LIST', 'GET']] as const) {
+      const res = await call(svc.url, 'OPTIONS', path, {
+        headers: { origin: LISTED, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+      });
+      assert.equal(res.status, 204, path);
+      assert.equal(res.text, '');
+      assert.deepEqual(corsOf(res.headers), PREFLIGHT_ALLOWED, path);
+    }
+  });
+
+  it('a preflight from another origin is answered 204 without allow headers', async () => {
+    const res = await call(svc.url, 'OPTIONS', '/api/device/register', { headers: { origin: OTHER, 'access-control-request-method': 'POST' } });
+    assert.equal(res.status, 204);
+    assert.deepEqual(corsOf(res.headers), { vary: 'Origin' });
+  });
+
+  it('API answers, errors included, carry the headers for the listed origin only', async () => {
+    const registered = await call(svc.url, 'POST', '/api/device/register', {
+      body: { deviceId: 'kitchen-satellite', deviceName: 'Kitchen satellite', deviceType: 'speaker' },
+      headers: { origin: LISTED },
+    });
+    assert.equal(registered.status, 200, registered.text);
+    assert.deepEqual(corsOf(registered.headers), ALLOWED);
+
+    const health = await call(svc.url, 'GET', '/health', { headers: { origin: LISTED } });
+    assert.ok([200, 503].includes(health.status));
+    assert.deepEqual(corsOf(health.headers), ALLOWED);
+
+    const unauthorized = await call(svc.url, 'GET', '/api/device/list', { headers: { origin: LISTED } });
+    assert.equal(unauthorized.status, 401);
+    assert.deepEqual(corsOf(unauthorized.headers), ALLOWED, 'a page can read why it was refused');
+
+    const list = await call(svc.url, 'GET', '/api/device/list', { headers: { origin: OTHER }, token: await adminToken(svc) });
+    assert.equal(list.status, 200, 'the request itself is served; the browser withholds it from the page');
+    assert.deepEqual(corsOf(list.headers), { vary: 'Origin' });
+
+    const plain = await call(svc.url, 'GET', '/health');
+    assert.deepEqual(corsOf(plain.headers), {}, 'no Origin, no CORS headers');
+  });
+
+  it('a Vary the answer has already is kept beside Origin', async () => {
+    const res = await call(svc.url, 'GET', '/swagger/swagger-ui.css', { headers: { origin: LISTED, 'accept-encoding': 'gzip' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('vary'), 'Accept-Encoding, Origin');
+    assert.equal(res.headers.get('access-control-allow-origin'), LISTED);
+  });
+
+  it('negotiate uses the same list: listed origin echoed with credentials, another refused', async () => {
+    const pre = await call(svc.url, 'OPTIONS', '/voice-hub/negotiate?negotiateVersion=1', {
+      headers: { origin: LISTED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-signalr-user-agent, x-requested-with' },
+    });
+    assert.equal(pre.status, 204);
+    assert.deepEqual(corsOf(pre.headers), PREFLIGHT_ALLOWED);
+    const otherPre = await call(svc.url, 'OPTIONS', '/voice-hub/negotiate', { headers: { origin: OTHER, 'access-control-request-method': 'POST' } });
+    assert.equal(otherPre.status, 204);
+    assert.deepEqual(corsOf(otherPre.headers), { vary: 'Origin' });
+
+    const ok = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: LISTED } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(corsOf(ok.headers), ALLOWED);
+    const refused = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: OTHER } });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.text, 'Origin not allowed');
+    assert.deepEqual(corsOf(refused.headers), { vary: 'Origin' });
+  });
+
+  it('the WebSocket admits the listed origin, the service\'s own pages and no Origin; refuses another', async () => {
+    const ws = `ws://127.0.0.1:${svc.port}/voice-hub`;
+    assert.equal(await RawClient.refusal(ws, { Origin: LISTED }), 101);
+    assert.equal(await RawClient.refusal(ws, { Origin: `http://127.0.0.1:${svc.port}` }), 101);
+    assert.equal(await RawClient.refusal(ws), 101);
+    assert.equal(await RawClient.refusal(ws, { Origin: OTHER }), 403);
+  });
+});
+
+describe('CORS by default (no origins)', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService();
+  });
+
+  it('no origin gets CORS headers; preflights are 204 without them', async () => {
+    const pre = await call(svc.url, 'OPTIONS', '/api/device/register', { headers: { origin: LISTED, 'access-control-request-method': 'POST' } });
+    assert.equal(pre.status, 204);
+    assert.deepEqual(corsOf(pre.headers), {});
+    const health = await call(svc.url, 'GET', '/health', { headers: { origin: LISTED } });
+    assert.deepEqual(corsOf(health.headers), {});
+    const negotiate = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: LISTED } });
+    assert.equal(negotiate.status, 403);
+    const own = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: `http://127.0.0.1:${svc.port}` } });
+    assert.equal(own.status, 200, 'a page of the service itself is not cross-origin');
+    assert.deepEqual(corsOf(own.headers), {});
+  });
+
+  it('an OPTIONS that is not a preflight is routed as before: 405', async () => {
+    const res = await call(svc.url, 'OPTIONS', '/health');
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET');
+  });
+});
+
+describe('Cors:AllowedOrigins in the configuration', () => {
+  const EXPECTED = 'must be an origin as a browser sends it: `http://` or `https://`, a host, an optional port, no path';
+  for (const bad of ['*', 'dashboard.local', 'http://dashboard.local/', 'http://dashboard.local/app', 'ftp://dashboard.local', 'http://dashboard.local:80', 'null', '']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => {
+      assert.deepEqual(problemsOf({ env: { Cors__AllowedOrigins__0: bad } }), [
+        `Cors.AllowedOrigins[0]: ${JSON.stringify(bad)} from env Cors__AllowedOrigins__0 is invalid: ${EXPECTED}`,
+      ]);
+    });
+  }
+  it('accepts http and https origins with and without ports, any letter case', () => {
+    for (const good of ['http://dashboard.local:8080', 'https://Ha.Example.com', 'http://192.168.1.20:3000', 'http://[::1]:8123']) {
+      assert.throws(() => problemsOf({ env: { Cors__AllowedOrigins__0: good } }), /expected the configuration to be refused/, good);
+    }
+  });
+});

@@ -1,0 +1,40 @@
+// The facts README.md and docs/protocol.md state about the status metrics, derived here from the request
+// schema the service validates with: a range changed in the schema fails this test until the docs say it.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { REQUEST_SCHEMAS } from '../../src/http/schemas.js';
+import { REPO_ROOT } from '../support/docs.js';
+
+type Node = { minimum?: number; maximum?: number; pattern?: string; type?: unknown };
+
+/** The sentence both documents use, built from DeviceStatusRequest. */
+function statusSentence(): string {
+  const props = (REQUEST_SCHEMAS.DeviceStatusRequest as { properties: Record<string, Node> }).properties;
+  const length = /\{(\d+),(\d+)\}\$$/.exec(props.status!.pattern ?? '');
+  assert.ok(length, 'status has a length-bounded pattern');
+  assert.equal(props.status!.pattern, `^[A-Za-z0-9_.-]{${length[1]},${length[2]}}$`, 'the characters the sentence names');
+  const range = (name: string): string => `${props[name]!.minimum} to ${props[name]!.maximum}`;
+  for (const name of ['batteryLevel', 'memoryUsage', 'cpuUsage', 'temperature']) {
+    assert.deepEqual(props[name]!.type, ['number', 'null'], `${name} may be null`);
+  }
+  assert.equal(range('memoryUsage'), range('batteryLevel'));
+  assert.equal(range('cpuUsage'), range('batteryLevel'));
+  return (
+    `\`status\` is ${length[1]} to ${length[2]} letters, digits, \`_\`, \`.\` or \`-\`; \`batteryLevel\`, ` +
+    `\`memoryUsage\` and \`cpuUsage\` ${range('batteryLevel')} (percent), \`temperature\` ${range('temperature')} (°C); ` +
+    'a metric may be `null`, and one the PUT does not name becomes `null` (it is not kept).'
+  );
+}
+
+/** The text with line breaks as spaces, as a reader sees a paragraph. */
+const prose = (file: string): string => readFileSync(path.join(REPO_ROOT, file), 'utf8').replace(/\s*\n\s*/g, ' ');
+
+describe('documented facts match the code', () => {
+  for (const file of ['README.md', 'docs/protocol.md']) {
+    it(`${file} states the status metrics' ranges from the schema`, () => {
+      assert.ok(prose(file).includes(statusSentence()), `${file} lacks: ${statusSentence()}`);
+    });
+  }
+});
