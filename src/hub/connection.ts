@@ -15,8 +15,8 @@ import type { ThrottledLog } from './log-throttle.js';
 import type { MessageBudget } from './rate-limit.js';
 import { MessageReader, copy, type ReaderHost } from './reader.js';
 import type { Frame } from './stateful/frame-queue.js';
-import { ReceiveSequence, isSequenced } from './stateful/receive-sequence.js';
-import { ReplayBuffer } from './stateful/replay-buffer.js';
+import { StatefulLink } from './stateful/link.js';
+import { isSequenced } from './stateful/receive-sequence.js';
 import {
   MessageType,
   completionWithError,
@@ -62,16 +62,6 @@ export interface ConnectionLimits {
   readonly authenticatedBudget: MessageBudget;
   /** Unacknowledged bytes at which a stateful connection stops sending until acks arrive (Hub.StatefulReconnectBufferSize). */
   readonly statefulReconnectBufferSize: number;
-}
-
-/** How often a stateful connection acknowledges what it received (ASP.NET's ack timer ticks every second). */
-export const ACK_INTERVAL_MS = 1000;
-
-/** The stateful reconnect state of a connection that negotiated it. */
-interface StatefulLink {
-  readonly sent: ReplayBuffer;
-  readonly received: ReceiveSequence;
-  lastAckAt: number;
 }
 
 export interface ConnectionEnv {
@@ -236,29 +226,26 @@ export class HubConnection {
 
   private sendEncoded(data: Frame, type: number): void {
     if (this.stateful && isSequenced(type)) this.deliver(data);
-    else this.afterSend(this.socket.send(data, this.protocolValue!.binary));
-  }
-
-  /** A sequenced message of a stateful connection: kept until acknowledged, held back while the buffer is full. */
-  private deliver(frame: Frame): void {
-    const link = this.stateful!;
-    const admission = link.sent.offer(frame);
-    if (admission === 'overflow') {
-      this.replayOverflow(link.sent);
-      return;
-    }
-    if (admission === 'send' && this.stateValue === ConnectionState.Connected) this.afterSend(this.socket.send(frame, this.protocolValue!.binary));
+    else this.sendFrame(data);
   }
 
   /**
-   * Back-pressure policy of stateful connections: what is held back for a client that does not
-   * acknowledge is bounded; past it the connection ends (counted and logged), so its reconnect is
-   * refused and the client knows to start afresh, instead of a message vanishing from the stream.
+   * A sequenced message of a stateful connection: kept until acknowledged, held back while too much is
+   * unacknowledged. What is held back is bounded; past it the connection ends (counted and logged), so
+   * its reconnect is refused and the client knows to start afresh, instead of a message vanishing.
    */
-  private replayOverflow(sent: ReplayBuffer): void {
+  private deliver(frame: Frame): void {
+    const link = this.stateful!;
+    const admission = link.offer(frame);
+    if (admission === 'send' && this.stateValue === ConnectionState.Connected) this.sendFrame(frame);
+    if (admission !== 'overflow') return;
     this.env.counters.replayOverflows++;
-    this.env.logger.warn(`${this.connectionId}: ${sent.bytes} bytes unacknowledged and ${sent.heldBytes} held back, more than ${sent.holdLimit}: ending the connection`);
+    this.env.logger.warn(`${this.connectionId}: ${link.describe()}: ending the connection`);
     this.close(ErrorText.clientTooSlow, true);
+  }
+
+  private sendFrame(frame: Frame): void {
+    this.afterSend(this.socket.send(frame, this.protocolValue!.binary));
   }
 
   /** Timers, driven by the hub's heartbeat: handshake timeout, client timeout, back-pressure, keep-alive. */
@@ -273,7 +260,8 @@ export class HubConnection {
       return;
     }
     if (this.stateValue !== ConnectionState.Connected) return;
-    if (this.stateful && now - this.stateful.lastAckAt >= ACK_INTERVAL_MS) this.sendAck(this.stateful, now);
+    const ack = this.stateful?.ackDue(now);
+    if (ack !== undefined) this.send({ type: MessageType.Ack, sequenceId: ack });
     if (now - this.lastReceivedAt >= limits.clientTimeoutMs) {
       counters.clientTimeouts++;
       logger.debug(`${this.connectionId}: nothing received for ${limits.clientTimeoutMs} ms, closing`);
@@ -334,9 +322,8 @@ export class HubConnection {
     this.stateValue = ConnectionState.Connected;
     this.lastReceivedAt = this.env.now();
     this.reader?.clear();
-    link.received.expectSequence();
-    socket.send(protocol.encode({ type: MessageType.Sequence, sequenceId: link.sent.firstUnackedId }), protocol.binary);
-    link.sent.replay((frame) => socket.send(frame, protocol.binary));
+    socket.send(protocol.encode({ type: MessageType.Sequence, sequenceId: link.resume() }), protocol.binary);
+    link.replay((frame) => socket.send(frame, protocol.binary));
     this.afterSend(true);
     this.env.counters.reconnects++;
   }
@@ -358,16 +345,9 @@ export class HubConnection {
     this.stateValue = ConnectionState.Closed;
     this.reader?.clear();
     this.pending = EMPTY;
-    this.stateful?.sent.clear();
+    this.stateful?.clear();
     this.env.groups.removeMember(this);
     this.env.ended(this);
-  }
-
-  /** Acknowledges what was handled since the last ack; nothing when nothing new was. */
-  private sendAck(link: StatefulLink, now: number): void {
-    link.lastAckAt = now;
-    const sequenceId = link.received.takeAck();
-    if (sequenceId !== undefined) this.send({ type: MessageType.Ack, sequenceId });
   }
 
   /** Returns the bytes after the handshake request, or undefined when there is nothing more to do now. */
@@ -396,11 +376,7 @@ export class HubConnection {
     // Stateful reconnect starts with hub protocol version 2; an older client just does without it.
     if (this.resumeKey !== undefined && parsed.request.version >= 2) {
       const { limits } = this.env;
-      this.stateful = {
-        sent: new ReplayBuffer(limits.statefulReconnectBufferSize, limits.maxBufferedBytes),
-        received: new ReceiveSequence(),
-        lastAckAt: this.env.now(),
-      };
+      this.stateful = new StatefulLink(limits.statefulReconnectBufferSize, limits.maxBufferedBytes, this.env.now());
     }
     this.stateValue = ConnectionState.Connected;
     this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated);
@@ -418,7 +394,7 @@ export class HubConnection {
 
   /** Invocations run one at a time: the reader awaits the promise before the next message. */
   private handle(message: HubMessage): Promise<void> | undefined {
-    if (this.stateful && !this.stateful.received.accept(message.type)) return undefined;
+    if (this.stateful && !this.stateful.accept(message.type)) return undefined;
     if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
       this.handleOther(message);
       return undefined;
@@ -441,11 +417,11 @@ export class HubConnection {
         this.abort();
         return;
       case MessageType.Ack:
-        this.stateful?.sent.ack(message.sequenceId, (frame) => this.afterSend(this.socket.send(frame, this.protocolValue!.binary)));
+        this.stateful?.onAck(message.sequenceId, (frame) => this.sendFrame(frame));
         return;
       case MessageType.Sequence:
         // Throws a protocol error for an id past what was received (the reader closes the connection).
-        this.stateful?.received.reset(message.sequenceId);
+        this.stateful?.onSequence(message.sequenceId);
         return;
       default:
         // Ping: receiving it already reset the client timeout. CancelInvocation, StreamItem,

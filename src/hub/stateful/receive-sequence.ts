@@ -22,8 +22,6 @@ export class ReceiveSequence {
   private latest = 0;
   private acked = 0;
   private waitingForSequence = false;
-  /** Messages skipped as already handled, for the counters. */
-  duplicates = 0;
 
   /** False when the message must be dropped: a duplicate, or anything before the Sequence message after a reconnect. */
   accept(type: number): boolean {
@@ -34,10 +32,7 @@ export class ReceiveSequence {
     }
     if (!isSequenced(type)) return true;
     const id = this.nextId++;
-    if (id <= this.latest) {
-      this.duplicates++;
-      return false;
-    }
+    if (id <= this.latest) return false;
     this.latest = id;
     return true;
   }
