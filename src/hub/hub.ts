@@ -26,10 +26,7 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
  */
 export const TAKEOVER_SILENCE_MS = 1000;
 
-export type ReconnectClaim =
-  | { readonly kind: 'claimed'; readonly connection: HubConnection }
-  | { readonly kind: 'not-found' }
-  | { readonly kind: 'in-use' };
+export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: HubConnection } | { readonly kind: 'in-use' };
 
 /** The frame limit in force: a frame must be able to carry one message of the largest size. */
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
@@ -123,7 +120,8 @@ export class HubCore {
   /**
    * A WebSocket request with `id=<key>` of a connection that uses stateful reconnect: claimed until its
    * socket opens (`resume`) or the upgrade fails (`releaseReconnect`). A second reconnect meanwhile, or
-   * while the connection's socket is open and alive, is 'in-use'.
+   * while the connection's socket is open and alive, is 'in-use'. Undefined: no such connection (any
+   * more); the key may still be a negotiation's.
    */
   claimReconnect(key: string): ReconnectClaim | undefined {
     const connection = this.resumable.get(key);
@@ -169,7 +167,8 @@ export class HubCore {
     sendToGroup: (group, target, ...args) => this.sendToGroup(group, target, args),
     sendToConnection: (connectionId, target, ...args) => {
       const connection = this.connections.get(connectionId);
-      if (!connection || connection.state !== 'Connected') return false;
+      // A stateful connection waiting for its client keeps the message for after the reconnect.
+      if (!connection || (connection.state !== ConnectionState.Connected && connection.state !== ConnectionState.Disconnected)) return false;
       connection.send(invocation(target, args));
       return true;
     },
@@ -200,17 +199,22 @@ export class HubCore {
     if (members.length === 0) return;
     const message = invocation(target, args);
     const frames: Partial<Record<ProtocolName, Frame>> = {};
+    const subscribed: Partial<Record<ProtocolName, boolean>> = {};
     for (const member of members) {
       const name = member.protocol?.name;
-      if (name === undefined || frames[name] !== undefined) continue;
-      const protocol = this.protocols[name];
+      if (name === undefined) continue;
+      if (member.usesGroupTopics) subscribed[name] = true;
+      if (frames[name] !== undefined) continue;
       try {
-        frames[name] = protocol.encode(message);
+        frames[name] = this.protocols[name].encode(message);
       } catch (e) {
         this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
         return;
       }
-      this.publish(groupTopic(group, name), frames[name], protocol.binary);
+    }
+    for (const name of ['json', 'messagepack'] as const) {
+      const frame = frames[name];
+      if (frame !== undefined && subscribed[name]) this.publish(groupTopic(group, name), frame, this.protocols[name].binary);
     }
     // uWS skips subscribers over their back-pressure limit silently: check each member now.
     for (const member of members) {

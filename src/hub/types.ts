@@ -100,7 +100,10 @@ export interface CloseReason {
 export interface VoiceHubServer {
   /** Invokes `target` on every member of `group`, in either protocol. */
   sendToGroup(group: string, target: string, ...args: unknown[]): void;
-  /** Invokes `target` on one connection; false when it is not (or no longer) connected. */
+  /**
+   * Invokes `target` on one connection; false when it is not (or no longer) connected. A connection
+   * waiting for a stateful reconnect keeps the message for its client (true).
+   */
   sendToConnection(connectionId: string, target: string, ...args: unknown[]): boolean;
   /** The groups a connection is in; empty for an unknown connection. */
   groupsOf(connectionId: string): string[];

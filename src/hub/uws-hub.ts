@@ -5,10 +5,10 @@
 // rules kept here: copy everything out of `req` synchronously, onAborted before any await, cork writes
 // after an await, never touch a socket after its close event.
 import { STATUS_CODES } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
-import { isDeepStrictEqual } from 'node:util';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import {
   asksForStatefulReconnect,
@@ -227,7 +227,6 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         refuse(status, text);
       };
       if (reconnect.kind === 'in-use') return refuseReconnect(409, 'Connection ID already in use');
-      if (reconnect.kind === 'not-found') return refuseReconnect(404, 'No Connection with that ID');
       return resumeUpgrade(res, context, { id, token, secKey, extensions, connection: reconnect.connection, refuse: refuseReconnect });
     }
     let negotiation: PendingNegotiation | undefined;

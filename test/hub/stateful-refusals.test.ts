@@ -131,6 +131,7 @@ describe('negotiate and stateful reconnect', () => {
     await sleep(200);
     assert.deepEqual(h.recorded, [1, 2, 3]);
     assert.equal(h.server.stats().reconnects, 1);
+    assert.equal(h.server.connectionCount(), 1, 'one connection, counted once, before and after the drop');
     // Still in its group, on the new socket.
     h.server.sendToGroup('g', 'Message', 'after');
     assert.deepEqual(await readRecords(back, 1, false), [{ type: 1, target: 'Message', arguments: ['after'] }]);
