@@ -53,5 +53,20 @@ for (const protocol of ['json', 'messagepack'] as const) {
       assert.equal(hub.server.stats().reconnects, 4, 'one reconnect per drop');
       await client.stop();
     });
+
+    it('a call running while the connection drops completes once, after the reconnect', async () => {
+      const client = await statefulClient(`http://127.0.0.1:${relay.port}/voice-hub`, protocol);
+      let closed = false;
+      client.onclose(() => { closed = true; });
+      hub.recorded.length = 0;
+      const call = client.invoke('Slow', 300, 'late');
+      await sleep(100);
+      relay.dropAll();
+      assert.equal(await withTimeout(call, 5000, 'the completion'), 'late');
+      await sleep(300);
+      assert.deepEqual(hub.recorded, ['late'], 'the method ran once');
+      assert.equal(closed, false);
+      await client.stop();
+    });
   });
 }
