@@ -3,7 +3,8 @@
 // (50 packets a second) through a TCP relay that cuts every connection twice mid-stream; the echo
 // upstream sends it all back. Every packet is processed exactly once (AudioProcessed sequences 1..n,
 // each once), every AudioResponse arrives once and in order (the PCM equals an independent decode of
-// the packets in order), and the client never sees the connection close. Without it (automatic
+// the packets in order), and the client never sees the connection close. A reconnect carrying the
+// device's own token resumes; one carrying another device's token is refused. Without it (automatic
 // reconnect, JoinSession in onreconnected) the same drop loses at most what was sent while away.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -70,6 +71,57 @@ describe('stateful reconnect: a voice session through connection drops', () => {
       await connection.stop();
     });
   }
+});
+
+describe('stateful reconnect with a device token on the connection', () => {
+  let rig: VoiceRig;
+  let relay: DropRelay;
+  before(async () => {
+    rig = await startVoiceRig();
+    relay = await startDropRelay({ host: '127.0.0.1', port: rig.svc.port });
+  });
+  after(async () => {
+    await relay.close();
+  });
+
+  /** A stateful client whose access token is whatever `token()` says at each (re)connect. */
+  async function tokenClient(token: () => string): Promise<{ connection: ReturnType<HubConnectionBuilder['build']>; events: HubEvents }> {
+    const connection = new HubConnectionBuilder()
+      .withUrl(`http://127.0.0.1:${relay.port}/voice-hub`, { accessTokenFactory: token })
+      .withStatefulReconnect()
+      .configureLogging(LogLevel.None)
+      .build();
+    const events = new HubEvents(connection, EVENT_NAMES);
+    await withTimeout(connection.start(), 5000, 'client start');
+    return { connection, events };
+  }
+
+  it('the same device\'s token on the reconnect: the connection resumes, still in its session', async () => {
+    const device = await registerDevice(rig.svc);
+    const { sessionId } = await startSession(rig.svc, device.id, device.token);
+    const { connection, events } = await tokenClient(() => device.token);
+    await withTimeout(connection.invoke('JoinSession', sessionId, device.token), 5000, 'JoinSession');
+    const before = (await hubStats(rig)).reconnects;
+    relay.dropAll();
+    await withTimeout((async () => { while ((await hubStats(rig)).reconnects === before) await sleep(20); })(), 5000, 'the reconnect');
+    await connection.send('SendAudioData', sessionId, audioArg(speechPackets()[0]!, 'json'));
+    assert.deepEqual(await events.waitFor('AudioProcessed', 1), [{ sessionId, sequence: 1, bytes: speechPackets()[0]!.length, durationMs: 20 }]);
+    assert.equal(events.closed, false);
+    await connection.stop();
+  });
+
+  it('another device\'s token on the reconnect is refused (403): the client closes instead of taking the connection', async () => {
+    const device = await registerDevice(rig.svc);
+    const other = await registerDevice(rig.svc);
+    let token = device.token;
+    const { connection, events } = await tokenClient(() => token);
+    const refusedBefore = rig.svc.app.hub.stats().reconnectsRefused ?? 0;
+    token = other.token;
+    relay.dropAll();
+    await events.waitClosed(5000);
+    assert.equal((rig.svc.app.hub.stats().reconnectsRefused ?? 0) - refusedBefore, 1);
+    assert.equal(connection.state, HubConnectionState.Disconnected);
+  });
 });
 
 describe('without stateful reconnect: automatic reconnect and JoinSession again', () => {
