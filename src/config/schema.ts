@@ -262,6 +262,11 @@ export const CONFIG_SCHEMA = {
         MessageBurst: int(2000, 1, 1_000_000, 'Messages an authenticated connection may send at once (what a client flushes after a stall of up to 40 s of 20 ms audio).'),
         UnauthenticatedMessageRate: int(10, 1, 1_000_000, 'Messages per second a connection may send before it authenticated.'),
         UnauthenticatedMessageBurst: int(64, 1, 1_000_000, 'Messages a connection may send at once before it authenticated.'),
+        // SignalR's stateful reconnect, named and defaulted as in ASP.NET Core (HttpConnectionDispatcherOptions,
+        // HubOptions, ConnectionOptions), but on: devices on Wi-Fi are who it is for, and clients opt in too.
+        AllowStatefulReconnects: bool(true, 'Offer stateful reconnect to clients that ask for it (`withStatefulReconnect()`): a dropped connection keeps its groups and resumes where it was, nothing lost or repeated in either direction.'),
+        StatefulReconnectBufferSize: int(100_000, 1024, 16 * MIB, 'Bytes of sent messages a stateful connection keeps until the client acknowledges them; while this much is unacknowledged further messages wait (up to 1 MiB, then the connection ends).'),
+        DisconnectTimeout: timeSpan('00:00:15', '00:00:00.1000000', '01:00:00', 'How long a stateful connection whose socket dropped waits for its client to reconnect; then it ends and a reconnect gets 404.'),
       },
     },
   },

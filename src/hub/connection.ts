@@ -2,7 +2,9 @@
 // at most a handshake), then its MessageReader (reader.ts: the transport is a byte stream, as in
 // ASP.NET; bounded work per frame), per-connection sequential dispatch (ASP.NET runs one invocation
 // per client at a time, so a JoinSession finishes before the next SendAudioData starts), keep-alive
-// pings, client timeout, back-pressure policy and Close.
+// pings, client timeout, back-pressure policy and Close. With SignalR's stateful reconnect negotiated
+// (stateful/), a socket that drops leaves the connection Disconnected, groups and state intact, until
+// a new socket resumes it or the hub's disconnect timeout ends it.
 import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
@@ -12,6 +14,9 @@ import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeR
 import type { ThrottledLog } from './log-throttle.js';
 import type { MessageBudget } from './rate-limit.js';
 import { MessageReader, copy, type ReaderHost } from './reader.js';
+import type { Frame } from './stateful/frame-queue.js';
+import { StatefulLink } from './stateful/link.js';
+import { isSequenced } from './stateful/receive-sequence.js';
 import {
   MessageType,
   completionWithError,
@@ -36,7 +41,8 @@ export interface HubSocket {
   end(): void;
 }
 
-export const ConnectionState = { Handshaking: 'Handshaking', Connected: 'Connected', Closed: 'Closed' } as const;
+/** Disconnected: stateful reconnect only, the socket is gone and the connection waits for the client to come back. */
+export const ConnectionState = { Handshaking: 'Handshaking', Connected: 'Connected', Disconnected: 'Disconnected', Closed: 'Closed' } as const;
 export type ConnectionState = (typeof ConnectionState)[keyof typeof ConnectionState];
 
 export interface ConnectionLimits {
@@ -54,6 +60,8 @@ export interface ConnectionLimits {
   /** Until the connection authenticated (a token on the connection, or a group joined). */
   readonly unauthenticatedBudget: MessageBudget;
   readonly authenticatedBudget: MessageBudget;
+  /** Unacknowledged bytes at which a stateful connection stops sending until acks arrive (Hub.StatefulReconnectBufferSize). */
+  readonly statefulReconnectBufferSize: number;
 }
 
 export interface ConnectionEnv {
@@ -66,6 +74,8 @@ export interface ConnectionEnv {
   readonly limits: ConnectionLimits;
   readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   readonly now: () => number;
+  /** The connection ended for good (not a drop it may come back from): the hub forgets it. */
+  readonly ended: (connection: HubConnection) => void;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -84,13 +94,18 @@ export class HubConnection {
   private readonly openedAt: number;
   private lastReceivedAt: number;
   private lastSentAt: number;
+  /** Set by the handshake when stateful reconnect was negotiated and the client speaks protocol version 2. */
+  private stateful: StatefulLink | undefined;
+  private disconnectedAt = 0;
   readonly context: HubCallContext;
 
   constructor(
     readonly connectionId: string,
     readonly user: unknown,
-    private readonly socket: HubSocket,
+    private socket: HubSocket,
     private readonly env: ConnectionEnv,
+    /** The connection token a reconnect presents; only when negotiate agreed to stateful reconnect. */
+    readonly resumeKey?: string,
   ) {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
     // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
@@ -130,6 +145,21 @@ export class HubConnection {
     return this.stateValue === ConnectionState.Closed;
   }
 
+  /** Stateful reconnect is in use: a dropped socket leaves the connection waiting for the client. */
+  isResumable(): boolean {
+    return this.stateful !== undefined && this.stateValue !== ConnectionState.Closed;
+  }
+
+  /** When the socket dropped (Disconnected only). */
+  get disconnectedSince(): number | undefined {
+    return this.stateValue === ConnectionState.Disconnected ? this.disconnectedAt : undefined;
+  }
+
+  /** When the current socket last delivered something (or was attached). */
+  get lastHeardAt(): number {
+    return this.lastReceivedAt;
+  }
+
   /**
    * Bytes of one WebSocket frame, valid only during the call (uWS reuses them). Before the handshake is
    * done they may hold a handshake and no more; after it the reader takes them.
@@ -156,10 +186,13 @@ export class HubConnection {
     if (rest.length > 0) this.reader?.receiveOwned(rest);
   }
 
-  /** Sends one message in the connection's protocol; nothing happens before the handshake or after close. */
+  /**
+   * Sends one message in the connection's protocol; nothing happens before the handshake or after close.
+   * While Disconnected only what the client must get after its reconnect is kept (sequenced messages).
+   */
   send(message: HubMessage): void {
     const protocol = this.protocolValue;
-    if (this.stateValue !== ConnectionState.Connected || !protocol) return;
+    if (!protocol || !this.canDeliver(message.type)) return;
     let data: string | Uint8Array;
     try {
       data = protocol.encode(message);
@@ -167,12 +200,52 @@ export class HubConnection {
       this.env.logger.error(`cannot encode message type ${message.type} for ${this.connectionId}: ${e instanceof Error ? e.message : String(e)}`);
       return;
     }
-    this.afterSend(this.socket.send(data, protocol.binary));
+    this.sendEncoded(data, message.type);
   }
 
-  /** Bookkeeping for a frame that reached this connection through a group publish. */
-  afterPublish(): void {
-    if (this.stateValue === ConnectionState.Connected) this.afterSend(true);
+  /**
+   * A group message, encoded once for every member of this protocol. A stateful member is not
+   * subscribed to the group's topic: the frame is kept for replay and sent here; any other member got it
+   * from the publish and only the bookkeeping is left.
+   */
+  afterPublish(frame: Frame): void {
+    if (this.stateful) {
+      if (this.canDeliver(MessageType.Invocation)) this.deliver(frame);
+    } else if (this.stateValue === ConnectionState.Connected) this.afterSend(true);
+  }
+
+  /** Whether the topic publish reaches this connection (stateful ones are sent to one by one). */
+  get usesGroupTopics(): boolean {
+    return this.stateful === undefined;
+  }
+
+  private canDeliver(type: number): boolean {
+    if (this.stateValue === ConnectionState.Connected) return true;
+    return this.stateValue === ConnectionState.Disconnected && isSequenced(type);
+  }
+
+  private sendEncoded(data: Frame, type: number): void {
+    if (this.stateful && isSequenced(type)) this.deliver(data);
+    else this.sendFrame(data);
+  }
+
+  /**
+   * A sequenced message of a stateful connection: kept until acknowledged, held back while too much is
+   * unacknowledged. What is held back is bounded; past it the connection ends (counted and logged), so
+   * its reconnect is refused and the client knows to start afresh, instead of a message vanishing.
+   */
+  private deliver(frame: Frame): void {
+    const link = this.stateful!;
+    const admission = link.offer(frame);
+    if (admission === 'send' && this.stateValue === ConnectionState.Connected) this.sendFrame(frame);
+    if (admission !== 'overflow') return;
+    this.env.counters.replayOverflows++;
+    this.env.logger.warn(`${this.connectionId}: ${link.describe()}: ending the connection`);
+    this.close(ErrorText.clientTooSlow, true);
+  }
+
+  private sendFrame(frame: Frame): void {
+    this.afterSend(this.socket.send(frame, this.protocolValue!.binary));
   }
 
   /** Timers, driven by the hub's heartbeat: handshake timeout, client timeout, back-pressure, keep-alive. */
@@ -187,6 +260,8 @@ export class HubConnection {
       return;
     }
     if (this.stateValue !== ConnectionState.Connected) return;
+    const ack = this.stateful?.ackDue(now);
+    if (ack !== undefined) this.send({ type: MessageType.Ack, sequenceId: ack });
     if (now - this.lastReceivedAt >= limits.clientTimeoutMs) {
       counters.clientTimeouts++;
       logger.debug(`${this.connectionId}: nothing received for ${limits.clientTimeoutMs} ms, closing`);
@@ -212,8 +287,51 @@ export class HubConnection {
     this.abort();
   }
 
-  /** The transport reported the socket closed (either side); nothing may touch it any more. */
-  onSocketClosed(): void {
+  /**
+   * The transport reported `socket` closed (either side); nothing may touch it any more. A stateful
+   * connection whose socket dropped without a close frame (`abnormal`: the network, not the client,
+   * ended it) waits Disconnected for the client to come back. Returns true when it does.
+   */
+  onSocketClosed(socket: HubSocket = this.socket, abnormal = false): boolean {
+    // A socket replaced by a reconnect closing late changes nothing.
+    if (socket !== this.socket || this.stateValue === ConnectionState.Closed) return false;
+    if (this.stateful && abnormal && this.stateValue === ConnectionState.Connected) {
+      this.stateValue = ConnectionState.Disconnected;
+      this.disconnectedAt = this.env.now();
+      // Bytes read and not handled yet are dropped: the client sends every unacknowledged message again.
+      this.reader?.clear();
+      return true;
+    }
+    this.markClosed();
+    return false;
+  }
+
+  /**
+   * A reconnect with this connection's token: `socket` replaces the old one (which is ended if the hub
+   * had not noticed it drop), the client's messages are ignored until its Sequence message, and every
+   * unacknowledged message goes out again after a Sequence message of ours. No new handshake: the
+   * client continues the connection it had.
+   */
+  resume(socket: HubSocket): void {
+    const link = this.stateful;
+    const protocol = this.protocolValue;
+    if (!link || !protocol || !this.isResumable()) throw new Error(`${this.connectionId} cannot be resumed`);
+    const old = this.socket;
+    this.socket = socket;
+    if (this.stateValue === ConnectionState.Connected) old.end();
+    this.stateValue = ConnectionState.Connected;
+    this.lastReceivedAt = this.env.now();
+    this.reader?.clear();
+    socket.send(protocol.encode({ type: MessageType.Sequence, sequenceId: link.resume() }), protocol.binary);
+    link.replay((frame) => socket.send(frame, protocol.binary));
+    this.afterSend(true);
+    this.env.counters.reconnects++;
+  }
+
+  /** The disconnect timeout passed without the client coming back. */
+  expire(): void {
+    if (this.stateValue !== ConnectionState.Disconnected) return;
+    this.env.counters.reconnectWindowsExpired++;
     this.markClosed();
   }
 
@@ -227,7 +345,9 @@ export class HubConnection {
     this.stateValue = ConnectionState.Closed;
     this.reader?.clear();
     this.pending = EMPTY;
+    this.stateful?.clear();
     this.env.groups.removeMember(this);
+    this.env.ended(this);
   }
 
   /** Returns the bytes after the handshake request, or undefined when there is nothing more to do now. */
@@ -253,6 +373,11 @@ export class HubConnection {
     }
     const protocol = this.env.protocols[choice.protocol];
     this.protocolValue = protocol;
+    // Stateful reconnect starts with hub protocol version 2; an older client just does without it.
+    if (this.resumeKey !== undefined && parsed.request.version >= 2) {
+      const { limits } = this.env;
+      this.stateful = new StatefulLink(limits.statefulReconnectBufferSize, limits.maxBufferedBytes, this.env.now());
+    }
     this.stateValue = ConnectionState.Connected;
     this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated);
     // The response goes in the protocol's transfer format, as ASP.NET writes it; the TS client parses either.
@@ -269,6 +394,7 @@ export class HubConnection {
 
   /** Invocations run one at a time: the reader awaits the promise before the next message. */
   private handle(message: HubMessage): Promise<void> | undefined {
+    if (this.stateful && !this.stateful.accept(message.type)) return undefined;
     if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
       this.handleOther(message);
       return undefined;
@@ -290,9 +416,16 @@ export class HubConnection {
         this.env.logger.debug(`${this.connectionId}: client sent Close${message.error ? `: ${message.error}` : ''}`);
         this.abort();
         return;
+      case MessageType.Ack:
+        this.stateful?.onAck(message.sequenceId, (frame) => this.sendFrame(frame));
+        return;
+      case MessageType.Sequence:
+        // Throws a protocol error for an id past what was received (the reader closes the connection).
+        this.stateful?.onSequence(message.sequenceId);
+        return;
       default:
         // Ping: receiving it already reset the client timeout. CancelInvocation, StreamItem,
-        // Completion, Ack, Sequence: no streams, client results or stateful reconnect here.
+        // Completion: no streams or client results here. Ack and Sequence without stateful reconnect: ignored.
         return;
     }
   }
@@ -300,7 +433,7 @@ export class HubConnection {
   /** A result that cannot be encoded still owes the caller a completion: an error one. */
   private sendCompletion(completion: CompletionMessage, target: string): void {
     const protocol = this.protocolValue;
-    if (this.stateValue !== ConnectionState.Connected || !protocol) return;
+    if (!protocol || !this.canDeliver(completion.type)) return;
     let data: string | Uint8Array;
     try {
       data = protocol.encode(completion);
@@ -308,7 +441,7 @@ export class HubConnection {
       this.env.logger.error(`'${target}' result cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
       data = protocol.encode(completionWithError(completion.invocationId, ErrorText.invocationFailed(target)));
     }
-    this.afterSend(this.socket.send(data, protocol.binary));
+    this.sendEncoded(data, completion.type);
   }
 
   private afterSend(accepted: boolean): void {
@@ -336,8 +469,9 @@ export class HubConnection {
 
   private joinGroup(name: string): void {
     const protocol = this.protocolValue;
-    if (this.stateValue !== ConnectionState.Connected || !protocol) return;
-    if (this.env.groups.add(name, this)) this.socket.subscribe(groupTopic(name, protocol.name));
+    // A method that was running when a stateful connection's socket dropped still changes its state.
+    if (!protocol || !this.canDeliver(MessageType.Invocation)) return;
+    if (this.env.groups.add(name, this) && this.usesGroupTopics) this.socket.subscribe(groupTopic(name, protocol.name));
     // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
     // the device token): from now on it gets the budget of an authenticated client.
     this.authenticated = true;
@@ -347,6 +481,6 @@ export class HubConnection {
   private leaveGroup(name: string): void {
     const protocol = this.protocolValue;
     if (!this.env.groups.remove(name, this)) return;
-    if (this.stateValue === ConnectionState.Connected && protocol) this.socket.unsubscribe(groupTopic(name, protocol.name));
+    if (this.stateValue === ConnectionState.Connected && protocol && this.usesGroupTopics) this.socket.unsubscribe(groupTopic(name, protocol.name));
   }
 }

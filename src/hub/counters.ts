@@ -20,6 +20,16 @@ export interface HubCounters {
   inboxOverflows: number;
   /** Connections closed for spending their message budget. */
   rateLimited: number;
+  /** Stateful connections whose socket dropped (they wait for a reconnect). */
+  disconnects: number;
+  /** Stateful connections resumed on a new socket. */
+  reconnects: number;
+  /** Reconnect attempts refused (unknown or expired token, one in progress, another user). */
+  reconnectsRefused: number;
+  /** Stateful connections ended because no reconnect came within the disconnect timeout. */
+  reconnectWindowsExpired: number;
+  /** Stateful connections ended because the client acknowledged too little (held-back messages over the bound). */
+  replayOverflows: number;
 }
 
 export function newCounters(): HubCounters {
@@ -40,5 +50,10 @@ export function newCounters(): HubCounters {
     framesTooLarge: 0,
     inboxOverflows: 0,
     rateLimited: 0,
+    disconnects: 0,
+    reconnects: 0,
+    reconnectsRefused: 0,
+    reconnectWindowsExpired: 0,
+    replayOverflows: 0,
   };
 }

@@ -1,13 +1,15 @@
 // The transport-free core of the hub: live connections, negotiations, groups, the heartbeat that
 // drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
-// (uws-hub.ts) feeds it sockets and gives it `publish`.
-import { HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
+// (uws-hub.ts) feeds it sockets and gives it `publish`. Connections with stateful reconnect stay here
+// while Disconnected, findable by their connection token, until resumed or past the disconnect timeout.
+import { ConnectionState, HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
 import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
 import { GroupRegistry, groupTopic } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
 import { ThrottledLog } from './log-throttle.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
+import type { Frame } from './stateful/frame-queue.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
 import type { CloseReason, HubOptions, VoiceHubServer } from './types.js';
@@ -16,6 +18,15 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
 export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
 export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/**
+ * A reconnect while the hub still sees the connection's socket open takes that socket's place only
+ * when it has been silent this long: after a Wi-Fi drop the hub may not have noticed the old socket
+ * die, but a socket that just spoke is alive, and a second socket on it is refused (409).
+ */
+export const TAKEOVER_SILENCE_MS = 1000;
+
+export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: HubConnection } | { readonly kind: 'in-use' };
 
 /** The frame limit in force: a frame must be able to carry one message of the largest size. */
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
@@ -27,6 +38,10 @@ export class HubCore {
   readonly negotiations: NegotiationStore;
   readonly env: ConnectionEnv;
   private readonly connections = new Map<string, HubConnection>();
+  /** Connections that negotiated stateful reconnect, by connection token. */
+  private readonly resumable = new Map<string, HubConnection>();
+  /** Connection tokens with a reconnect being upgraded. */
+  private readonly reconnecting = new Set<string>();
   private readonly groups = new GroupRegistry<HubConnection>();
   private readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   private readonly tickMs: number;
@@ -48,6 +63,7 @@ export class HubCore {
       closings: new ThrottledLog(options.logger, 20, 60_000, now),
       protocols: this.protocols,
       now,
+      ended: (connection) => this.ended(connection),
       limits: {
         maximumReceiveMessageSize: options.maximumReceiveMessageSize,
         keepAliveIntervalMs: options.keepAliveIntervalMs,
@@ -62,6 +78,7 @@ export class HubCore {
         messagesPerTurn: options.messagesPerTurn,
         unauthenticatedBudget: options.budgets.unauthenticated,
         authenticatedBudget: options.budgets.authenticated,
+        statefulReconnectBufferSize: options.statefulReconnect?.bufferSize ?? 0,
       },
     };
     this.negotiations = new NegotiationStore(
@@ -73,26 +90,71 @@ export class HubCore {
     this.tickMs = Math.min(1000, Math.max(20, Math.floor(shortest / 4)));
   }
 
-  negotiate(version: 0 | 1, user: unknown): PendingNegotiation {
+  /** `statefulReconnect`: the client asked for it; granted in version 1 when the hub allows it. */
+  negotiate(version: 0 | 1, user: unknown, statefulReconnect = false): PendingNegotiation {
     this.env.counters.negotiations++;
     this.ensureTimer();
-    return this.negotiations.create(version, user, this.env.now());
+    const stateful = statefulReconnect && version === 1 && this.options.statefulReconnect !== undefined;
+    return this.negotiations.create(version, user, this.env.now(), stateful);
   }
 
-  open(connectionId: string, user: unknown, socket: HubSocket): HubConnection {
-    const connection = new HubConnection(connectionId, user, socket, this.env);
+  /** `resumeKey`: the connection token, when negotiate agreed to stateful reconnect. */
+  open(connectionId: string, user: unknown, socket: HubSocket, resumeKey?: string): HubConnection {
+    const connection = new HubConnection(connectionId, user, socket, this.env, resumeKey);
     this.connections.set(connectionId, connection);
+    if (resumeKey !== undefined) this.resumable.set(resumeKey, connection);
     this.env.counters.connectionsOpened++;
     this.options.logger.debug(`connection ${connectionId} opened`);
     this.ensureTimer();
     return connection;
   }
 
-  /** The socket closed: forget the connection and tell the application. */
-  closed(connection: HubConnection): void {
-    connection.onSocketClosed();
+  /** A socket closed; `abnormal`: without a close frame. The connection ends, or waits for a reconnect. */
+  closed(connection: HubConnection, socket?: HubSocket, abnormal = false): void {
+    if (connection.onSocketClosed(socket, abnormal)) {
+      this.env.counters.disconnects++;
+      this.options.logger.debug(`connection ${connection.connectionId} dropped; kept ${this.disconnectTimeoutMs} ms for a reconnect`);
+    }
+  }
+
+  /**
+   * A WebSocket request with `id=<key>` of a connection that uses stateful reconnect: claimed until its
+   * socket opens (`resume`) or the upgrade fails (`releaseReconnect`). A second reconnect meanwhile, or
+   * while the connection's socket is open and alive, is 'in-use'. Undefined: no such connection (any
+   * more); the key may still be a negotiation's.
+   */
+  claimReconnect(key: string): ReconnectClaim | undefined {
+    const connection = this.resumable.get(key);
+    if (!connection?.isResumable()) return undefined;
+    const now = this.env.now();
+    if (this.reconnecting.has(key)) return { kind: 'in-use' };
+    if (connection.state === ConnectionState.Connected && now - connection.lastHeardAt < TAKEOVER_SILENCE_MS) return { kind: 'in-use' };
+    this.reconnecting.add(key);
+    return { kind: 'claimed', connection };
+  }
+
+  releaseReconnect(key: string): void {
+    this.reconnecting.delete(key);
+  }
+
+  /** The reconnect's socket opened; false when the connection ended meanwhile (the socket must go). */
+  resume(connection: HubConnection, socket: HubSocket): boolean {
+    if (connection.resumeKey !== undefined) this.reconnecting.delete(connection.resumeKey);
+    if (!connection.isResumable()) return false;
+    connection.resume(socket);
+    this.options.logger.debug(`connection ${connection.connectionId} resumed`);
+    return true;
+  }
+
+  private get disconnectTimeoutMs(): number {
+    return this.options.statefulReconnect?.disconnectTimeoutMs ?? 0;
+  }
+
+  /** The connection ended for good: forget it and tell the application. */
+  private ended(connection: HubConnection): void {
     if (this.connections.get(connection.connectionId) !== connection) return;
     this.connections.delete(connection.connectionId);
+    if (connection.resumeKey !== undefined && this.resumable.get(connection.resumeKey) === connection) this.resumable.delete(connection.resumeKey);
     this.options.logger.debug(`connection ${connection.connectionId} closed`);
     try {
       this.options.onConnectionClosed?.(connection.connectionId);
@@ -105,7 +167,8 @@ export class HubCore {
     sendToGroup: (group, target, ...args) => this.sendToGroup(group, target, args),
     sendToConnection: (connectionId, target, ...args) => {
       const connection = this.connections.get(connectionId);
-      if (!connection || connection.state !== 'Connected') return false;
+      // A stateful connection waiting for its client keeps the message for after the reconnect.
+      if (!connection || (connection.state !== ConnectionState.Connected && connection.state !== ConnectionState.Disconnected)) return false;
       connection.send(invocation(target, args));
       return true;
     },
@@ -117,6 +180,7 @@ export class HubCore {
     stats: () => ({
       ...this.env.counters,
       connections: this.connections.size,
+      connectionsAwaitingReconnect: this.awaitingReconnect(),
       pendingNegotiations: this.negotiations.waitingCount(),
       groups: this.groups.groupCount(),
     }),
@@ -126,26 +190,43 @@ export class HubCore {
     },
   };
 
-  /** Encodes once per protocol present in the group and publishes to that protocol's topic. */
+  /**
+   * Encodes once per protocol present in the group and publishes to that protocol's topic; members with
+   * stateful reconnect keep a reference to the same frame for replay and are sent it one by one.
+   */
   private sendToGroup(group: string, target: string, args: unknown[]): void {
     const members = this.groups.members(group);
     if (members.length === 0) return;
     const message = invocation(target, args);
-    const present = new Set<ProtocolName>();
-    for (const member of members) if (member.protocol) present.add(member.protocol.name);
-    for (const name of present) {
-      const protocol = this.protocols[name];
-      let data: string | Uint8Array;
+    const frames: Partial<Record<ProtocolName, Frame>> = {};
+    const subscribed: Partial<Record<ProtocolName, boolean>> = {};
+    for (const member of members) {
+      const name = member.protocol?.name;
+      if (name === undefined) continue;
+      if (member.usesGroupTopics) subscribed[name] = true;
+      if (frames[name] !== undefined) continue;
       try {
-        data = protocol.encode(message);
+        frames[name] = this.protocols[name].encode(message);
       } catch (e) {
         this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
         return;
       }
-      this.publish(groupTopic(group, name), data, protocol.binary);
+    }
+    for (const name of ['json', 'messagepack'] as const) {
+      const frame = frames[name];
+      if (frame !== undefined && subscribed[name]) this.publish(groupTopic(group, name), frame, this.protocols[name].binary);
     }
     // uWS skips subscribers over their back-pressure limit silently: check each member now.
-    for (const member of members) member.afterPublish();
+    for (const member of members) {
+      const frame = member.protocol && frames[member.protocol.name];
+      if (frame !== undefined) member.afterPublish(frame);
+    }
+  }
+
+  private awaitingReconnect(): number {
+    let count = 0;
+    for (const connection of this.connections.values()) if (connection.state === ConnectionState.Disconnected) count++;
+    return count;
   }
 
   private ensureTimer(): void {
@@ -159,7 +240,11 @@ export class HubCore {
     try {
       const now = this.env.now();
       this.env.counters.negotiationsExpired += this.negotiations.expire(now);
-      for (const connection of [...this.connections.values()]) connection.tick(now);
+      for (const connection of [...this.connections.values()]) {
+        const since = connection.disconnectedSince;
+        if (since === undefined) connection.tick(now);
+        else if (now - since >= this.disconnectTimeoutMs) connection.expire();
+      }
       if (this.connections.size === 0 && this.negotiations.waitingCount() === 0) {
         clearInterval(this.timer);
         this.timer = undefined;

@@ -42,6 +42,13 @@ function requireNumber(obj: Json, name: string): number {
   return v;
 }
 
+/** A sequence id is an Int64 in ASP.NET: a fraction or a number past 2^53 cannot be one. */
+function requireSequenceId(obj: Json): number {
+  const v = requireNumber(obj, 'sequenceId');
+  if (!Number.isSafeInteger(v)) throw new InvalidDataError("Expected 'sequenceId' to be of type Int64.");
+  return v;
+}
+
 function readHeaders(obj: Json): MessageHeaders | undefined {
   const v = obj.headers;
   if (v === undefined || v === null) return undefined;
@@ -121,9 +128,9 @@ export function decodeJsonMessage(text: string): HubMessage | null {
       return { type: MessageType.Close, ...(error !== undefined ? { error } : {}), ...(allowReconnect ? { allowReconnect } : {}) };
     }
     case MessageType.Ack:
-      return { type: MessageType.Ack, sequenceId: requireNumber(obj, 'sequenceId') };
+      return { type: MessageType.Ack, sequenceId: requireSequenceId(obj) };
     case MessageType.Sequence:
-      return { type: MessageType.Sequence, sequenceId: requireNumber(obj, 'sequenceId') };
+      return { type: MessageType.Sequence, sequenceId: requireSequenceId(obj) };
     default:
       // Future message types: ignored, as SignalR's hub protocol asks of old endpoints.
       return null;

@@ -58,9 +58,10 @@ function streamIdsAt(items: unknown[]): string[] | undefined {
   return ids as string[];
 }
 
+/** A missing id reads as a failed Int64 too, as in ASP.NET (`[8]` and `[8, nil]` alike). */
 function sequenceIdAt(items: unknown[]): number {
   const v = items[1];
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
   return v;
 }
 
@@ -147,10 +148,8 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
       return { type: MessageType.Close, ...(typeof error === 'string' ? { error } : {}), ...(allowReconnect ? { allowReconnect } : {}) };
     }
     case MessageType.Ack:
-      need(items, 2, 'Ack');
       return { type: MessageType.Ack, sequenceId: sequenceIdAt(items) };
     case MessageType.Sequence:
-      need(items, 2, 'Sequence');
       return { type: MessageType.Sequence, sequenceId: sequenceIdAt(items) };
     default:
       return null;

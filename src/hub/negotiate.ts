@@ -1,6 +1,7 @@
 // Negotiation (SignalR's transport protocol, `POST [endpoint-base]/negotiate`): version 1 hands out a secret
 // connectionToken used as `id=`, version 0 only a connectionId used as `id=`. Only WebSockets is
-// offered, and never stateful reconnect. Pending negotiations are bounded in number and age.
+// offered; stateful reconnect to version 1 clients that ask (`useStatefulReconnect=true`) when the hub
+// allows it. Pending negotiations are bounded in number and age.
 // Also the request-side helper shared by negotiate and upgrade: the bearer token.
 import { randomBytes } from 'node:crypto';
 
@@ -24,13 +25,28 @@ export interface PendingNegotiation {
   readonly version: 0 | 1;
   readonly user: unknown;
   readonly createdAt: number;
+  /** Stateful reconnect was agreed: the connection may come back with its token after a drop. */
+  readonly statefulReconnect: boolean;
+}
+
+/** The client asks for stateful reconnect: `useStatefulReconnect=true` (name and value case-insensitive, as ASP.NET reads them). */
+export function asksForStatefulReconnect(query: URLSearchParams): boolean {
+  for (const [name, value] of query) {
+    if (name.toLowerCase() === 'usestatefulreconnect') return value.toLowerCase() === 'true';
+  }
+  return false;
 }
 
 export function negotiateResponse(n: PendingNegotiation): Record<string, unknown> {
   const availableTransports = [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }];
-  return n.version === 1
-    ? { negotiateVersion: 1, connectionId: n.connectionId, connectionToken: n.key, availableTransports }
-    : { negotiateVersion: 0, connectionId: n.connectionId, availableTransports };
+  if (n.version === 0) return { negotiateVersion: 0, connectionId: n.connectionId, availableTransports };
+  return {
+    negotiateVersion: 1,
+    connectionId: n.connectionId,
+    connectionToken: n.key,
+    availableTransports,
+    ...(n.statefulReconnect ? { useStatefulReconnect: true } : {}),
+  };
 }
 
 export type ClaimResult =
@@ -52,9 +68,10 @@ export class NegotiationStore {
     private readonly maxWaiting: number,
   ) {}
 
-  create(version: 0 | 1, user: unknown, now: number): PendingNegotiation {
+  create(version: 0 | 1, user: unknown, now: number, statefulReconnect = false): PendingNegotiation {
     const connectionId = newId();
-    const negotiation: PendingNegotiation = { connectionId, key: version === 1 ? newId() : connectionId, version, user, createdAt: now };
+    const key = version === 1 ? newId() : connectionId;
+    const negotiation: PendingNegotiation = { connectionId, key, version, user, createdAt: now, statefulReconnect };
     if (this.waiting.size >= this.maxWaiting) {
       const oldest = this.waiting.keys().next();
       if (!oldest.done) this.waiting.delete(oldest.value);

@@ -77,7 +77,19 @@ export interface HubOptions {
    * Its result is `ctx.user`; if it throws (or rejects) the request is answered 401.
    */
   readonly authenticate?: (token: string | undefined) => unknown;
+  /**
+   * SignalR's stateful reconnect (absent: never offered). Offered at negotiate to clients that ask;
+   * a connection whose socket drops then waits `disconnectTimeoutMs` for the client to reconnect with
+   * its connection token, keeping at most `bufferSize` unacknowledged bytes to send again.
+   */
+  readonly statefulReconnect?: { readonly bufferSize: number; readonly disconnectTimeoutMs: number };
+  /**
+   * Whether a reconnect's token names the same user as the connection's: a token for someone else is
+   * refused (403). Default: deep equality of what `authenticate` returned.
+   */
+  readonly sameUser?: (original: unknown, presented: unknown) => boolean;
   readonly logger: Logger;
+  /** The connection ended for good (with stateful reconnect: not while it waits for the client to come back). */
   readonly onConnectionClosed?: (connectionId: string) => void;
 }
 
@@ -90,11 +102,14 @@ export interface CloseReason {
 export interface VoiceHubServer {
   /** Invokes `target` on every member of `group`, in either protocol. */
   sendToGroup(group: string, target: string, ...args: unknown[]): void;
-  /** Invokes `target` on one connection; false when it is not (or no longer) connected. */
+  /**
+   * Invokes `target` on one connection; false when it is not (or no longer) connected. A connection
+   * waiting for a stateful reconnect keeps the message for its client (true).
+   */
   sendToConnection(connectionId: string, target: string, ...args: unknown[]): boolean;
   /** The groups a connection is in; empty for an unknown connection. */
   groupsOf(connectionId: string): string[];
-  /** Open WebSocket connections, handshake done or not. */
+  /** Connections, handshake done or not, including those waiting for a stateful reconnect. */
   connectionCount(): number;
   /** Counters and gauges for /health and logs. */
   stats(): Record<string, number>;

@@ -1,16 +1,25 @@
 // The hub on uWebSockets.js, on one app or several (HTTP and HTTPS), the only file in src/hub that
 // touches uWS: the negotiate route (admission, CORS, authentication) and the WebSocket behavior
-// (admission, origin check, `id` lookup, authentication, adapting a uWS WebSocket to HubSocket). uWS
+// (admission, origin check, `id` lookup, authentication, adapting a uWS WebSocket to HubSocket; a
+// stateful reconnect: the token's connection, its user, one reconnect at a time). uWS
 // rules kept here: copy everything out of `req` synchronously, onAborted before any await, cork writes
 // after an await, never touch a socket after its close event.
 import { STATUS_CODES } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection, HubSocket } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
-import { bearerToken, negotiateResponse, newId, parseNegotiateVersion, type PendingNegotiation } from './negotiate.js';
+import {
+  asksForStatefulReconnect,
+  bearerToken,
+  negotiateResponse,
+  newId,
+  parseNegotiateVersion,
+  type PendingNegotiation,
+} from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
 
 /**
@@ -48,6 +57,10 @@ interface SocketData {
   /** The negotiation this socket took, released when it closes. */
   readonly negotiationKey: string | undefined;
   readonly user: unknown;
+  /** A reconnect: the connection this socket resumes. */
+  readonly resume?: HubConnection;
+  /** The connection token a reconnect claimed, released when its socket opens or closes. */
+  readonly reconnectKey?: string;
   connection?: HubConnection;
   socket?: UwsSocket;
 }
@@ -109,6 +122,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const maxFrame = frameLimit(options);
+  const sameUser = options.sameUser ?? isDeepStrictEqual;
 
   /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
   const guarded =
@@ -186,7 +200,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         return;
       }
       if (aborted) return;
-      const negotiation = core.negotiate(version, user);
+      const negotiation = core.negotiate(version, user, asksForStatefulReconnect(query));
       res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json'));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
   });
@@ -218,6 +232,16 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
     if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
     const id = query.get('id');
+    const token = bearerToken(authorization, query.get('access_token'));
+    const reconnect = id === null ? undefined : core.claimReconnect(id);
+    if (id !== null && reconnect !== undefined) {
+      const refuseReconnect = (status: number, text: string): void => {
+        counters.reconnectsRefused++;
+        refuse(status, text);
+      };
+      if (reconnect.kind === 'in-use') return refuseReconnect(409, 'Connection ID already in use');
+      return resumeUpgrade(res, context, { id, token, secKey, extensions, connection: reconnect.connection, refuse: refuseReconnect });
+    }
     let negotiation: PendingNegotiation | undefined;
     if (id !== null) {
       const claim = core.negotiations.claim(id, core.env.now());
@@ -228,7 +252,6 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const release = (): void => {
       if (id !== null) core.negotiations.release(id);
     };
-    const token = bearerToken(authorization, query.get('access_token'));
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
@@ -246,12 +269,69 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         return;
       }
       if (aborted) return;
-      const data: SocketData = { connectionId: negotiation?.connectionId ?? newId(), negotiationKey: id ?? undefined, user };
+      const data: SocketData = {
+        connectionId: negotiation?.connectionId ?? newId(),
+        negotiationKey: id ?? undefined,
+        user,
+        ...(negotiation?.statefulReconnect ? { reconnectKey: negotiation.key } : {}),
+      };
       // No subprotocol is selected, as in ASP.NET without a SubProtocolSelector.
       res.cork(() => res.upgrade(data, secKey, '', extensions, context));
     })().catch((e: unknown) => {
       release();
       logger.error(`WebSocket upgrade failed: ${stack(e)}`);
+    });
+  }
+
+  interface ResumeRequest {
+    readonly id: string;
+    readonly token: string | undefined;
+    readonly secKey: string;
+    readonly extensions: string;
+    readonly connection: HubConnection;
+    readonly refuse: (status: number, text: string) => void;
+  }
+
+  /**
+   * A reconnect of a stateful connection (claimed by the caller). The connection token is the secret,
+   * as for the first socket; a bearer token, when the reconnect carries one, must name the user the
+   * connection was opened for, or the request is refused (403), so a token cannot be carried over to
+   * someone else's connection.
+   */
+  function resumeUpgrade(res: HttpResponse, context: us_socket_context_t, request: ResumeRequest): void {
+    const { id, token, connection } = request;
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+      core.releaseReconnect(id);
+    });
+    void (async () => {
+      let user: unknown;
+      try {
+        user = token === undefined ? connection.user : await authenticate(token);
+      } catch (e) {
+        core.releaseReconnect(id);
+        logger.debug(`reconnect authentication failed: ${describe(e)}`);
+        if (!aborted) res.cork(() => request.refuse(401, 'Unauthorized'));
+        return;
+      }
+      if (aborted) return;
+      if (!sameUser(connection.user, user)) {
+        core.releaseReconnect(id);
+        logger.info(`${connection.connectionId}: reconnect refused: its token names another user`);
+        res.cork(() => request.refuse(403, 'Forbidden'));
+        return;
+      }
+      if (!connection.isResumable()) {
+        core.releaseReconnect(id);
+        res.cork(() => request.refuse(404, 'No Connection with that ID'));
+        return;
+      }
+      const data: SocketData = { connectionId: connection.connectionId, negotiationKey: undefined, user: connection.user, resume: connection, reconnectKey: id };
+      res.cork(() => res.upgrade(data, request.secKey, '', request.extensions, context));
+    })().catch((e: unknown) => {
+      core.releaseReconnect(id);
+      logger.error(`reconnect upgrade failed: ${stack(e)}`);
     });
   }
 
@@ -271,7 +351,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       try {
         const data = ws.getUserData();
         data.socket = adapt(ws);
-        data.connection = core.open(data.connectionId, data.user, data.socket);
+        if (data.resume) {
+          if (core.resume(data.resume, data.socket)) data.connection = data.resume;
+          else data.socket.end();
+          return;
+        }
+        data.connection = core.open(data.connectionId, data.user, data.socket, data.reconnectKey);
       } catch (e) {
         logger.error(`hub open failed: ${stack(e)}`);
       }
@@ -289,8 +374,10 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         const data = ws.getUserData();
         data.socket?.markClosed();
         if (code === ABNORMAL_CLOSURE) logger.debug(`${data.connectionId}: closed without a close frame: the client went away, or sent a frame over ${maxFrame} bytes`);
-        if (data.connection) core.closed(data.connection);
+        // No close frame: the network ended it, and a stateful connection waits for its client to reconnect.
+        if (data.connection) core.closed(data.connection, data.socket, code === ABNORMAL_CLOSURE);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
+        if (data.resume && data.reconnectKey !== undefined && !data.connection) core.releaseReconnect(data.reconnectKey);
       } catch (e) {
         logger.error(`hub close handling failed: ${stack(e)}`);
       }

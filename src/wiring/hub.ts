@@ -1,5 +1,6 @@
 // The SignalR hub on every endpoint, with the device-facing methods over the voice sessions.
 import { voiceHubMethods } from '../api/hub-methods.js';
+import type { Principal } from '../auth/tokens.js';
 import type { VerifyToken } from '../auth/verify.js';
 import type { AppConfig } from '../config/types.js';
 import { attachHub, type VoiceHubServer } from '../hub/index.js';
@@ -13,6 +14,9 @@ export interface HubDeps {
   sessions: VoiceSessionService;
   logger: Logger;
 }
+
+const samePrincipal = (a: Principal | undefined, b: Principal | undefined): boolean =>
+  a === undefined || b === undefined ? a === b : a.role === b.role && a.sub === b.sub;
 
 export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
   const { endpoints, verifyToken, sessions } = deps;
@@ -34,6 +38,11 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     keepAliveIntervalMs: config.Hub.KeepAliveInterval,
     clientTimeoutMs: config.Hub.ClientTimeout,
     cors: endpoints.cors,
+    ...(config.Hub.AllowStatefulReconnects
+      ? { statefulReconnect: { bufferSize: config.Hub.StatefulReconnectBufferSize, disconnectTimeoutMs: config.Hub.DisconnectTimeout } }
+      : {}),
+    // A reconnect's token must be of the same device (or admin) as the connection's, whatever its expiry.
+    sameUser: (a, b) => samePrincipal(a as Principal | undefined, b as Principal | undefined),
     // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
     authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
     admit: endpoints.gate,

@@ -27,6 +27,7 @@ const EXPECTED_KEYS = [
   // Per-connection budgets (issue 12).
   'Hub.MaximumFrameSize', 'Hub.MessagesPerTurn', 'Hub.MessageRate', 'Hub.MessageBurst',
   'Hub.UnauthenticatedMessageRate', 'Hub.UnauthenticatedMessageBurst',
+  'Hub.AllowStatefulReconnects', 'Hub.StatefulReconnectBufferSize', 'Hub.DisconnectTimeout',
 ];
 
 describe('configuration schema', () => {
