@@ -28,6 +28,9 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
       return { target: 'Error', payload: event.code === undefined ? event.message : `${event.message} (code ${event.code})` };
     case 'framesDropped':
       return { target: 'Error', payload: event.message };
+    case 'deviceAway':
+    case 'deviceReturned':
+      return undefined; // about the device's own connection: it has none, or knows it came back
     case 'ended':
       return { target: 'SessionEnded', payload: { sessionId, reason: event.reason } };
   }

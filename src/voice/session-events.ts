@@ -25,6 +25,10 @@ export type SessionEvent =
   | { type: 'upstreamError'; sessionId: string; message: string; code?: string | number }
   /** The first upstream frame of a burst of dropped ones (the rest of the burst is only counted). */
   | { type: 'framesDropped'; sessionId: string; reason: DropReason; message: string }
+  /** Every listener of a joined session is gone; the session waits `graceMs` for one to join again. */
+  | { type: 'deviceAway'; sessionId: string; deviceId: string; graceMs: number; at: Date }
+  /** A listener joined a session that was waiting for its device, `awayMs` after the last one left. */
+  | { type: 'deviceReturned'; sessionId: string; deviceId: string; awayMs: number; at: Date }
   /** Active -> Stopped or Failed. Only a session that was Active ends with this event. */
   | { type: 'ended'; sessionId: string; deviceId: string; state: 'Stopped' | 'Failed'; reason: string; at: Date };
 

@@ -65,6 +65,8 @@ const ROWS: Record<SessionEventType, Row[]> = {
     payload: 'upstream audio dropped: the decode queue is full',
     json: '{"type":1,"target":"Error","arguments":["upstream audio dropped: the decode queue is full"]}',
   }],
+  deviceAway: [{ event: { type: 'deviceAway', sessionId: 's1', deviceId: 'd1', graceMs: 30_000, at } }],
+  deviceReturned: [{ event: { type: 'deviceReturned', sessionId: 's1', deviceId: 'd1', awayMs: 1200, at } }],
   ended: [{
     event: { type: 'ended', sessionId: 's1', deviceId: 'd1', state: 'Failed', reason: 'upstream connection lost', at },
     target: 'SessionEnded',
