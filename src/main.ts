@@ -12,7 +12,8 @@ import { EXIT_UNREACHABLE, healthCommand, localHealthUrl } from './cli/health.js
 import { versionText } from './cli/version.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startEchoServer } from './upstream/echo-server.js';
-import { simulateCommand } from './cli/simulate.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, simulateCommand } from './cli/simulate.js';
+import { SIMULATE_COUNTERS } from './cli/sim-tally.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
@@ -158,7 +159,12 @@ async function main(): Promise<void> {
         .option('seconds', { type: 'number', default: 10, describe: 'seconds of audio each device streams' })
         .option('protocol', { choices: ['json', 'messagepack'] as const, default: 'json' as 'json' | 'messagepack', describe: 'SignalR hub protocol' })
         .option('api-key', { type: 'string', describe: 'X-API-Key, when the service has ApiKeys' })
-        .option('admin-token', { type: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' }),
+        .option('admin-token', { type: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' })
+        .option('drop-every', { type: 'number', describe: 'cut every hub connection this often (seconds), through a local TCP relay, as a flaky Wi-Fi would; devices reconnect and join their session again' })
+        .option('drop-for', { type: 'number', describe: `how long each cut lasts: new connections wait this long (ms, default ${DEFAULT_DROP_FOR_MS}; needs --drop-every)` })
+        .option('stateful-reconnect', { type: 'boolean', default: false, describe: 'the clients ask for SignalR stateful reconnect (withStatefulReconnect), to compare' })
+        .option('late-after', { type: 'number', default: DEFAULT_LATE_MS, describe: 'a packet or response that arrives more than this many ms after its send counts as late' })
+        .epilogue(SIMULATE_COUNTERS),
       async (argv) => {
         const { code, text } = await simulateCommand({
           url: argv.url,
@@ -167,6 +173,10 @@ async function main(): Promise<void> {
           protocol: argv.protocol,
           apiKey: argv['api-key'],
           adminToken: argv['admin-token'],
+          dropEverySeconds: argv['drop-every'],
+          dropForMs: argv['drop-for'],
+          statefulReconnect: argv['stateful-reconnect'],
+          lateMs: argv['late-after'],
           log: (line) => process.stderr.write(line + '\n'),
         });
         (code === 2 ? process.stderr : process.stdout).write(text);
