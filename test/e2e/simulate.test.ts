@@ -10,7 +10,7 @@ import { formatSimulationReport, percentile, runSimulation, simulateCommand, typ
 import { simPackets } from '../../src/cli/sim-packets.js';
 import { opusPacketDurationMs } from '../../src/voice/opus/packet.js';
 import { call } from '../support/http.js';
-import { ROOT, runProcess } from '../support/service.js';
+import { ROOT, runBundle, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
 import { startVoiceRig, type VoiceRig } from '../support/voice.js';
@@ -164,7 +164,29 @@ describe('simulate against the service and the echo server', () => {
   it('bad options are refused before anything is registered', async () => {
     assert.deepEqual(await simulateCommand({ url: rig.svc.url, devices: 0, seconds: 1 }), { code: 2, text: 'voice-hub simulate: --devices must be a whole number of at least 1\n' });
     assert.equal((await simulateCommand({ url: rig.svc.url, devices: 1, seconds: 0 })).code, 2);
+    const refused: [Parameters<typeof simulateCommand>[0], string][] = [
+      [{ url: rig.svc.url, devices: 1, seconds: 1, dropForMs: 100 }, '--drop-for needs --drop-every'],
+      [{ url: rig.svc.url, devices: 1, seconds: 1, dropEverySeconds: 0 }, '--drop-every must be more than 0 seconds'],
+      [{ url: rig.svc.url, devices: 1, seconds: 1, dropEverySeconds: 1, dropForMs: 1000 }, '--drop-for must be from 0 to less than --drop-every (in ms)'],
+      [{ url: rig.svc.url, devices: 1, seconds: 1, dropEverySeconds: 1, dropForMs: -1 }, '--drop-for must be from 0 to less than --drop-every (in ms)'],
+      [{ url: rig.svc.url, devices: 1, seconds: 1, lateMs: 0 }, '--late-after must be more than 0 ms'],
+    ];
+    for (const [options, message] of refused) {
+      assert.deepEqual(await simulateCommand(options), { code: 2, text: `voice-hub simulate: ${message}\n` }, message);
+    }
+    const list = await call(rig.svc.url, 'GET', '/api/device/list', { token: admin });
+    assert.deepEqual(list.json.devices.filter((d: { id: string }) => d.id.startsWith('sim-')), []);
   });
+});
+
+it('the built CLI declares the drop options and defines every counter in simulate --help', async () => {
+  const { code, stdout } = await runBundle(['simulate', '--help']);
+  assert.equal(code, 0);
+  for (const flag of ['--drop-every', '--drop-for', '--stateful-reconnect', '--late-after']) assert.ok(stdout.includes(flag), flag);
+  assert.match(stdout, /^ {2}duplicated {2}an AudioProcessed for a sequence already seen/m);
+  assert.match(stdout, /^ {2}late {8}matched more than --late-after ms after its packet was sent\.$/m);
+  const bad = await runBundle(['simulate', '--drop-for', '100']);
+  assert.deepEqual({ code: bad.code, stderr: bad.stderr }, { code: 2, stderr: 'voice-hub simulate: --drop-for needs --drop-every\n' });
 });
 
 it('more devices than MaxDevices allows: the run fails (exit 1) and says how to raise the limit', async () => {
