@@ -136,9 +136,10 @@ describe('simulate against the service and the echo server', () => {
     // Each outage holds each device back for at least most of its 500 ms (25 packets).
     assert.ok(p.heldBack >= 3 * 2 * 15, `held back ${p.heldBack}`);
     // Beyond those, a drop costs a device only what it sent before it noticed the cut, or what was answered
-    // while it was away: a few packets, up to 300 ms worth (15) when this shared machine is loaded.
-    assert.ok(p.lost - p.heldBack <= 3 * 2 * 15, `lost ${p.lost}, held back ${p.heldBack}`);
-    assert.ok(q.lost <= 3 * 2 * 15, `responses lost ${q.lost}`);
+    // while it was away: a few packets on an idle machine (test/e2e/hub-reconnect.test.ts pins it exactly);
+    // bounded here by half a second's worth (25) per drop, for a loaded one.
+    assert.ok(p.lost - p.heldBack <= 3 * 2 * 25, `lost ${p.lost}, held back ${p.heldBack}`);
+    assert.ok(q.lost <= 3 * 2 * 25, `responses lost ${q.lost}`);
     assert.equal(p.duplicated, 0);
     assert.equal(q.duplicated, 0);
     assert.equal(report.ok, false, 'something was lost');
