@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { DevicePresence } from '../../src/voice/device-presence.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
-import { sleep } from '../support/wait.js';
+import { sleep, waitUntil } from '../support/wait.js';
 import { MemorySessionRepository, RecordingEvents, recordingLogger, speechPackets, testBudgets } from './helpers.js';
 
 type Call = [string, string, number];
@@ -142,12 +142,11 @@ describe('VoiceSessionService: a session waits for its device', () => {
     assert.equal(ended!.reason, reason);
     assert.equal(ended!.state, 'Stopped');
     assert.deepEqual(events.of('SessionEnded', id).map((e) => e.payload), [{ sessionId: id, reason }]);
-    await sleep(20);
-    assert.equal(repo.get(id)?.state, 'Stopped');
+    await waitUntil(() => repo.get(id)?.state === 'Stopped', 'the final record saved', 3000);
     assert.equal(repo.get(id)?.endReason, reason);
     assert.ok(lines.some((l) => l.includes(`session ${id} stopped: ${reason}`)), lines.join('\n'));
     assert.equal(service.attach(id, 'conn-2'), false, 'too late: the session has ended');
-    assert.equal(echo.connections(), 0, 'its upstream link is closed');
+    await waitUntil(() => echo.connections() === 0, 'its upstream link closed', 3000);
   });
 
   it('grace period 0: the session ends as soon as its last connection is gone', async (t) => {
