@@ -167,7 +167,11 @@ export class VoiceSessionService {
    * keeps its upstream link and waits `deviceReconnectGraceMs` for a listener to attach again; then it ends.
    */
   release(listener: string): void {
-    this.presence.release(listener);
+    // On shutdown the hub closes every connection in the same turn, just before shutdown() ends the
+    // sessions: looked at a microtask later, those are not devices to wait for.
+    queueMicrotask(() => {
+      if (!this.shuttingDown) this.presence.release(listener);
+    });
   }
 
   /** The live record of an active session, else the stored one. */

@@ -68,6 +68,9 @@ describe('DevicePresence', () => {
   });
 });
 
+/** Lets the session service look at a released connection (it does so a microtask later). */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 async function setup(t: TestContext, graceMs: number, idleMs = 60_000) {
   const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
   t.after(() => echo.close());
@@ -104,6 +107,7 @@ describe('VoiceSessionService: a session waits for its device', () => {
     await events.waitFor('AudioResponse', 1, id);
 
     service.release('conn-1'); // the device's connection dropped
+    await settle();
     const [away] = events.ofType('deviceAway', id);
     assert.deepEqual({ ...away!, at: undefined }, { type: 'deviceAway', sessionId: id, deviceId: 'dev-1', graceMs: 5000, at: undefined });
     assert.equal(service.get(id)?.state, 'Active', 'the session goes on while the device is away');
@@ -186,11 +190,25 @@ describe('VoiceSessionService: a session waits for its device', () => {
     assert.equal(ended!.reason, 'idle timeout');
   });
 
+  it('on shutdown, connections closed in the same turn are not devices to wait for', async (t) => {
+    const { events, lines, service } = await setup(t, 60_000);
+    const { id } = await service.start({ deviceId: 'dev-1', userId: 'u' });
+    service.attach(id, 'conn-1');
+    service.release('conn-1'); // the hub closes every connection first...
+    const done = service.shutdown(); // ...and the sessions end right after
+    await done;
+    await settle();
+    assert.deepEqual(events.ofType('deviceAway', id), []);
+    assert.ok(!lines.some((l) => l.includes('lost its connection')), lines.join('\n'));
+    assert.deepEqual(events.ofType('ended', id).map((e) => e.reason), ['service shutdown']);
+  });
+
   it('a session stopped while its device is away ends once, with its own reason', async (t) => {
     const { events, service } = await setup(t, 100);
     const { id } = await service.start({ deviceId: 'dev-1', userId: 'u' });
     service.attach(id, 'conn-1');
     service.release('conn-1');
+    await settle();
     await service.stop(id, 'stopped');
     await sleep(200);
     assert.deepEqual(events.ofType('ended', id).map((e) => e.reason), ['stopped']);
