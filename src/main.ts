@@ -162,7 +162,7 @@ async function main(): Promise<void> {
         .option('admin-token', { type: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' })
         .option('drop-every', { type: 'number', describe: 'cut every hub connection this often (seconds), through a local TCP relay, as a flaky Wi-Fi would; devices reconnect and join their session again' })
         .option('drop-for', { type: 'number', describe: `how long each cut lasts: new connections wait this long (ms, default ${DEFAULT_DROP_FOR_MS}; needs --drop-every)` })
-        .option('stateful-reconnect', { type: 'boolean', default: false, describe: 'the clients ask for SignalR stateful reconnect (withStatefulReconnect), to compare' })
+        .option('stateful-reconnect', { type: 'boolean', default: false, describe: 'the clients also ask for SignalR stateful reconnect (withStatefulReconnect), to compare; where the hub does not offer it they reconnect and rejoin as without it' })
         .option('late-after', { type: 'number', default: DEFAULT_LATE_MS, describe: 'a packet or response that arrives more than this many ms after its send counts as late' })
         .epilogue(SIMULATE_COUNTERS),
       async (argv) => {
