@@ -13,7 +13,8 @@ import { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } from '
 import { versionText } from './cli/version.js';
 import { createLogger, type Logger } from './log/logger.js';
 import { startEchoServer } from './upstream/echo-server.js';
-import { simulateCommand } from './cli/simulate.js';
+import { simulateCommand, simulateOptionProblem } from './cli/simulate.js';
+import { SIMULATE_COUNTERS } from './cli/sim-tally.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
@@ -149,15 +150,22 @@ async function main(): Promise<void> {
       process.once('SIGINT', stop);
     }))
     .command(yargsCommand(SIMULATE, async ({ options }) => {
-      const { code, text } = await simulateCommand({
+      const simulation = {
         url: options.url,
         devices: options.devices,
         seconds: options.seconds,
         protocol: options.protocol,
         apiKey: options['api-key'],
         adminToken: options['admin-token'],
-        log: (line) => process.stderr.write(line + '\n'),
-      });
+        dropEverySeconds: options['drop-every'],
+        dropForMs: options['drop-for'],
+        statefulReconnect: options['stateful-reconnect'],
+        lateMs: options['late-after'],
+        log: (line: string) => process.stderr.write(line + '\n'),
+      };
+      const problem = simulateOptionProblem(simulation);
+      if (problem !== undefined) throw usageError(SIMULATE, [problem]);
+      const { code, text } = await simulateCommand(simulation);
       (code === 2 ? process.stderr : process.stdout).write(text);
       process.exitCode = code;
     }))

@@ -16,6 +16,11 @@ export interface VoiceHubDeps {
   /** Verifies a device or admin token, including revocation; throws with the reason when invalid. */
   verifyToken: VerifyToken;
   getSession(sessionId: string): SessionRecord | undefined;
+  /**
+   * The connection joined the session: its events reach the device again. When the connection closes
+   * the session waits for the device to come back (the hub tells the sessions, by connection id).
+   */
+  joined(sessionId: string, connectionId: string): void;
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
   /** Where unexpected failures are logged, with their stack. */
   logger: Logger;
@@ -54,6 +59,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
     if (session.state !== 'Active') throw new DomainError('conflict', `session '${sessionId}' is ${session.state}`);
     leaveEndedSessions(ctx, sessionId);
     ctx.joinGroup(sessionGroup(sessionId));
+    deps.joined(sessionId, ctx.connectionId);
     toCaller(ctx, 'SessionJoined', sessionId);
   }
 

@@ -30,6 +30,9 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
       return { target: 'Error', payload: event.message };
     case 'upstreamLink':
       return undefined; // the link's state is the hub's health, not news for the session's devices
+    case 'deviceAway':
+    case 'deviceReturned':
+      return undefined; // about the device's own connection: it has none, or knows it came back
     case 'ended':
       return { target: 'SessionEnded', payload: { sessionId, reason: event.reason } };
   }

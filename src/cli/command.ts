@@ -62,6 +62,7 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
             `--ApiKeys.0 KEY) or in the environment as Section__Key (Server__Port=5001). ${spec.config.why}`,
         );
       }
+      if (spec.epilogue) y.epilogue(spec.epilogue);
       return y;
     },
     handler: (argv) => run(parseArgs(spec, argv)),

@@ -3,6 +3,8 @@
 // with `config`: `--config FILE`, keys in dot form and the listed short flags.
 import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
 import type { OptionSpecs } from './options.js';
+import { SIMULATE_COUNTERS } from './sim-tally.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS } from './simulate.js';
 
 export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   name: string;
@@ -15,6 +17,8 @@ export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   options: S;
   /** Configuration flags this command reads, and a sentence for its --help on what they do there; none when absent. */
   config?: { short: readonly ShortFlag[]; why: string };
+  /** Text after the flags in the command's own --help. */
+  epilogue?: string;
 }
 
 const command = <const S extends OptionSpecs>(spec: CommandSpec<S>): CommandSpec<S> => spec;
@@ -79,7 +83,12 @@ export const SIMULATE = command({
     protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
     'api-key': { kind: 'string', describe: 'X-API-Key, when the service has ApiKeys' },
     'admin-token': { kind: 'string', describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' },
+    'drop-every': { kind: 'number', above: 0, describe: 'cut every hub connection this often (seconds), through a local TCP relay, as a flaky Wi-Fi would; devices reconnect and join their session again' },
+    'drop-for': { kind: 'integer', min: 0, describe: `how long each cut lasts: new connections wait this long (ms, default ${DEFAULT_DROP_FOR_MS}; needs --drop-every)` },
+    'stateful-reconnect': { kind: 'boolean', describe: 'the clients also ask for SignalR stateful reconnect (withStatefulReconnect), to compare; where the hub does not offer it they reconnect and rejoin as without it' },
+    'late-after': { kind: 'number', default: DEFAULT_LATE_MS, above: 0, describe: 'a packet or response that arrives more than this many ms after its send counts as late' },
   },
+  epilogue: SIMULATE_COUNTERS,
 });
 
 export const COMMANDS: readonly CommandSpec[] = [SERVE, TOKEN, CONFIG, HEALTH, ECHO_SERVER, SIMULATE];

@@ -18,6 +18,10 @@ export interface SimClientOptions {
   /** Straight to the WebSocket, without POST /negotiate. */
   skipNegotiation?: boolean;
   accessToken?: string;
+  /** Reconnect on its own after a lost connection (withAutomaticReconnect, RECONNECT_DELAYS_MS). */
+  reconnect?: boolean;
+  /** Ask the server for stateful reconnect (withStatefulReconnect); it is used when negotiate offers it. */
+  statefulReconnect?: boolean;
   /** Where the client's own warnings and errors go; nothing when absent. */
   log?: (line: string) => void;
 }
@@ -89,6 +93,12 @@ export function hubHttpUrl(url: string): string {
   return url.replace(/^ws(s?):\/\//i, 'http$1://');
 }
 
+/**
+ * Retry at once, then every second for about half a minute: the official default (0, 2, 10, 30 s, then
+ * give up) leaves a device deaf for 2 s after a one-second Wi-Fi blip.
+ */
+export const RECONNECT_DELAYS_MS: readonly number[] = [0, 250, 500, ...Array.from({ length: 30 }, () => 1000)];
+
 /** Builds (does not start) an official client connection for the hub at `url`. */
 export function buildSimConnection(url: string, options: SimClientOptions): HubConnection {
   let builder = new HubConnectionBuilder()
@@ -100,5 +110,7 @@ export function buildSimConnection(url: string, options: SimClientOptions): HubC
     })
     .configureLogging(clientLogger(options.log));
   if (options.protocol === 'messagepack') builder = builder.withHubProtocol(new MessagePackHubProtocol());
+  if (options.reconnect) builder = builder.withAutomaticReconnect([...RECONNECT_DELAYS_MS]);
+  if (options.statefulReconnect) builder = builder.withStatefulReconnect();
   return withBundledModules(() => builder.build());
 }

@@ -1,19 +1,31 @@
 // One simulated device of `voice-hub simulate`: register, start a session, join it on the hub with the
-// official SignalR client, stream Opus at real time, count what comes back, stop, delete.
-//
-// Round trip = SendAudioData sent (fire-and-forget `send`, as a device streams) -> the AudioResponse it
-// caused. Events carry no packet id, but one connection is ordered end to end: each send yields exactly one
-// AudioProcessed (forwarded upstream) or Error (refused), in order, and the echo server answers forwarded
-// packets in order, so sends are matched first-in first-out.
+// official SignalR client, stream Opus at real time, count what comes back (sim-tally.ts says how), stop,
+// delete. Like a device on Wi-Fi it survives dropped connections: the client reconnects on its own
+// (withAutomaticReconnect, and withStatefulReconnect when asked) and joins its session again in
+// `onreconnected`; while it is not in its session it holds its packets back.
 import type { HubConnection } from '@microsoft/signalr';
 import { errorText } from '../errors.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
-import { SIM_PACKET_CHANNELS, SIM_PACKET_MS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
+import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
+import { SimTally } from './sim-tally.js';
 
 export interface SimApi {
   readonly baseUrl: string;
   readonly apiKey?: string;
   readonly timeoutMs: number;
+  /** Reach the hub here (`http://host:port`, the drop relay) instead of where the start response says. */
+  readonly hubVia?: string;
+}
+
+export interface SimDeviceOptions {
+  protocol: SimProtocol;
+  /** Ask for SignalR stateful reconnect (withStatefulReconnect). */
+  statefulReconnect: boolean;
+  /** A packet or response later than this (ms after the send) counts as late. */
+  lateMs: number;
+  /** The packets the device cycles through (their bytes identify responses). */
+  packets: readonly Uint8Array[];
+  log: (line: string) => void;
 }
 
 /** One JSON request; throws with the status and the problem's detail when it is not 2xx. */
@@ -51,41 +63,42 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
   ]).finally(() => clearTimeout(timer));
 }
 
-export interface DeviceCounts {
-  sent: number;
-  processed: number;
-  responses: number;
-  errors: number;
-  /** Round trips in ms, send -> AudioResponse. */
-  latenciesMs: number[];
-  /** `audioPacketsSent` of the final session record, as the service counted. */
-  serverPackets: number | undefined;
-}
-
 export class SimDevice {
-  readonly counts: DeviceCounts = { sent: 0, processed: 0, responses: 0, errors: 0, latenciesMs: [], serverPackets: undefined };
+  readonly tally: SimTally;
   /** Distinct Error texts and how often each came. */
   readonly errorTexts = new Map<string, number>();
+  /** `audioPacketsSent` of the final session record, as the service counted. */
+  serverPackets: number | undefined;
+  /** AudioResponse events (each comes with the AudioData the tally matches). */
+  audioResponses = 0;
+  reconnects = 0;
   registered = false;
   failure: string | undefined;
   private token = '';
   private sessionId: string | undefined;
   private connection: HubConnection | undefined;
   private stopping = false;
-  /** Send times waiting for their AudioProcessed or Error, then for their AudioResponse. */
-  private readonly awaitingProcessed: number[] = [];
-  private readonly awaitingResponse: number[] = [];
+  /** Joined on the current connection: packets due meanwhile are sent, otherwise held back. */
+  private inSession = false;
+  private pendingJoin: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private readonly payloads: readonly (string | Uint8Array)[];
+  /** Base64 of each packet -> its index, to recognise the echo's answers. */
+  private readonly contentIndex: Map<string, number>;
 
   constructor(
     readonly deviceId: string,
     private readonly api: SimApi,
-    private readonly protocol: SimProtocol,
-    private readonly log: (line: string) => void,
-  ) {}
+    private readonly options: SimDeviceOptions,
+  ) {
+    const b64 = options.packets.map((p) => Buffer.from(p).toString('base64'));
+    this.payloads = options.protocol === 'json' ? b64 : options.packets;
+    this.contentIndex = new Map(b64.map((text, i) => [text, i]));
+    this.tally = new SimTally(options.lateMs, options.packets.length);
+  }
 
   /** Everything sent has been answered (or refused). */
   get settled(): boolean {
-    return this.awaitingProcessed.length === 0 && this.awaitingResponse.length === 0;
+    return this.tally.settled;
   }
 
   /** Register, start a session, connect and join. Throws (and records `failure`) when a step fails. */
@@ -102,44 +115,47 @@ export class SimDevice {
       }, this.token);
       const sessionId = started.sessionId as string;
       this.sessionId = sessionId;
-      const connection = buildSimConnection(started.websocketUrl as string, { protocol: this.protocol, accessToken: this.token, log: this.log });
+      const hubUrl = this.api.hubVia ? hubAt(started.websocketUrl as string, this.api.hubVia) : started.websocketUrl as string;
+      const connection = buildSimConnection(hubUrl, {
+        protocol: this.options.protocol,
+        accessToken: this.token,
+        log: this.options.log,
+        reconnect: true,
+        statefulReconnect: this.options.statefulReconnect,
+      });
       this.connection = connection;
       this.listen(connection);
       await within(connection.start(), this.api.timeoutMs, `${this.deviceId}: hub connection`);
-      const joined = new Promise<void>((resolve, reject) => {
-        connection.on('SessionJoined', (id: string) => { if (id === sessionId) resolve(); });
-        connection.on('Error', (message: string) => reject(new Error(`JoinSession refused: ${message}`)));
-      });
-      await within(Promise.all([joined, connection.invoke('JoinSession', sessionId, this.token)]), this.api.timeoutMs, `${this.deviceId}: JoinSession`);
-      connection.off('Error');
-      connection.on('Error', (message: string) => this.onError(message));
+      await this.join(connection, sessionId);
     } catch (e) {
       this.failure = errorText(e);
       throw e;
     }
   }
 
-  /** Sends `total` packets, one every SIM_PACKET_MS from `t0` (performance.now() time), drift-free. */
-  stream(packets: readonly Uint8Array[], total: number, t0: number): Promise<void> {
+  /** One packet per SIM_PACKET_MS from `t0` (performance.now() time), drift-free, `total` in all. */
+  stream(total: number, t0: number, packetMs: number): Promise<void> {
     const connection = this.connection;
     const sessionId = this.sessionId;
     if (!connection || !sessionId) return Promise.resolve();
-    const payloads = packets.map((p) => (this.protocol === 'json' ? Buffer.from(p).toString('base64') : p));
+    const cycle = this.payloads.length;
     let next = 0;
     return new Promise((resolve) => {
       const tick = (): void => {
-        // A late timer sends what is due, so every run sends exactly `total` packets.
-        const due = Math.min(total, Math.floor((performance.now() - t0) / SIM_PACKET_MS) + 1);
+        // A late timer sends what is due, so every run has exactly `total` packets due.
+        const due = Math.min(total, Math.floor((performance.now() - t0) / packetMs) + 1);
         while (next < due && !this.failure) {
-          this.awaitingProcessed.push(performance.now());
-          this.counts.sent++;
-          connection.send('SendAudioData', sessionId, payloads[next % payloads.length]!).catch((e: unknown) => {
-            this.failure ??= `send failed: ${errorText(e)}`;
-          });
+          if (this.inSession) {
+            this.tally.send(next % cycle, performance.now());
+            // A send into a connection that just dropped rejects; the tally counts that packet as lost.
+            connection.send('SendAudioData', sessionId, this.payloads[next % cycle]!).catch(() => undefined);
+          } else {
+            this.tally.heldBack();
+          }
           next++;
         }
         if (next >= total || this.failure) return resolve();
-        setTimeout(tick, Math.max(0, t0 + next * SIM_PACKET_MS - performance.now()));
+        setTimeout(tick, Math.max(0, t0 + next * packetMs - performance.now()));
       };
       setTimeout(tick, Math.max(0, t0 - performance.now()));
     });
@@ -151,9 +167,9 @@ export class SimDevice {
     if (this.sessionId) {
       try {
         const record = await apiRequest(this.api, 'POST', '/api/voice/stop', { sessionId: this.sessionId }, this.token);
-        this.counts.serverPackets = record.audioPacketsSent as number;
+        this.serverPackets = record.audioPacketsSent as number;
       } catch (e) {
-        this.log(`warn: ${this.deviceId}: stopping session ${this.sessionId}: ${errorText(e)}`);
+        this.options.log(`warn: ${this.deviceId}: stopping session ${this.sessionId}: ${errorText(e)}`);
       }
     }
     await within(this.connection?.stop() ?? Promise.resolve(), this.api.timeoutMs, 'hub stop').catch(() => undefined);
@@ -165,38 +181,68 @@ export class SimDevice {
       await apiRequest(this.api, 'DELETE', `/api/device/${encodeURIComponent(this.deviceId)}`, undefined, adminToken);
       return true;
     } catch (e) {
-      this.log(`warn: ${this.deviceId}: delete: ${errorText(e)}`);
+      this.options.log(`warn: ${this.deviceId}: delete: ${errorText(e)}`);
       return false;
     }
   }
 
+  /** JoinSession on the current connection; resolves on SessionJoined, rejects on Error or timeout. */
+  private async join(connection: HubConnection, sessionId: string): Promise<void> {
+    const joined = new Promise<void>((resolve, reject) => { this.pendingJoin = { resolve, reject }; });
+    try {
+      await within(Promise.all([joined, connection.invoke('JoinSession', sessionId, this.token)]), this.api.timeoutMs, `${this.deviceId}: JoinSession`);
+      this.inSession = true;
+    } finally {
+      this.pendingJoin = undefined;
+    }
+  }
+
   private listen(connection: HubConnection): void {
-    connection.on('AudioProcessed', () => {
-      this.counts.processed++;
-      const sentAt = this.awaitingProcessed.shift();
-      if (sentAt !== undefined) this.awaitingResponse.push(sentAt);
+    connection.on('SessionJoined', (id: string) => {
+      if (id === this.sessionId) this.pendingJoin?.resolve();
     });
-    connection.on('AudioResponse', () => {
-      const now = performance.now();
-      this.counts.responses++;
-      const sentAt = this.awaitingResponse.shift();
-      if (sentAt !== undefined) this.counts.latenciesMs.push(now - sentAt);
+    connection.on('Error', (message: string) => {
+      if (this.pendingJoin) this.pendingJoin.reject(new Error(`JoinSession refused: ${message}`));
+      else this.onError(message);
     });
-    // Also sent per answered packet (the upstream's Opus as received); handled so the client does not warn.
-    connection.on('AudioData', () => undefined);
+    connection.on('AudioProcessed', (p: { sequence?: number }) => this.tally.processed(Number(p?.sequence), performance.now()));
+    connection.on('AudioResponse', () => { this.audioResponses++; });
+    // The upstream's answer as it sent it: the echo's copy of one of our packets.
+    connection.on('AudioData', (d: { data?: string }) => this.tally.response(this.contentIndex.get(String(d?.data)) ?? -1, performance.now()));
     connection.on('TextResponse', () => undefined);
     connection.on('SessionEnded', (e: { reason?: string }) => {
       if (!this.stopping && !this.failure) this.failure = `session ended: ${e?.reason ?? '?'}`;
     });
+    // A plain reconnect is a new connection: nothing sent on the old one will be answered on it, and it
+    // must join the session again. (A stateful reconnect is invisible here: the client keeps its state.)
+    connection.onreconnecting(() => {
+      this.inSession = false;
+      this.reconnects++;
+      this.tally.connectionLost();
+    });
+    connection.onreconnected(() => {
+      if (this.stopping || !this.sessionId) return;
+      this.join(connection, this.sessionId).catch((e: unknown) => {
+        this.failure ??= `rejoining after a reconnect: ${errorText(e)}`;
+      });
+    });
     connection.onclose((error) => {
-      if (error && !this.stopping && !this.failure) this.failure = `hub connection closed: ${error.message}`;
+      this.inSession = false;
+      if (!this.stopping && !this.failure) this.failure = `hub connection closed${error ? `: ${error.message}` : ''} (reconnecting gave up)`;
     });
   }
 
   private onError(message: string): void {
-    this.counts.errors++;
     this.errorTexts.set(message, (this.errorTexts.get(message) ?? 0) + 1);
-    // A refused send: it will get no AudioProcessed and no AudioResponse.
-    this.awaitingProcessed.shift();
+    this.tally.refused(); // a refused send gets no AudioProcessed and no response
   }
+}
+
+/** The start response's hub address with the host and port of `via` (the relay), path kept. */
+export function hubAt(websocketUrl: string, via: string): string {
+  const url = new URL(websocketUrl);
+  const target = new URL(via);
+  url.protocol = url.protocol === 'wss:' ? 'https:' : url.protocol === 'ws:' ? 'http:' : url.protocol;
+  url.host = target.host;
+  return url.toString();
 }

@@ -139,6 +139,7 @@ export const CONFIG_SCHEMA = {
         AudioChannels: oneOfInts(1, OPUS_CHANNEL_COUNTS, 'Audio channel count of a voice session that does not name one.'),
         ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection; after that it fails with 502.'),
         SessionIdleTimeout: timeSpan('00:05:00', '00:00:00.0010000', TIMER_MAX, 'A session with no traffic either way for this long is stopped.'),
+        DeviceReconnectGracePeriod: timeSpan('00:00:30', '00:00:00', TIMER_MAX, 'A session whose device joined it on the hub and then lost every connection keeps its upstream link this long for the device to reconnect and call JoinSession again (it resumes the same session); then it ends (SessionEnded, MQTT `ended` with the reason). 0 ends it as soon as the last connection is gone.'),
         RequireDeviceToken: bool(true, 'Whether /api/voice/* needs a device token of the session\'s device (or an admin token).'),
         CaFile: str('', 'PEM file of extra CA certificates to trust for a `wss://` ServerUrl with a private CA (the system CAs stay trusted); empty: system CAs only.'),
         // Budgets that keep a misbehaving upstream from costing unbounded work, memory or reconnects.

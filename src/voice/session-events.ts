@@ -30,6 +30,10 @@ export type SessionEvent =
    * `unreachable` when a start could not connect or reconnects ran out (its `ended` follows, if it was Active).
    */
   | { type: 'upstreamLink'; sessionId: string; state: 'reconnecting' | 'open' | 'unreachable' }
+  /** Every listener of a joined session is gone; the session waits `graceMs` for one to join again. */
+  | { type: 'deviceAway'; sessionId: string; deviceId: string; graceMs: number; at: Date }
+  /** A listener joined a session that was waiting for its device, `awayMs` after the last one left. */
+  | { type: 'deviceReturned'; sessionId: string; deviceId: string; awayMs: number; at: Date }
   /** Active -> Stopped or Failed. Only a session that was Active ends with this event. */
   | { type: 'ended'; sessionId: string; deviceId: string; state: 'Stopped' | 'Failed'; reason: string; at: Date };
 

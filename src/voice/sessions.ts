@@ -1,12 +1,14 @@
 // Voice sessions as the HTTP routes and the hub use them: start/stop, text and audio into a session,
 // one active session per device, history kept in the
-// SessionRepository. No HTTP and no hub types here: errors are DomainErrors, and what happens in a session
+// SessionRepository. A session outlives its device's connections: it ends for a device that left only
+// when nobody joined it again within the grace period (device-presence.ts). No HTTP and no hub types here: errors are DomainErrors, and what happens in a session
 // goes to the listeners registered with `addListener` (the hub bridge, the MQTT publisher).
 import { randomUUID } from 'node:crypto';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
 import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus/decoder.js';
+import { DevicePresence } from './device-presence.js';
 import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
 import { SessionListeners, type SessionListener } from './session-events.js';
 
@@ -16,6 +18,8 @@ export interface VoiceSessionDeps {
     apiKey: string;
     connectTimeoutMs: number;
     sessionIdleTimeoutMs: number;
+    /** How long a joined session whose every listener is gone waits for one to join again; 0 ends it at once. */
+    deviceReconnectGraceMs: number;
     enableVoice: () => boolean;
     /** Per-session budgets against a misbehaving upstream. */
     budgets: SessionBudgets;
@@ -45,12 +49,18 @@ export class VoiceSessionService {
   private readonly newId: () => string;
   private readonly now: () => Date;
   private readonly listeners: SessionListeners;
+  private readonly presence: DevicePresence;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
     this.newId = deps.newId ?? randomUUID;
     this.now = deps.now ?? (() => new Date());
     this.listeners = new SessionListeners(deps.logger, deps.listeners);
+    this.presence = new DevicePresence(deps.config.deviceReconnectGraceMs, {
+      away: (id, graceMs) => this.deviceAway(id, graceMs),
+      returned: (id, awayMs) => this.deviceReturned(id, awayMs),
+      expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${seconds(graceMs)} of losing its connection`),
+    }, () => this.now().getTime());
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -141,6 +151,29 @@ export class VoiceSessionService {
     return this.activeSession(sessionId).sendAudio(opus);
   }
 
+  /**
+   * `listener` (a device's connection, by an id of the caller's choosing) now receives the session's
+   * events: a session that was waiting for its device to come back goes on. False when the session is
+   * not active (it ended meanwhile): nothing is recorded then.
+   */
+  attach(sessionId: string, listener: string): boolean {
+    if (this.live.get(sessionId)?.state !== 'Active') return false;
+    this.presence.attach(sessionId, listener);
+    return true;
+  }
+
+  /**
+   * `listener` is gone (its connection closed). A session it had joined that nobody else listens to
+   * keeps its upstream link and waits `deviceReconnectGraceMs` for a listener to attach again; then it ends.
+   */
+  release(listener: string): void {
+    // On shutdown the hub closes every connection in the same turn, just before shutdown() ends the
+    // sessions: looked at a microtask later, those are not devices to wait for.
+    queueMicrotask(() => {
+      if (!this.shuttingDown) this.presence.release(listener);
+    });
+  }
+
   /** The live record of an active session, else the stored one. */
   get(sessionId: string): SessionRecord | undefined {
     return this.live.get(sessionId)?.snapshot() ?? this.deps.sessions.get(sessionId);
@@ -171,7 +204,22 @@ export class VoiceSessionService {
     throw new DomainError('conflict', `session '${sessionId}' is not active (${stored.state})`);
   }
 
+  private deviceAway(sessionId: string, graceMs: number): void {
+    const session = this.live.get(sessionId);
+    if (session?.state !== 'Active') return; // ending anyway
+    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} lost its connection; the session waits ${seconds(graceMs)} for it to rejoin`);
+    this.listeners.emit({ type: 'deviceAway', sessionId, deviceId: session.deviceId, graceMs, at: this.now() });
+  }
+
+  private deviceReturned(sessionId: string, awayMs: number): void {
+    const session = this.live.get(sessionId);
+    if (!session) return;
+    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} rejoined after ${seconds(awayMs)}`);
+    this.listeners.emit({ type: 'deviceReturned', sessionId, deviceId: session.deviceId, awayMs, at: this.now() });
+  }
+
   private async ended(session: VoiceSession): Promise<void> {
+    this.presence.forget(session.id);
     this.live.delete(session.id);
     if (this.byDevice.get(session.deviceId) === session) this.byDevice.delete(session.deviceId);
     const record = session.snapshot();
@@ -204,6 +252,8 @@ export class VoiceSessionService {
     return { audioFormat, sampleRate, channels, autoMode };
   }
 }
+
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 function notFound(sessionId: string): DomainError {
   return new DomainError('not_found', `session '${sessionId}' does not exist`);

@@ -25,6 +25,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     methods: voiceHubMethods({
       verifyToken,
       getSession: (id) => sessions.get(id),
+      joined: (id, connectionId) => sessions.attach(id, connectionId),
       sendAudio: (id, opus) => sessions.sendAudio(id, opus),
       logger: deps.logger.child('Hub'),
     }),
@@ -47,5 +48,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
     admit: endpoints.gate,
     logger: deps.logger.child('Hub'),
+    // The sessions this connection joined wait for their device to reconnect (VoiceService.DeviceReconnectGracePeriod).
+    onConnectionClosed: (connectionId) => sessions.release(connectionId),
   });
 }

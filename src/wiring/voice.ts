@@ -27,6 +27,7 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
       apiKey: config.VoiceService.ApiKey,
       connectTimeoutMs: config.VoiceService.ConnectTimeout,
       sessionIdleTimeoutMs: config.VoiceService.SessionIdleTimeout,
+      deviceReconnectGraceMs: config.VoiceService.DeviceReconnectGracePeriod,
       enableVoice: () => categories.voice().enableVoice,
       budgets: sessionBudgets(config.VoiceService),
     },

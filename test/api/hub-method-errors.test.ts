@@ -36,6 +36,7 @@ before(async () => {
         }
         return id === active.id ? active : undefined;
       },
+      joined: () => undefined,
       sendAudio: (_id, opus) => {
         // Another real bug, on the audio path: the packet has no `frames`.
         return (opus as unknown as { frames: { count: number } }).frames.count as never;

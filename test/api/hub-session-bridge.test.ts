@@ -70,6 +70,8 @@ const ROWS: Record<SessionEventType, Row[]> = {
     { event: { type: 'upstreamLink', sessionId: 's1', state: 'open' } },
     { event: { type: 'upstreamLink', sessionId: 's1', state: 'unreachable' } },
   ],
+  deviceAway: [{ event: { type: 'deviceAway', sessionId: 's1', deviceId: 'd1', graceMs: 30_000, at } }],
+  deviceReturned: [{ event: { type: 'deviceReturned', sessionId: 's1', deviceId: 'd1', awayMs: 1200, at } }],
   ended: [{
     event: { type: 'ended', sessionId: 's1', deviceId: 'd1', state: 'Failed', reason: 'upstream connection lost', at },
     target: 'SessionEnded',

@@ -14,7 +14,7 @@ const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json
 const EXPECTED_KEYS = [
   'Logging.LogLevel.Default', 'Logging.LogLevel.Microsoft.AspNetCore', 'AllowedHosts',
   'VoiceService.ServerUrl', 'VoiceService.ApiKey', 'VoiceService.EnableVoice', 'VoiceService.AudioSampleRate',
-  'VoiceService.AudioChannels', 'VoiceService.ConnectTimeout', 'VoiceService.SessionIdleTimeout', 'VoiceService.RequireDeviceToken',
+  'VoiceService.AudioChannels', 'VoiceService.ConnectTimeout', 'VoiceService.SessionIdleTimeout', 'VoiceService.DeviceReconnectGracePeriod', 'VoiceService.RequireDeviceToken',
   'VoiceService.CaFile',
   'VoiceService.DecodeQueuePackets', 'VoiceService.DecodeQueueBytes', 'VoiceService.DecoderRebuildsPerSecond',
   'VoiceService.ReconnectAttempts', 'VoiceService.ReconnectWindow', 'VoiceService.ReconnectDelay', 'VoiceService.ReconnectMaxDelay',

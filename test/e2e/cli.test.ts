@@ -181,7 +181,7 @@ describe('--help', () => {
     [['token', 'admin'], ['--ttl', '--config', '--data-dir', '--help']],
     [['config', 'check'], [...SERVE_FLAGS, '--help']],
     [['echo-server'], ['--port', '--host', '--help']],
-    [['simulate'], ['--url', '--devices', '--seconds', '--protocol', '--api-key', '--admin-token', '--help']],
+    [['simulate'], ['--url', '--devices', '--seconds', '--protocol', '--api-key', '--admin-token', '--drop-every', '--drop-for', '--stateful-reconnect', '--late-after', '--help']],
     [['serve'], ['--version', ...SERVE_FLAGS, '--help']],
   ];
   for (const [command, flags] of cases) {

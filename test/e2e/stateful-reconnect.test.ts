@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HubConnectionBuilder, HubConnectionState, LogLevel } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
-import { startDropRelay, type DropRelay } from '../support/drop-relay.js';
+import { startDropRelay, type DropRelay } from '../../src/cli/drop-relay.js';
 import { registerDevice } from '../support/tokens.js';
 import { EVENT_NAMES, HubEvents, audioArg, startSession, startVoiceRig, type VoiceRig } from '../support/voice.js';
 import { sleep, withTimeout } from '../support/wait.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
-import { startDropRelay, type DropRelay } from '../support/drop-relay.js';
+import { startDropRelay, type DropRelay } from '../../src/cli/drop-relay.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 import { startHub, type TestHub } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService } from '../support/service.js';
 import { registerDevice } from '../support/tokens.js';
-import { startEcho, startSession } from '../support/voice.js';
+import { joinedClient, startEcho, startSession } from '../support/voice.js';
 import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -211,6 +211,15 @@ describe('MqttPublisher with a live broker', () => {
       await r.echo.close();
       await expectEnded(r, sessionId, /^upstream connection lost/);
       assert.equal(r.svc.app.sessions.get(sessionId)?.state, 'Failed');
+    });
+
+    it('ended with the reason when the device lost its hub connection and did not rejoin in time; nothing in between', async () => {
+      const r = await rig({ 'VoiceService.DeviceReconnectGracePeriod': '00:00:00.3000000' });
+      const sessionId = await startAndExpectStarted(r);
+      const { connection } = await joinedClient(r.svc, sessionId, r.device.token);
+      await connection.stop();
+      await expectEnded(r, sessionId, 'device did not rejoin within 0.3 s of losing its connection');
+      assert.equal(r.svc.app.sessions.get(sessionId)?.state, 'Stopped');
     });
 
     it('a start the upstream refuses (502) publishes nothing', async () => {

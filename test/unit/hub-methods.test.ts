@@ -50,13 +50,15 @@ class FakeCaller implements HubCallContext {
   }
 }
 
-function setup(sessions: SessionRecord[]): { caller: FakeCaller; audio: Array<[string, Uint8Array]>; join: (...a: unknown[]) => Promise<void>; send: (...a: unknown[]) => void } {
+function setup(sessions: SessionRecord[]): { caller: FakeCaller; audio: Array<[string, Uint8Array]>; attached: Array<[string, string]>; join: (...a: unknown[]) => Promise<void>; send: (...a: unknown[]) => void } {
   const caller = new FakeCaller();
   const audio: Array<[string, Uint8Array]> = [];
+  const attached: Array<[string, string]> = [];
   const byId = new Map(sessions.map((s) => [s.id, s]));
   const methods = voiceHubMethods({
     verifyToken,
     getSession: (id) => byId.get(id),
+    joined: (id, connectionId) => attached.push([id, connectionId]),
     sendAudio: (id, opus) => {
       audio.push([id, opus]);
       return { sequence: audio.length, bytes: opus.length, durationMs: 20 };
@@ -67,6 +69,7 @@ function setup(sessions: SessionRecord[]): { caller: FakeCaller; audio: Array<[s
   return {
     caller,
     audio,
+    attached,
     join: async (...a) => {
       await methods.JoinSession!.handler(caller, a);
     },
@@ -80,9 +83,10 @@ const deviceToken = async (id: string): Promise<string> => (await tokens.issueDe
 
 describe('hub methods', () => {
   it('JoinSession joins the session group with the device token of its device, or an admin token', async () => {
-    const { caller, join } = setup([session('s1', 'dev-a'), session('s2', 'dev-b')]);
+    const { caller, join, attached } = setup([session('s1', 'dev-a'), session('s2', 'dev-b')]);
     await join('s1', await deviceToken('dev-a'));
     assert.deepEqual(caller.sent, [['SessionJoined', ['s1']]]);
+    assert.deepEqual(attached, [['s1', 'conn-1']], 'the session is told who listens, to wait for it when it goes');
     assert.deepEqual([...caller.joined], ['session-s1']);
     await join('s2', (await tokens.issueAdmin(60_000)).token);
     assert.deepEqual(caller.sent.at(-1), ['SessionJoined', ['s2']]);
@@ -90,7 +94,7 @@ describe('hub methods', () => {
   });
 
   it('JoinSession refuses bad arguments, tokens and sessions with an Error to the caller only', async () => {
-    const { caller, join } = setup([session('s1', 'dev-a'), session('s3', 'dev-a', 'Stopped')]);
+    const { caller, join, attached } = setup([session('s1', 'dev-a'), session('s3', 'dev-a', 'Stopped')]);
     const good = await deviceToken('dev-a');
     revoked.add('dev-gone');
     const cases: Array<[unknown[], string]> = [
@@ -112,6 +116,7 @@ describe('hub methods', () => {
       else assert.equal(text, message);
     }
     assert.equal(caller.joined.size, 0);
+    assert.deepEqual(attached, [], 'a refused join attaches nothing');
   });
 
   it('JoinSession leaves the groups of sessions that have ended', async () => {

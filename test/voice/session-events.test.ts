@@ -29,7 +29,7 @@ async function setup(t: TestContext, options: { serverUrl?: string; idleMs?: num
   const { logger, lines } = recordingLogger();
   const service = new VoiceSessionService({
     config: {
-      serverUrl, apiKey: 'k', connectTimeoutMs: 2000, sessionIdleTimeoutMs: options.idleMs ?? 60_000,
+      serverUrl, apiKey: 'k', connectTimeoutMs: 2000, sessionIdleTimeoutMs: options.idleMs ?? 60_000, deviceReconnectGraceMs: 30_000,
       enableVoice: () => true, budgets: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0500000' }),
     },
     sessions: new MemorySessionRepository(),

@@ -32,7 +32,7 @@ async function setup(t: TestContext, options: Setup = {}) {
       serverUrl: options.serverUrl ?? `ws://127.0.0.1:${echo.port}/voice`,
       apiKey: 'upstream-key',
       connectTimeoutMs: 2000,
-      sessionIdleTimeoutMs: options.idleMs ?? 60_000,
+      sessionIdleTimeoutMs: options.idleMs ?? 60_000, deviceReconnectGraceMs: 30_000,
       enableVoice: () => state.voice,
       budgets: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0500000' }),
     },
@@ -224,7 +224,7 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
   await repo.save(leftOpen);
   await repo.save({ ...leftOpen, id: 'half-started', state: 'Starting' });
   const restarted = new VoiceSessionService({
-    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, enableVoice: () => true, budgets: testBudgets() },
+    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, deviceReconnectGraceMs: 30_000, enableVoice: () => true, budgets: testBudgets() },
     sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });
