@@ -11,6 +11,7 @@ import { startBenchUpstream, startEchoServer, startService } from '../lib/proc.j
 import type { Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
 import { echoBaseline, SATURATING_WINDOW } from './ceiling.js';
+import { decodeFloor, floorRows, floorSessions, startFloorServer, type FloorRun } from './floor.js';
 import { verifyWithOfficialClient } from './official-client.js';
 
 export const SESSIONS = 50;
@@ -72,41 +73,57 @@ export const hubSection: Section = {
     const rows: Row[] = [];
     const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
 
-    // Full flow through the echo server.
+    // Full flow through the echo server, then the floor (3d) through the same echo server.
     const echo = await startEchoServer(ctx.procs);
-    const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: MAX_DEVICES });
-    const pids = { server: service.pid, upstream: echo.pid };
     const results: Partial<Record<Protocol, HubLoadResult>> = {};
+    const measured: Omit<FloorRun, 'floor'>[] = [];
+    const floorRuns: FloorRun[] = [];
     try {
-      const sessions = await startSessions(service.url, SESSIONS, 'hub');
-      rows.push(await verifyWithOfficialClient(service.url, sessions));
-      for (const protocol of ['json', 'messagepack'] as const) {
-        const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
-        results[protocol] = a;
-        const json = results.json!;
-        const rtTarget = protocol === 'json'
-          ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
-          : { text: `> JSON (${Math.round(perCpu(json)).toLocaleString('en-US')})`, pass: perCpu(a) > perCpu(json) && a.lost === 0 };
-        rows.push({
-          section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
-          baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
-          ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
-        });
-        rows.push({
-          section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
-          baseline: { name: 'bare WS echo p99', value: one.latency.p99, unit: 'ms' },
-          ratio: a.processedLatency.p99 / one.latency.p99,
-          target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
-        });
-        const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
-        rows.push({
-          section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
-          baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
-          ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
-        });
+      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: MAX_DEVICES });
+      const pids = { server: service.pid, upstream: echo.pid };
+      try {
+        const sessions = await startSessions(service.url, SESSIONS, 'hub');
+        rows.push(await verifyWithOfficialClient(service.url, sessions));
+        for (const protocol of ['json', 'messagepack'] as const) {
+          const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
+          results[protocol] = a;
+          measured.push({ protocol, window: 1, service: a });
+          const json = results.json!;
+          const rtTarget = protocol === 'json'
+            ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
+            : { text: `> JSON (${Math.round(perCpu(json)).toLocaleString('en-US')})`, pass: perCpu(a) > perCpu(json) && a.lost === 0 };
+          rows.push({
+            section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
+            baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
+            ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
+          });
+          rows.push({
+            section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
+            baseline: { name: 'bare WS echo p99', value: one.latency.p99, unit: 'ms' },
+            ratio: a.processedLatency.p99 / one.latency.p99,
+            target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
+          });
+          const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
+          measured.push({ protocol, window: SATURATING_WINDOW, service: b });
+          rows.push({
+            section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
+            baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
+            ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
+          });
+        }
+      } finally {
+        await service.stop();
+      }
+      const floor = await startFloorServer(ctx, echo.url);
+      try {
+        const sessions = floorSessions(SESSIONS);
+        for (const m of measured) {
+          floorRuns.push({ ...m, floor: await load(ctx, floor.url, { server: floor.pid, upstream: echo.pid }, sessions, m.protocol, 'roundtrip', m.window) });
+        }
+      } finally {
+        await floor.stop();
       }
     } finally {
-      await service.stop();
       await echo.stop();
     }
 
@@ -151,6 +168,7 @@ export const hubSection: Section = {
       await talkService.stop();
       await talk.stop();
     }
+    rows.push(...floorRows(floorRuns, await decodeFloor(ctx)));
     return rows;
   },
 };

@@ -1,6 +1,9 @@
-// 4. Real-time streaming: N devices (10, 100, 500), each a session with one hub connection sending 50
-// packets/s through the echo server, for 30 s (--quick: 5 s). Server CPU as % of one core, RSS, lost
-// packets, p99. The baseline is what bare uWS spends echoing the same number of messages per second.
+// 4. Real-time streaming: N devices (10, 100, 300, 500), each a session with one hub connection sending 50
+// packets/s through the echo server, for 30 s (--quick: 5 s). Server CPU as % of one core (all its
+// threads: above 100 % when it uses both cores), RSS, lost packets, p99. The baseline is what bare uWS
+// spends echoing the same number of messages per second. The load generator shares the machine's
+// cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
+// service, would then be what limits the figures.
 import { startSessions } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
@@ -26,8 +29,10 @@ interface StreamResult {
   responseLatency: Summary;
 }
 
-const COUNTS = [10, 100, 500];
+const COUNTS = [10, 100, 300, 500];
 const CPU_TARGET_PCT = 50;
+/** Issue 16: 300 devices talking at once on this 2-core machine, nothing lost, answers within 50 ms. */
+const P99_TARGET = { devices: 300, ms: 50 };
 
 export const streamingSection: Section = {
   id: 'streaming',
@@ -67,6 +72,11 @@ export const streamingSection: Section = {
             section: '4', name: `${n} devices: p99 send -> AudioResponse`, value: r.responseLatency.p99, unit: 'ms',
             baseline: { name: 'bare WS echo p99', value: echoCeiling.latency.p99, unit: 'ms' },
             ratio: r.responseLatency.p99 / echoCeiling.latency.p99,
+            ...(n === P99_TARGET.devices ? { target: { text: `< ${P99_TARGET.ms} ms`, pass: r.responseLatency.p99 < P99_TARGET.ms && lost === 0 } } : {}),
+          });
+          rows.push({
+            section: '4', name: `${n} devices: load generator CPU`, value: (r.loadCpu / r.wall) * 100, unit: '% of a core',
+            note: `${r.lateSends} packets sent late (a tick of its 2 ms clock came more than 20 ms late); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU`,
           });
           rows.push({ section: '4', name: `${n} devices: peak RSS`, value: r.peakRss, unit: 'B' });
         } finally {
