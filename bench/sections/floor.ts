@@ -10,7 +10,7 @@ import { OpusDecoder } from 'opus-decoder';
 import type { Session } from '../lib/api.js';
 import type { BenchContext } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
-import { percentile, type Row } from '../lib/report.js';
+import { fmt, percentile, type Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
 import type { HubLoadResult } from './hub.js';
 
@@ -76,7 +76,7 @@ export function floorRows(runs: FloorRun[], decode: { perCpuSecond: number; usPe
     rows.push({
       section: '3d', name: `floor: socket work of one round trip, ${label(run.protocol)}, ${run.window} in flight`, value: perCpu(f), unit: 'rt/CPU-s',
       detail: { ...f },
-      note: `${Math.round(f.processed / f.wall)} rt/s; AudioProcessed p99 ${f.processedLatency.p99.toFixed(2)} ms, AudioResponse p99 ${f.responseLatency.p99.toFixed(2)} ms; echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}% CPU, load ${(f.loadCpu / f.wall * 100).toFixed(0)}%${f.lost ? `; ${f.lost} never processed` : ''}`,
+      note: `${Math.round(f.processed / f.wall)} rt/s; AudioProcessed p99 ${fmt(f.processedLatency.p99 ?? NaN, 'ms')}, AudioResponse p99 ${fmt(f.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}% CPU, load ${(f.loadCpu / f.wall * 100).toFixed(0)}%${f.lost ? `; ${f.lost} never processed` : ''}`,
     });
   }
   rows.push({
