@@ -63,13 +63,19 @@ interface Session {
   frames: Map<string, Frames>;
   upstreamFrames: string[];
   upstream: WebSocket;
+  /** Resolves once the upstream link is open and `start` has gone out: JoinSession completes then, as with the service, whose link opens at session start. */
+  open: Promise<void>;
   sent: number;
   answered: number;
 }
 
 interface Conn {
   protocol?: HubProtocol;
+  /** Set once JoinSession has completed: from then on every frame is audio. */
   session?: Session;
+  /** The session joined, from the JoinSession on (for the clean-up at close). */
+  member?: Session;
+  closed?: boolean;
 }
 
 const sessions = new Map<string, Session>();
@@ -96,10 +102,16 @@ function openSession(id: string): Session {
     frames: new Map(),
     upstreamFrames: packets.map((p, i) => encodeAudio(id, FIRST_SEQUENCE + i, p, RATE, CHANNELS)),
     upstream,
+    open: new Promise((resolve, reject) => {
+      upstream.once('open', () => {
+        upstream.send(encodeStart({ sessionId: id, deviceId: id, userId: 'bench', audioFormat: 'opus', sampleRate: RATE, channels: CHANNELS, autoMode: false }));
+        resolve();
+      });
+      upstream.once('error', reject);
+    }),
     sent: 0,
     answered: 0,
   };
-  upstream.on('open', () => upstream.send(encodeStart({ sessionId: id, deviceId: id, userId: 'bench', audioFormat: 'opus', sampleRate: RATE, channels: CHANNELS, autoMode: false })));
   upstream.on('error', (e) => process.stderr.write(`upstream ${id}: ${e.message}\n`));
   // The return path: the k-th answer is the k-th packet sent.
   upstream.on('message', () => {
@@ -143,10 +155,20 @@ function setUp(ws: UwsSocket<Conn>, message: ArrayBuffer): void {
   const sessionId = String(m.arguments[0]);
   const session = sessions.get(sessionId) ?? openSession(sessionId);
   session.members.push({ ws, binary: conn.protocol.binary });
+  conn.member = session;
   framesFor(session, conn.protocol);
-  conn.session = session;
-  ws.send(conn.protocol.encode(invocation('SessionJoined', [sessionId])), conn.protocol.binary);
-  if (m.invocationId) ws.send(conn.protocol.encode(completionWithResult(m.invocationId, null)), conn.protocol.binary);
+  const { protocol } = conn;
+  const invocationId = m.invocationId;
+  session.open.then(() => {
+    if (conn.closed) return;
+    conn.session = session;
+    ws.cork(() => {
+      ws.send(protocol.encode(invocation('SessionJoined', [sessionId])), protocol.binary);
+      if (invocationId) ws.send(protocol.encode(completionWithResult(invocationId, null)), protocol.binary);
+    });
+  }, (e: unknown) => {
+    if (!conn.closed) ws.end(1011, `upstream: ${e instanceof Error ? e.message : String(e)}`);
+  });
 }
 
 const { uws } = loadNativeUws({ bundleDir });
@@ -171,7 +193,9 @@ app.ws<Conn>('/voice-hub', {
     else setUp(ws, message);
   },
   close: (ws) => {
-    const session = ws.getUserData().session;
+    const conn = ws.getUserData();
+    conn.closed = true;
+    const session = conn.member;
     if (!session) return;
     session.members = session.members.filter((m) => m.ws !== ws);
     if (session.members.length === 0) {
