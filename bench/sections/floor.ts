@@ -1,5 +1,6 @@
 // 3d. The floor of the hub path (issue 16): what the socket work of one round trip costs with nothing
-// else (bench/servers/floor-server.ts, driven by the same load client and echo server as 3a/3b), and
+// else (bench/servers/floor-server.ts, driven by the same load client and echo server as 3a/3b, each
+// run right after voice-hub's, see echoUpstreamRuns), and
 // what the Opus decoder alone costs per packet (the same packets, the same wasm decoder the service
 // uses, no PCM conversion, no Base64). Their sum per round trip is the floor; voice-hub's full path
 // is reported as CPU per round trip over that floor, from the same run.
@@ -8,11 +9,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { OpusDecoder } from 'opus-decoder';
 import type { Session } from '../lib/api.js';
-import type { BenchContext } from '../lib/context.js';
+import type { BenchContext, Section } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
 import { fmt, percentile, type Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
-import type { HubLoadResult } from './hub.js';
+import { echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
 
 /** Target: voice-hub's CPU per round trip within this factor of the floor's. */
 export const FLOOR_TARGET = 1.5;
@@ -60,15 +61,8 @@ export async function decodeFloor(ctx: BenchContext): Promise<{ perCpuSecond: nu
 
 const label = (p: Protocol): string => (p === 'json' ? 'JSON' : 'MessagePack');
 
-export interface FloorRun {
-  protocol: Protocol;
-  window: number;
-  floor: HubLoadResult;
-  service: HubLoadResult;
-}
-
 /** The rows of 3d: each floor run, the decoder alone, and voice-hub over the floor per run. */
-export function floorRows(runs: FloorRun[], decode: { perCpuSecond: number; usPerPacket: number }): Row[] {
+export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPerPacket: number }): Row[] {
   const rows: Row[] = [];
   const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
   for (const run of runs) {
@@ -98,3 +92,14 @@ export function floorRows(runs: FloorRun[], decode: { perCpuSecond: number; usPe
   }
   return rows;
 }
+
+export const floorSection: Section = {
+  id: 'floor',
+  number: '3d',
+  title: 'Floor of the hub path (socket work alone, decoder alone)',
+  async run(ctx) {
+    // The floor's runs are made beside voice-hub's of 3a/3b (once per bench run, by section 3 or here).
+    const { runs } = await echoUpstreamRuns(ctx);
+    return floorRows(runs, await decodeFloor(ctx));
+  },
+};
