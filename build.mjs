@@ -52,6 +52,7 @@ await build({
   format: 'cjs',
   sourcemap: 'linked',
   legalComments: 'none',
+  minifyWhitespace: true,
   logLevel: 'warning',
   alias: { 'uWebSockets.js': path.join(root, 'src/http/uws-alias.ts') },
   // ws tries these optional native speed-ups in a try/catch; the defines stop it from trying at all,

@@ -13,6 +13,7 @@ import { ensureWrk } from './lib/wrk.js';
 import { ceilingSection } from './sections/ceiling.js';
 import { httpSection } from './sections/http.js';
 import { hubSection } from './sections/hub.js';
+import { floorSection } from './sections/floor.js';
 import { streamingSection } from './sections/streaming.js';
 import { memorySection } from './sections/memory.js';
 import { startupSection } from './sections/startup.js';
@@ -21,7 +22,7 @@ import { storageSection } from './sections/storage.js';
 import { hostileSection } from './sections/hostile.js';
 
 const SECTIONS: Section[] = [
-  ceilingSection, httpSection, hubSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
+  ceilingSection, httpSection, hubSection, floorSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
 ];
 
 function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; cpuProf: boolean; serviceEnv: Record<string, string> } {

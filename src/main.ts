@@ -19,7 +19,7 @@ import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
-import { GLIBC_TUNABLES_TEXT, tuneMalloc } from './runtime/malloc-tuning.js';
+import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
@@ -49,7 +49,8 @@ function tuneMemory(logger: Logger): void {
   if (process.platform !== 'linux') return;
   try {
     const addon = tuneMalloc(bundleDir);
-    logger.debug(`malloc thresholds set through ${addon}`);
+    logger.debug(`malloc thresholds set through ${addon.file}`);
+    setInterval(addon.trim, TRIM_INTERVAL_MS).unref();
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     // The environment may already do it (the systemd unit sets GLIBC_TUNABLES): then this is no news.

@@ -71,7 +71,7 @@ export class BenchContext {
 }
 
 export interface Section {
-  /** What `--only` takes: ceiling, http, hub, streaming, memory, startup, opus, storage. */
+  /** What `--only` takes: ceiling, http, hub, floor, streaming, memory, startup, opus, storage, hostile. */
   readonly id: string;
   readonly number: string;
   readonly title: string;

@@ -4,6 +4,7 @@
 // with an upstream that never answers (what the hub itself costs), and the return path alone
 // (a talking upstream -> decode -> AudioResponse at both members). The official client runs the
 // same flow once per protocol to show the raw load clients speak the protocol it speaks.
+// Each 3a/3b run is followed by the same run against the floor server (section 3d, bench/sections/floor.ts).
 import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { BenchContext, Section } from '../lib/context.js';
@@ -11,6 +12,7 @@ import { startBenchUpstream, startEchoServer, startService } from '../lib/proc.j
 import type { Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
 import { echoBaseline, SATURATING_WINDOW } from './ceiling.js';
+import { floorSessions, startFloorServer } from './floor.js';
 import { verifyWithOfficialClient } from './official-client.js';
 
 export const SESSIONS = 50;
@@ -41,7 +43,7 @@ export interface HubLoadResult {
 const MAX_DEVICES = ['--DeviceManagement.MaxDevices', '1000', '--Hub.MessageRate', '1000000', '--Hub.MessageBurst', '1000000'];
 const ROUND_TO_TEXT = ROUND_TRIP_TARGET.toLocaleString('en-US');
 
-function load(ctx: BenchContext, url: string, pids: Record<string, number>, sessions: Session[], protocol: Protocol, mode: 'roundtrip' | 'listen', window: number): Promise<HubLoadResult> {
+export function load(ctx: BenchContext, url: string, pids: Record<string, number>, sessions: Session[], protocol: Protocol, mode: 'roundtrip' | 'listen', window: number): Promise<HubLoadResult> {
   return runLoad<HubLoadResult>(ctx.procs, 'hub.ts', {
     url, protocol, sessions, mode, window, warmupMs: 1000, durationMs: ctx.seconds(5, 2) * 1000, pids,
   }, 120_000);
@@ -62,6 +64,76 @@ function note(r: HubLoadResult, withResponse: boolean): string {
   return `${Math.round(r.processed / r.wall)} rt/s; AudioProcessed p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms${resp}; upstream ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU, load ${(r.loadCpu / r.wall * 100).toFixed(0)}%${problems(r)}`;
 }
 
+/** One run of 3a/3b and, right after it under the same load, the floor's (3d). */
+export interface EchoRun {
+  protocol: Protocol;
+  window: number;
+  service: HubLoadResult;
+  floor: HubLoadResult;
+}
+
+/**
+ * 3a/3b: the full flow through the echo server (and the official client's check), 1 and
+ * SATURATING_WINDOW in flight per protocol, each run followed at once by the same run against the
+ * floor server (3d) on the same echo server: this machine's speed drifts within a minute, so the two
+ * figures a ratio is made of are measured side by side. Once per bench run, for sections 3 and 3d.
+ */
+export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs: EchoRun[] }> {
+  return ctx.once('hub-echo-upstream', async () => {
+    const one = await echoBaseline(ctx, 1);
+    const many = await echoBaseline(ctx, SATURATING_WINDOW);
+    const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
+    const rows: Row[] = [];
+    const runs: EchoRun[] = [];
+    const results: Partial<Record<Protocol, HubLoadResult>> = {};
+    const echo = await startEchoServer(ctx.procs);
+    try {
+      const floor = await startFloorServer(ctx, echo.url);
+      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: MAX_DEVICES });
+      const pids = { server: service.pid, upstream: echo.pid };
+      const floorSide = (protocol: Protocol, window: number): Promise<HubLoadResult> =>
+        load(ctx, floor.url, { server: floor.pid, upstream: echo.pid }, floorSessions(SESSIONS), protocol, 'roundtrip', window);
+      try {
+        const sessions = await startSessions(service.url, SESSIONS, 'hub');
+        rows.push(await verifyWithOfficialClient(service.url, sessions));
+        for (const protocol of ['json', 'messagepack'] as const) {
+          const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
+          results[protocol] = a;
+          runs.push({ protocol, window: 1, service: a, floor: await floorSide(protocol, 1) });
+          const json = results.json!;
+          const rtTarget = protocol === 'json'
+            ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
+            : { text: `> JSON (${Math.round(perCpu(json)).toLocaleString('en-US')})`, pass: perCpu(a) > perCpu(json) && a.lost === 0 };
+          rows.push({
+            section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
+            baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
+            ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
+          });
+          rows.push({
+            section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
+            baseline: { name: 'bare WS echo p99', value: one.latency.p99, unit: 'ms' },
+            ratio: a.processedLatency.p99 / one.latency.p99,
+            target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
+          });
+          const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
+          runs.push({ protocol, window: SATURATING_WINDOW, service: b, floor: await floorSide(protocol, SATURATING_WINDOW) });
+          rows.push({
+            section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
+            baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
+            ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
+          });
+        }
+      } finally {
+        await service.stop();
+        await floor.stop();
+      }
+    } finally {
+      await echo.stop();
+    }
+    return { rows, runs };
+  });
+}
+
 export const hubSection: Section = {
   id: 'hub',
   number: '3',
@@ -72,43 +144,8 @@ export const hubSection: Section = {
     const rows: Row[] = [];
     const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
 
-    // Full flow through the echo server.
-    const echo = await startEchoServer(ctx.procs);
-    const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: MAX_DEVICES });
-    const pids = { server: service.pid, upstream: echo.pid };
-    const results: Partial<Record<Protocol, HubLoadResult>> = {};
-    try {
-      const sessions = await startSessions(service.url, SESSIONS, 'hub');
-      rows.push(await verifyWithOfficialClient(service.url, sessions));
-      for (const protocol of ['json', 'messagepack'] as const) {
-        const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
-        results[protocol] = a;
-        const json = results.json!;
-        const rtTarget = protocol === 'json'
-          ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
-          : { text: `> JSON (${Math.round(perCpu(json)).toLocaleString('en-US')})`, pass: perCpu(a) > perCpu(json) && a.lost === 0 };
-        rows.push({
-          section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
-          baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
-          ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
-        });
-        rows.push({
-          section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
-          baseline: { name: 'bare WS echo p99', value: one.latency.p99, unit: 'ms' },
-          ratio: a.processedLatency.p99 / one.latency.p99,
-          target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
-        });
-        const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
-        rows.push({
-          section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
-          baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
-          ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
-        });
-      }
-    } finally {
-      await service.stop();
-      await echo.stop();
-    }
+    const { rows: echoRows } = await echoUpstreamRuns(ctx);
+    rows.push(...echoRows);
 
     // The forward path alone: an upstream that takes the audio and says nothing.
     const sink = await startBenchUpstream(ctx.procs, 'sink');

@@ -1,11 +1,14 @@
-// 4. Real-time streaming: N devices (10, 100, 500), each a session with one hub connection sending 50
-// packets/s through the echo server, for 30 s (--quick: 5 s). Server CPU as % of one core, RSS, lost
-// packets, p99. The baseline is what bare uWS spends echoing the same number of messages per second.
+// 4. Real-time streaming: N devices (10, 100, 300, 500), each a session with one hub connection sending 50
+// packets/s through the echo server, for 30 s (--quick: 5 s). Server CPU as % of one core (all its
+// threads: above 100 % when it uses both cores), RSS, lost packets, p99. The baseline is what bare uWS
+// spends echoing the same number of messages per second. The load generator shares the machine's
+// cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
+// service, would then be what limits the figures.
 import { startSessions } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
 import { startEchoServer, startService } from '../lib/proc.js';
-import type { Row } from '../lib/report.js';
+import { fmt, type Row } from '../lib/report.js';
 import { echoBaseline } from './ceiling.js';
 
 interface Summary { p50: number; p99: number; max: number; count: number }
@@ -26,8 +29,10 @@ interface StreamResult {
   responseLatency: Summary;
 }
 
-const COUNTS = [10, 100, 500];
+const COUNTS = [10, 100, 300, 500];
 const CPU_TARGET_PCT = 50;
+/** Issue 16: 300 devices talking at once on this 2-core machine, nothing lost, answers within 50 ms. */
+const P99_TARGET = { devices: 300, ms: 50 };
 
 export const streamingSection: Section = {
   id: 'streaming',
@@ -51,7 +56,7 @@ export const streamingSection: Section = {
           const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
           const lost = r.lostResponses;
           const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
-          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${r.processedLatency.p99.toFixed(1)} ms, to AudioResponse ${r.responseLatency.p99.toFixed(1)} ms; echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
           rows.push({
             section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
             baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },
@@ -64,9 +69,15 @@ export const streamingSection: Section = {
             target: { text: '0', pass: lost === 0 && r.errors === 0 },
           });
           rows.push({
-            section: '4', name: `${n} devices: p99 send -> AudioResponse`, value: r.responseLatency.p99, unit: 'ms',
+            // No sample at all (everything lost) comes back as null in the generator's JSON.
+            section: '4', name: `${n} devices: p99 send -> AudioResponse`, value: r.responseLatency.p99 ?? NaN, unit: 'ms',
             baseline: { name: 'bare WS echo p99', value: echoCeiling.latency.p99, unit: 'ms' },
             ratio: r.responseLatency.p99 / echoCeiling.latency.p99,
+            ...(n === P99_TARGET.devices ? { target: { text: `< ${P99_TARGET.ms} ms`, pass: Number.isFinite(r.responseLatency.p99) && r.responseLatency.p99 < P99_TARGET.ms && lost === 0 } } : {}),
+          });
+          rows.push({
+            section: '4', name: `${n} devices: load generator CPU`, value: (r.loadCpu / r.wall) * 100, unit: '% of a core',
+            note: `${r.lateSends} packets sent late (a tick of its 2 ms clock came more than 20 ms late); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU`,
           });
           rows.push({ section: '4', name: `${n} devices: peak RSS`, value: r.peakRss, unit: 'B' });
         } finally {

@@ -20,6 +20,7 @@
 #define M_TRIM_THRESHOLD (-1)
 #define M_MMAP_THRESHOLD (-3)
 extern int mallopt(int param, int value);
+extern int malloc_trim(size_t pad);
 
 typedef struct napi_env__ *napi_env;
 typedef struct napi_value__ *napi_value;
@@ -55,11 +56,26 @@ static napi_value set_thresholds(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/*
+ * trim(): gives the free pages inside the heap back to the system (malloc_trim(0)); the trim threshold
+ * only returns free memory at the top of the heap, and start-up leaves holes below live blocks.
+ * True when some memory was released.
+ */
+static napi_value trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value result = NULL;
+  napi_get_boolean(env, malloc_trim(0) == 1, &result);
+  return result;
+}
+
+static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
+  napi_value fn = NULL;
+  return napi_create_function(env, name, SIZE_MAX, cb, NULL, &fn) == 0 && napi_set_named_property(env, exports, name, fn) == 0;
+}
+
 /* Node looks this symbol up when a module does not register itself. */
 __attribute__((visibility("default"))) napi_value napi_register_module_v1(napi_env env, napi_value exports) {
-  napi_value fn = NULL;
-  if (napi_create_function(env, "setThresholds", SIZE_MAX, set_thresholds, NULL, &fn) != 0 ||
-      napi_set_named_property(env, exports, "setThresholds", fn) != 0) {
+  if (!export_function(env, exports, "setThresholds", set_thresholds) || !export_function(env, exports, "trim", trim)) {
     return NULL;
   }
   return exports;

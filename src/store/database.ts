@@ -2,7 +2,7 @@
 // one), and a small query wrapper whose cached statements survive `export()` (docs/operations.md, "Storage").
 import { readFile } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
-import type { Database, SqlValue, Statement } from 'sql.js';
+import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
 import { SQL_WASM } from '../runtime/asset-manifest.mjs';
 import { requireAsset } from '../runtime/assets.js';
 
@@ -147,18 +147,40 @@ export interface SqlEngine {
   openBytes(bytes: Uint8Array | undefined): Database;
 }
 
+type InstantiateWasm = NonNullable<SqlJsConfig['instantiateWasm']>;
+type WasmImports = Parameters<InstantiateWasm>[0];
+type WasmInstance = Parameters<Parameters<InstantiateWasm>[1]>[0];
+/** A compiled WebAssembly.Module: only passed from compile to instantiate. */
+type WasmModule = object;
+/** Node's WebAssembly global: the ES2022 library types only name its types (through @types/emscripten). */
+const wasm = (globalThis as unknown as {
+  WebAssembly: {
+    compile(bytes: Uint8Array): Promise<WasmModule>;
+    instantiate(module: WasmModule, imports: WasmImports): Promise<WasmInstance>;
+  };
+}).WebAssembly;
+
 /**
  * Loads the sql.js engine from `wasmBinary`, by default the asset of this build. The bytes are always
  * handed over: sql.js left to itself reads `sql-wasm.wasm` beside the running script, which inside a
  * single executable is a file that does not exist.
  */
 export async function loadSqlEngine(wasmBinary: Uint8Array = requireAsset(SQL_WASM)): Promise<SqlEngine> {
-  const SQL = await initSqlJs({ wasmBinary: toArrayBuffer(wasmBinary) });
+  // Compiled here and handed over as a module, not as `wasmBinary`: sql.js keeps the bytes it is given
+  // for the life of the process (660 KB, plus the caller's copy), and nothing needs them once compiled.
+  const module = await wasm.compile(wasmBinary);
+  let failed: (e: unknown) => void = () => {};
+  const failure = new Promise<never>((_, reject) => (failed = reject));
+  const SQL = await Promise.race([
+    initSqlJs({
+      instantiateWasm: (imports, done) => {
+        wasm.instantiate(module, imports).then((instance) => done(instance), failed);
+        return {};
+      },
+    }),
+    failure,
+  ]);
   return { openBytes: (bytes) => new SQL.Database(bytes) };
-}
-
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
 /**

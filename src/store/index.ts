@@ -84,7 +84,9 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     if (pruned > 0) logger.info(`removed the ${pruned} oldest ended session(s) beyond Storage.SessionHistory (${history})`);
     const compact = resized || wastesSpace(db);
     if (compact) db.exec('VACUUM');
-    const store = new SqlStore(db, file, opts, applied === 0 && !compact && pruned === 0);
+    // The store outlives start-up; the wasm bytes it was opened with must not (see loadSqlEngine).
+    const { wasmBinary: _compiled, ...kept } = opts;
+    const store = new SqlStore(db, file, kept, applied === 0 && !compact && pruned === 0);
     // The file exists, at the current schema, before anything is acknowledged.
     if (applied > 0) await store.flush();
     // Page size, pruning and compaction change no acknowledged data: if the file cannot be written
@@ -127,7 +129,7 @@ class SqlStore implements OpenedStore {
   constructor(
     private readonly db: SqlDb,
     readonly file: string,
-    private readonly opts: StoreOptions,
+    private readonly opts: Omit<StoreOptions, 'wasmBinary'>,
     fileMatchesMemory: boolean,
   ) {
     this.logger = opts.logger;

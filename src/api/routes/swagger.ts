@@ -82,7 +82,8 @@ function initializer(): string {
 }
 
 interface StaticFile {
-  readonly bytes: Buffer;
+  /** The uncompressed bytes: kept in memory, or read again from the build for the rare client without gzip. */
+  readonly bytes: () => Buffer;
   /** Only for text worth compressing; swagger-ui-bundle.js shrinks from 1.7 MB to about 0.5 MB. */
   readonly gzipped: Buffer | undefined;
   readonly etag: string;
@@ -90,10 +91,16 @@ interface StaticFile {
   readonly cacheControl: string;
 }
 
-function staticFile(bytes: Buffer, contentType: string, cacheControl: string): StaticFile {
+/**
+ * A file as served. With `reread` (a file of the build), only its gzipped form is kept when it has one:
+ * browsers ask for gzip, and the UI's files are read back from the build for a client that does not,
+ * instead of 2.5 MB staying in the heap for good after the first visit to /swagger.
+ */
+function staticFile(bytes: Buffer, contentType: string, cacheControl: string, reread?: () => Buffer): StaticFile {
   const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
   const gzipped = !contentType.startsWith('image/') && bytes.length > 1024 ? gzipSync(bytes) : undefined;
-  return { bytes, gzipped, etag, contentType, cacheControl };
+  if (gzipped && reread) return { bytes: reread, gzipped, etag, contentType, cacheControl };
+  return { bytes: () => bytes, gzipped, etag, contentType, cacheControl };
 }
 
 /** Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: a q of 0 refuses). */
@@ -124,7 +131,7 @@ function serve(file: StaticFile, request: RequestInfo): Reply {
   if (file.gzipped) headers.Vary = 'Accept-Encoding';
   if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers };
   if (gzip) headers['Content-Encoding'] = 'gzip';
-  return { status: 200, text: gzip ? file.gzipped : file.bytes, contentType: file.contentType, headers };
+  return { status: 200, text: gzip ? file.gzipped : file.bytes(), contentType: file.contentType, headers };
 }
 
 export interface SwaggerOptions {
@@ -134,7 +141,7 @@ export interface SwaggerOptions {
 
 /**
  * The Swagger UI routes. `getDocument` is called once, on the first request for the document: by then
- * the route table it describes is complete. Files are read and compressed on first use, then kept.
+ * the route table it describes is complete. Files are read and compressed on first use, then kept (the UI's own files only compressed).
  */
 export function swaggerRoutes(getDocument: () => object, opts: SwaggerOptions = {}): Route[] {
   const files = new Map<string, StaticFile>();
@@ -185,7 +192,8 @@ export function swaggerRoutes(getDocument: () => object, opts: SwaggerOptions = 
         }
         // The allow-list is the only way to a file: a decoded `..%2F` or any other name is just unknown.
         if (!SWAGGER_ASSETS.includes(name)) throw new DomainError('not_found', `No Swagger UI file is named '${name}'.`);
-        return serve(cached(name, () => staticFile(loadSwaggerAsset(name, opts.bundleDir), contentTypeOf(name), ASSET_CACHE)), request);
+        const read = (): Buffer => loadSwaggerAsset(name, opts.bundleDir);
+        return serve(cached(name, () => staticFile(read(), contentTypeOf(name), ASSET_CACHE, read)), request);
       },
     },
   ];

@@ -1,0 +1,105 @@
+// 3d. The floor of the hub path (issue 16): what the socket work of one round trip costs with nothing
+// else (bench/servers/floor-server.ts, driven by the same load client and echo server as 3a/3b, each
+// run right after voice-hub's, see echoUpstreamRuns), and
+// what the Opus decoder alone costs per packet (the same packets, the same wasm decoder the service
+// uses, no PCM conversion, no Base64). Their sum per round trip is the floor; voice-hub's full path
+// is reported as CPU per round trip over that floor, from the same run.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { OpusDecoder } from 'opus-decoder';
+import type { Session } from '../lib/api.js';
+import type { BenchContext, Section } from '../lib/context.js';
+import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
+import { fmt, percentile, type Row } from '../lib/report.js';
+import type { Protocol } from '../lib/signalr-raw.js';
+import { echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
+
+/** Target: voice-hub's CPU per round trip within this factor of the floor's. */
+export const FLOOR_TARGET = 1.5;
+
+export async function startFloorServer(ctx: BenchContext, upstreamUrl: string): Promise<Child & { url: string }> {
+  const child = ctx.procs.spawn(process.execPath, tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl]));
+  const m = await waitForOutput(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  return { ...child, url: m[1]! };
+}
+
+/** Sessions as the floor takes them: no registration, ids shaped like the service's. */
+export function floorSessions(count: number): Session[] {
+  return Array.from({ length: count }, (_, i) => ({ id: `floor-${i}`, token: 'floor', sessionId: randomUUID() }));
+}
+
+/**
+ * Packets per CPU-second of opus-decoder's decodeFrame alone over the fixture, in this process (the
+ * orchestrator is otherwise idle now): the median of rounds after the first quarter, which include
+ * compiling the wasm.
+ */
+export async function decodeFloor(ctx: BenchContext): Promise<{ perCpuSecond: number; usPerPacket: number }> {
+  const packets = (JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/speech-16k-mono.packets.json'), 'utf8')) as string[])
+    .map((p) => Buffer.from(p, 'base64'));
+  const decoder = new OpusDecoder({ sampleRate: 16000, channels: 1 });
+  await decoder.ready;
+  const repeat = 20;
+  const rounds = ctx.quick ? 8 : 20;
+  const ms: number[] = [];
+  let samples = 0;
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const t0 = process.cpuUsage();
+      for (let k = 0; k < repeat; k++) for (const p of packets) samples += decoder.decodeFrame(p).samplesDecoded;
+      const d = process.cpuUsage(t0);
+      ms.push((d.user + d.system) / 1000);
+    }
+  } finally {
+    decoder.free();
+  }
+  if (samples === 0) throw new Error('the decoder decoded nothing');
+  const steady = percentile(ms.slice(Math.floor(ms.length / 4)), 50);
+  const perPacketMs = steady / (repeat * packets.length);
+  return { perCpuSecond: 1000 / perPacketMs, usPerPacket: perPacketMs * 1000 };
+}
+
+const label = (p: Protocol): string => (p === 'json' ? 'JSON' : 'MessagePack');
+
+/** The rows of 3d: each floor run, the decoder alone, and voice-hub over the floor per run. */
+export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPerPacket: number }): Row[] {
+  const rows: Row[] = [];
+  const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
+  for (const run of runs) {
+    const f = run.floor;
+    rows.push({
+      section: '3d', name: `floor: socket work of one round trip, ${label(run.protocol)}, ${run.window} in flight`, value: perCpu(f), unit: 'rt/CPU-s',
+      detail: { ...f },
+      note: `${Math.round(f.processed / f.wall)} rt/s; AudioProcessed p99 ${fmt(f.processedLatency.p99 ?? NaN, 'ms')}, AudioResponse p99 ${fmt(f.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}% CPU, load ${(f.loadCpu / f.wall * 100).toFixed(0)}%${f.lost ? `; ${f.lost} never processed` : ''}`,
+    });
+  }
+  rows.push({
+    section: '3d', name: 'floor: Opus decode alone (opus-decoder wasm, same packets)', value: decode.perCpuSecond, unit: 'pkt/CPU-s',
+    note: `${decode.usPerPacket.toFixed(1)} us per 20 ms packet`,
+  });
+  for (const run of runs) {
+    // CPU per round trip: the floor pays the socket work and one decode; voice-hub pays everything.
+    const floorUs = 1e6 / perCpu(run.floor) + decode.usPerPacket;
+    const serviceUs = 1e6 / perCpu(run.service);
+    const socketOnly = serviceUs / (1e6 / perCpu(run.floor));
+    rows.push({
+      section: '3d', name: `voice-hub / floor, ${label(run.protocol)}, ${run.window} in flight (CPU per round trip)`, value: serviceUs, unit: 'us/rt',
+      baseline: { name: 'floor (sockets + decode)', value: floorUs, unit: 'us/rt' },
+      ratio: serviceUs / floorUs,
+      target: { text: `<= ${FLOOR_TARGET}x the floor`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 },
+      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x`,
+    });
+  }
+  return rows;
+}
+
+export const floorSection: Section = {
+  id: 'floor',
+  number: '3d',
+  title: 'Floor of the hub path (socket work alone, decoder alone)',
+  async run(ctx) {
+    // The floor's runs are made beside voice-hub's of 3a/3b (once per bench run, by section 3 or here).
+    const { runs } = await echoUpstreamRuns(ctx);
+    return floorRows(runs, await decodeFloor(ctx));
+  },
+};
