@@ -12,8 +12,8 @@ import { call } from '../support/http.js';
 import { BUNDLE, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
-const ASSETS = runtimeAssets(process.arch);
-const ADDON = `native/${uwsAddonFileName(process.arch)}`;
+const ASSETS = runtimeAssets(process.arch, process.versions.modules);
+const ADDON = `native/${uwsAddonFileName(process.arch, process.platform, process.versions.modules)}`;
 
 /** The bundle and its assets copied to a fresh folder (no node_modules around it), minus `without`. */
 function copyBuild(without?: string): string {
