@@ -23,7 +23,7 @@ describe('Debian packages', () => {
   const v = VERSION.replace(/\./g, '\\.');
 
   before(() => {
-    sh(process.execPath, [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--out', out, 'x64', 'x64-legacy', 'armv7-legacy']);
+    sh(process.execPath, [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'gzip', '--out', out, 'x64', 'x64-legacy', 'armv7-legacy']);
   });
 
   it('names package, version, architecture and the libraries the runtime and its addons need', () => {
