@@ -32,8 +32,11 @@ WantedBy=multi-user.target
 /** Test-only: a short watchdog so that the hung-loop check takes seconds, and no core of the abort. */
 const WATCHDOG_DROP_IN = '[Service]\nWatchdogSec=3s\nLimitCORE=0\n';
 
-/** The package of build `key` (scripts/sea-runtime.mjs), installed in a Debian `suite` root. */
-export function bootedRootSuite(suite: string, key: string): void {
+/**
+ * The package of build `key` (scripts/sea-runtime.mjs), installed in a Debian `suite` root; with
+ * `fromLegacy`, last of all installed over that legacy build's package, as a user moving to it does.
+ */
+export function bootedRootSuite(suite: string, key: string, fromLegacy?: string): void {
   const target = TARGETS[key];
   assert.ok(target && target.debArch === 'amd64', `${key}: an amd64 build`);
   // The package's own version: the legacy builds carry build-deb.mjs' `~legacy`.
@@ -65,9 +68,13 @@ export function bootedRootSuite(suite: string, key: string): void {
         const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, ...(version === RELEASE ? [] : ['--version', version]), key];
         execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
       }
+      if (fromLegacy) {
+        const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, fromLegacy];
+        execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
+      }
       const fresh = freshDebianRoot(suite);
       setup.push(`root: ${fresh.how}`);
-      for (const version of [VERSION, UPGRADE]) copyFileSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
+      for (const version of [VERSION, UPGRADE, ...(fromLegacy ? [`${RELEASE}~legacy`] : [])]) copyFileSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
       mkdirSync(path.join(fresh.root, 'opt/echo'));
       copyFileSync(exe, path.join(fresh.root, 'opt/echo/voice-hub'));
       writeFileSync(path.join(fresh.root, 'etc/systemd/system/voice-echo.service'), ECHO_UNIT);
@@ -235,5 +242,35 @@ export function bootedRootSuite(suite: string, key: string): void {
         if (command.startsWith('curl')) assert.match(JSON.parse(res.stdout).status, /^(Healthy|Degraded)$/);
       }
     });
+    if (fromLegacy) {
+      it(`installed over the legacy package (${fromLegacy}) it is an upgrade: one package, data and signing key kept`, (t: TestContext) => {
+        const legacy = `${RELEASE}~legacy`;
+        const purge = booted.run(['apt-get', 'purge', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+        assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+        const before = journal().length;
+        const first = booted.run(['dpkg', '-i', `/root/${deb(legacy)}`], { timeoutMs: 120_000 });
+        assert.equal(first.status, 0, first.stdout + first.stderr);
+        const register = JSON.parse(
+          booted.sh(`curl -sS --fail-with-body --max-time 15 -H 'Content-Type: application/json' -d '{"deviceId":"pi-hall","deviceName":"Hall","deviceType":"speaker"}' http://localhost:5000/api/device/register`),
+        ) as { deviceToken: string };
+        const key = (): string => booted.sh('sha256sum /var/lib/voice-hub/signing.key').split(' ')[0] ?? '';
+        const keyBefore = key();
+        const legacyLog = journal().slice(before);
+        assert.match(legacyLog, /native addon loaded from \S+uws_linux_x64_115-[0-9a-f]{16}\.node \(Node v20\./);
+        const upgrade = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+        assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
+        const installed = booted.run(['dpkg-query', '-W', '-f', '${Package} ${Version}\n', 'voice-hub*']).stdout.trim();
+        const h = health();
+        const status = booted.run(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '15', '-X', 'PUT', '-H', 'Content-Type: application/json',
+          '-H', `Authorization: Bearer ${register.deviceToken}`, '-d', '{"status":"online","batteryLevel":80}', 'http://localhost:5000/api/device/pi-hall/status']).stdout;
+        const unpacked = /^Preparing to unpack .*\n.*$/m.exec(upgrade.stdout)?.[0].replace(/\n/g, '; ') ?? '';
+        t.diagnostic(`dpkg -i ${deb(VERSION)} over ${legacy}: exit 0 (${unpacked}); installed: ${installed}; /health: ${h.line}; signing key ${key() === keyBefore ? 'kept' : 'CHANGED'}; device token from before: PUT status ${status}`);
+        assert.equal(installed, `voice-hub ${VERSION}`);
+        assert.equal(h.status, 200);
+        assert.equal(key(), keyBefore);
+        assert.equal(status, '200');
+        assert.match(journal().slice(before + legacyLog.length), /native addon loaded from \S+uws_linux_x64_137-[0-9a-f]{16}\.node \(Node v24\./);
+      });
+    }
   });
 }
