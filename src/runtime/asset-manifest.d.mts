@@ -6,7 +6,7 @@ export interface RuntimeAsset {
   /** The project source it is compiled from, when it is not copied. */
   readonly built?: string;
 }
-export declare const UWS_ADDON_DIRS: Readonly<Record<string, string>>;
+export declare const UWS_ADDONS: Readonly<Record<string, { readonly dir: string; readonly archs: readonly string[] }>>;
 export declare const UWS_ABIS: readonly string[];
 export declare function uwsAddonFileName(arch: string, platform: string, abi: string): string;
 export declare function mallocAddonFileName(arch: string): string;

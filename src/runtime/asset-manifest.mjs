@@ -7,27 +7,22 @@
 // wasm inside its JavaScript, which is bundled) and the OpenAPI document (built from the route table).
 
 /**
- * Node's module ABI (process.versions.modules) -> the folder under node_modules holding the pinned
- * uWebSockets.js addons for it. Two packages, because no one build serves both runtimes: the Node 20
- * addons (115) are the only ones that load on glibc 2.36 (Debian 12) and armv7; the Node 24 addons
- * (137) need glibc >= 2.38 and exist for x64 and arm64 only. package.json pins both.
+ * Node's module ABI (process.versions.modules) -> where the pinned uWebSockets.js addons for it are
+ * under node_modules, and for which Linux archs. Two packages, because no one build serves both
+ * runtimes: the Node 20 addons (115) are the only ones that load on glibc 2.36 (Debian 12) and on 32-bit
+ * ARM; the Node 24 addons (137) need glibc >= 2.38 and exist for x64 and arm64 only. package.json pins both.
  */
-export const UWS_ADDON_DIRS = Object.freeze({
-  115: 'uWebSockets.js/binaries',
-  137: 'uWebSockets.js-node24',
+export const UWS_ADDONS = Object.freeze({
+  115: Object.freeze({ dir: 'uWebSockets.js/binaries', archs: Object.freeze(['x64', 'arm64', 'arm']) }),
+  137: Object.freeze({ dir: 'uWebSockets.js-node24', archs: Object.freeze(['x64', 'arm64']) }),
 });
 
 /** The module ABIs voice-hub has a uWebSockets.js addon for. */
-export const UWS_ABIS = Object.freeze(Object.keys(UWS_ADDON_DIRS));
+export const UWS_ABIS = Object.freeze(Object.keys(UWS_ADDONS));
 
 /** The uWebSockets.js addon's file name, as the package names it: `uws_linux_arm64_137.node`. */
 export function uwsAddonFileName(arch, platform, abi) {
   return `uws_${platform}_${arch}_${abi}.node`;
-}
-
-/** Node 24's addons are built for x64 and arm64 only; 32-bit ARM has none past Node 20. */
-function hasUwsAddon(arch, abi) {
-  return abi === '115' || arch !== 'arm';
 }
 
 /** Our own addon (src/native/malloc-tune.c, built by scripts/build-native.mjs): glibc's malloc thresholds. */
@@ -60,14 +55,16 @@ export const SWAGGER_UI_FILES = Object.freeze([
  * ABI or arch without a uWebSockets.js addon, naming the ones there are.
  */
 export function runtimeAssets(arch, abi) {
-  if (!UWS_ADDON_DIRS[abi] || !hasUwsAddon(arch, abi)) {
-    throw new Error(`no uWebSockets.js addon for Node module ABI ${abi} on linux-${arch}; voice-hub has them for ABI ${UWS_ABIS.join(' and ')} (Node 20 and 24; 32-bit ARM: Node 20 only)`);
+  const uws = UWS_ADDONS[abi];
+  if (!uws?.archs.includes(arch)) {
+    const known = Object.entries(UWS_ADDONS).map(([a, { archs }]) => `${a} (${archs.join(', ')})`).join(', ');
+    throw new Error(`no uWebSockets.js addon for Node module ABI ${abi} on linux-${arch}; voice-hub has them for ABI ${known}`);
   }
   const addon = uwsAddonFileName(arch, 'linux', abi);
   return Object.freeze([
     { name: SQL_WASM, source: 'sql.js/dist/sql-wasm.wasm' },
     ...SWAGGER_UI_FILES.map((file) => ({ name: `swagger/${file}`, source: `swagger-ui-dist/${file}` })),
-    { name: `native/${addon}`, source: `${UWS_ADDON_DIRS[abi]}/${addon}` },
+    { name: `native/${addon}`, source: `${uws.dir}/${addon}` },
     { name: `native/${mallocAddonFileName(arch)}`, built: 'src/native/malloc-tune.c' },
   ]);
 }

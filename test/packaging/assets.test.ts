@@ -57,6 +57,18 @@ describe('the asset lookup outside an executable', () => {
   });
 });
 
+describe('the manifest per runtime', () => {
+  it('names the uWS addon of the arch and module ABI, and refuses a runtime without one', () => {
+    const addon = (arch: string, abi: string): string | undefined => runtimeAssets(arch, abi).find((a) => a.name.startsWith('native/uws_'))?.source;
+    assert.equal(addon('x64', '115'), 'uWebSockets.js/binaries/uws_linux_x64_115.node');
+    assert.equal(addon('arm', '115'), 'uWebSockets.js/binaries/uws_linux_arm_115.node');
+    assert.equal(addon('arm64', '137'), 'uWebSockets.js-node24/uws_linux_arm64_137.node');
+    const known = 'voice-hub has them for ABI 115 (x64, arm64, arm), 137 (x64, arm64)';
+    assert.throws(() => runtimeAssets('arm', '137'), { message: `no uWebSockets.js addon for Node module ABI 137 on linux-arm; ${known}` });
+    assert.throws(() => runtimeAssets('x64', '127'), { message: `no uWebSockets.js addon for Node module ABI 127 on linux-x64; ${known}` });
+  });
+});
+
 describe('assets appended after an executable', () => {
   const elf = Buffer.concat([Buffer.from('\x7fELF'), Buffer.alloc(4096, 7)]);
 
