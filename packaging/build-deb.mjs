@@ -54,9 +54,13 @@ if (baseVersion !== pkg.version) {
 }
 /** The suffix of the legacy (Node 20) builds' version: `~` sorts it before the plain version. */
 const LEGACY = '~legacy';
-const LEGACY_NOTE = `The legacy build: Node.js 20, for Debian 12 and 32-bit ARM, where the Node 24
- build's uWebSockets.js addon cannot load. Node.js 20 left maintenance in April 2026
- and gets no security fixes: on Debian 13 and later take the Node 24 build.`;
+/** Why the legacy build exists and its risk, as lines of at most 72 characters. */
+const LEGACY_NOTE = [
+  'The legacy build: Node.js 20, for Debian 12 and 32-bit ARM, where the',
+  "Node 24 build's uWebSockets.js addon cannot load. Node.js 20 left",
+  'maintenance in April 2026 and gets no security fixes: on Debian 13 and',
+  'later take the Node 24 build.',
+];
 
 /** The package version of `target`'s build. */
 const versionOf = (target) => baseVersion + (target.legacy ? LEGACY : '');
@@ -67,7 +71,7 @@ function changelogOf(target) {
   if (version === pkg.version) return released;
   const lines = [];
   if (baseVersion !== pkg.version) lines.push(`  * The files of ${pkg.version}, rebuilt as ${baseVersion}.`);
-  if (target.legacy) lines.push(`  * ${LEGACY_NOTE.replace(/\n /g, '\n    ')}`);
+  if (target.legacy) lines.push(LEGACY_NOTE.map((l, i) => `${i === 0 ? '  * ' : '    '}${l}`).join('\n'));
   const date = execFileSync('date', ['-R', '-u'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
   return `voice-hub (${version}) unstable; urgency=medium
 
@@ -186,8 +190,8 @@ Description: backend for voice-assistant devices
  sessions and settings in an SQLite database and publishes state changes to
  an MQTT broker, with Home Assistant discovery.
  .
- One self-contained executable (Node.js ${target.pkg.split('@')[1]} included) run by a hardened
- systemd unit as the voice-hub user, listening on port 5000.${target.legacy ? `\n .\n ${LEGACY_NOTE}` : ''}
+ One self-contained executable, Node.js ${target.pkg.split('@')[1]} included, run by a
+ hardened systemd unit as the voice-hub user, listening on port 5000.${target.legacy ? `\n .\n ${LEGACY_NOTE.join('\n ')}` : ''}
 `,
   );
 
