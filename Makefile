@@ -1,5 +1,6 @@
 # voice-hub: `make run` starts the service with the shipped config, `make test` runs the whole suite,
-# `make check` the fast tier (type check and the tests that need nothing beyond npm packages).
+# `make check` the fast tier (type check and the tests that need nothing beyond npm packages),
+# `make check-node24` the fast tier on Node 24 (part of `make test`).
 # run and test install what is missing first (npm packages via npm ci, Debian packages via apt-get).
 SHELL := /bin/bash
 NODE ?= node

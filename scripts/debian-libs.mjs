@@ -81,9 +81,12 @@ function download(debArch, dest) {
     // apt's download sandbox user must be able to open /dev/null, which a container may deny it.
     'APT::Sandbox::User=root',
   ].flatMap((o) => ['-o', o]);
-  run('apt-get', [...opts, '-q', 'update']);
+  // Test files run in parallel and may all ask at once: apt would refuse a second user of its lists
+  // (a lock error), flock makes each wait for the other instead.
+  const lock = path.join(apt, 'lock');
+  run('flock', [lock, 'apt-get', ...opts, '-q', 'update']);
   mkdirSync(dest, { recursive: true });
-  execFileSync('apt-get', [...opts, '-q', 'download', ...PACKAGES.map((p) => `${p}:${debArch}`)], { cwd: dest, stdio: 'pipe', timeout: 300_000 });
+  execFileSync('flock', [lock, 'apt-get', ...opts, '-q', 'download', ...PACKAGES.map((p) => `${p}:${debArch}`)], { cwd: dest, stdio: 'pipe', timeout: 300_000 });
 }
 
 /**
@@ -108,8 +111,13 @@ export function debianLibs(debArch) {
     for (const link of ['lib', 'lib64']) if (!existsSync(path.join(work, link))) symlinkSync(`usr/${link}`, path.join(work, link));
     writeFileSync(path.join(work, 'versions'), files.sort().join('\n') + '\n');
     rmSync(debs, { recursive: true });
-    rmSync(dir, { recursive: true, force: true });
-    renameSync(work, dir);
+    // Renamed whole, so the folder exists only complete; another process may have been first.
+    try {
+      renameSync(work, dir);
+    } catch (e) {
+      if (!existsSync(done)) throw e;
+      rmSync(work, { recursive: true, force: true });
+    }
   }
   const loader = path.join(dir, layout.loader);
   if (!existsSync(loader)) throw new Error(`${loader} is missing: remove ${dir} and run again`);
