@@ -1,6 +1,6 @@
 // An amd64 .deb the way users get it: installed with dpkg into a fresh root of the Debian release it is
-// for (debootstrap, cached in .cache/debian-root/) in which systemd runs as PID 1, with the unit exactly as shipped. The
-// steps run in order and print what they saw, so the log shows unit state, /health, restart counts,
+// for (debootstrap, cached in .cache/debian-root/) in which systemd runs as PID 1, with the unit exactly
+// as shipped. The steps run in order and print what they saw, so the log shows unit state, /health, restart counts,
 // stop status and the upgrade. The root has its own network namespace: port 5000 is its own, and the
 // echo voice server (a copy of the executable outside the package) answers the health check's upstream.
 import assert from 'node:assert/strict';
@@ -43,7 +43,8 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
   const suffix = target.legacy ? '~legacy' : '';
   const VERSION = `${RELEASE}${suffix}`;
   const UPGRADE = `${RELEASE}+1${suffix}`;
-  describe(`the .deb of voice-hub-linux-${key} installed and booted under systemd in Debian ${suite}`, { timeout: 360_000 }, () => {
+  // Bounded for a first run on a fresh machine under a parallel suite: debootstrap, three packages, the steps.
+  describe(`the .deb of voice-hub-linux-${key} installed and booted under systemd in Debian ${suite}`, { timeout: 600_000 }, () => {
     let booted: BootedRoot;
     /** What the set-up saw, printed by the first test (a suite hook has no diagnostics). */
     const setup: string[] = [];
