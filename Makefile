@@ -1,5 +1,6 @@
 # voice-hub: `make run` starts the service with the shipped config, `make test` runs the whole suite,
-# `make check` the fast tier (type check and the tests that need nothing beyond npm packages).
+# `make check` the fast tier (type check and the tests that need nothing beyond npm packages),
+# `make check-node24` the fast tier on Node 24 (part of `make test`).
 # run and test install what is missing first (npm packages via npm ci, Debian packages via apt-get).
 SHELL := /bin/bash
 NODE ?= node
@@ -14,10 +15,13 @@ BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf 
 DEB_DEBS := lintian
 # The booted-package test: debootstrap makes its Debian root (unshare, nsenter, pivot_root: util-linux).
 BOOTED_ROOT_DEBS := debootstrap util-linux
-TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) systemd
+# Debian 13's libraries for the Node 24 builds (scripts/debian-libs.mjs): apt-get download checks the
+# archive's signatures (gpgv, the keyring), patchelf points a Node 24 at them for check-node24.
+DEBIAN13_DEBS := gpgv debian-archive-keyring patchelf
+TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) $(DEBIAN13_DEBS) systemd
 SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c') build.mjs scripts/build-native.mjs package.json
 
-.PHONY: deps run test check typecheck build bench clean binaries deb install
+.PHONY: deps run test check check-node24 typecheck build bench clean binaries deb install
 
 node_modules/.package-lock.json: package-lock.json
 	npm ci --no-audit --no-fund
@@ -46,21 +50,31 @@ test: deps
 	$(NODE) build.mjs
 	$(NODE) scripts/build-binaries.mjs
 	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=300000 test/*/*.test.ts
+	$(MAKE) --no-print-directory check-node24
 
 # The fast tier: the test folders whose tests need no Debian package, executable, bundle or child
 # process: unit tests, in-process API tests through inject, the hub and the API on loopback ports.
 # A test that needs any of those goes in another folder (test/unit/fast-tier.test.ts checks).
 FAST_TEST_DIRS := unit inject config auth log hub api architecture
+FAST_TESTS = $(foreach d,$(FAST_TEST_DIRS),test/$(d)/*.test.ts)
 check: deps
 	npx tsc --noEmit
-	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=60000 $(foreach d,$(FAST_TEST_DIRS),test/$(d)/*.test.ts)
+	$(NODE) --import tsx --test --test-concurrency=2 --test-timeout=60000 $(FAST_TESTS)
 
-# dist/voice-hub-linux-{x64,arm64,armv7}: single executables (Node SEA); reuses unchanged outputs.
+# The fast tier again on Node 24, the runtime of the Node 24 executables (the same pinned npm package),
+# on Debian 13's C libraries: its uWS addon needs glibc >= 2.38, which Debian 12 lacks.
+check-node24: deps
+	scripts/ensure-debs.sh $(DEBIAN13_DEBS)
+	node24=$$($(NODE) scripts/debian-libs.mjs node24) && $$node24 --import tsx --test --test-concurrency=2 --test-timeout=60000 $(FAST_TESTS)
+
+# dist/voice-hub-linux-{x64,arm64}: single executables (Node SEA) on Node 24, for glibc >= 2.38;
+# dist/voice-hub-linux-{x64,arm64,armv7}-legacy: on Node 20, for Debian 12 and 32-bit ARM. Reuses unchanged outputs.
 binaries: build
 	scripts/ensure-debs.sh $(BINARY_DEBS)
 	$(NODE) scripts/build-binaries.mjs
 
-# dist/voice-hub_<version>_{amd64,arm64,armhf}.deb, checked by lintian.
+# dist/voice-hub_<version>_{amd64,arm64}.deb (Node 24) and dist/voice-hub_<version>~legacy_{amd64,arm64,armhf}.deb
+# (Node 20), checked by lintian.
 deb: binaries
 	scripts/ensure-debs.sh $(DEB_DEBS)
 	$(NODE) packaging/build-deb.mjs
@@ -68,7 +82,7 @@ deb: binaries
 # This machine's executable, unit and config, without Debian packaging (PREFIX, DESTDIR as usual).
 install: build
 	$(NODE) scripts/build-binaries.mjs host
-	packaging/install.sh
+	NODE=$(NODE) packaging/install.sh
 
 bench: build
 	npm run bench

@@ -13,9 +13,9 @@ const dist = path.join(root, 'dist');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 // The assets of every platform the executables target (x64, arm64 for 64-bit Pi OS, arm for 32-bit),
-// each once: the bundle itself may be copied to any of them.
+// each once, with the uWS addons of both runtimes (Node 20 and 24): the bundle may run on either.
 const assets = new Map();
-for (const target of Object.values(TARGETS)) for (const asset of runtimeAssets(target.uwsArch)) if (asset.source) assets.set(asset.name, asset.source);
+for (const target of Object.values(TARGETS)) for (const asset of runtimeAssets(target.uwsArch, target.abi)) if (asset.source) assets.set(asset.name, asset.source);
 const missing = [...assets].filter(([, source]) => !existsSync(path.join(root, 'node_modules', source)));
 if (missing.length > 0) {
   const list = missing.map(([name, source]) => `  ${name}: node_modules/${source} not found`).join('\n');

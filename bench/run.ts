@@ -25,8 +25,9 @@ const SECTIONS: Section[] = [
   ceilingSection, httpSection, hubSection, floorSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
 ];
 
-function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; cpuProf: boolean; serviceEnv: Record<string, string> } {
+function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; cpuProf: boolean; serviceEnv: Record<string, string>; node: string } {
   let quick = false;
+  let node = process.execPath;
   let cpuProf = false;
   const serviceEnv: Record<string, string> = {};
   let only: string[] | undefined;
@@ -39,18 +40,21 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined
       if (!k || v.length === 0) throw new Error('--service-env needs KEY=VALUE');
       serviceEnv[k] = v.join('=');
     }
+    else if (a === '--node') node = argv[++i] ?? '';
     else if (a === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a.startsWith('--only=')) only = a.slice('--only='.length).split(',').filter(Boolean);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]...\n`
+      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH]\n`
         + '  --cpu-prof: every service started writes a V8 CPU profile to $TMPDIR/voice-hub-bench-profiles/ (figures are then not comparable)\n'
-        + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384\n');
+        + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384\n'
+        + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
   const unknown = only?.filter((id) => !SECTIONS.some((s) => s.id === id || s.number === id)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => s.id).join(', ')}`);
-  return { quick, only, cpuProf, serviceEnv };
+  if (!node) throw new Error('--node needs the path of a node binary');
+  return { quick, only, cpuProf, serviceEnv, node };
 }
 
 async function main(): Promise<void> {
@@ -59,6 +63,7 @@ async function main(): Promise<void> {
   const profiles = path.join(os.tmpdir(), 'voice-hub-bench-profiles');
   if (options.cpuProf) ctx.procs.serviceNodeFlags = ['--cpu-prof', '--cpu-prof-dir', profiles];
   ctx.procs.serviceEnv = options.serviceEnv;
+  ctx.procs.serviceNode = options.node;
   const stop = (): void => {
     ctx.procs.killAll();
     rmSync(RUN_DIR, { recursive: true, force: true });

@@ -1,12 +1,18 @@
-// `make deb`: dist/voice-hub_<version>_{amd64,arm64,armhf}.deb from the executables of `make binaries`,
-// built with dpkg-deb alone (no debian/rules: there is nothing to compile), then checked with lintian.
+// `make deb`: the packages of the executables of `make binaries`, built with dpkg-deb alone (no
+// debian/rules: there is nothing to compile), then checked with lintian:
+//   dist/voice-hub_<version>_{amd64,arm64}.deb          Node 24, for Debian 13 and later (libc6 >= 2.38)
+//   dist/voice-hub_<version>~legacy_{amd64,arm64,armhf}.deb   Node 20, for Debian 12 and 32-bit ARM
+// Both are the package `voice-hub`, so only one is ever installed and either replaces the other with
+// configuration and data kept, as any upgrade does. `~legacy` sorts before the plain version: of one
+// release, the Node 24 build is the newer, so moving to it is an upgrade, and each later release of
+// either is an upgrade of both.
 //
 // Contents: /usr/bin/voice-hub, /lib/systemd/system/voice-hub.service, /etc/voice-hub/appsettings.json
 // (a conffile: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the man
 // page, copyright, changelog, the port-80 drop-in as an example, lintian overrides, maintainer scripts.
 //
 // Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [--version V] [--compression xz|gzip|none]
-//        [amd64 arm64 armhf]
+//        [x64 arm64 x64-legacy arm64-legacy armv7-legacy]   (the keys of scripts/sea-runtime.mjs)
 // --version builds the same files as a later version V (an upgrade to install over the released one, as
 // the booted-package test does); its changelog gets an entry saying so. --compression none saves the
 // minute xz takes for each 90 MB executable, where the package is only installed by a test.
@@ -18,6 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { TARGETS, nodeRuntime } from '../scripts/sea-runtime.mjs';
+import { runtimeAssets } from '../src/runtime/asset-manifest.mjs';
 import { copyrightFile } from './copyright.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -39,22 +46,40 @@ const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const released = readFileSync(path.join(here, 'changelog'), 'utf8');
 const top = /^voice-hub \(([^)]+)\)/.exec(released)?.[1];
 if (top !== pkg.version) throw new Error(`packaging/deb/changelog starts with ${top}, package.json says ${pkg.version}: add an entry`);
-const version = values.version ?? pkg.version;
-const changelog = version === pkg.version ? released : rebuildEntry(version) + released;
-
-/** A changelog entry for `next`, the files of pkg.version rebuilt as a later version. */
-function rebuildEntry(next) {
-  const later = spawnSync('dpkg', ['--compare-versions', next, 'gt', pkg.version]);
+const baseVersion = values.version ?? pkg.version;
+if (baseVersion !== pkg.version) {
+  const later = spawnSync('dpkg', ['--compare-versions', baseVersion, 'gt', pkg.version]);
   if (later.error) throw later.error;
-  if (later.status !== 0) throw new Error(`--version ${next} is not a valid version later than ${pkg.version}`);
-  const date = execFileSync('date', ['-R', '-u'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
-  return `voice-hub (${next}) unstable; urgency=medium
+  if (later.status !== 0) throw new Error(`--version ${baseVersion} is not a valid version later than ${pkg.version}`);
+}
+/** The suffix of the legacy (Node 20) builds' version: `~` sorts it before the plain version. */
+const LEGACY = '~legacy';
+/** Why the legacy build exists and its risk, as lines of at most 72 characters. */
+const LEGACY_NOTE = [
+  'The legacy build: Node.js 20, for Debian 12 and 32-bit ARM, where the',
+  "Node 24 build's uWebSockets.js addon cannot load. Node.js 20 left",
+  'maintenance in April 2026 and gets no security fixes: on Debian 13 and',
+  'later take the Node 24 build.',
+];
 
-  * The files of ${pkg.version}, rebuilt as ${next}.
+/** The package version of `target`'s build. */
+const versionOf = (target) => baseVersion + (target.legacy ? LEGACY : '');
+
+/** The changelog of `target`'s package: the released one, with an entry for a rebuild or a legacy build on top. */
+function changelogOf(target) {
+  const version = versionOf(target);
+  if (version === pkg.version) return released;
+  const lines = [];
+  if (baseVersion !== pkg.version) lines.push(`  * The files of ${pkg.version}, rebuilt as ${baseVersion}.`);
+  if (target.legacy) lines.push(LEGACY_NOTE.map((l, i) => `${i === 0 ? '  * ' : '    '}${l}`).join('\n'));
+  const date = execFileSync('date', ['-R', '-u'], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
+  return `voice-hub (${version}) unstable; urgency=medium
+
+${lines.join('\n')}
 
  -- voice-hub developers <voice-hub@users.noreply.github.com>  ${date}
 
-`;
+` + released;
 }
 
 /** Highest symbol version of `prefix` (GLIBC_, GLIBCXX_) the executable needs, from its dynamic section. */
@@ -71,10 +96,28 @@ function neededVersion(objdump, exe, prefix) {
 // GLIBCXX_3.4.N -> the GCC release whose libstdc++6 first provides it.
 const GLIBCXX_GCC = { 21: '5', 22: '6', 23: '7', 24: '7', 25: '8', 26: '9', 27: '10', 28: '10', 29: '11', 30: '12', 31: '13' };
 
+/** The newest of the versions `prefix` that any of `elfs` needs. */
+function neededOfAll(objdump, elfs, prefix) {
+  const all = elfs.map((f) => neededVersion(objdump, f, prefix));
+  all.sort((a, b) => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+    return 0;
+  });
+  return all.at(-1);
+}
+
+/**
+ * Depends of the package: what the executable needs and what the native addons inside it need once
+ * unpacked (the Node 24 uWS addon needs glibc 2.38, the runtime only 2.28), so dpkg refuses a system
+ * where it could not start.
+ */
 function depends(target, exe) {
   const objdump = target.strip.replace(/strip$/, 'objdump');
-  const glibc = neededVersion(objdump, exe, 'GLIBC_').join('.');
-  const cxx = neededVersion(objdump, exe, 'GLIBCXX_');
+  const addons = runtimeAssets(target.uwsArch, target.abi).filter((a) => a.name.endsWith('.node')).map((a) => path.join(root, 'dist', a.name));
+  for (const a of addons) statSync(a); // fails with ENOENT when `make binaries` has not run
+  const elfs = [exe, ...addons];
+  const glibc = neededOfAll(objdump, elfs, 'GLIBC_').join('.');
+  const cxx = neededOfAll(objdump, elfs, 'GLIBCXX_');
   const gcc = GLIBCXX_GCC[cxx[2] ?? 0];
   if (!gcc) throw new Error(`${exe} needs GLIBCXX_${cxx.join('.')}: add it to GLIBCXX_GCC`);
   const deps = ['adduser', `libc6 (>= ${glibc})`, 'libgcc-s1', `libstdc++6 (>= ${gcc})`];
@@ -119,7 +162,7 @@ function stageAndBuild(target, exe, stage) {
   config.Storage = { ...config.Storage, DataDir: '/var/lib/voice-hub' };
   put(path.join(stage, 'etc/voice-hub/appsettings.json'), JSON.stringify(config, null, 2) + '\n');
   put(path.join(stage, 'usr/share/man/man1/voice-hub.1.gz'), gzipSync(readFileSync(path.join(here, 'voice-hub.1')), { level: 9 }));
-  put(path.join(doc, 'changelog.gz'), gzipSync(changelog, { level: 9 }));
+  put(path.join(doc, 'changelog.gz'), gzipSync(changelogOf(target), { level: 9 }));
   const runtimeDir = path.dirname(nodeRuntime(target, path.join(root, '.cache', 'node-runtimes')));
   const tgz = readdirSync(runtimeDir).find((f) => f.endsWith('.tgz'));
   put(path.join(doc, 'copyright'), copyrightFile(root, target.pkg, path.join(runtimeDir, tgz)));
@@ -134,7 +177,7 @@ function stageAndBuild(target, exe, stage) {
   put(
     path.join(stage, 'DEBIAN/control'),
     `Package: voice-hub
-Version: ${version}
+Version: ${versionOf(target)}
 Architecture: ${target.debArch}
 Maintainer: voice-hub developers <voice-hub@users.noreply.github.com>
 Installed-Size: ${installedKiB}
@@ -147,8 +190,8 @@ Description: backend for voice-assistant devices
  sessions and settings in an SQLite database and publishes state changes to
  an MQTT broker, with Home Assistant discovery.
  .
- One self-contained executable (Node.js runtime included) run by a hardened
- systemd unit as the voice-hub user, listening on port 5000.
+ One self-contained executable, Node.js ${target.pkg.split('@')[1]} included, run by a
+ hardened systemd unit as the voice-hub user, listening on port 5000.${target.legacy ? `\n .\n ${LEGACY_NOTE.join('\n ')}` : ''}
 `,
   );
 
@@ -157,17 +200,16 @@ Description: backend for voice-assistant devices
     if (statSync(dir).isDirectory()) chmodSync(dir, 0o755);
   }
   mkdirSync(outDir, { recursive: true });
-  const deb = path.join(outDir, `voice-hub_${version}_${target.debArch}.deb`);
+  const deb = path.join(outDir, `voice-hub_${versionOf(target)}_${target.debArch}.deb`);
   execFileSync('dpkg-deb', ['--root-owner-group', `-Z${values.compression}`, '--build', stage, deb], { stdio: ['ignore', 'ignore', 'inherit'] });
   console.log(`${deb.startsWith(root + '/') ? path.relative(root, deb) : deb}: ${(statSync(deb).size / 1048576).toFixed(1)} MiB`);
   return deb;
 }
 
-const byDebArch = Object.fromEntries(Object.entries(TARGETS).map(([key, t]) => [t.debArch, [key, t]]));
-const wanted = positionals.length ? positionals : Object.keys(byDebArch);
-const debs = wanted.map((arch) => {
-  if (!byDebArch[arch]) throw new Error(`unknown architecture ${arch}; known: ${Object.keys(byDebArch).join(', ')}`);
-  return buildDeb(...byDebArch[arch]);
+const wanted = positionals.length ? positionals : Object.keys(TARGETS);
+const debs = wanted.map((key) => {
+  if (!TARGETS[key]) throw new Error(`unknown build ${key}; known: ${Object.keys(TARGETS).join(', ')}`);
+  return buildDeb(key, TARGETS[key]);
 });
 if (!values['no-lintian']) {
   // Overrides (packaging/deb/lintian-overrides) say why each remaining tag is expected.

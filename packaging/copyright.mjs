@@ -39,7 +39,8 @@ function indent(text) {
  * Debian asks; the surrounding notices and appendices stay.
  */
 function shortenApache2(text) {
-  return text.replace(
+  // Line ends first: a license written with CRLF (the Node 24 uWS package's) must match as well.
+  return text.replace(/\r\n?/g, '\n').replace(
     /^([ \t]*)Apache License\n[ \t]*Version 2\.0, January 2004\n[\s\S]*?END OF TERMS AND CONDITIONS[ \t]*$/gm,
     '$1Apache License, Version 2.0: on Debian systems the full text is in\n$1/usr/share/common-licenses/Apache-2.0.',
   );

@@ -10,13 +10,10 @@ PREFIX=${PREFIX:-/usr/local}
 DESTDIR=${DESTDIR:-}
 SYSTEMD_UNIT_DIR=${SYSTEMD_UNIT_DIR:-/etc/systemd/system}
 
-case "$(uname -m)" in
-  x86_64) arch=x64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  armv7l | armv8l) arch=armv7 ;;
-  *) echo "install: no voice-hub executable for $(uname -m)" >&2; exit 1 ;;
-esac
-exe=dist/voice-hub-linux-$arch
+# This machine's build: its arch, and Node 24 when its glibc loads that build's addon, else the Node 20
+# legacy one (the choice of scripts/sea-runtime.mjs, which `make install` built).
+key=$(${NODE:-node} --input-type=module -e "import { hostTarget } from './scripts/sea-runtime.mjs'; console.log(hostTarget())")
+exe=dist/voice-hub-linux-$key
 [ -x "$exe" ] || { echo "install: $exe is missing: run make binaries (or make install)" >&2; exit 1; }
 
 install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$SYSTEMD_UNIT_DIR" "$DESTDIR/etc/voice-hub"

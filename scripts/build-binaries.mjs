@@ -1,5 +1,6 @@
-// `make binaries`: one self-contained executable per Pi platform, dist/voice-hub-linux-{x64,arm64,armv7},
-// made with Node's single executable applications (SEA) and postject from the bundle of build.mjs.
+// `make binaries`: one self-contained executable per Pi platform and runtime, dist/voice-hub-linux-<key>
+// for each key of scripts/sea-runtime.mjs (x64, arm64: Node 24; x64-legacy, arm64-legacy, armv7-legacy:
+// Node 20), made with Node's single executable applications (SEA) and postject from the bundle of build.mjs.
 //
 // Per target: the pinned runtime from the npm registry (scripts/sea-runtime.mjs), stripped with the
 // target's binutils; a SEA blob made by that same runtime (under qemu-user for ARM: a blob made by a
@@ -9,13 +10,13 @@
 // always after stripping.
 //
 // Assets: exactly the target's list in src/runtime/asset-manifest.mjs (sql.js wasm, Swagger UI, the
-// target's own uWS addon), taken from dist/ where build.mjs put them, under the same relative names
+// target's own uWS addon: the one for its arch and its runtime's module ABI, no other), taken from dist/ where build.mjs put them, under the same relative names
 // src/runtime/assets.ts looks them up by. One missing fails the build, naming it: an executable
 // without it would only fail when a user starts it.
 //
 // Outputs are reused while a hash of every input matches (.cache/sea/<target>.key), so `make test` can
 // run this on every run.
-// Usage: node scripts/build-binaries.mjs [--dist DIR] [--out DIR] [x64 arm64 armv7 | host]
+// Usage: node scripts/build-binaries.mjs [--dist DIR] [--out DIR] [x64 arm64 x64-legacy arm64-legacy armv7-legacy | host]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ import { parseArgs } from 'node:util';
 import { runtimeAssets } from '../src/runtime/asset-manifest.mjs';
 import { buildMallocAddon } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
-import { TARGETS, nodeRuntime } from './sea-runtime.mjs';
+import { TARGETS, hostTarget, nodeRuntime } from './sea-runtime.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -37,9 +38,8 @@ const { values, positionals } = parseArgs({
 const dist = path.resolve(values.dist);
 const out = path.resolve(values.out ?? dist);
 const cache = path.join(root, '.cache');
-// `host`: only the target this machine runs natively (`make install`), with its own strip and no qemu.
-const hostKey = Object.keys(TARGETS).find((k) => TARGETS[k].uwsArch === process.arch);
-const wanted = (positionals.length ? positionals : Object.keys(TARGETS)).map((k) => (k === 'host' ? hostKey : k));
+// `host`: only the target this machine runs (`make install`): its arch, Node 24 when its glibc allows.
+const wanted = (positionals.length ? positionals : Object.keys(TARGETS)).map((k) => (k === 'host' ? hostTarget() : k));
 
 function onPath(tool) {
   try {
@@ -51,10 +51,10 @@ function onPath(tool) {
 }
 
 /** [name, absolute file] of every asset of a target whose Node arch is `uwsArch`; throws naming any missing. */
-function collectAssets(distDir, uwsArch) {
+function collectAssets(distDir, uwsArch, abi) {
   // Our own addon is compiled here for the target (a fresh machine gets its cross compiler from `make binaries`).
   buildMallocAddon(distDir, uwsArch);
-  const assets = runtimeAssets(uwsArch).map(({ name }) => [name, path.join(distDir, name)]);
+  const assets = runtimeAssets(uwsArch, abi).map(({ name }) => [name, path.join(distDir, name)]);
   const missing = assets.filter(([, file]) => !existsSync(file));
   if (missing.length > 0) {
     const list = missing.map(([name, file]) => `  ${name}: ${file} not found`).join('\n');
@@ -84,7 +84,7 @@ function hashInputs(target, bundle, assets) {
 function buildTarget(key, target) {
   const bundle = path.join(dist, 'voice-hub.cjs');
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run node build.mjs first`);
-  const assets = collectAssets(dist, target.uwsArch);
+  const assets = collectAssets(dist, target.uwsArch, target.abi);
   const exe = path.join(out, `voice-hub-linux-${key}`);
   const work = path.join(cache, 'sea', key);
   const keyFile = path.join(cache, 'sea', `${key}.key`);
@@ -100,7 +100,8 @@ function buildTarget(key, target) {
   // Strip before injecting: debug info is most of the published binary, and strip would drop the blob.
   const node = nodeRuntime(target, path.join(cache, 'node-runtimes'));
   const stripped = path.join(work, 'node');
-  const native = key === hostKey;
+  // Native: this machine runs the target's code itself (its own strip, no qemu).
+  const native = target.uwsArch === process.arch;
   const strip = native && !onPath(target.strip) ? 'strip' : target.strip;
   run(strip, ['--remove-section=.comment', '-o', stripped, node]);
 

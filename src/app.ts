@@ -68,7 +68,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const tls = loadTlsFiles(config.Server);
     const voiceCa = loadCaFile(config.VoiceService.CaFile);
     const native = loadNativeUws({ bundleDir: deps.bundleDir });
-    logger.info(`uWebSockets.js native addon loaded from ${native.addonPath}`);
+    logger.info(`uWebSockets.js native addon loaded from ${native.addonPath} (Node ${process.version}, module ABI ${process.versions.modules})`);
     // Every other file of the build too: one it lacks is named now, not at the first request for it.
     assertBuildComplete(deps.bundleDir);
 

@@ -81,6 +81,8 @@ export class ProcessSet {
   serviceNodeFlags: string[] = [];
   /** Extra environment for every service started (`npm run bench -- --service-env K=V`). */
   serviceEnv: Record<string, string> = {};
+  /** The node that runs the bundle of every service started (`npm run bench -- --node PATH`). */
+  serviceNode: string = process.execPath;
 
   spawn(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Child {
     const proc = spawn(cmd, args, {
@@ -189,7 +191,7 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
   const env = { ...process.env, ...procs.serviceEnv };
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env })
-    : procs.spawn(process.execPath, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env });
+    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   const port = Number(m[1]);
   return { ...child, port, url: `http://127.0.0.1:${port}`, dataDir };

@@ -64,7 +64,7 @@ export const memorySection: Section = {
     const connections = ctx.quick ? 300 : 1000;
     const sessions = ctx.quick ? 30 : 100;
 
-    const bareNode = ctx.procs.spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)']);
+    const bareNode = ctx.procs.spawn(ctx.procs.serviceNode, ['-e', 'setInterval(() => {}, 1 << 30)']);
     const bareNodeRss = await idleRss(bareNode.pid);
     await bareNode.stop();
 

@@ -9,9 +9,12 @@ import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { BUNDLE, DIST, startEchoServer, tempDir, type Child } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
+import { hostTarget } from '../../scripts/sea-runtime.mjs';
 
 const TARGET_MS = 300;
-const EXECUTABLE = path.join(DIST, 'voice-hub-linux-x64');
+/** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
+const EXECUTABLE_NAME = `voice-hub-linux-${hostTarget()}`;
+const EXECUTABLE = path.join(DIST, EXECUTABLE_NAME);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -53,13 +56,13 @@ export const startupSection: Section = {
     const rows: Row[] = [];
     try {
       const ceiling = await ctx.ceilingServerScript();
-      const bare = await timeStart(ctx, process.execPath, (port) => [ceiling, DIST, String(port)], runs);
+      const bare = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
       const bareMs = percentile(bare, 50);
       const serviceArgs = (dataDir: string) => (port: number) => [
         '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', echo.url,
       ];
       const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; cwd?: string; note?: string }> = [
-        { name: 'bundle (node dist/voice-hub.cjs)', cmd: process.execPath, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] },
+        { name: 'bundle (node dist/voice-hub.cjs)', cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] },
       ];
       if (existsSync(EXECUTABLE)) {
         // An executable built earlier need not accept today's config/appsettings.json: give it an empty one.
@@ -68,7 +71,7 @@ export const startupSection: Section = {
         writeFileSync(emptyConfig, '{}\n');
         const stale = statSync(EXECUTABLE).mtimeMs < statSync(BUNDLE).mtimeMs;
         variants.push({
-          name: 'x64 executable (dist/voice-hub-linux-x64)', cmd: EXECUTABLE, cwd,
+          name: `executable (dist/${EXECUTABLE_NAME})`, cmd: EXECUTABLE, cwd,
           args: (d) => (port) => ['--config', emptyConfig, ...serviceArgs(d)(port)],
           ...(stale ? { note: 'the executable is older than this run\'s bundle: run `make binaries` to measure the current code' } : {}),
         });
@@ -85,7 +88,7 @@ export const startupSection: Section = {
         });
       }
       if (!existsSync(EXECUTABLE)) {
-        rows.push({ section: '6', name: 'x64 executable', value: NaN, unit: 'ms', note: `skipped: ${EXECUTABLE} not built (make binaries)` });
+        rows.push({ section: '6', name: 'executable', value: NaN, unit: 'ms', note: `skipped: ${EXECUTABLE} not built (make binaries)` });
       }
     } finally {
       await echo.stop();

@@ -13,7 +13,10 @@ export interface NativeUws {
   readonly addonPath: string;
 }
 
-/** File name of the addon for this process, as the package names it (`uws_linux_arm64_115.node`). */
+/**
+ * File name of the addon for this process, as the package names it (`uws_linux_arm64_137.node`): the
+ * one built for the running Node's module ABI, so Node 20 and Node 24 each load their own.
+ */
 export function addonFileName(platform: string = process.platform, arch: string = process.arch, abi: string = process.versions.modules): string {
   return uwsAddonFileName(arch, platform, abi);
 }
@@ -23,7 +26,7 @@ let loaded: NativeUws | undefined;
 /**
  * The addon comes from an explicit path when one is given (`addonPath`, VOICE_HUB_UWS_ADDON), else
  * through the asset lookup: unpacked from the single executable into the cache dir, `native/` beside
- * the bundle, or the package's `binaries/` folder under development.
+ * the bundle, or the pinned package's file under development.
  */
 export function loadNativeUws(options: { addonPath?: string; bundleDir?: string } = {}): NativeUws {
   if (loaded) return loaded;

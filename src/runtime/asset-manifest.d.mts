@@ -6,9 +6,10 @@ export interface RuntimeAsset {
   /** The project source it is compiled from, when it is not copied. */
   readonly built?: string;
 }
-export declare const UWS_ABI: string;
-export declare function uwsAddonFileName(arch: string, platform?: string, abi?: string): string;
+export declare const UWS_ADDONS: Readonly<Record<string, { readonly dir: string; readonly archs: readonly string[] }>>;
+export declare const UWS_ABIS: readonly string[];
+export declare function uwsAddonFileName(arch: string, platform: string, abi: string): string;
 export declare function mallocAddonFileName(arch: string): string;
 export declare const SQL_WASM: string;
 export declare const SWAGGER_UI_FILES: readonly string[];
-export declare function runtimeAssets(arch: string): readonly RuntimeAsset[];
+export declare function runtimeAssets(arch: string, abi: string): readonly RuntimeAsset[];

@@ -6,11 +6,22 @@
 // Not listed because nothing is read from disk for them: the Opus decoder (opus-decoder carries its
 // wasm inside its JavaScript, which is bundled) and the OpenAPI document (built from the route table).
 
-/** Node's module ABI the pinned uWebSockets.js build ships addons for: Node 20. */
-export const UWS_ABI = '115';
+/**
+ * Node's module ABI (process.versions.modules) -> where the pinned uWebSockets.js addons for it are
+ * under node_modules, and for which Linux archs. Two packages, because no one build serves both
+ * runtimes: the Node 20 addons (115) are the only ones that load on glibc 2.36 (Debian 12) and on 32-bit
+ * ARM; the Node 24 addons (137) need glibc >= 2.38 and exist for x64 and arm64 only. package.json pins both.
+ */
+export const UWS_ADDONS = Object.freeze({
+  115: Object.freeze({ dir: 'uWebSockets.js/binaries', archs: Object.freeze(['x64', 'arm64', 'arm']) }),
+  137: Object.freeze({ dir: 'uWebSockets.js-node24', archs: Object.freeze(['x64', 'arm64']) }),
+});
 
-/** The uWebSockets.js addon's file name, as the package names it: `uws_linux_arm64_115.node`. */
-export function uwsAddonFileName(arch, platform = 'linux', abi = UWS_ABI) {
+/** The module ABIs voice-hub has a uWebSockets.js addon for. */
+export const UWS_ABIS = Object.freeze(Object.keys(UWS_ADDONS));
+
+/** The uWebSockets.js addon's file name, as the package names it: `uws_linux_arm64_137.node`. */
+export function uwsAddonFileName(arch, platform, abi) {
   return `uws_${platform}_${arch}_${abi}.node`;
 }
 
@@ -37,17 +48,23 @@ export const SWAGGER_UI_FILES = Object.freeze([
 ]);
 
 /**
- * The assets of a Linux process whose Node arch is `arch` (x64, arm64, arm): `name` inside the build
- * (a path relative to the bundle's folder, and the asset key inside an executable) and either `source`,
- * the file under node_modules it is copied from, or `built`, the project source it is compiled from
- * (no such file exists under tsx, in development).
+ * The assets of a Linux process whose Node arch is `arch` (x64, arm64, arm) and module ABI `abi`:
+ * `name` inside the build (a path relative to the bundle's folder, and the asset key inside an
+ * executable) and either `source`, the file under node_modules it is copied from, or `built`, the
+ * project source it is compiled from (no such file exists under tsx, in development). Throws for an
+ * ABI or arch without a uWebSockets.js addon, naming the ones there are.
  */
-export function runtimeAssets(arch) {
-  const addon = uwsAddonFileName(arch);
+export function runtimeAssets(arch, abi) {
+  const uws = UWS_ADDONS[abi];
+  if (!uws?.archs.includes(arch)) {
+    const known = Object.entries(UWS_ADDONS).map(([a, { archs }]) => `${a} (${archs.join(', ')})`).join(', ');
+    throw new Error(`no uWebSockets.js addon for Node module ABI ${abi} on linux-${arch}; voice-hub has them for ABI ${known}`);
+  }
+  const addon = uwsAddonFileName(arch, 'linux', abi);
   return Object.freeze([
     { name: SQL_WASM, source: 'sql.js/dist/sql-wasm.wasm' },
     ...SWAGGER_UI_FILES.map((file) => ({ name: `swagger/${file}`, source: `swagger-ui-dist/${file}` })),
-    { name: `native/${addon}`, source: `uWebSockets.js/binaries/${addon}` },
+    { name: `native/${addon}`, source: `${uws.dir}/${addon}` },
     { name: `native/${mallocAddonFileName(arch)}`, built: 'src/native/malloc-tune.c' },
   ]);
 }

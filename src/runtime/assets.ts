@@ -132,9 +132,14 @@ export class MissingAssetError extends Error {
   }
 }
 
+/** The manifest's assets for this process: its arch and its Node's module ABI (which uWS addon). */
+function ownAssets(): readonly RuntimeAsset[] {
+  return runtimeAssets(process.arch, process.versions.modules);
+}
+
 /** The manifest entry of `name` for this process, or a thrown error for a name that is not an asset. */
 function manifestEntry(name: string): RuntimeAsset {
-  const entry = runtimeAssets(process.arch).find((a) => a.name === name);
+  const entry = ownAssets().find((a) => a.name === name);
   if (!entry) throw new Error(`${name} is not a run-time asset of voice-hub on ${process.platform}-${process.arch}`);
   return entry;
 }
@@ -175,11 +180,13 @@ function location(name: string, bundleDir: string | undefined): Location {
   }
   const from = fileURLToPath(import.meta.url);
   const hint = 'installed by npm ci';
-  try {
-    return { kind: 'file', where: `node_modules/${entry.source}`, hint, file: createRequire(from).resolve(entry.source) };
-  } catch {
-    return { kind: 'file', where: `node_modules/${entry.source} (resolved from ${path.dirname(from)})`, hint };
+  // Looked up as a file in each node_modules folder Node would search, not resolved as a module: a
+  // package's `exports` may hide its addons from require.resolve (the Node 24 uWS package does).
+  for (const dir of createRequire(from).resolve.paths(entry.source) ?? []) {
+    const file = path.join(dir, entry.source);
+    if (existsSync(file)) return { kind: 'file', where: file, hint, file };
   }
+  return { kind: 'file', where: `node_modules/${entry.source} (resolved from ${path.dirname(from)})`, hint };
 }
 
 /**
@@ -215,7 +222,7 @@ export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_D
 /** Every asset of the manifest this process lacks, each as the place it looked at. */
 export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): string[] {
   const missing: string[] = [];
-  for (const { name, source } of runtimeAssets(process.arch)) {
+  for (const { name, source } of ownAssets()) {
     // Under tsx nothing is compiled: only what node_modules provides can be asked of development.
     if (!source && bundleDir === undefined && !runsFromExecutable()) continue;
     const loc = location(name, bundleDir);

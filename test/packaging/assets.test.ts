@@ -14,7 +14,7 @@ describe('the asset lookup outside an executable', () => {
   /** A bundle folder laid out as build.mjs lays it out, every asset a few bytes of its name. */
   function fakeBuild(): string {
     const dir = path.join(tmpDir(), 'dist');
-    for (const { name } of runtimeAssets(process.arch)) {
+    for (const { name } of runtimeAssets(process.arch, process.versions.modules)) {
       mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
       writeFileSync(path.join(dir, name), `bytes of ${name}`);
     }
@@ -41,7 +41,7 @@ describe('the asset lookup outside an executable', () => {
     assert.throws(() => requireAsset(SQL_WASM, dir), (e: unknown) => e instanceof MissingAssetError && e.message === `${SQL_WASM} is missing from this build: looked for ${dir}/${SQL_WASM} ${hint}`);
     assert.deepEqual(missingAssets(dir), [`${dir}/${SQL_WASM}`, `${dir}/swagger/index.css`]);
     assert.throws(() => assertBuildComplete(dir), { message: `this build is incomplete: missing ${dir}/${SQL_WASM}, ${dir}/swagger/index.css ${hint}` });
-    const addon = `native/${uwsAddonFileName(process.arch)}`;
+    const addon = `native/${uwsAddonFileName(process.arch, process.platform, process.versions.modules)}`;
     assert.equal(assetFile(addon, dir), path.join(dir, addon), 'files outside an executable are used where they lie');
     rmSync(path.join(dir, addon));
     assert.throws(() => assetFile(addon, dir), { message: `${addon} is missing from this build: looked for ${dir}/${addon} ${hint}` });
@@ -50,10 +50,22 @@ describe('the asset lookup outside an executable', () => {
   it('takes the manifest source in node_modules under development (no bundle folder)', () => {
     assert.deepEqual(missingAssets(undefined), []);
     assert.doesNotThrow(() => assertBuildComplete(undefined));
-    for (const { name, source } of runtimeAssets(process.arch)) {
+    for (const { name, source } of runtimeAssets(process.arch, process.versions.modules)) {
       if (!source) continue; // compiled by the build (our own addon): nothing to take under tsx
       assert.ok(requireAsset(name, undefined).equals(readFileSync(path.join(ROOT, 'node_modules', source))), name);
     }
+  });
+});
+
+describe('the manifest per runtime', () => {
+  it('names the uWS addon of the arch and module ABI, and refuses a runtime without one', () => {
+    const addon = (arch: string, abi: string): string | undefined => runtimeAssets(arch, abi).find((a) => a.name.startsWith('native/uws_'))?.source;
+    assert.equal(addon('x64', '115'), 'uWebSockets.js/binaries/uws_linux_x64_115.node');
+    assert.equal(addon('arm', '115'), 'uWebSockets.js/binaries/uws_linux_arm_115.node');
+    assert.equal(addon('arm64', '137'), 'uWebSockets.js-node24/uws_linux_arm64_137.node');
+    const known = 'voice-hub has them for ABI 115 (x64, arm64, arm), 137 (x64, arm64)';
+    assert.throws(() => runtimeAssets('arm', '137'), { message: `no uWebSockets.js addon for Node module ABI 137 on linux-arm; ${known}` });
+    assert.throws(() => runtimeAssets('x64', '127'), { message: `no uWebSockets.js addon for Node module ABI 127 on linux-x64; ${known}` });
   });
 });
 

@@ -8,12 +8,13 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, 
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { call } from '../support/http.js';
 import { BUNDLE, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
-const ASSETS = runtimeAssets(process.arch);
-const ADDON = `native/${uwsAddonFileName(process.arch)}`;
+const ASSETS = runtimeAssets(process.arch, process.versions.modules);
+const ADDON = `native/${uwsAddonFileName(process.arch, process.platform, process.versions.modules)}`;
 
 /** The bundle and its assets copied to a fresh folder (no node_modules around it), minus `without`. */
 function copyBuild(without?: string): string {
@@ -119,11 +120,13 @@ describe('a build without an asset fails, naming it', () => {
     const dir = copyBuild(SQL_WASM);
     const out = path.join(tmpDir(), 'out');
     rmSync(path.join(dir, 'swagger/index.css'));
-    const res = await runProcess(process.execPath, [path.join(ROOT, 'scripts/build-binaries.mjs'), '--dist', dir, '--out', out, 'x64'], { timeoutMs: 60_000 });
+    // The build whose assets copyBuild copied: this machine's arch and this node's uWS addon.
+    const key = Object.keys(TARGETS).find((k) => TARGETS[k]!.uwsArch === process.arch && TARGETS[k]!.abi === process.versions.modules)!;
+    const res = await runProcess(process.execPath, [path.join(ROOT, 'scripts/build-binaries.mjs'), '--dist', dir, '--out', out, key], { timeoutMs: 60_000 });
     assert.equal(res.code, 1, res.stdout + res.stderr);
     assert.equal(
       res.stderr,
-      'build-binaries: run-time assets missing for the x64 executable (run node build.mjs first):\n' +
+      `build-binaries: run-time assets missing for the ${process.arch} executable (run node build.mjs first):\n` +
         `  ${SQL_WASM}: ${dir}/${SQL_WASM} not found\n` +
         `  swagger/index.css: ${dir}/swagger/index.css not found\n`,
     );
@@ -138,7 +141,7 @@ describe('a build without an asset fails, naming it', () => {
       copyFileSync(path.join(ROOT, file), path.join(root, file));
     }
     mkdirSync(path.join(root, 'node_modules'));
-    for (const pkg of ['esbuild', 'swagger-ui-dist', 'uWebSockets.js']) symlinkSync(path.join(ROOT, 'node_modules', pkg), path.join(root, 'node_modules', pkg));
+    for (const pkg of ['esbuild', 'swagger-ui-dist', 'uWebSockets.js', 'uWebSockets.js-node24']) symlinkSync(path.join(ROOT, 'node_modules', pkg), path.join(root, 'node_modules', pkg));
     const res = await runProcess(process.execPath, [path.join(root, 'build.mjs')], { cwd: root, timeoutMs: 60_000 });
     assert.equal(res.code, 1, res.stdout + res.stderr);
     assert.equal(res.stderr, `build.mjs: run-time assets missing from node_modules (run npm ci):\n  ${SQL_WASM}: node_modules/sql.js/dist/sql-wasm.wasm not found\n`);

@@ -1,6 +1,7 @@
 // The Debian packages of `make deb` (packaging/build-deb.mjs), built here from the executables of
-// `make binaries` for amd64 and for armhf (the one with the appended assets and libatomic), then read
-// back with dpkg-deb and judged by lintian; and `make install`'s script staged into a folder.
+// `make binaries`: amd64 on Node 24, amd64 legacy on Node 20 and armhf legacy (the one with the appended
+// assets and libatomic), then read back with dpkg-deb and judged by lintian; and `make install`'s script
+// staged into a folder.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -18,17 +19,24 @@ function sh(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: 
 describe('Debian packages', () => {
   const out = tmpDir();
   const deb = (arch: string): string => path.join(out, `voice-hub_${VERSION}_${arch}.deb`);
+  const legacy = (arch: string): string => path.join(out, `voice-hub_${VERSION}~legacy_${arch}.deb`);
+  const v = VERSION.replace(/\./g, '\\.');
 
   before(() => {
-    sh(process.execPath, [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--out', out, 'amd64', 'armhf']);
+    sh(process.execPath, [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'gzip', '--out', out, 'x64', 'x64-legacy', 'armv7-legacy']);
   });
 
-  it('names package, version, architecture and the libraries the runtime links', () => {
-    const fields = (arch: string) => sh('dpkg-deb', ['--field', deb(arch), 'Package', 'Version', 'Architecture', 'Depends']);
-    assert.match(fields('amd64'), new RegExp(`^Package: voice-hub\nVersion: ${VERSION.replace(/\./g, '\\.')}\nArchitecture: amd64\n`));
-    assert.match(fields('amd64'), /^Depends: adduser, libc6 \(>= 2\.28\), libgcc-s1, libstdc\+\+6 \(>= \d+\)$/m);
-    assert.match(fields('armhf'), /^Architecture: armhf$/m);
-    assert.match(fields('armhf'), /^Depends: .*libatomic1/m);
+  it('names package, version, architecture and the libraries the runtime and its addons need', () => {
+    const fields = (file: string) => sh('dpkg-deb', ['--field', file, 'Package', 'Version', 'Architecture', 'Depends']);
+    // Node 24: its uWS addon needs glibc 2.38, so dpkg keeps it off Debian 12 (2.36).
+    assert.match(fields(deb('amd64')), new RegExp(`^Package: voice-hub\nVersion: ${v}\nArchitecture: amd64\nDepends: adduser, libc6 \\(>= 2\\.38\\), libgcc-s1, libstdc\\+\\+6 \\(>= \\d+\\)\n$`));
+    // The legacy builds: the same package, a version that sorts before the Node 24 one, Debian 12's glibc.
+    assert.match(fields(legacy('amd64')), new RegExp(`^Package: voice-hub\nVersion: ${v}~legacy\nArchitecture: amd64\nDepends: adduser, libc6 \\(>= 2\\.28\\), libgcc-s1, libstdc\\+\\+6 \\(>= \\d+\\)\n$`));
+    assert.equal(spawnSync('dpkg', ['--compare-versions', `${VERSION}~legacy`, 'lt', VERSION]).status, 0);
+    assert.match(fields(legacy('armhf')), /^Architecture: armhf$/m);
+    assert.match(fields(legacy('armhf')), /^Depends: .*libatomic1/m);
+    assert.match(sh('dpkg-deb', ['--field', legacy('amd64'), 'Description']), /legacy build: Node\.js 20, for Debian 12 and 32-bit ARM/);
+    assert.match(sh('dpkg-deb', ['--field', deb('amd64'), 'Description']), /Node\.js 24\.\d+\.\d+ included/);
   });
 
   it('installs the executable, the unit, the configuration as a conffile, docs and maintainer scripts', () => {
@@ -59,9 +67,11 @@ describe('Debian packages', () => {
   it('carries the very executable of make binaries, which runs from the unpacked package', () => {
     const root = tmpDir();
     sh('dpkg-deb', ['--extract', deb('amd64'), root]);
+    sh('dpkg-deb', ['--extract', legacy('amd64'), path.join(root, 'legacy')]);
     assert.ok(readFileSync(path.join(root, 'usr/bin/voice-hub')).equals(readFileSync(path.join(ROOT, 'dist/voice-hub-linux-x64'))));
-    assert.ok(readFileSync(path.join(root, 'usr/bin/voice-hub')).length > 0);
-    const version = sh(path.join(root, 'usr/bin/voice-hub'), ['--version'], { env: { PATH: '/usr/bin:/bin', CACHE_DIRECTORY: path.join(root, 'cache') } });
+    assert.ok(readFileSync(path.join(root, 'legacy/usr/bin/voice-hub')).equals(readFileSync(path.join(ROOT, 'dist/voice-hub-linux-x64-legacy'))));
+    // The legacy one runs here, on Debian 12 (the Node 24 one on Debian 13's libraries: executable-x64.test.ts).
+    const version = sh(path.join(root, 'legacy/usr/bin/voice-hub'), ['--version'], { env: { PATH: '/usr/bin:/bin', CACHE_DIRECTORY: path.join(root, 'cache') } });
     assert.match(version, new RegExp(`^voice-hub ${VERSION.replace(/\./g, '\\.')}$`, 'm'));
     assert.match(version, /^uWebSockets\.js native \(/m);
     const config = JSON.parse(readFileSync(path.join(root, 'etc/voice-hub/appsettings.json'), 'utf8'));
@@ -71,7 +81,7 @@ describe('Debian packages', () => {
   });
 
   it('is lintian clean at warning level, with the overrides it ships', () => {
-    const res = spawnSync('lintian', ['--fail-on', 'error,warning', '--tag-display-limit', '0', deb('amd64'), deb('armhf')], { encoding: 'utf8', timeout: 240_000 });
+    const res = spawnSync('lintian', ['--fail-on', 'error,warning', '--tag-display-limit', '0', deb('amd64'), legacy('amd64'), legacy('armhf')], { encoding: 'utf8', timeout: 240_000 });
     assert.equal(res.status, 0, res.stdout + res.stderr);
     assert.doesNotMatch(res.stdout, /^[EW]: /m);
   });
@@ -79,12 +89,14 @@ describe('Debian packages', () => {
 
 describe('make install (packaging/install.sh)', () => {
   it('stages executable, unit and configuration under DESTDIR, and keeps an existing configuration', () => {
-    assert.ok(existsSync(path.join(ROOT, 'dist/voice-hub-linux-x64')), 'run make binaries first');
+    assert.ok(existsSync(path.join(ROOT, 'dist/voice-hub-linux-x64-legacy')), 'run make binaries first');
     const dest = tmpDir();
     const env = { PATH: process.env.PATH, DESTDIR: dest, PREFIX: '/usr/local' };
     sh(path.join(ROOT, 'packaging/install.sh'), [], { env });
     const exe = path.join(dest, 'usr/local/bin/voice-hub');
     assert.equal(statSync(exe).mode & 0o777, 0o755);
+    // This Debian 12 machine (glibc 2.36) gets the Node 20 build: the Node 24 one would not start here.
+    assert.ok(readFileSync(exe).equals(readFileSync(path.join(ROOT, 'dist/voice-hub-linux-x64-legacy'))), 'the legacy build');
     const unit = readFileSync(path.join(dest, 'etc/systemd/system/voice-hub.service'), 'utf8');
     assert.match(unit, /^ExecStart=\/usr\/local\/bin\/voice-hub --config \/etc\/voice-hub\/appsettings\.json /m);
     const config = path.join(dest, 'etc/voice-hub/appsettings.json');

@@ -1,7 +1,10 @@
 // Runs the single executables of `make binaries` (dist/voice-hub-linux-*) the way users run them: each
 // copied ALONE into an empty folder (no dist/, no node_modules anywhere up the tree), started from an
-// empty working directory with an empty data dir, HOME and TMPDIR. x64 natively, ARM under qemu-user
-// with Debian's cross libraries as the target's root. Shared by the per-platform test files.
+// empty working directory with an empty data dir, HOME and TMPDIR, on the C library of the systems it
+// is for. The Node 24 builds (x64, arm64) on Debian 13's own libc6, libstdc++6 and libgcc-s1
+// (scripts/debian-libs.mjs): x64 through that root's dynamic loader, arm64 under qemu-user with that
+// root. The Node 20 `-legacy` builds on this Debian 12 machine's: x64 natively, ARM under qemu-user with
+// Debian 12's cross libraries as the target's root. Shared by the per-platform test files.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,15 +18,48 @@ import { tmpDir } from '../support/tmp.js';
 import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
 import { withTimeout } from '../support/wait.js';
+import { debianLibs, SUITE as DEBIAN13 } from '../../scripts/debian-libs.mjs';
+import { TARGETS, type Target } from '../../scripts/sea-runtime.mjs';
 
-export type Platform = 'x64' | 'arm64' | 'armv7';
+/** A key of scripts/sea-runtime.mjs TARGETS: dist/voice-hub-linux-<platform>. */
+export type Platform = 'x64' | 'arm64' | 'x64-legacy' | 'arm64-legacy' | 'armv7-legacy';
 
-const EMULATORS: Record<Platform, string[]> = {
-  x64: [],
-  arm64: ['qemu-aarch64', '-L', '/usr/aarch64-linux-gnu'],
-  armv7: ['qemu-arm', '-L', '/usr/arm-linux-gnueabihf'],
-};
-const NODE_ARCH: Record<Platform, string> = { x64: 'x64', arm64: 'arm64', armv7: 'arm' };
+/** How an executable is started here: the wrapper before it, words for the test names, the library root it must use. */
+interface Launcher {
+  readonly wrapper: string[];
+  readonly where: string;
+  readonly libRoot?: string;
+}
+
+/** How each executable is started here. */
+function launcher(platform: Platform): Launcher {
+  switch (platform) {
+    case 'x64': {
+      const libs = debianLibs('amd64');
+      return { wrapper: [libs.loader, '--library-path', libs.libDir], where: `on Debian 13 (${DEBIAN13}) libraries (${libs.versions.join(', ')})`, libRoot: libs.root };
+    }
+    case 'arm64': {
+      const libs = debianLibs('arm64');
+      return { wrapper: ['qemu-aarch64', '-L', libs.root], where: `under qemu-user on Debian 13 (${DEBIAN13}) libraries (${libs.versions.join(', ')})`, libRoot: libs.root };
+    }
+    case 'x64-legacy':
+      return { wrapper: [], where: 'natively on Debian 12' };
+    case 'arm64-legacy':
+      return { wrapper: ['qemu-aarch64', '-L', '/usr/aarch64-linux-gnu'], where: 'under qemu-user on Debian 12 libraries' };
+    case 'armv7-legacy':
+      return { wrapper: ['qemu-arm', '-L', '/usr/arm-linux-gnueabihf'], where: 'under qemu-user on Debian 12 libraries' };
+  }
+}
+const launchers = new Map<Platform, Launcher>();
+function launch(platform: Platform): Launcher {
+  if (!launchers.has(platform)) launchers.set(platform, launcher(platform));
+  return launchers.get(platform)!;
+}
+const emulated = (platform: Platform): boolean => launch(platform).wrapper[0]?.startsWith('qemu-') ?? false;
+
+const TARGET = TARGETS as Record<Platform, Target>;
+/** The uWS addon file an executable unpacks: its arch and its runtime's module ABI. */
+const addonOf = (platform: Platform): string => `uws_linux_${TARGET[platform].uwsArch}_${TARGET[platform].abi}`;
 /** Emulated start-up of an 80-95 MB executable on a shared 2-core machine: generous, still bounded. */
 const START_TIMEOUT_MS = 90_000;
 /** Hub calls of an emulated service answer within a few seconds; bounded all the same. */
@@ -62,8 +98,8 @@ export function sandbox(platform: Platform): Sandbox {
 }
 
 function command(sb: Sandbox, args: string[]): [string, string[]] {
-  const [emulator, ...rest] = EMULATORS[sb.platform];
-  return emulator ? [emulator, [...rest, sb.exe, ...args]] : [sb.exe, args];
+  const [wrapper, ...rest] = launch(sb.platform).wrapper;
+  return wrapper ? [wrapper, [...rest, sb.exe, ...args]] : [sb.exe, args];
 }
 
 export function runExecutable(sb: Sandbox, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -194,8 +230,7 @@ export function rssKiB(pid: number): number {
 }
 
 const packageVersion = (): string => (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-const describeName = (platform: Platform): string =>
-  `voice-hub-linux-${platform} copied alone into an empty folder${EMULATORS[platform].length ? ' (under qemu-user)' : ''}`;
+const describeName = (platform: Platform): string => `voice-hub-linux-${platform} copied alone into an empty folder, ${launch(platform).where}`;
 
 /**
  * What every executable must do on its own: start on an empty data dir and answer /health (database
@@ -206,8 +241,16 @@ export function aloneTest(platform: Platform): void {
     it('starts, answers /health, /swagger with its files and document, and a hub session', async (t: TestContext) => {
       const sb = sandbox(platform);
       const svc = await startExecutable(sb);
-      t.diagnostic(`${platform}: GET /health answered ${svc.firstAnswerMs.toFixed(0)} ms after spawn${EMULATORS[platform].length ? ' (emulated)' : ''}`);
-      assert.match(svc.output(), new RegExp(`native addon loaded from ${sb.env.TMPDIR}/voice-hub-\\d+/uws_linux_${NODE_ARCH[platform]}_115-[0-9a-f]{16}\\.node`));
+      t.diagnostic(`${platform}: GET /health answered ${svc.firstAnswerMs.toFixed(0)} ms after spawn${emulated(platform) ? ' (emulated)' : ''}`);
+      assert.match(svc.output(), new RegExp(`native addon loaded from ${sb.env.TMPDIR}/voice-hub-\\d+/${addonOf(platform)}-[0-9a-f]{16}\\.node`));
+      const { libRoot } = launch(platform);
+      if (libRoot) {
+        // The C library mapped into the process is the one of that root; natively no other (qemu-user
+        // itself, a program of this machine, maps this machine's too).
+        const libc = readFileSync(`/proc/${svc.proc.pid}/maps`, 'utf8').split('\n').map((l) => l.split(/\s+/)[5] ?? '').filter((f) => /\/libc\.so\.6$/.test(f));
+        const ours = (f: string): boolean => f.startsWith(`${libRoot}/`);
+        assert.ok(libc.some(ours) && (emulated(platform) || libc.every(ours)), `libc.so.6 mapped from ${[...new Set(libc)].join(', ') || 'nowhere'}`);
+      }
       await checkSwagger(svc.url, packageVersion());
       await checkHub(svc.url, `pi-${platform}`);
       assert.equal(await svc.stop(), 0, svc.output());
@@ -217,20 +260,20 @@ export function aloneTest(platform: Platform): void {
 }
 
 /**
- * x64 runs natively, so it goes further: its version and unpacked addon, a device kept across a restart
- * with an admin token it minted itself, MessagePack on the hub, and a voice round trip against its own
- * echo-server whose Opus is decoded by the wasm decoder inside the executable, sample-exact with libopus.
+ * x64 runs at native speed, so it goes further: its version and unpacked addon, and a device kept across
+ * a restart with an admin token it minted itself, MessagePack on the hub.
  */
 export function nativeTest(platform: Platform): void {
-  describe(`${describeName(platform)}, natively`, () => {
+  describe(`${describeName(platform)}: version and restart`, () => {
     it('reports its version, runtime and the native uWS addon it unpacked into CACHE_DIRECTORY', async () => {
       const sb = sandbox(platform);
       const cache = path.join(sb.cwd, 'cache');
       const res = await runExecutable(sb, ['--version'], { CACHE_DIRECTORY: cache });
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stdout, new RegExp(`^voice-hub ${packageVersion().replace(/\./g, '\\.')}$`, 'm'));
-      assert.match(res.stdout, new RegExp(`^platform linux-${NODE_ARCH[platform]}$`, 'm'));
-      assert.match(res.stdout, new RegExp(`^uWebSockets\\.js native \\(${cache}/uws_linux_${NODE_ARCH[platform]}_115-[0-9a-f]{16}\\.node\\)$`, 'm'));
+      assert.match(res.stdout, new RegExp(`^platform linux-${TARGET[platform].uwsArch}$`, 'm'));
+      assert.match(res.stdout, new RegExp(`^node v${TARGET[platform].pkg.split('@')[1]!.replace(/\./g, '\\.')}$`, 'm'));
+      assert.match(res.stdout, new RegExp(`^uWebSockets\\.js native \\(${cache}/${addonOf(platform)}-[0-9a-f]{16}\\.node\\)$`, 'm'));
       assert.deepEqual(readdirSync(cache).length, 1, 'one addon, no temp files left behind');
     });
 
@@ -249,7 +292,15 @@ export function nativeTest(platform: Platform): void {
       assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), [`pi-${platform}`]);
       assert.equal(await second.stop(), 0, second.output());
     });
+  });
+}
 
+/**
+ * The hub end to end: a voice round trip against the executable's own echo-server whose Opus is decoded
+ * by the wasm decoder inside the executable, sample-exact with libopus.
+ */
+export function voiceTest(platform: Platform): void {
+  describe(`${describeName(platform)}: the hub end to end`, () => {
     it('decodes Opus inside the executable: a voice round trip through its own echo-server', async () => {
       const sb = sandbox(platform);
       const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);

@@ -1,0 +1,277 @@
+// An amd64 .deb the way users get it: installed with dpkg into a fresh root of the Debian release it is
+// for (debootstrap, cached in .cache/debian-root/) in which systemd runs as PID 1, with the unit exactly
+// as shipped. The steps run in order and print what they saw, so the log shows unit state, /health, restart counts,
+// stop status and the upgrade. The root has its own network namespace: port 5000 is its own, and the
+// echo voice server (a copy of the executable outside the package) answers the health check's upstream.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readmeInstallCommands } from '../support/docs.js';
+import { ROOT } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+import { BootedRoot } from './booted-root.js';
+import { freshDebianRoot } from './debian-root.js';
+import { TARGETS } from '../../scripts/sea-runtime.mjs';
+
+const RELEASE = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const UNIT = 'voice-hub.service';
+const PROPS = ['ActiveState', 'SubState', 'MainPID', 'NRestarts', 'Result', 'ExecMainStatus'];
+/** The unit's own TimeoutStopSec: `systemctl stop` must be done well within it. */
+const STOP_TIMEOUT_S = 20;
+const ECHO_UNIT = `[Unit]
+Description=echo voice server for the test (the configuration's VoiceService.ServerUrl)
+[Service]
+ExecStart=/opt/echo/voice-hub echo-server --port 5050
+Environment=CACHE_DIRECTORY=/var/cache/voice-echo
+[Install]
+WantedBy=multi-user.target
+`;
+/** Test-only: a short watchdog so that the hung-loop check takes seconds, and no core of the abort. */
+const WATCHDOG_DROP_IN = '[Service]\nWatchdogSec=3s\nLimitCORE=0\n';
+
+/**
+ * The package of build `key` (scripts/sea-runtime.mjs), installed in a Debian `suite` root; with
+ * `fromLegacy`, last of all installed over that legacy build's package, as a user moving to it does.
+ */
+export function bootedRootSuite(suite: string, key: string, fromLegacy?: string): void {
+  const target = TARGETS[key];
+  assert.ok(target && target.debArch === 'amd64', `${key}: an amd64 build`);
+  // The package's own version: the legacy builds carry build-deb.mjs' `~legacy`.
+  const suffix = target.legacy ? '~legacy' : '';
+  const VERSION = `${RELEASE}${suffix}`;
+  const UPGRADE = `${RELEASE}+1${suffix}`;
+  // Bounded for a first run on a fresh machine under a parallel suite: debootstrap, three packages, the steps.
+  describe(`the .deb of voice-hub-linux-${key} installed and booted under systemd in Debian ${suite}`, { timeout: 600_000 }, () => {
+    let booted: BootedRoot;
+    /** What the set-up saw, printed by the first test (a suite hook has no diagnostics). */
+    const setup: string[] = [];
+    const debs = tmpDir();
+    const deb = (version: string): string => `voice-hub_${version}_amd64.deb`;
+
+    const health = (port = 5000): { line: string; status: number; body: { status?: string; entries?: Record<string, { status: string }> } } => {
+      const res = booted.run(['curl', '-sS', '-i', '--max-time', '15', `http://localhost:${port}/health`], { timeoutMs: 20_000 });
+      assert.equal(res.status, 0, `curl /health: exit ${res.status} ${res.stderr}`);
+      const [head = '', body = ''] = res.stdout.split(/\r\n\r\n/);
+      const line = head.split('\r\n')[0] ?? '';
+      return { line, status: Number(line.split(' ')[1]), body: JSON.parse(body) };
+    };
+    const summary = (h: ReturnType<typeof health>): string =>
+      `${h.line}; ${h.body.status} (${Object.entries(h.body.entries ?? {}).map(([k, v]) => `${k} ${v.status}`).join(', ')})`;
+    const journal = (): string => booted.run(['journalctl', '-b', '-u', UNIT, '--no-pager', '-o', 'short-monotonic']).stdout;
+
+    before(async () => {
+      assert.equal(process.getuid?.(), 0, 'needs root: debootstrap, namespaces, mounts');
+      const exe = path.join(ROOT, `dist/voice-hub-linux-${key}`);
+      for (const version of [RELEASE, `${RELEASE}+1`]) {
+        const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, ...(version === RELEASE ? [] : ['--version', version]), key];
+        execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
+      }
+      if (fromLegacy) {
+        const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, fromLegacy];
+        execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
+      }
+      const fresh = freshDebianRoot(suite);
+      setup.push(`root: ${fresh.how}`);
+      for (const version of [VERSION, UPGRADE, ...(fromLegacy ? [`${RELEASE}~legacy`] : [])]) copyFileSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
+      mkdirSync(path.join(fresh.root, 'opt/echo'));
+      copyFileSync(exe, path.join(fresh.root, 'opt/echo/voice-hub'));
+      writeFileSync(path.join(fresh.root, 'etc/systemd/system/voice-echo.service'), ECHO_UNIT);
+      execFileSync('ln', ['-s', '/etc/systemd/system/voice-echo.service', path.join(fresh.root, 'etc/systemd/system/multi-user.target.wants/voice-echo.service')]);
+      const boot = await BootedRoot.boot(fresh.root);
+      booted = boot.booted;
+      setup.push(`boot: systemd ${booted.sh('systemctl --version').split('\n')[0]?.split(' ')[1]} as PID 1: ${boot.state}`);
+      assert.equal(boot.state, 'running', booted.run(['systemctl', '--failed', '--no-pager']).stdout);
+    });
+
+    after(async () => {
+      await booted?.stop();
+    });
+
+    it('dpkg -i installs, enables and starts it; the start returns once it answers /health', (t: TestContext) => {
+      for (const line of setup) t.diagnostic(line);
+      const install = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+      assert.equal(install.status, 0, install.stdout + install.stderr);
+      // No waiting here: with Type=notify the postinst's start returns when the service listens.
+      const h = health();
+      t.diagnostic(`dpkg -i ${deb(VERSION)}: exit 0 in ${install.ms} ms; /health right after: ${summary(h)}`);
+      assert.equal(h.status, 200);
+      assert.equal(h.body.entries?.database?.status, 'Healthy');
+      assert.equal(h.body.entries?.['voice-service']?.status, 'Healthy');
+      const p = booted.show(UNIT, [...PROPS, 'UnitFileState', 'Type', 'WatchdogUSec']);
+      t.diagnostic(`unit: ${p.ActiveState} (${p.SubState}), ${p.UnitFileState}, Type=${p.Type}, WatchdogUSec=${p.WatchdogUSec}, MainPID ${p.MainPID}`);
+      assert.deepEqual([p.ActiveState, p.SubState, p.UnitFileState, p.Type, p.WatchdogUSec], ['active', 'running', 'enabled', 'notify', '30s']);
+    });
+
+    it('runs with the hardening as shipped: no drop-in, and PrivateUsers= really in force', (t: TestContext) => {
+      const p = booted.show(UNIT, ['DropInPaths', 'PrivateUsers', 'User', 'MainPID']);
+      assert.equal(p.DropInPaths, '');
+      assert.deepEqual([p.PrivateUsers, p.User], ['yes', 'voice-hub']);
+      // A private user namespace maps only root and the service user, not the whole uid range.
+      const map = booted.sh(`cat /proc/${p.MainPID}/uid_map`).trim().split('\n').map((l) => l.trim().split(/\s+/).join(' '));
+      t.diagnostic(`hardening: no directive relaxed; uid_map of the service: ${map.join(' | ')}`);
+      assert.notDeepEqual(map, ['0 0 4294967295']);
+      const uid = booted.sh('id -u voice-hub').trim();
+      assert.ok(map.includes(`${uid} ${uid} 1`), map.join('\n'));
+    });
+
+    it('PrivateUsers= needs a real root, not a chroot: why the harness uses pivot_root', (t: TestContext) => {
+      // The same root entered with chroot: the kernel refuses the new user namespace PrivateUsers= makes.
+      const chrooted = spawnSync('unshare', ['--mount', '--propagation', 'private', 'chroot', booted.root, 'unshare', '--user', 'true'], { encoding: 'utf8', timeout: 30_000 });
+      const pivoted = booted.run(['unshare', '--user', 'true']);
+      t.diagnostic(`new user namespace under chroot: exit ${chrooted.status} (${chrooted.stderr.trim()}); in the pivot_root-ed root: exit ${pivoted.status}`);
+      assert.equal(chrooted.status, 1);
+      assert.match(chrooted.stderr, /Operation not permitted/);
+      assert.equal(pivoted.status, 0, pivoted.stderr);
+    });
+
+    it('kill -9 of the main process is followed by a restart', async (t: TestContext) => {
+      const before = booted.show(UNIT, PROPS);
+      booted.signal(before.MainPID ?? '', 'KILL');
+      const p = await booted.waitFor(UNIT, PROPS, (q) => q.NRestarts === '1' && q.ActiveState === 'active' && q.SubState === 'running', 30_000);
+      const h = health();
+      t.diagnostic(`kill -9 ${before.MainPID}: NRestarts=${p.NRestarts}, ${p.ActiveState} (${p.SubState}), new MainPID ${p.MainPID}; /health: ${h.line}`);
+      assert.deepEqual([p.NRestarts, p.ActiveState, p.SubState], ['1', 'active', 'running'], journal());
+      assert.notEqual(p.MainPID, before.MainPID);
+      assert.equal(h.status, 200);
+    });
+
+    it('a hung event loop stops the watchdog pings: systemd aborts and restarts it', async (t: TestContext) => {
+      const dropIns = path.join(booted.root, `etc/systemd/system/${UNIT}.d`);
+      mkdirSync(dropIns);
+      writeFileSync(path.join(dropIns, 'test-watchdog.conf'), WATCHDOG_DROP_IN);
+      booted.sh(`systemctl daemon-reload && systemctl restart ${UNIT}`);
+      const before = booted.show(UNIT, PROPS);
+      // Long enough for several pings of a live loop: the watchdog must not fire while the loop runs.
+      await sleep(5_000);
+      assert.equal(booted.show(UNIT, PROPS).MainPID, before.MainPID, journal());
+      // SIGSTOP: the process is there, its loop runs no more.
+      booted.signal(before.MainPID ?? '', 'STOP');
+      const p = await booted.waitFor(UNIT, PROPS, (q) => Number(q.NRestarts) === Number(before.NRestarts) + 1 && q.SubState === 'running', 30_000);
+      const timeout = journal().split('\n').filter((l) => /watchdog timeout/i.test(l));
+      t.diagnostic(`SIGSTOP ${before.MainPID} with WatchdogSec=3s (test drop-in): "${timeout.at(-1)?.replace(/^\S+\s+\S+\s+/, '')}", NRestarts=${p.NRestarts}, new MainPID ${p.MainPID}`);
+      assert.equal(Number(p.NRestarts), Number(before.NRestarts) + 1, journal());
+      assert.notEqual(p.MainPID, before.MainPID);
+      assert.ok(timeout.length > 0, journal());
+      booted.sh(`rm -r /etc/systemd/system/${UNIT}.d && systemctl daemon-reload`);
+    });
+
+    it('systemctl stop returns 0 within the timeout, the service exiting 0 by itself', (t: TestContext) => {
+      const logged = journal().length;
+      const stop = booted.run(['systemctl', 'stop', UNIT], { timeoutMs: (STOP_TIMEOUT_S + 10) * 1000 });
+      const p = booted.show(UNIT, [...PROPS, 'ExecMainCode']);
+      t.diagnostic(`systemctl stop: exit ${stop.status} in ${stop.ms} ms; ${p.ActiveState}, Result=${p.Result}, ExecMainStatus=${p.ExecMainStatus}`);
+      assert.equal(stop.status, 0, stop.stderr);
+      assert.ok(stop.ms < STOP_TIMEOUT_S * 1000, `${stop.ms} ms`);
+      // ExecMainCode 1 is CLD_EXITED: it exited, it was not killed.
+      assert.deepEqual([p.ActiveState, p.Result, p.ExecMainCode, p.ExecMainStatus], ['inactive', 'success', '1', '0'], journal());
+      assert.match(journal().slice(logged), /SIGTERM received: draining and flushing/);
+    });
+
+    it('systemctl start returns once it answers', (t: TestContext) => {
+      const start = booted.run(['systemctl', 'start', UNIT], { timeoutMs: 120_000 });
+      assert.equal(start.status, 0, start.stderr);
+      const h = health();
+      t.diagnostic(`systemctl start: exit 0 in ${start.ms} ms; /health right after: ${h.line}`);
+      assert.equal(h.status, 200);
+    });
+
+    it('dpkg -i of a newer version keeps the database, the signing key and an edited configuration', (t: TestContext) => {
+      const register = JSON.parse(
+        booted.sh(`curl -sS --fail-with-body --max-time 15 -H 'Content-Type: application/json' -d '{"deviceId":"pi-kitchen","deviceName":"Kitchen","deviceType":"speaker"}' http://localhost:5000/api/device/register`),
+      ) as { deviceToken: string };
+      const key = (): string => booted.sh('sha256sum /var/lib/voice-hub/signing.key').split(' ')[0] ?? '';
+      const keyBefore = key();
+      // The admin's edit: another port. dpkg must keep it (a conffile) and the service must use it.
+      booted.sh(`sed -i 's/"Port": 5000,/"Port": 5080,/' /etc/voice-hub/appsettings.json`);
+      const edited = booted.sh('cat /etc/voice-hub/appsettings.json');
+      assert.match(edited, /"Port": 5080,/);
+
+      const upgrade = booted.run(['dpkg', '-i', `/root/${deb(UPGRADE)}`], { timeoutMs: 120_000 });
+      assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
+      const installed = booted.sh("dpkg-query -W -f '${Version}' voice-hub");
+      const h = health(5080);
+      const status = booted.run(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '15', '-X', 'PUT', '-H', 'Content-Type: application/json',
+        '-H', `Authorization: Bearer ${register.deviceToken}`, '-d', '{"status":"online","batteryLevel":80}', 'http://localhost:5080/api/device/pi-kitchen/status']).stdout;
+      const config = booted.sh('stat -c "%a %U:%G" /etc/voice-hub/appsettings.json').trim();
+      t.diagnostic(`upgrade ${VERSION} -> ${installed}: dpkg exit 0 in ${upgrade.ms} ms; configuration kept (port 5080, ${config}); /health on 5080 right after: ${h.line}; signing key ${key() === keyBefore ? 'kept' : 'CHANGED'}; device token from before: PUT status ${status}`);
+      assert.equal(installed, UPGRADE);
+      assert.equal(booted.sh('cat /etc/voice-hub/appsettings.json'), edited);
+      assert.equal(config, '640 root:voice-hub');
+      assert.equal(h.status, 200);
+      assert.equal(key(), keyBefore);
+      // 200: the token still verifies (same key) and the device is still in the database.
+      assert.equal(status, '200');
+      assert.equal(booted.show(UNIT, ['ActiveState']).ActiveState, 'active');
+    });
+
+    it('apt remove keeps configuration and data; apt purge removes them, the unit and its state, and keeps the user', (t: TestContext) => {
+      const remove = booted.run(['apt-get', 'remove', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+      assert.equal(remove.status, 0, remove.stdout + remove.stderr);
+      const exists = (p: string): boolean => booted.run(['test', '-e', p]).status === 0;
+      assert.equal(exists('/usr/bin/voice-hub'), false);
+      assert.equal(booted.show(UNIT, ['ActiveState']).ActiveState, 'inactive');
+      for (const kept of ['/etc/voice-hub/appsettings.json', '/var/lib/voice-hub/voice-hub.db', '/var/lib/voice-hub/signing.key']) assert.ok(exists(kept), kept);
+
+      const purge = booted.run(['apt-get', 'purge', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+      assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+      const gone = ['/etc/voice-hub', '/var/lib/voice-hub', '/var/cache/voice-hub', '/lib/systemd/system/voice-hub.service', '/etc/systemd/system/multi-user.target.wants/voice-hub.service'];
+      const left = gone.filter(exists);
+      const user = booted.run(['getent', 'passwd', 'voice-hub']).stdout.trim();
+      const state = booted.run(['dpkg-query', '-W', '-f', '${db:Status-Status}', 'voice-hub']);
+      const statoverride = booted.run(['dpkg-statoverride', '--list', '/etc/voice-hub/appsettings.json']);
+      t.diagnostic(`apt remove: exit 0, configuration and data kept; apt purge: exit 0, left of ${gone.length} paths: ${left.length ? left.join(', ') : 'none'}; user kept: ${user}`);
+      assert.deepEqual(left, []);
+      assert.match(user, /^voice-hub:x:\d+:\d+::\/var\/lib\/voice-hub:\/usr\/sbin\/nologin$/);
+      assert.notEqual(state.stdout, 'installed');
+      assert.equal(statoverride.status, 1, statoverride.stdout);
+      assert.equal(booted.show(UNIT, ['LoadState']).LoadState, 'not-found');
+    });
+
+    it("the README's three install commands work as written (with this machine's architecture)", (t: TestContext) => {
+      const commands = readmeInstallCommands();
+      assert.deepEqual(commands.map((c) => c.split(' ').slice(0, 2).join(' ')), ['sudo apt', 'systemctl status', 'curl http://localhost:5000/health']);
+      for (const command of commands) {
+        // As root there is no sudo; this machine is amd64, the README's example a 64-bit Pi.
+        const local = command.replace(/^sudo /, '').replace(/voice-hub_[^ ]*_arm64\.deb/, deb(VERSION));
+        const res = booted.run(['sh', '-c', `cd /root && ${local}`], { timeoutMs: 120_000 });
+        t.diagnostic(`$ ${local}: exit ${res.status}${command.startsWith('curl') ? `: ${res.stdout.slice(0, 60)}...` : ''}`);
+        assert.equal(res.status, 0, res.stdout + res.stderr);
+        if (command.startsWith('systemctl')) assert.match(res.stdout, /Active: active \(running\)/);
+        if (command.startsWith('curl')) assert.match(JSON.parse(res.stdout).status, /^(Healthy|Degraded)$/);
+      }
+    });
+    if (fromLegacy) {
+      it(`installed over the legacy package (${fromLegacy}) it is an upgrade: one package, data and signing key kept`, (t: TestContext) => {
+        const legacy = `${RELEASE}~legacy`;
+        const purge = booted.run(['apt-get', 'purge', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+        assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+        const before = journal().length;
+        const first = booted.run(['dpkg', '-i', `/root/${deb(legacy)}`], { timeoutMs: 120_000 });
+        assert.equal(first.status, 0, first.stdout + first.stderr);
+        const register = JSON.parse(
+          booted.sh(`curl -sS --fail-with-body --max-time 15 -H 'Content-Type: application/json' -d '{"deviceId":"pi-hall","deviceName":"Hall","deviceType":"speaker"}' http://localhost:5000/api/device/register`),
+        ) as { deviceToken: string };
+        const key = (): string => booted.sh('sha256sum /var/lib/voice-hub/signing.key').split(' ')[0] ?? '';
+        const keyBefore = key();
+        const legacyLog = journal().slice(before);
+        assert.match(legacyLog, /native addon loaded from \S+uws_linux_x64_115-[0-9a-f]{16}\.node \(Node v20\./);
+        const upgrade = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+        assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
+        const installed = booted.run(['dpkg-query', '-W', '-f', '${Package} ${Version}\n', 'voice-hub*']).stdout.trim();
+        const h = health();
+        const status = booted.run(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '15', '-X', 'PUT', '-H', 'Content-Type: application/json',
+          '-H', `Authorization: Bearer ${register.deviceToken}`, '-d', '{"status":"online","batteryLevel":80}', 'http://localhost:5000/api/device/pi-hall/status']).stdout;
+        const unpacked = /^Preparing to unpack .*\n.*$/m.exec(upgrade.stdout)?.[0].replace(/\n/g, '; ') ?? '';
+        t.diagnostic(`dpkg -i ${deb(VERSION)} over ${legacy}: exit 0 (${unpacked}); installed: ${installed}; /health: ${h.line}; signing key ${key() === keyBefore ? 'kept' : 'CHANGED'}; device token from before: PUT status ${status}`);
+        assert.equal(installed, `voice-hub ${VERSION}`);
+        assert.equal(h.status, 200);
+        assert.equal(key(), keyBefore);
+        assert.equal(status, '200');
+        assert.match(journal().slice(before + legacyLog.length), /native addon loaded from \S+uws_linux_x64_137-[0-9a-f]{16}\.node \(Node v24\./);
+      });
+    }
+  });
+}
