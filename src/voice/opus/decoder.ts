@@ -6,7 +6,7 @@
 import { OpusDecoder } from 'opus-decoder';
 import { DomainError, errorText } from '../../errors.js';
 import { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate } from '../../opus-format.js';
-import { newSoftClipMemory, toInt16Pcm, type SoftClipMemory } from './pcm.js';
+import { newSoftClipMemory, toInt16Pcm, type PcmAlloc, type SoftClipMemory } from './pcm.js';
 
 // The decoder's callers take the format facts from here, with the decoder they describe.
 export { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate };
@@ -16,7 +16,7 @@ export const MAX_PACKET_BYTES_PER_CHANNEL = 3840;
 
 export type DecoderState = 'Unconfigured' | 'Configuring' | 'Ready' | 'Freed';
 
-function checkFormat(sampleRate: number, channels: number): void {
+export function checkFormat(sampleRate: number, channels: number): void {
   if (!isOpusSampleRate(sampleRate)) {
     throw new DomainError('invalid_argument', `unsupported Opus sample rate ${sampleRate}: use one of ${OPUS_SAMPLE_RATES.join(', ')}`);
   }
@@ -73,8 +73,8 @@ export class SessionOpusDecoder {
     this.stateValue = 'Ready';
   }
 
-  /** Decodes one Opus packet to 16-bit little-endian interleaved PCM. */
-  decode(packet: Uint8Array): Buffer {
+  /** Decodes one Opus packet to 16-bit little-endian interleaved PCM (in memory from `alloc`, if given). */
+  decode(packet: Uint8Array, alloc?: PcmAlloc): Buffer {
     const decoder = this.decoder;
     if (this.stateValue !== 'Ready' || !decoder) {
       throw new DomainError('unavailable', `Opus decoder is not ready (${this.stateValue})`);
@@ -99,7 +99,7 @@ export class SessionOpusDecoder {
     // The output is planar (channel c at c * samples); views, not copies, of the decoder's own memory.
     const out = internals._output.buf;
     const planes = this.channelCount === 1 ? [out.subarray(0, samples)] : [out.subarray(0, samples), out.subarray(samples, 2 * samples)];
-    return toInt16Pcm(planes, samples, this.clipMemory);
+    return toInt16Pcm(planes, samples, this.clipMemory, alloc);
   }
 
   /** Releases the wasm memory. Idempotent; the decoder cannot be used afterwards. */
