@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
-import { groupTopic, type GroupRegistry } from './groups.js';
+import type { GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
 import type { ThrottledLog } from './log-throttle.js';
 import type { MessageBudget } from './rate-limit.js';
@@ -27,10 +27,12 @@ import type { HubCallContext } from './types.js';
 
 /** What the connection needs from the transport; uws-hub.ts adapts a uWS WebSocket to it. */
 export interface HubSocket {
-  /** Sends one frame; false when the transport dropped it (its back-pressure limit). */
+  /**
+   * Sends one frame, or queues it to go out with the others of this event-loop turn; false when the
+   * transport dropped it (its back-pressure limit). A drop found later is told to transportDropped().
+   */
   send(data: string | Uint8Array, binary: boolean): boolean;
-  subscribe(topic: string): void;
-  unsubscribe(topic: string): void;
+  /** Bytes not yet handed to the network, queued ones included. */
   bufferedAmount(): number;
   /** Closes the WebSocket with a normal closure. */
   end(): void;
@@ -167,12 +169,23 @@ export class HubConnection {
       this.env.logger.error(`cannot encode message type ${message.type} for ${this.connectionId}: ${e instanceof Error ? e.message : String(e)}`);
       return;
     }
+    this.sendFrame(data);
+  }
+
+  /**
+   * Every message frame, encoded in this connection's protocol, reaches the transport here, whether made
+   * for this connection alone or once for a whole group: the place for whatever must see each frame a
+   * connection is sent (counting, a replay buffer).
+   */
+  sendFrame(data: string | Uint8Array): void {
+    const protocol = this.protocolValue;
+    if (this.stateValue !== ConnectionState.Connected || !protocol) return;
     this.afterSend(this.socket.send(data, protocol.binary));
   }
 
-  /** Bookkeeping for a frame that reached this connection through a group publish. */
-  afterPublish(): void {
-    if (this.stateValue === ConnectionState.Connected) this.afterSend(true);
+  /** The transport dropped a frame it had accepted (its back-pressure limit): the client is too slow. */
+  transportDropped(): void {
+    this.closeTooSlow();
   }
 
   /** Timers, driven by the hub's heartbeat: handshake timeout, client timeout, back-pressure, keep-alive. */
@@ -308,7 +321,7 @@ export class HubConnection {
       this.env.logger.error(`'${target}' result cannot be encoded: ${e instanceof Error ? e.message : String(e)}`);
       data = protocol.encode(completionWithError(completion.invocationId, ErrorText.invocationFailed(target)));
     }
-    this.afterSend(this.socket.send(data, protocol.binary));
+    this.sendFrame(data);
   }
 
   private afterSend(accepted: boolean): void {
@@ -337,7 +350,7 @@ export class HubConnection {
   private joinGroup(name: string): void {
     const protocol = this.protocolValue;
     if (this.stateValue !== ConnectionState.Connected || !protocol) return;
-    if (this.env.groups.add(name, this)) this.socket.subscribe(groupTopic(name, protocol.name));
+    this.env.groups.add(name, this);
     // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
     // the device token): from now on it gets the budget of an authenticated client.
     this.authenticated = true;
@@ -345,8 +358,6 @@ export class HubConnection {
   }
 
   private leaveGroup(name: string): void {
-    const protocol = this.protocolValue;
-    if (!this.env.groups.remove(name, this)) return;
-    if (this.stateValue === ConnectionState.Connected && protocol) this.socket.unsubscribe(groupTopic(name, protocol.name));
+    this.env.groups.remove(name, this);
   }
 }

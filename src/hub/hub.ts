@@ -1,10 +1,10 @@
 // The transport-free core of the hub: live connections, negotiations, groups, the heartbeat that
 // drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
-// (uws-hub.ts) feeds it sockets and gives it `publish`.
+// (uws-hub.ts) feeds it sockets.
 import { HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
 import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
-import { GroupRegistry, groupTopic } from './groups.js';
+import { GroupRegistry } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
 import { ThrottledLog } from './log-throttle.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
@@ -21,8 +21,6 @@ export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
   Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
-export type Publish = (topic: string, data: string | Uint8Array, binary: boolean) => void;
-
 export class HubCore {
   readonly negotiations: NegotiationStore;
   readonly env: ConnectionEnv;
@@ -32,10 +30,7 @@ export class HubCore {
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly options: HubOptions,
-    private readonly publish: Publish,
-  ) {
+  constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
@@ -126,26 +121,35 @@ export class HubCore {
     },
   };
 
-  /** Encodes once per protocol present in the group and publishes to that protocol's topic. */
+  /**
+   * Encodes once per protocol present in the group (on first need), then hands the same frame to each
+   * member: each connection's sendFrame() is where an encoded frame becomes its own.
+   */
   private sendToGroup(group: string, target: string, args: unknown[]): void {
-    const members = this.groups.members(group);
-    if (members.length === 0) return;
+    const members = this.groups.membersOf(group);
+    if (!members) return;
     const message = invocation(target, args);
-    const present = new Set<ProtocolName>();
-    for (const member of members) if (member.protocol) present.add(member.protocol.name);
-    for (const name of present) {
-      const protocol = this.protocols[name];
-      let data: string | Uint8Array;
-      try {
-        data = protocol.encode(message);
-      } catch (e) {
-        this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
-        return;
+    let json: string | Uint8Array | undefined;
+    let messagepack: string | Uint8Array | undefined;
+    const failed = new Set<ProtocolName>();
+    // A member that is closed while this runs (too slow) leaves the set: Set iteration allows that.
+    for (const member of members) {
+      const protocol = member.protocol;
+      if (!protocol || failed.has(protocol.name)) continue;
+      let data = protocol.name === 'json' ? json : messagepack;
+      if (data === undefined) {
+        try {
+          data = protocol.encode(message);
+        } catch (e) {
+          failed.add(protocol.name);
+          this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
+          continue;
+        }
+        if (protocol.name === 'json') json = data;
+        else messagepack = data;
       }
-      this.publish(groupTopic(group, name), data, protocol.binary);
+      member.sendFrame(data);
     }
-    // uWS skips subscribers over their back-pressure limit silently: check each member now.
-    for (const member of members) member.afterPublish();
   }
 
   private ensureTimer(): void {
