@@ -9,6 +9,8 @@ import WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
+import { corkForTurn, rawSocket } from './turn-cork.js';
+import type { Socket } from 'node:net';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -55,6 +57,8 @@ export class UpstreamVoiceLink {
   readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0 };
   private stateValue: LinkState = 'Idle';
   private socket: WebSocket | undefined;
+  /** The TCP socket under `socket`, corked per turn so that a turn's frames leave in one write. */
+  private raw: Socket | undefined;
   /** Aborts the connection attempt in progress, if any. */
   private abortAttempt: ((reason: string) => void) | undefined;
   /** Ends the wait before the next reconnect attempt early. */
@@ -141,6 +145,7 @@ export class UpstreamVoiceLink {
   }
 
   private send(socket: WebSocket, frame: string): void {
+    if (this.raw) corkForTurn(this.raw);
     socket.send(frame);
     this.stats.framesSent++;
   }
@@ -178,7 +183,15 @@ export class UpstreamVoiceLink {
       socket.once('error', (err) => fail(errorText(err)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
+        let raw: Socket;
+        try {
+          raw = rawSocket(socket);
+        } catch (e) {
+          fail(errorText(e));
+          return;
+        }
         settle();
+        this.raw = raw;
         this.attach(socket);
         socket.send(encodeStart(this.options.start));
         this.stats.framesSent++;
