@@ -250,10 +250,12 @@ export function nativeTest(platform: Platform): void {
       assert.equal(await second.stop(), 0, second.output());
     });
 
-    it('decodes Opus inside the executable: a voice round trip through its own echo-server', async () => {
+    // Both ways of decoding: on a decoder thread (whose code the executable carries as a string, since a
+    // Worker cannot be started from a file inside it) and on the event loop.
+    for (const threads of [1, 0]) it(`decodes Opus inside the executable (DecoderThreads ${threads}): a voice round trip through its own echo-server`, async () => {
       const sb = sandbox(platform);
       const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);
-      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`]);
+      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`, '--VoiceService.DecoderThreads', String(threads)]);
       const deviceId = `pi-${platform}-voice`;
       const token = await registerDevice(svc.url, deviceId);
       const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId, userId: 'user-1' }, token });
