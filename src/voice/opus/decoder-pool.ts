@@ -8,7 +8,7 @@
 import type { Worker } from 'node:worker_threads';
 import { DomainError, errorText } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import type { DecodeJob, DecodeResult, ToPool, ToThread } from './decode-messages.js';
+import { JOB_FIELDS, Op, RESULT_FIELDS, type DecodeResult, type ToPool, type ToThread } from './decode-messages.js';
 import { startDecodeThread } from './decode-thread.js';
 import { SessionOpusDecoder, checkFormat, type DecoderState } from './decoder.js';
 
@@ -106,8 +106,10 @@ class DecodeThread {
   private worker: Worker;
   /** What each job sent and not yet answered is waiting for, in order. */
   private readonly waiting: ((result: DecodeResult) => void)[] = [];
-  private outgoing: DecodeJob[] = [];
-  private transfer: ArrayBuffer[] = [];
+  /** This turn's jobs (JOB_FIELDS numbers each) and the packets of its decode jobs. */
+  private jobs: number[] = [];
+  private packets: Uint8Array[] = [];
+  private packetBytes = 0;
   private stopping = false;
 
   constructor(
@@ -118,30 +120,43 @@ class DecodeThread {
     this.worker = this.start();
   }
 
-  /** Queues a job (sent at the end of the turn); false when the queue is full. `bounded`: a packet. */
-  submit(job: DecodeJob, onResult: ((result: DecodeResult) => void) | undefined, bounded: boolean): boolean {
+  /**
+   * Queues a job, sent at the end of the turn; `onResult` for every job but close. False when a packet
+   * (`bounded`) finds the queue full.
+   */
+  submit(op: Op, key: number, a: number, b: number, packet: Uint8Array | undefined, onResult: ((result: DecodeResult) => void) | undefined, bounded: boolean): boolean {
     if (this.stopping) {
-      onResult?.({ op: 'lost', error: 'the Opus decoders have been shut down' });
+      onResult?.({ ok: false, error: 'the Opus decoders have been shut down', lost: true });
       return true;
     }
     if (bounded && this.waiting.length >= this.options.queuePerThread) {
       this.pool.stats.refused++;
       return false;
     }
-    this.outgoing.push(job);
-    if (job.op === 'decode') this.transfer.push(job.packet.buffer as ArrayBuffer);
+    this.jobs.push(op, key, a, b);
+    if (packet) {
+      this.packets.push(packet);
+      this.packetBytes += packet.length;
+    }
     if (onResult) this.waiting.push(onResult);
     this.pool.scheduleFlush();
     return true;
   }
 
   flush(): void {
-    if (this.outgoing.length === 0 || this.stopping) return;
-    const message: ToThread = { jobs: this.outgoing };
-    const transfer = this.transfer;
-    this.outgoing = [];
-    this.transfer = [];
-    this.worker.postMessage(message, transfer);
+    if (this.jobs.length === 0 || this.stopping) return;
+    // The packets are copied once, into the batch's own ArrayBuffer: they may be views of Node's shared pool.
+    const packets = new Uint8Array(this.packetBytes);
+    let offset = 0;
+    for (const packet of this.packets) {
+      packets.set(packet, offset);
+      offset += packet.length;
+    }
+    const message: ToThread = { jobs: this.jobs, packets: packets.buffer };
+    this.jobs = [];
+    this.packets = [];
+    this.packetBytes = 0;
+    this.worker.postMessage(message, [packets.buffer]);
   }
 
   async stop(): Promise<void> {
@@ -155,8 +170,7 @@ class DecodeThread {
     // The sockets keep the service running; a decoder thread alone must not keep a process alive.
     worker.unref();
     worker.on('message', (message: ToPool) => {
-      if (worker !== this.worker) return;
-      for (const result of message.results) this.waiting.shift()?.(result);
+      if (worker === this.worker) this.answered(message);
     });
     worker.on('error', (e) => {
       if (worker === this.worker && !this.stopping) this.options.logger.error(`Opus decoder thread ${this.index + 1} failed: ${e.stack ?? errorText(e)}`);
@@ -167,11 +181,27 @@ class DecodeThread {
     return worker;
   }
 
+  /** A batch of results: each to the job waiting for it; the PCM as views of the one buffer, not copies. */
+  private answered({ results, errors, pcm }: ToPool): void {
+    let failures = 0;
+    for (let r = 0; r < results.length; r += RESULT_FIELDS) {
+      const onResult = this.waiting.shift();
+      if (!onResult) return;
+      if (results[r] === 1) {
+        const bytes = results[r + 2]!;
+        onResult({ ok: true, pcm: bytes > 0 ? Buffer.from(pcm, results[r + 1]!, bytes) : undefined });
+      } else {
+        onResult({ ok: false, error: errors[failures++] ?? 'failed', lost: false });
+      }
+    }
+  }
+
   /** The thread died: what it held is lost, its sessions start again on a new thread. */
   private replace(code: number): void {
     this.pool.stats.threadFailures++;
-    this.outgoing = [];
-    this.transfer = [];
+    this.jobs = [];
+    this.packets = [];
+    this.packetBytes = 0;
     this.failWaiting(`the decoder thread stopped (exit code ${code})`);
     this.generation++;
     this.options.logger.warn(`Opus decoder thread ${this.index + 1} stopped with exit code ${code}; starting a new one (its ${this.sessions} sessions rebuild their decoders)`);
@@ -180,7 +210,7 @@ class DecodeThread {
 
   private failWaiting(reason: string): void {
     const waiting = this.waiting.splice(0);
-    for (const onResult of waiting) onResult({ op: 'lost', error: reason });
+    for (const onResult of waiting) onResult({ ok: false, error: reason, lost: true });
   }
 }
 
@@ -213,10 +243,10 @@ class ThreadDecoder implements AudioDecoder {
     const attempt = ++this.configuring;
     this.stateValue = 'Configuring';
     return new Promise((resolve, reject) => {
-      this.thread.submit({ op: 'open', key: this.key, sampleRate, channels }, (result) => {
+      this.thread.submit(Op.Open, this.key, sampleRate, channels, undefined, (result) => {
         // free() or another reconfigure() came meanwhile: this one no longer matters.
         if (attempt !== this.configuring || this.stateValue === 'Freed') return resolve();
-        if (result.error !== undefined) {
+        if (!result.ok) {
           this.stateValue = 'Unconfigured';
           return reject(new DomainError('unavailable', `Opus decoder could not be initialised: ${result.error}`));
         }
@@ -234,12 +264,10 @@ class ThreadDecoder implements AudioDecoder {
       done(new DomainError('unavailable', `Opus decoder is not ready (${this.state})`), undefined);
       return true;
     }
-    // A copy in an ArrayBuffer of its own, transferred: the packet may be a view of Node's shared pool.
-    return this.thread.submit({ op: 'decode', key: this.key, packet: new Uint8Array(packet) }, (result) => {
-      if (result.op === 'lost') return done(new DecoderThreadError(result.error), undefined);
-      if (result.op !== 'decode') return done(new Error('decoder thread answered out of order'), undefined);
-      if (result.pcm) return done(undefined, Buffer.from(result.pcm));
-      done(new DomainError('invalid_argument', result.error ?? 'no PCM'), undefined);
+    return this.thread.submit(Op.Decode, this.key, packet.length, 0, packet, (result) => {
+      if (result.ok && result.pcm) return done(undefined, result.pcm);
+      if (result.ok) return done(new DomainError('invalid_argument', 'corrupt Opus packet: no samples decoded'), undefined);
+      done(result.lost ? new DecoderThreadError(result.error) : new DomainError('invalid_argument', result.error), undefined);
     }, true);
   }
 
@@ -248,7 +276,7 @@ class ThreadDecoder implements AudioDecoder {
     this.stateValue = 'Freed';
     this.configuring++;
     this.thread.sessions--;
-    this.thread.submit({ op: 'close', key: this.key }, undefined, false);
+    this.thread.submit(Op.Close, this.key, 0, 0, undefined, undefined, false);
   }
 }
 
