@@ -10,6 +10,7 @@ export function sessionBudgets(voice: AppConfig['VoiceService']): SessionBudgets
       queuePackets: voice.DecodeQueuePackets,
       queueBytes: voice.DecodeQueueBytes,
       rebuildsPerSecond: voice.DecoderRebuildsPerSecond,
+      inFlightFrames: voice.DecoderQueuePerThread,
     },
     reconnect: {
       attempts: voice.ReconnectAttempts,

@@ -3,7 +3,7 @@
 // error frames become session events. Decoding happens at once (inline) or on a decoder thread
 // (decoder-pool.ts); frames behind a packet still being decoded wait for it in `outbox`, so that events
 // keep the upstream's order. A format change rebuilds the Opus decoder (asynchronous), and frames that
-// arrive meanwhile wait in a queue; both waits together are bounded in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
+// arrive meanwhile wait in a queue bounded in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
 // otherwise make every packet pay for a new decoder while the queue behind it grew without limit. What
 // does not fit is dropped, counted and reported once per burst (upstream-drops.ts).
 import { errorText } from '../errors.js';
@@ -13,11 +13,14 @@ import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
 import type { UpstreamMessage } from '../upstream/protocol.js';
 
-/** VoiceService.DecodeQueuePackets, DecodeQueueBytes and DecoderRebuildsPerSecond. */
+/** VoiceService.DecodeQueuePackets, DecodeQueueBytes, DecoderRebuildsPerSecond and DecoderQueuePerThread. */
 export interface DecodeBudget {
+  /** Frames (and bytes) that may wait behind a decoder rebuild. */
   queuePackets: number;
   queueBytes: number;
   rebuildsPerSecond: number;
+  /** Frames that may wait behind packets still being decoded on a thread. */
+  inFlightFrames: number;
 }
 
 export interface InboundStats {
@@ -72,17 +75,23 @@ export class UpstreamInbound {
 
   /** One frame from upstream: delivered now, queued behind a rebuild, or dropped. */
   push(message: UpstreamMessage): void {
-    const { queuePackets, queueBytes } = this.options.budget;
-    const bytes = sizeOf(message);
-    const frames = this.queue.length + this.outbox.length;
-    const waitingBytes = this.queuedBytes + this.outboxBytes;
-    if ((this.rebuilding || this.outbox.length > 0) && (frames >= queuePackets || waitingBytes + bytes > queueBytes)) {
-      return this.drop('queue', `upstream ${message.kind} dropped: the decode queue is full (${frames} frames, ${waitingBytes} bytes waiting for the decoder)`);
+    const { queuePackets, queueBytes, inFlightFrames } = this.options.budget;
+    if (this.rebuilding) {
+      const bytes = sizeOf(message);
+      if (this.queue.length >= queuePackets || this.queuedBytes + bytes > queueBytes) {
+        return this.drop('queue', `upstream ${message.kind} dropped: the decode queue is full (${this.queue.length} frames, ${this.queuedBytes} bytes waiting for the decoder)`);
+      }
+      this.queue.push(message);
+      this.queuedBytes += bytes;
+      if (this.queue.length > this.stats.queuePeak) this.stats.queuePeak = this.queue.length;
+      return;
     }
-    if (!this.rebuilding) return this.handle(message);
-    this.queue.push(message);
-    this.queuedBytes += bytes;
-    if (this.queue.length > this.stats.queuePeak) this.stats.queuePeak = this.queue.length;
+    // Behind packets still on a decoder thread: as many as a thread may hold, so that a burst (speech
+    // synthesised faster than real time) goes through whole, while a flood still meets a limit.
+    if (this.outbox.length >= inFlightFrames) {
+      return this.drop('queue', `upstream ${message.kind} dropped: the decoder is behind (${this.outbox.length} frames, ${this.outboxBytes} bytes waiting for it)`);
+    }
+    this.handle(message);
   }
 
   /** The session ended: queued frames are let go and a drop burst in progress is logged. */

@@ -35,7 +35,7 @@ function pool(t: TestContext, options: Partial<DecoderPoolOptions> = {}) {
 }
 
 /** A session's inbound side on `decoder`, recording what its group would be sent. */
-async function session(t: TestContext, decoder: AudioDecoder, queuePackets = 1000) {
+async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2048) {
   await decoder.reconfigure(16000, 1);
   const events: { target: string; payload: unknown }[] = [];
   const { logger, lines } = recordingLogger();
@@ -43,7 +43,7 @@ async function session(t: TestContext, decoder: AudioDecoder, queuePackets = 100
     sessionId: 's',
     decoder,
     format: { sampleRate: 16000, channels: 1 },
-    budget: { queuePackets, queueBytes: 64 * 1024 * 1024, rebuildsPerSecond: 4 },
+    budget: { queuePackets: 32, queueBytes: 256 * 1024, rebuildsPerSecond: 4, inFlightFrames },
     emit: (event) => {
       const out = hubEventOf(event);
       if (out) events.push({ target: out.target, payload: out.payload });
@@ -111,13 +111,24 @@ test('a full thread queue refuses packets: dropped and counted, one Error per bu
   await waitUntil(() => s.of('AudioResponse').length === 5, 'a packet after the queue drained');
 });
 
-test('the session bounds its own waiting frames too (DecodeQueuePackets)', async (t) => {
+test('a burst far larger than the rebuild queue (DecodeQueuePackets 32) goes through whole', async (t) => {
+  const { decoders } = pool(t, { threads: 1 });
+  const s = await session(t, decoders.create());
+  for (let i = 0; i < 300; i++) s.pipe.push(audio(i));
+  await waitUntil(() => s.of('AudioResponse').length === 300, 'all 300 packets');
+  assert.equal(s.pipe.drops.totalDropped, 0);
+  assert.deepEqual(s.of('Error'), []);
+});
+
+test('a session holds at most inFlightFrames frames behind its packets on a thread; more are dropped and counted', async (t) => {
   const { decoders } = pool(t, { threads: 1 });
   const s = await session(t, decoders.create(), 8);
   for (let i = 0; i < 20; i++) s.pipe.push(audio(i));
-  assert.equal(s.pipe.drops.total.queue, 12);
+  s.pipe.push(text('late'));
+  assert.equal(s.pipe.drops.total.queue, 13);
   await waitUntil(() => s.of('AudioResponse').length === 8, 'the eight that fit');
-  assert.match(String(s.of('Error')[0]), /^upstream audio dropped: the decode queue is full \(8 frames, \d+ bytes waiting for the decoder\)$/);
+  assert.match(String(s.of('Error')[0]), /^upstream audio dropped: the decoder is behind \(8 frames, \d+ bytes waiting for it\)$/);
+  assert.deepEqual(s.of('TextResponse'), []);
 });
 
 test('a thread that fails is replaced: its packets are counted lost, one Error, and the session decodes again', async (t) => {

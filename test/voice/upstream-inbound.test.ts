@@ -24,7 +24,7 @@ async function inbound(t: TestContext, budget: Partial<DecodeBudget> = {}) {
     sessionId: 's1',
     decoder,
     format: { sampleRate: 16000, channels: 1 },
-    budget: { queuePackets: 32, queueBytes: 1024 * 1024, rebuildsPerSecond: 4, ...budget },
+    budget: { queuePackets: 32, queueBytes: 1024 * 1024, rebuildsPerSecond: 4, inFlightFrames: 2048, ...budget },
     // Recorded as the hub sends them to the group: the bridge's mapping of each session event.
     emit: (event) => {
       const out = hubEventOf(event);
