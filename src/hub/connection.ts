@@ -32,7 +32,7 @@ export interface HubSocket {
    * transport dropped it (its back-pressure limit). A drop found later is told to transportDropped().
    */
   send(data: string | Uint8Array, binary: boolean): boolean;
-  /** Bytes not yet handed to the network, queued ones included. */
+  /** Bytes the transport holds because the client has not read them yet. */
   bufferedAmount(): number;
   /** Closes the WebSocket with a normal closure. */
   end(): void;

@@ -13,6 +13,13 @@ export interface UwsSocket extends HubSocket {
 
 /** uWS' ws.send() result for a frame it dropped because the socket is over maxBackpressure. */
 const DROPPED = 2;
+/**
+ * A batch this large is written at once rather than at the end of the turn: a burst (a decoder thread
+ * answering hundreds of packets together) then reaches the client as it is made, and what waits here
+ * stays small. What waits here is not counted as unsent by bufferedAmount(): it is not the client's
+ * doing, and counting a burst's bytes closed clients that read perfectly well as too slow.
+ */
+const EARLY_FLUSH_BYTES = 64 * 1024;
 
 /** Sockets with frames waiting for the end of this turn, shared by every socket of the process. */
 const waiting = new Set<Batch>();
@@ -27,8 +34,8 @@ function flushAll(): void {
 class Batch {
   private frames: (string | Uint8Array)[] = [];
   private binary: boolean[] = [];
-  /** Bytes in `frames`, counted as unsent by bufferedAmount(). */
-  bytes = 0;
+  /** Bytes in `frames`. */
+  private bytes = 0;
 
   constructor(
     private readonly ws: WebSocket<unknown>,
@@ -46,8 +53,9 @@ class Batch {
     }
     this.frames.push(data);
     this.binary.push(binary);
-    // A string's UTF-8 length is at least its length: close enough for a back-pressure estimate.
+    // A string's UTF-8 length is at least its length: close enough for a batch size.
     this.bytes += typeof data === 'string' ? data.length : data.byteLength;
+    if (this.bytes >= EARLY_FLUSH_BYTES) this.flush();
   }
 
   flush(): void {
@@ -85,7 +93,7 @@ export function adaptUwsSocket(ws: WebSocket<unknown>, onDropped: () => void): U
       batch.add(data, binary);
       return true;
     },
-    bufferedAmount: () => (closed ? 0 : ws.getBufferedAmount() + batch.bytes),
+    bufferedAmount: () => (closed ? 0 : ws.getBufferedAmount()),
     end() {
       if (closed) return;
       batch.flush();
