@@ -73,12 +73,24 @@ export class UpstreamVoiceLink {
   private onTrial = false;
   /** Audio refused because the connection was down or closing, since the last outage was logged. */
   private refusedWhileDown = 0;
+  /** pauseReading(true) is in force. */
+  private readingPaused = false;
 
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
   }
 
   get state(): LinkState { return this.stateValue; }
+
+  /**
+   * Stops (true) or resumes reading frames from upstream: TCP then holds the server back while the
+   * session's decoding is behind. Kept across reconnects.
+   */
+  pauseReading(paused: boolean): void {
+    this.readingPaused = paused;
+    if (paused) this.socket?.pause();
+    else this.socket?.resume();
+  }
 
   /** Bytes queued in the socket, not yet handed to the network. */
   get bufferedAmount(): number { return this.socket?.bufferedAmount ?? 0; }
@@ -121,6 +133,8 @@ export class UpstreamVoiceLink {
     this.wakeRetry?.();
     const socket = this.socket;
     this.socket = undefined;
+    // A paused socket would not read the server's close frame.
+    socket?.resume();
     this.closing = socket ? closeGracefully(socket, encodeStop(this.options.start.sessionId)) : Promise.resolve();
     return this.closing;
   }
@@ -201,6 +215,7 @@ export class UpstreamVoiceLink {
   }
 
   private attach(socket: WebSocket): void {
+    if (this.readingPaused) socket.pause();
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('error', (err) => this.options.logger.debug(`upstream socket error: ${errorText(err)}`));
     socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8')));

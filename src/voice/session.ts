@@ -79,6 +79,7 @@ export class VoiceSession {
       budget: options.budgets.decode,
       emit: options.emit,
       isActive: () => this.record.state === 'Active',
+      onBacklog: (behind) => this.link?.pauseReading(behind),
       logger: options.logger,
     });
   }

@@ -39,8 +39,19 @@ export interface UpstreamInboundOptions {
   emit: SessionListener;
   /** False once the session has ended: nothing more is delivered. */
   isActive: () => boolean;
+  /**
+   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE (true) and when they are down to
+   * BACKLOG_RESUME (false): the session stops reading from upstream meanwhile, so that TCP holds the
+   * upstream back instead of frames being dropped here.
+   */
+  onBacklog?: (behind: boolean) => void;
   logger: Logger;
 }
+
+/** Frames waiting behind packets on a decoder thread at which the session stops reading upstream... */
+export const BACKLOG_PAUSE = 64;
+/** ...and at which it reads again. */
+export const BACKLOG_RESUME = 16;
 
 const REBUILD_WINDOW_MS = 1000;
 
@@ -63,6 +74,8 @@ export class UpstreamInbound {
   /** Frames handled, in order, whose events wait for a decode ahead of them (or their own) to finish. */
   private readonly outbox: Pending[] = [];
   private outboxBytes = 0;
+  /** onBacklog(true) was the last call. */
+  private behind = false;
   /** A decoder rebuild is in progress: frames wait in the queue so that audio keeps its order. */
   private rebuilding = false;
   /** Times of the rebuilds within the last second. */
@@ -115,6 +128,12 @@ export class UpstreamInbound {
     this.outbox.push(pending);
     this.outboxBytes += sizeOf(pending.message);
     if (this.outbox.length > this.stats.queuePeak) this.stats.queuePeak = this.outbox.length;
+    if (!this.behind && this.outbox.length >= BACKLOG_PAUSE) this.backlog(true);
+  }
+
+  private backlog(behind: boolean): void {
+    this.behind = behind;
+    this.options.onBacklog?.(behind);
   }
 
   /** Events of the frames at the head of the outbox that are ready, in order. */
@@ -124,6 +143,7 @@ export class UpstreamInbound {
       this.outboxBytes -= sizeOf(pending.message);
       this.emitFrame(pending);
     }
+    if (this.behind && this.outbox.length <= BACKLOG_RESUME) this.backlog(false);
   }
 
   private emitFrame(pending: Pending): void {

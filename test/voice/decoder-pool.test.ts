@@ -9,7 +9,7 @@ import { hubEventOf } from '../../src/api/hub-session-bridge.js';
 import { decoderThreads } from '../../src/voice/budgets.js';
 import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
 import { DecoderPool, type AudioDecoder, type DecoderPoolOptions } from '../../src/voice/opus/decoder-pool.js';
-import { UpstreamInbound } from '../../src/voice/upstream-inbound.js';
+import { BACKLOG_PAUSE, UpstreamInbound } from '../../src/voice/upstream-inbound.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
 import { recordingLogger, speechPackets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
@@ -38,6 +38,7 @@ function pool(t: TestContext, options: Partial<DecoderPoolOptions> = {}) {
 async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2048) {
   await decoder.reconfigure(16000, 1);
   const events: { target: string; payload: unknown }[] = [];
+  const backlog: boolean[] = [];
   const { logger, lines } = recordingLogger();
   const pipe = new UpstreamInbound({
     sessionId: 's',
@@ -49,11 +50,12 @@ async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2
       if (out) events.push({ target: out.target, payload: out.payload });
     },
     isActive: () => true,
+    onBacklog: (behind) => backlog.push(behind),
     logger,
   });
   t.after(() => { pipe.close(); decoder.free(); });
   const of = (target: string) => events.filter((e) => e.target === target).map((e) => e.payload);
-  return { pipe, events, of, lines };
+  return { pipe, events, of, lines, backlog };
 }
 
 const audio = (i: number): UpstreamMessage => {
@@ -115,9 +117,11 @@ test('a burst far larger than the rebuild queue (DecodeQueuePackets 32) goes thr
   const { decoders } = pool(t, { threads: 1 });
   const s = await session(t, decoders.create());
   for (let i = 0; i < 300; i++) s.pipe.push(audio(i));
+  assert.deepEqual(s.backlog, [true], `reading upstream paused at ${BACKLOG_PAUSE} frames waiting`);
   await waitUntil(() => s.of('AudioResponse').length === 300, 'all 300 packets');
   assert.equal(s.pipe.drops.totalDropped, 0);
   assert.deepEqual(s.of('Error'), []);
+  assert.deepEqual(s.backlog, [true, false], 'and resumed once the decoder caught up');
 });
 
 test('a session holds at most inFlightFrames frames behind its packets on a thread; more are dropped and counted', async (t) => {
