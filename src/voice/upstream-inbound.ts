@@ -49,9 +49,9 @@ export interface UpstreamInboundOptions {
 }
 
 /** Frames waiting behind packets on a decoder thread at which the session stops reading upstream... */
-export const BACKLOG_PAUSE = 64;
+export const BACKLOG_PAUSE = 16;
 /** ...and at which it reads again. */
-export const BACKLOG_RESUME = 16;
+export const BACKLOG_RESUME = 4;
 
 const REBUILD_WINDOW_MS = 1000;
 
