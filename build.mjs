@@ -42,6 +42,21 @@ export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, e
   },
 };
 
+// The Opus decoder threads' code (src/voice/opus/decode-worker.ts), bundled on its own and carried in the
+// service's bundle as a string that a Worker evaluates (src/voice/opus/decode-thread.ts): inside an
+// executable there is no file a Worker could be started from.
+const decodeWorker = await build({
+  entryPoints: [path.join(root, 'src/voice/opus/decode-worker.ts')],
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  write: false,
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+
 await build({
   plugins: [y18nWithoutFiles],
   entryPoints: [path.join(root, 'src/main.ts')],
@@ -60,7 +75,10 @@ await build({
   external: ['bufferutil', 'utf-8-validate'],
   define: {
     VOICE_HUB_VERSION: JSON.stringify(pkg.version),
+    VOICE_HUB_DECODE_WORKER: JSON.stringify(decodeWorker.outputFiles[0].text),
     'import.meta.url': '__import_meta_url',
+    // Only the run-from-source branch of src/voice/opus/decode-thread.ts resolves a module this way.
+    'import.meta.resolve': 'undefined',
     'process.env.WS_NO_BUFFER_UTIL': '"1"',
     'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
   },

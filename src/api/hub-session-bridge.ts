@@ -20,7 +20,7 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
       return { target: 'AudioResponse', payload: base64(event.pcm) };
     case 'upstreamAudio': {
       const { sampleRate, channels } = event.format;
-      return { target: 'AudioData', payload: { sessionId, format: 'opus', sampleRate, channels, data: base64(event.packet) } };
+      return { target: 'AudioData', payload: { sessionId, format: 'opus', sampleRate, channels, data: event.base64 } };
     }
     case 'text':
       return { target: 'TextResponse', payload: { sessionId, text: event.text, final: event.final } };

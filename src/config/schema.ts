@@ -145,6 +145,8 @@ export const CONFIG_SCHEMA = {
         // Budgets that keep a misbehaving upstream from costing unbounded work, memory or reconnects.
         DecodeQueuePackets: int(32, 1, 10_000, 'Upstream frames one session holds while its Opus decoder is rebuilt for a new sampleRate/channels; more are dropped, counted and reported to the session group once per burst.'),
         DecodeQueueBytes: int(262_144, 1024, 64 * MIB, 'Bytes of upstream frames one session holds while its decoder is rebuilt; more are dropped like DecodeQueuePackets.'),
+        DecoderThreads: int(-1, -1, 64, 'Threads that decode upstream Opus audio off the event loop, each session pinned to one; 0 decodes on the event loop (best on a single-core board); -1 picks one per core beyond the first (none on a single core).'),
+        DecoderQueuePerThread: int(32_768, 1, 1_000_000, 'Packets one decoder thread holds before it refuses more, and frames one session may have waiting behind packets being decoded; more are dropped, counted and reported to the session group once per burst, like DecodeQueuePackets.'),
         DecoderRebuildsPerSecond: int(4, 1, 1000, 'How often per second upstream audio may change sampleRate/channels (each change rebuilds the decoder); audio in a format that would need one more is dropped and counted.'),
         ReconnectAttempts: int(3, 0, 1000, 'Failed upstream reconnect attempts within ReconnectWindow that end the session as Failed (SessionEnded with the reason); 0: a lost connection ends the session at once.'),
         ReconnectWindow: timeSpan('00:01:00', '00:00:00.0010000', TIMER_MAX, 'The window over which failed reconnect attempts are counted.'),

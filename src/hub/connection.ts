@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
-import { groupTopic, type GroupRegistry } from './groups.js';
+import type { GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
 import type { ThrottledLog } from './log-throttle.js';
 import type { MessageBudget } from './rate-limit.js';
@@ -32,10 +32,12 @@ import type { HubCallContext } from './types.js';
 
 /** What the connection needs from the transport; uws-hub.ts adapts a uWS WebSocket to it. */
 export interface HubSocket {
-  /** Sends one frame; false when the transport dropped it (its back-pressure limit). */
+  /**
+   * Sends one frame, or queues it to go out with the others of this event-loop turn; false when the
+   * transport dropped it (its back-pressure limit). A drop found later is told to transportDropped().
+   */
   send(data: string | Uint8Array, binary: boolean): boolean;
-  subscribe(topic: string): void;
-  unsubscribe(topic: string): void;
+  /** Bytes the transport holds because the client has not read them yet. */
   bufferedAmount(): number;
   /** Closes the WebSocket with a normal closure. */
   end(): void;
@@ -204,19 +206,13 @@ export class HubConnection {
   }
 
   /**
-   * A group message, encoded once for every member of this protocol. A stateful member is not
-   * subscribed to the group's topic: the frame is kept for replay and sent here; any other member got it
-   * from the publish and only the bookkeeping is left.
+   * A group message, encoded once for every member of its protocol: a stateful member keeps it for
+   * replay (and may hold it back), any other is sent it.
    */
-  afterPublish(frame: Frame): void {
+  sendGroupFrame(frame: Frame): void {
     if (this.stateful) {
       if (this.canDeliver(MessageType.Invocation)) this.deliver(frame);
-    } else if (this.stateValue === ConnectionState.Connected) this.afterSend(true);
-  }
-
-  /** Whether the topic publish reaches this connection (stateful ones are sent to one by one). */
-  get usesGroupTopics(): boolean {
-    return this.stateful === undefined;
+    } else this.sendFrame(frame);
   }
 
   private canDeliver(type: number): boolean {
@@ -244,8 +240,19 @@ export class HubConnection {
     this.close(ErrorText.clientTooSlow, true);
   }
 
-  private sendFrame(frame: Frame): void {
-    this.afterSend(this.socket.send(frame, this.protocolValue!.binary));
+  /**
+   * Every message frame, encoded in this connection's protocol, reaches the transport here, whether made
+   * for this connection alone or once for a whole group.
+   */
+  sendFrame(data: Frame): void {
+    const protocol = this.protocolValue;
+    if (this.stateValue !== ConnectionState.Connected || !protocol) return;
+    this.afterSend(this.socket.send(data, protocol.binary));
+  }
+
+  /** The transport dropped a frame it had accepted (its back-pressure limit): the client is too slow. */
+  transportDropped(): void {
+    this.closeTooSlow();
   }
 
   /** Timers, driven by the hub's heartbeat: handshake timeout, client timeout, back-pressure, keep-alive. */
@@ -471,7 +478,7 @@ export class HubConnection {
     const protocol = this.protocolValue;
     // A method that was running when a stateful connection's socket dropped still changes its state.
     if (!protocol || !this.canDeliver(MessageType.Invocation)) return;
-    if (this.env.groups.add(name, this) && this.usesGroupTopics) this.socket.subscribe(groupTopic(name, protocol.name));
+    this.env.groups.add(name, this);
     // Hub methods admit a connection to a group only after checking who it is (JoinSession checks
     // the device token): from now on it gets the budget of an authenticated client.
     this.authenticated = true;
@@ -479,8 +486,6 @@ export class HubConnection {
   }
 
   private leaveGroup(name: string): void {
-    const protocol = this.protocolValue;
-    if (!this.env.groups.remove(name, this)) return;
-    if (this.stateValue === ConnectionState.Connected && protocol && this.usesGroupTopics) this.socket.unsubscribe(groupTopic(name, protocol.name));
+    this.env.groups.remove(name, this);
   }
 }

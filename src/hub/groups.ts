@@ -1,11 +1,5 @@
-// Group membership. Delivery uses uWS pub/sub with one topic per group AND protocol, because JSON and
-// MessagePack members need different bytes; this registry knows the members so the hub can answer
-// isInGroup, skip encodings nobody needs and check members' back-pressure after a publish.
-import type { ProtocolName } from './messages.js';
-
-export function groupTopic(group: string, protocol: ProtocolName): string {
-  return `g:${protocol === 'json' ? 'json' : 'mp'}:${group}`;
-}
+// Group membership: the hub sends a group message to each member itself (encoded once per protocol),
+// so that every frame a connection gets passes its own send path; this registry also answers isInGroup.
 
 export class GroupRegistry<Member> {
   private readonly byGroup = new Map<string, Set<Member>>();
@@ -48,6 +42,11 @@ export class GroupRegistry<Member> {
 
   has(group: string, member: Member): boolean {
     return this.byGroup.get(group)?.has(member) ?? false;
+  }
+
+  /** The live set (undefined: no members): iterate it without changing membership other than leaving. */
+  membersOf(group: string): ReadonlySet<Member> | undefined {
+    return this.byGroup.get(group);
   }
 
   /** A snapshot, safe to iterate while members leave. */

@@ -1,11 +1,11 @@
 // The transport-free core of the hub: live connections, negotiations, groups, the heartbeat that
 // drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
-// (uws-hub.ts) feeds it sockets and gives it `publish`. Connections with stateful reconnect stay here
-// while Disconnected, findable by their connection token, until resumed or past the disconnect timeout.
+// (uws-hub.ts) feeds it sockets. Connections with stateful reconnect stay here while Disconnected,
+// findable by their connection token, until resumed or past the disconnect timeout.
 import { ConnectionState, HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
 import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
-import { GroupRegistry, groupTopic } from './groups.js';
+import { GroupRegistry } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
 import { ThrottledLog } from './log-throttle.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
@@ -32,8 +32,6 @@ export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: Hu
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
   Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
-export type Publish = (topic: string, data: string | Uint8Array, binary: boolean) => void;
-
 export class HubCore {
   readonly negotiations: NegotiationStore;
   readonly env: ConnectionEnv;
@@ -47,10 +45,7 @@ export class HubCore {
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly options: HubOptions,
-    private readonly publish: Publish,
-  ) {
+  constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
@@ -191,35 +186,33 @@ export class HubCore {
   };
 
   /**
-   * Encodes once per protocol present in the group and publishes to that protocol's topic; members with
-   * stateful reconnect keep a reference to the same frame for replay and are sent it one by one.
+   * Encodes once per protocol present in the group (on first need), then hands the same frame to each
+   * member: a stateful member keeps a reference to it for replay (HubConnection.sendGroupFrame).
    */
   private sendToGroup(group: string, target: string, args: unknown[]): void {
-    const members = this.groups.members(group);
-    if (members.length === 0) return;
+    const members = this.groups.membersOf(group);
+    if (!members) return;
     const message = invocation(target, args);
-    const frames: Partial<Record<ProtocolName, Frame>> = {};
-    const subscribed: Partial<Record<ProtocolName, boolean>> = {};
+    let json: string | Uint8Array | undefined;
+    let messagepack: string | Uint8Array | undefined;
+    const failed = new Set<ProtocolName>();
+    // A member that is closed while this runs (too slow) leaves the set: Set iteration allows that.
     for (const member of members) {
-      const name = member.protocol?.name;
-      if (name === undefined) continue;
-      if (member.usesGroupTopics) subscribed[name] = true;
-      if (frames[name] !== undefined) continue;
-      try {
-        frames[name] = this.protocols[name].encode(message);
-      } catch (e) {
-        this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
-        return;
+      const protocol = member.protocol;
+      if (!protocol || failed.has(protocol.name)) continue;
+      let data = protocol.name === 'json' ? json : messagepack;
+      if (data === undefined) {
+        try {
+          data = protocol.encode(message);
+        } catch (e) {
+          failed.add(protocol.name);
+          this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
+          continue;
+        }
+        if (protocol.name === 'json') json = data;
+        else messagepack = data;
       }
-    }
-    for (const name of ['json', 'messagepack'] as const) {
-      const frame = frames[name];
-      if (frame !== undefined && subscribed[name]) this.publish(groupTopic(group, name), frame, this.protocols[name].binary);
-    }
-    // uWS skips subscribers over their back-pressure limit silently: check each member now.
-    for (const member of members) {
-      const frame = member.protocol && frames[member.protocol.name];
-      if (frame !== undefined) member.afterPublish(frame);
+      member.sendGroupFrame(data);
     }
   }
 

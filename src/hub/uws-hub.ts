@@ -1,14 +1,14 @@
-// The hub on uWebSockets.js, on one app or several (HTTP and HTTPS), the only file in src/hub that
-// touches uWS: the negotiate route (admission, CORS, authentication) and the WebSocket behavior
-// (admission, origin check, `id` lookup, authentication, adapting a uWS WebSocket to HubSocket; a
-// stateful reconnect: the token's connection, its user, one reconnect at a time). uWS
-// rules kept here: copy everything out of `req` synchronously, onAborted before any await, cork writes
-// after an await, never touch a socket after its close event.
+// The hub on uWebSockets.js, on one app or several (HTTP and HTTPS), with uws-socket.ts the only files in
+// src/hub that touch uWS: the negotiate route (admission, CORS, authentication) and the WebSocket behavior
+// (admission, origin check, `id` lookup, authentication, a uWS WebSocket as HubSocket; a stateful
+// reconnect: the token's connection, its user, one reconnect at a time). uWS rules kept
+// here: copy everything out of `req` synchronously, onAborted before any await, cork writes after an
+// await, never touch a socket after its close event.
 import { STATUS_CODES } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
-import type { HubConnection, HubSocket } from './connection.js';
+import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
@@ -21,6 +21,7 @@ import {
   type PendingNegotiation,
 } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
+import { adaptUwsSocket, type UwsSocket } from './uws-socket.js';
 
 /**
  * The code uWS reports for a connection that ended without a close frame: the client went away, or
@@ -65,41 +66,6 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
-interface UwsSocket extends HubSocket {
-  markClosed(): void;
-}
-
-/** A closed flag guards every call: uWS sockets must not be used after their close event. */
-function adapt(ws: WebSocket<SocketData>): UwsSocket {
-  let closed = false;
-  return {
-    send(data, binary) {
-      if (closed) return false;
-      let status = 0;
-      // Sends often come after an await (hub methods, upstream events): cork them.
-      ws.cork(() => {
-        status = ws.send(data, binary, false);
-      });
-      return status !== 2;
-    },
-    subscribe(topic) {
-      if (!closed) ws.subscribe(topic);
-    },
-    unsubscribe(topic) {
-      if (!closed) ws.unsubscribe(topic);
-    },
-    bufferedAmount: () => (closed ? 0 : ws.getBufferedAmount()),
-    end() {
-      if (closed) return;
-      closed = true;
-      ws.end(1000);
-    },
-    markClosed() {
-      closed = true;
-    },
-  };
-}
-
 function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8'): void {
   res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
@@ -113,10 +79,7 @@ const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.messag
 export function attachHub(target: TemplatedApp | readonly HubListener[], options: UwsHubOptions): VoiceHubServer {
   const { logger } = options;
   const listeners: readonly HubListener[] = isListenerList(target) ? target : [{ app: target, secure: false }];
-  // uWS topics are per app: a group's members may sit on either listener, so publish on each.
-  const core = new HubCore(options, (topic, data, binary) => {
-    for (const { app } of listeners) app.publish(topic, data, binary, false);
-  });
+  const core = new HubCore(options);
   const counters = core.env.counters;
   const cors = options.cors ?? corsPolicy([]);
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
@@ -350,7 +313,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     open: (ws) => {
       try {
         const data = ws.getUserData();
-        data.socket = adapt(ws);
+        data.socket = adaptUwsSocket(ws as WebSocket<unknown>, () => data.connection?.transportDropped());
         if (data.resume) {
           if (core.resume(data.resume, data.socket)) data.connection = data.resume;
           else data.socket.end();

@@ -9,6 +9,8 @@ import WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
+import { corkForTurn, rawSocket } from './turn-cork.js';
+import type { Socket } from 'node:net';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -57,6 +59,8 @@ export class UpstreamVoiceLink {
   readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0 };
   private stateValue: LinkState = 'Idle';
   private socket: WebSocket | undefined;
+  /** The TCP socket under `socket`, corked per turn so that a turn's frames leave in one write. */
+  private raw: Socket | undefined;
   /** Aborts the connection attempt in progress, if any. */
   private abortAttempt: ((reason: string) => void) | undefined;
   /** Ends the wait before the next reconnect attempt early. */
@@ -71,12 +75,24 @@ export class UpstreamVoiceLink {
   private onTrial = false;
   /** Audio refused because the connection was down or closing, since the last outage was logged. */
   private refusedWhileDown = 0;
+  /** pauseReading(true) is in force. */
+  private readingPaused = false;
 
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
   }
 
   get state(): LinkState { return this.stateValue; }
+
+  /**
+   * Stops (true) or resumes reading frames from upstream: TCP then holds the server back while the
+   * session's decoding is behind. Kept across reconnects.
+   */
+  pauseReading(paused: boolean): void {
+    this.readingPaused = paused;
+    if (paused) this.socket?.pause();
+    else this.socket?.resume();
+  }
 
   /** Bytes queued in the socket, not yet handed to the network. */
   get bufferedAmount(): number { return this.socket?.bufferedAmount ?? 0; }
@@ -119,6 +135,8 @@ export class UpstreamVoiceLink {
     this.wakeRetry?.();
     const socket = this.socket;
     this.socket = undefined;
+    // A paused socket would not read the server's close frame.
+    socket?.resume();
     this.closing = socket ? closeGracefully(socket, encodeStop(this.options.start.sessionId)) : Promise.resolve();
     return this.closing;
   }
@@ -143,6 +161,7 @@ export class UpstreamVoiceLink {
   }
 
   private send(socket: WebSocket, frame: string): void {
+    if (this.raw) corkForTurn(this.raw);
     socket.send(frame);
     this.stats.framesSent++;
   }
@@ -180,7 +199,15 @@ export class UpstreamVoiceLink {
       socket.once('error', (err) => fail(errorText(err)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
+        let raw: Socket;
+        try {
+          raw = rawSocket(socket);
+        } catch (e) {
+          fail(errorText(e));
+          return;
+        }
         settle();
+        this.raw = raw;
         this.attach(socket);
         socket.send(encodeStart(this.options.start));
         this.stats.framesSent++;
@@ -190,6 +217,7 @@ export class UpstreamVoiceLink {
   }
 
   private attach(socket: WebSocket): void {
+    if (this.readingPaused) socket.pause();
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('error', (err) => this.options.logger.debug(`upstream socket error: ${errorText(err)}`));
     socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8')));

@@ -18,8 +18,11 @@ export type SessionEvent =
   | { type: 'audioProcessed'; sessionId: string; sequence: number; bytes: number; durationMs: number }
   /** Upstream audio, decoded: 16-bit little-endian PCM, interleaved, in the format the frame was decoded at. */
   | { type: 'decodedAudio'; sessionId: string; pcm: Uint8Array; format: AudioFormat }
-  /** The same upstream audio as it arrived: one Opus packet. Follows its `decodedAudio`. */
-  | { type: 'upstreamAudio'; sessionId: string; packet: Uint8Array; format: AudioFormat }
+  /**
+   * The same upstream audio as it arrived: one Opus packet, and the Base64 text the upstream carried it in
+   * (so that adapters sending Base64 need not encode it again). Follows its `decodedAudio`.
+   */
+  | { type: 'upstreamAudio'; sessionId: string; packet: Uint8Array; base64: string; format: AudioFormat }
   | { type: 'text'; sessionId: string; text: string; final: boolean }
   /** The upstream server reported an error; the session goes on. */
   | { type: 'upstreamError'; sessionId: string; message: string; code?: string | number }

@@ -5,7 +5,8 @@
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionState } from '../store/types.js';
-import { MAX_PACKET_BYTES_PER_CHANNEL, SessionOpusDecoder } from './opus/decoder.js';
+import { MAX_PACKET_BYTES_PER_CHANNEL } from './opus/decoder.js';
+import type { AudioDecoder } from './opus/decoder-pool.js';
 import { opusPacketDurationMs } from './opus/packet.js';
 import type { ReconnectPolicy } from '../upstream/reconnect-budget.js';
 import type { SessionListener } from './session-events.js';
@@ -50,6 +51,8 @@ export interface VoiceSessionOptions {
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
   onEnded: (session: VoiceSession) => Promise<void>;
   budgets: SessionBudgets;
+  /** The session's Opus decoder (from the service's DecoderPool); the session frees it when it ends. */
+  decoder: AudioDecoder;
   link?: LinkTuning;
 }
 
@@ -57,7 +60,7 @@ export class VoiceSession {
   readonly id: string;
   readonly deviceId: string;
   private readonly record: SessionRecord;
-  private readonly decoder = new SessionOpusDecoder();
+  private readonly decoder: AudioDecoder;
   private link: UpstreamVoiceLink | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
@@ -67,6 +70,7 @@ export class VoiceSession {
     this.record = { ...options.record, config: { ...options.record.config } };
     this.id = this.record.id;
     this.deviceId = this.record.deviceId;
+    this.decoder = options.decoder;
     const { sampleRate, channels } = this.record.config;
     this.inbound = new UpstreamInbound({
       sessionId: this.id,
@@ -75,6 +79,7 @@ export class VoiceSession {
       budget: options.budgets.decode,
       emit: options.emit,
       isActive: () => this.record.state === 'Active',
+      onBacklog: (behind) => this.link?.pauseReading(behind),
       logger: options.logger,
     });
   }
@@ -204,9 +209,10 @@ export class VoiceSession {
   /** The session's upstream counters for its last log line, when there is anything to say. */
   private upstreamCosts(): string {
     const { link, inbound, upstreamDropped } = this.stats;
-    const dropped = upstreamDropped.queue + upstreamDropped.format + upstreamDropped.corrupt;
+    const { queue, format, corrupt, thread } = upstreamDropped;
+    const dropped = queue + format + corrupt + thread;
     const parts = [
-      dropped > 0 ? `${dropped} upstream frames dropped (queue full ${upstreamDropped.queue}, format ${upstreamDropped.format}, corrupt ${upstreamDropped.corrupt})` : '',
+      dropped > 0 ? `${dropped} upstream frames dropped (queue full ${queue}, format ${format}, corrupt ${corrupt}, decoder thread failed ${thread})` : '',
       inbound.decoderRebuilds > 0 ? `${inbound.decoderRebuilds} decoder rebuilds` : '',
       link && link.reconnects + link.failedReconnects > 0 ? `${link.reconnects} reconnects, ${link.failedReconnects} failed` : '',
       link && link.droppedAudio > 0 ? `${link.droppedAudio} device audio packets refused` : '',

@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
 import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus/decoder.js';
 import { DevicePresence } from './device-presence.js';
+import { DecoderPool } from './opus/decoder-pool.js';
 import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
 import { SessionListeners, type SessionListener } from './session-events.js';
 
@@ -35,6 +36,8 @@ export interface VoiceSessionDeps {
   now?: () => Date;
   /** Back-pressure limit and CA for the upstream links (defaults suit production). */
   link?: LinkTuning;
+  /** Where the sessions' Opus decoders come from; the service closes it at shutdown. Default: inline decoding. */
+  decoders?: DecoderPool;
 }
 
 export interface StartRequest {
@@ -50,6 +53,7 @@ export class VoiceSessionService {
   private readonly now: () => Date;
   private readonly listeners: SessionListeners;
   private readonly presence: DevicePresence;
+  private readonly decoders: DecoderPool;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -61,6 +65,7 @@ export class VoiceSessionService {
       returned: (id, awayMs) => this.deviceReturned(id, awayMs),
       expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${seconds(graceMs)} of losing its connection`),
     }, () => this.now().getTime());
+    this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -115,6 +120,7 @@ export class VoiceSessionService {
       now: this.now,
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
+      decoder: this.decoders.create(),
       ...(this.deps.link ? { link: this.deps.link } : {}),
     });
     this.live.set(session.id, session);
@@ -194,6 +200,8 @@ export class VoiceSessionService {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
+    // Only once every session has freed its decoder: the threads go last.
+    await this.decoders.close();
   }
 
   private activeSession(sessionId: string): VoiceSession {

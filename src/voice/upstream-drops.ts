@@ -1,11 +1,11 @@
 // Upstream frames a session had to drop (decode queue full, a format change over the rebuild budget, a
-// corrupt packet), counted always and reported once per burst: the first drop of a burst is told to the
+// corrupt packet, a decoder thread that failed while it held the packet), counted always and reported once per burst: the first drop of a burst is told to the
 // session's listeners (devices see it as one error) and logged as a warning; the drops after it are only
 // counted until a quiet spell ends the burst, which logs the burst's totals. A misbehaving upstream can
 // thus cost the devices one event per burst, not one per packet, and the journal a few lines, not thousands.
 import type { Logger } from '../log/logger.js';
 
-export type DropReason = 'queue' | 'format' | 'corrupt';
+export type DropReason = 'queue' | 'format' | 'corrupt' | 'thread';
 
 export type DropCounts = Record<DropReason, number>;
 
@@ -21,7 +21,7 @@ export interface DropReporterOptions {
   logger: Logger;
 }
 
-const none = (): DropCounts => ({ queue: 0, format: 0, corrupt: 0 });
+const none = (): DropCounts => ({ queue: 0, format: 0, corrupt: 0, thread: 0 });
 
 export class DropReporter {
   /** Every drop since the session started, by reason. */
@@ -86,8 +86,9 @@ const LABELS: Record<DropReason, string> = {
   queue: 'with the decode queue full',
   format: 'over the decoder rebuild budget',
   corrupt: 'not decodable',
+  thread: 'lost with a failed decoder thread',
 };
 
 function sum(counts: DropCounts): number {
-  return counts.queue + counts.format + counts.corrupt;
+  return counts.queue + counts.format + counts.corrupt + counts.thread;
 }

@@ -1,22 +1,26 @@
 // Upstream frames of one session on their way to its listeners, in order and with bounded work: audio is
 // decoded with the sampleRate/channels its frame names (the session's where it names none), text and
-// error frames become session events. Decoding is synchronous while the format stays the same; a format
-// change rebuilds the Opus decoder (asynchronous), and frames that arrive meanwhile wait in a queue bounded
-// in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
+// error frames become session events. Decoding happens at once (inline) or on a decoder thread
+// (decoder-pool.ts); frames behind a packet still being decoded wait for it in `outbox`, so that events
+// keep the upstream's order. A format change rebuilds the Opus decoder (asynchronous), and frames that
+// arrive meanwhile wait in a queue bounded in frames and bytes. Rebuilds are rate-limited: an upstream that changes format on every packet would
 // otherwise make every packet pay for a new decoder while the queue behind it grew without limit. What
 // does not fit is dropped, counted and reported once per burst (upstream-drops.ts).
 import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import type { SessionOpusDecoder } from './opus/decoder.js';
+import { DecoderThreadError, type AudioDecoder } from './opus/decoder-pool.js';
 import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
 import type { UpstreamMessage } from '../upstream/protocol.js';
 
-/** VoiceService.DecodeQueuePackets, DecodeQueueBytes and DecoderRebuildsPerSecond. */
+/** VoiceService.DecodeQueuePackets, DecodeQueueBytes, DecoderRebuildsPerSecond and DecoderQueuePerThread. */
 export interface DecodeBudget {
+  /** Frames (and bytes) that may wait behind a decoder rebuild. */
   queuePackets: number;
   queueBytes: number;
   rebuildsPerSecond: number;
+  /** Frames that may wait behind packets still being decoded on a thread. */
+  inFlightFrames: number;
 }
 
 export interface InboundStats {
@@ -27,7 +31,7 @@ export interface InboundStats {
 
 export interface UpstreamInboundOptions {
   sessionId: string;
-  decoder: SessionOpusDecoder;
+  decoder: AudioDecoder;
   /** The session's format, for audio frames that do not name theirs. */
   format: AudioFormat;
   budget: DecodeBudget;
@@ -35,18 +39,43 @@ export interface UpstreamInboundOptions {
   emit: SessionListener;
   /** False once the session has ended: nothing more is delivered. */
   isActive: () => boolean;
+  /**
+   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE (true) and when they are down to
+   * BACKLOG_RESUME (false): the session stops reading from upstream meanwhile, so that TCP holds the
+   * upstream back instead of frames being dropped here.
+   */
+  onBacklog?: (behind: boolean) => void;
   logger: Logger;
 }
+
+/** Frames waiting behind packets on a decoder thread at which the session stops reading upstream... */
+export const BACKLOG_PAUSE = 16;
+/** ...and at which it reads again. */
+export const BACKLOG_RESUME = 4;
 
 const REBUILD_WINDOW_MS = 1000;
 
 type Audio = Extract<UpstreamMessage, { kind: 'audio' }>;
+
+/** A frame whose event waits for the packets ahead of it to be decoded; `ready` once it can go. */
+interface Pending {
+  message: UpstreamMessage;
+  ready: boolean;
+  format?: { sampleRate: number; channels: number };
+  pcm?: Buffer;
+  error?: Error;
+}
 
 export class UpstreamInbound {
   readonly stats: InboundStats = { decoderRebuilds: 0, queuePeak: 0 };
   readonly drops: DropReporter;
   private readonly queue: UpstreamMessage[] = [];
   private queuedBytes = 0;
+  /** Frames handled, in order, whose events wait for a decode ahead of them (or their own) to finish. */
+  private readonly outbox: Pending[] = [];
+  private outboxBytes = 0;
+  /** onBacklog(true) was the last call. */
+  private behind = false;
   /** A decoder rebuild is in progress: frames wait in the queue so that audio keeps its order. */
   private rebuilding = false;
   /** Times of the rebuilds within the last second. */
@@ -59,34 +88,81 @@ export class UpstreamInbound {
 
   /** One frame from upstream: delivered now, queued behind a rebuild, or dropped. */
   push(message: UpstreamMessage): void {
-    if (!this.rebuilding) return this.handle(message);
-    const { queuePackets, queueBytes } = this.options.budget;
-    const bytes = sizeOf(message);
-    if (this.queue.length >= queuePackets || this.queuedBytes + bytes > queueBytes) {
-      return this.drop('queue', `upstream ${message.kind} dropped: the decode queue is full (${this.queue.length} frames, ${this.queuedBytes} bytes waiting for the decoder)`);
+    const { queuePackets, queueBytes, inFlightFrames } = this.options.budget;
+    if (this.rebuilding) {
+      const bytes = sizeOf(message);
+      if (this.queue.length >= queuePackets || this.queuedBytes + bytes > queueBytes) {
+        return this.drop('queue', `upstream ${message.kind} dropped: the decode queue is full (${this.queue.length} frames, ${this.queuedBytes} bytes waiting for the decoder)`);
+      }
+      this.queue.push(message);
+      this.queuedBytes += bytes;
+      if (this.queue.length > this.stats.queuePeak) this.stats.queuePeak = this.queue.length;
+      return;
     }
-    this.queue.push(message);
-    this.queuedBytes += bytes;
-    if (this.queue.length > this.stats.queuePeak) this.stats.queuePeak = this.queue.length;
+    // Behind packets still on a decoder thread: as many as a thread may hold, so that a burst (speech
+    // synthesised faster than real time) goes through whole, while a flood still meets a limit.
+    if (this.outbox.length >= inFlightFrames) {
+      return this.drop('queue', `upstream ${message.kind} dropped: the decoder is behind (${this.outbox.length} frames, ${this.outboxBytes} bytes waiting for it)`);
+    }
+    this.handle(message);
   }
 
   /** The session ended: queued frames are let go and a drop burst in progress is logged. */
   close(): void {
     this.queue.length = 0;
     this.queuedBytes = 0;
+    this.outbox.length = 0;
+    this.outboxBytes = 0;
     this.drops.close();
   }
 
   private handle(message: UpstreamMessage): void {
     if (!this.options.isActive()) return;
-    const { sessionId } = this.options;
+    if (message.kind === 'audio') return this.audio(message);
+    // Behind a packet still being decoded, text and errors wait their turn.
+    if (this.outbox.length > 0) return this.enqueue({ message, ready: true });
+    this.emitFrame({ message, ready: true });
+  }
+
+  private enqueue(pending: Pending): void {
+    this.outbox.push(pending);
+    this.outboxBytes += sizeOf(pending.message);
+    if (this.outbox.length > this.stats.queuePeak) this.stats.queuePeak = this.outbox.length;
+    if (!this.behind && this.outbox.length >= BACKLOG_PAUSE) this.backlog(true);
+  }
+
+  private backlog(behind: boolean): void {
+    this.behind = behind;
+    this.options.onBacklog?.(behind);
+  }
+
+  /** Events of the frames at the head of the outbox that are ready, in order. */
+  private flushOutbox(): void {
+    while (this.outbox.length > 0 && this.outbox[0]!.ready) {
+      const pending = this.outbox.shift()!;
+      this.outboxBytes -= sizeOf(pending.message);
+      this.emitFrame(pending);
+    }
+    if (this.behind && this.outbox.length <= BACKLOG_RESUME) this.backlog(false);
+  }
+
+  private emitFrame(pending: Pending): void {
+    if (!this.options.isActive()) return;
+    const { sessionId, emit } = this.options;
+    const message = pending.message;
     switch (message.kind) {
-      case 'audio':
-        return this.audio(message);
+      case 'audio': {
+        if (pending.error) return this.undecodable(pending.error);
+        const format = pending.format!;
+        // Decoded first: devices have always received the PCM ahead of the packet it came from.
+        emit({ type: 'decodedAudio', sessionId, pcm: pending.pcm!, format });
+        emit({ type: 'upstreamAudio', sessionId, packet: message.packet, base64: message.data, format });
+        return;
+      }
       case 'text':
-        return this.options.emit({ type: 'text', sessionId, text: message.text, final: message.final });
+        return emit({ type: 'text', sessionId, text: message.text, final: message.final });
       case 'error':
-        return this.options.emit({
+        return emit({
           type: 'upstreamError', sessionId, message: message.message, ...(message.code === undefined ? {} : { code: message.code }),
         });
     }
@@ -106,7 +182,7 @@ export class UpstreamInbound {
     this.options.logger.debug(`session ${this.options.sessionId}: Opus decoder rebuilt for ${sampleRate} Hz, ${channels} channels`);
     decoder.reconfigure(sampleRate, channels).then(
       () => this.deliver(message, sampleRate, channels),
-      (e: unknown) => this.undecodable(e),
+      (e: unknown) => this.drop('corrupt', `upstream audio could not be decoded: ${errorText(e)}`),
     ).finally(() => {
       this.rebuilding = false;
       this.drain();
@@ -124,21 +200,27 @@ export class UpstreamInbound {
 
   private deliver(message: Audio, sampleRate: number, channels: number): void {
     if (!this.options.isActive()) return;
-    let pcm: Buffer;
-    try {
-      pcm = this.options.decoder.decode(message.packet);
-    } catch (e) {
-      return this.undecodable(e);
+    const pending: Pending = { message, ready: false, format: { sampleRate, channels } };
+    this.enqueue(pending);
+    // Inline decoding answers within this call, so the event goes out at once when nothing is ahead of it.
+    const accepted = this.options.decoder.decode(message.packet, (error, pcm) => {
+      pending.ready = true;
+      if (error) pending.error = error;
+      else pending.pcm = pcm;
+      this.flushOutbox();
+    });
+    if (!accepted) {
+      // Refused packets never answer: it is still the last in the outbox.
+      this.outbox.pop();
+      this.outboxBytes -= sizeOf(message);
+      this.drop('queue', 'upstream audio dropped: the decoder threads are behind (their queues are full)');
     }
-    const { sessionId, emit } = this.options;
-    const format = { sampleRate, channels };
-    // Decoded first: devices have always received the PCM ahead of the packet it came from.
-    emit({ type: 'decodedAudio', sessionId, pcm, format });
-    emit({ type: 'upstreamAudio', sessionId, packet: message.packet, format });
   }
 
   private undecodable(e: unknown): void {
-    if (this.options.isActive()) this.drop('corrupt', `upstream audio could not be decoded: ${errorText(e)}`);
+    if (!this.options.isActive()) return;
+    if (e instanceof DecoderThreadError) this.drop('thread', `upstream audio lost: ${errorText(e)}`);
+    else this.drop('corrupt', `upstream audio could not be decoded: ${errorText(e)}`);
   }
 
   private drop(reason: DropReason, message: string): void {

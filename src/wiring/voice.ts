@@ -5,7 +5,8 @@ import type { DeviceRegistry } from '../devices/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { ConfigCategories } from '../settings/categories.js';
 import type { Store } from '../store/types.js';
-import { sessionBudgets } from '../voice/budgets.js';
+import { decoderThreads, sessionBudgets } from '../voice/budgets.js';
+import { DecoderPool } from '../voice/opus/decoder-pool.js';
 import type { SessionListener } from '../voice/session-events.js';
 import { VoiceSessionService } from '../voice/sessions.js';
 
@@ -39,6 +40,11 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
     },
     listeners: deps.listeners,
     logger: deps.logger.child('Upstream'),
+    decoders: new DecoderPool({
+      threads: decoderThreads(config.VoiceService.DecoderThreads),
+      queuePerThread: config.VoiceService.DecoderQueuePerThread,
+      logger: deps.logger.child('Upstream'),
+    }),
     ...(deps.voiceCa ? { link: { ca: deps.voiceCa } } : {}),
   });
   await sessions.recordInterrupted();

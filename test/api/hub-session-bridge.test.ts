@@ -43,7 +43,7 @@ const ROWS: Record<SessionEventType, Row[]> = {
     json: '{"type":1,"target":"AudioResponse","arguments":["AQIDBA=="]}',
   }],
   upstreamAudio: [{
-    event: { type: 'upstreamAudio', sessionId: 's1', packet, format: { sampleRate: 48000, channels: 2 } },
+    event: { type: 'upstreamAudio', sessionId: 's1', packet, base64: '/P/+', format: { sampleRate: 48000, channels: 2 } },
     target: 'AudioData',
     payload: { sessionId: 's1', format: 'opus', sampleRate: 48000, channels: 2, data: '/P/+' },
     json: '{"type":1,"target":"AudioData","arguments":[{"sessionId":"s1","format":"opus","sampleRate":48000,"channels":2,"data":"/P/+"}]}',

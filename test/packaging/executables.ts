@@ -297,14 +297,16 @@ export function nativeTest(platform: Platform): void {
 
 /**
  * The hub end to end: a voice round trip against the executable's own echo-server whose Opus is decoded
- * by the wasm decoder inside the executable, sample-exact with libopus.
+ * by the wasm decoder inside the executable, sample-exact with libopus, both ways of decoding: on a decoder
+ * thread (whose code the executable carries as a string, since a Worker cannot be started from a file
+ * inside it) and on the event loop.
  */
 export function voiceTest(platform: Platform): void {
   describe(`${describeName(platform)}: the hub end to end`, () => {
-    it('decodes Opus inside the executable: a voice round trip through its own echo-server', async () => {
+    for (const threads of [1, 0]) it(`decodes Opus inside the executable (DecoderThreads ${threads}): a voice round trip through its own echo-server`, async () => {
       const sb = sandbox(platform);
       const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);
-      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`]);
+      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`, '--VoiceService.DecoderThreads', String(threads)]);
       const deviceId = `pi-${platform}-voice`;
       const token = await registerDevice(svc.url, deviceId);
       const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId, userId: 'user-1' }, token });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
-import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
+import { DecoderPool } from '../../src/voice/opus/decoder-pool.js';
 import { BURST_QUIET_MS } from '../../src/voice/upstream-drops.js';
 import { UpstreamInbound, type DecodeBudget } from '../../src/voice/upstream-inbound.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
@@ -14,16 +14,17 @@ import { waitUntil } from '../support/wait.js';
 const packets = speechPackets();
 
 async function inbound(t: TestContext, budget: Partial<DecodeBudget> = {}) {
-  const decoder = new SessionOpusDecoder();
+  const { logger, lines } = recordingLogger();
+  // Inline decoding: the decoder threads have their own tests (decoder-pool.test.ts).
+  const decoder = new DecoderPool({ threads: 0, queuePerThread: 1, logger }).create();
   await decoder.reconfigure(16000, 1);
   const events: { target: string; payload: unknown }[] = [];
-  const { logger, lines } = recordingLogger();
   const state = { active: true };
   const pipe = new UpstreamInbound({
     sessionId: 's1',
     decoder,
     format: { sampleRate: 16000, channels: 1 },
-    budget: { queuePackets: 32, queueBytes: 1024 * 1024, rebuildsPerSecond: 4, ...budget },
+    budget: { queuePackets: 32, queueBytes: 1024 * 1024, rebuildsPerSecond: 4, inFlightFrames: 2048, ...budget },
     // Recorded as the hub sends them to the group: the bridge's mapping of each session event.
     emit: (event) => {
       const out = hubEventOf(event);

@@ -269,3 +269,26 @@ test('with ReconnectAttempts 0 a lost connection fails the link at once', async 
   assert.equal(failures[0], 'upstream connection lost (closed with 1006); reconnecting is switched off');
   assert.equal(server.conns.length, 1);
 });
+
+test('pauseReading holds upstream frames back until reading resumes; a paused link still closes at once', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, received } = link(`ws://127.0.0.1:${server.port}/`);
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'the connection');
+  const say = (text: string) => server.conns[0]!.socket.send(JSON.stringify({ type: 'text', text, final: true }));
+  say('before');
+  await waitUntil(() => received.length === 1, 'the first frame');
+  l.pauseReading(true);
+  for (let i = 0; i < 5; i++) say(`while paused ${i}`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(received.length, 1, 'nothing is read while paused');
+  l.pauseReading(false);
+  await waitUntil(() => received.length === 6, 'the held frames, once resumed');
+  assert.deepEqual(received.map((m) => (m as { text: string }).text), ['before', ...[0, 1, 2, 3, 4].map((i) => `while paused ${i}`)]);
+  l.pauseReading(true);
+  const started = performance.now();
+  await l.close();
+  assert.ok(performance.now() - started < 900, 'the close handshake was read, not cut off after the grace period');
+  await waitUntil(() => server.conns[0]!.closeCode === 1000, 'a 1000 close');
+});

@@ -98,10 +98,10 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  * carried over from the previous packet (opus_pcm_soft_clip is then the identity and leaves its memory
  * at 0). Undefined otherwise. Speech almost always takes this path: one pass, no interleaving copy.
  */
-function withoutClipping(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory): Buffer | undefined {
+function withoutClipping(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory, alloc: PcmAlloc): Buffer | undefined {
   const channels = channelData.length;
   for (let c = 0; c < channels; c++) if (mem[c] !== 0) return undefined;
-  const out = Buffer.allocUnsafe(samples * channels * 2);
+  const out = alloc(samples * channels * 2);
   if (!LITTLE_ENDIAN || out.byteOffset % 2 !== 0) return undefined;
   const view = new Int16Array(out.buffer, out.byteOffset, samples * channels);
   for (let c = 0; c < channels; c++) {
@@ -116,11 +116,19 @@ function withoutClipping(channelData: readonly Float32Array[], samples: number, 
 }
 
 /**
+ * Where the PCM is written: Node's buffer pool by default (cheap for small packets); a decoder thread
+ * gives each packet an ArrayBuffer of its own, since only a whole ArrayBuffer can be transferred.
+ */
+export type PcmAlloc = (bytes: number) => Buffer;
+
+const pooled: PcmAlloc = (bytes) => Buffer.allocUnsafe(bytes);
+
+/**
  * Interleaves per-channel float output, soft-clips it like opus_decode, and writes 16-bit little-endian
  * interleaved PCM.
  */
-export function toInt16Pcm(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory): Buffer {
-  const fast = withoutClipping(channelData, samples, mem);
+export function toInt16Pcm(channelData: readonly Float32Array[], samples: number, mem: SoftClipMemory, alloc: PcmAlloc = pooled): Buffer {
+  const fast = withoutClipping(channelData, samples, mem, alloc);
   if (fast) return fast;
   const channels = channelData.length;
   const interleaved = new Float32Array(samples * channels);
@@ -129,7 +137,7 @@ export function toInt16Pcm(channelData: readonly Float32Array[], samples: number
     for (let i = 0; i < samples; i++) interleaved[i * channels + c] = src[i]!;
   }
   softClip(interleaved, samples, channels, mem);
-  const out = Buffer.allocUnsafe(interleaved.length * 2);
+  const out = alloc(interleaved.length * 2);
   for (let i = 0; i < interleaved.length; i++) out.writeInt16LE(float2int16(interleaved[i]!), i * 2);
   return out;
 }

@@ -1,0 +1,190 @@
+// The Opus decoder threads (decoder-pool.ts) with real worker threads and the real decoder, seen through
+// UpstreamInbound as a session sees them: per-session order against interleaved text, PCM equal to the
+// inline decoder's, a full thread queue dropping and counting, a failed thread replaced without taking
+// the sessions down, shutdown, and threads = 0 decoding on the event loop.
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import type { Worker } from 'node:worker_threads';
+import { hubEventOf } from '../../src/api/hub-session-bridge.js';
+import { decoderThreads } from '../../src/voice/budgets.js';
+import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
+import { DecoderPool, type AudioDecoder, type DecoderPoolOptions } from '../../src/voice/opus/decoder-pool.js';
+import { BACKLOG_PAUSE, UpstreamInbound } from '../../src/voice/upstream-inbound.js';
+import type { UpstreamMessage } from '../../src/upstream/protocol.js';
+import { recordingLogger, speechPackets } from './helpers.js';
+import { waitUntil } from '../support/wait.js';
+
+const packets = speechPackets();
+
+function pool(t: TestContext, options: Partial<DecoderPoolOptions> = {}) {
+  const { logger, lines } = recordingLogger();
+  const started: Worker[] = [];
+  const decoders = new DecoderPool({
+    threads: 2,
+    queuePerThread: 512,
+    logger,
+    startThread: () => {
+      const worker = startDecodeThread();
+      started.push(worker);
+      return worker;
+    },
+    ...options,
+  });
+  t.after(() => decoders.close());
+  return { decoders, lines, started };
+}
+
+/** A session's inbound side on `decoder`, recording what its group would be sent. */
+async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2048) {
+  await decoder.reconfigure(16000, 1);
+  const events: { target: string; payload: unknown }[] = [];
+  const backlog: boolean[] = [];
+  const { logger, lines } = recordingLogger();
+  const pipe = new UpstreamInbound({
+    sessionId: 's',
+    decoder,
+    format: { sampleRate: 16000, channels: 1 },
+    budget: { queuePackets: 32, queueBytes: 256 * 1024, rebuildsPerSecond: 4, inFlightFrames },
+    emit: (event) => {
+      const out = hubEventOf(event);
+      if (out) events.push({ target: out.target, payload: out.payload });
+    },
+    isActive: () => true,
+    onBacklog: (behind) => backlog.push(behind),
+    logger,
+  });
+  t.after(() => { pipe.close(); decoder.free(); });
+  const of = (target: string) => events.filter((e) => e.target === target).map((e) => e.payload);
+  return { pipe, events, of, lines, backlog };
+}
+
+const audio = (i: number): UpstreamMessage => {
+  const packet = packets[i % packets.length]!;
+  return { kind: 'audio', data: packet.toString('base64'), packet };
+};
+const text = (t: string): UpstreamMessage => ({ kind: 'text', text: t, final: true });
+
+/** What the inline decoder makes of packets 0..n-1, as Base64 AudioResponse payloads. */
+async function inlinePcm(t: TestContext, n: number): Promise<string[]> {
+  const { decoders } = pool(t, { threads: 0 });
+  const s = await session(t, decoders.create());
+  for (let i = 0; i < n; i++) s.pipe.push(audio(i));
+  return s.of('AudioResponse') as string[];
+}
+
+test('threads: each session keeps its order, text behind audio waits for it, PCM equals the inline decoder', async (t) => {
+  const n = 60;
+  const expected = await inlinePcm(t, n);
+  const { decoders } = pool(t, { threads: 2 });
+  const sessions = await Promise.all([0, 1, 2].map(async () => session(t, decoders.create())));
+  for (let i = 0; i < n; i++) {
+    for (const s of sessions) {
+      s.pipe.push(audio(i));
+      if (i % 10 === 9) s.pipe.push(text(`after ${i}`));
+    }
+  }
+  for (const s of sessions) assert.equal(s.events.length, 0, 'nothing is decoded before the turn ends');
+  await waitUntil(() => sessions.every((s) => s.of('AudioResponse').length === n), 'every packet of every session');
+  for (const s of sessions) {
+    assert.deepEqual(s.of('AudioResponse'), expected, 'bit for bit the inline PCM, in order');
+    const order = s.events.map((e) => (e.target === 'TextResponse' ? `T${(e.payload as { text: string }).text}` : e.target[5]));
+    const want: string[] = [];
+    for (let i = 0; i < n; i++) {
+      want.push('R', 'D');
+      if (i % 10 === 9) want.push(`Tafter ${i}`);
+    }
+    assert.deepEqual(order, want);
+    assert.equal(s.pipe.drops.totalDropped, 0);
+  }
+  assert.equal(decoders.stats.threads, 2, 'three sessions share two threads');
+});
+
+test('a full thread queue refuses packets: dropped and counted, one Error per burst, later packets decode', async (t) => {
+  const { decoders } = pool(t, { threads: 1, queuePerThread: 4 });
+  const s = await session(t, decoders.create());
+  for (let i = 0; i < 50; i++) s.pipe.push(audio(i));
+  assert.equal(s.pipe.drops.total.queue, 46);
+  assert.equal(decoders.stats.refused, 46);
+  await waitUntil(() => s.of('AudioResponse').length === 4, 'the four accepted packets');
+  assert.deepEqual(s.of('AudioData').map((d) => (d as { data: string }).data), [0, 1, 2, 3].map((i) => packets[i]!.toString('base64')));
+  assert.deepEqual(s.of('Error'), ['upstream audio dropped: the decoder threads are behind (their queues are full)']);
+  assert.equal(s.lines.filter((l) => l.includes('decoder threads are behind')).length, 1, 'logged once for the burst');
+  s.pipe.push(audio(4));
+  await waitUntil(() => s.of('AudioResponse').length === 5, 'a packet after the queue drained');
+});
+
+test('a burst far larger than the rebuild queue (DecodeQueuePackets 32) goes through whole', async (t) => {
+  const { decoders } = pool(t, { threads: 1 });
+  const s = await session(t, decoders.create());
+  for (let i = 0; i < 300; i++) s.pipe.push(audio(i));
+  assert.deepEqual(s.backlog, [true], `reading upstream paused at ${BACKLOG_PAUSE} frames waiting`);
+  await waitUntil(() => s.of('AudioResponse').length === 300, 'all 300 packets');
+  assert.equal(s.pipe.drops.totalDropped, 0);
+  assert.deepEqual(s.of('Error'), []);
+  assert.deepEqual(s.backlog, [true, false], 'and resumed once the decoder caught up');
+});
+
+test('a session holds at most inFlightFrames frames behind its packets on a thread; more are dropped and counted', async (t) => {
+  const { decoders } = pool(t, { threads: 1 });
+  const s = await session(t, decoders.create(), 8);
+  for (let i = 0; i < 20; i++) s.pipe.push(audio(i));
+  s.pipe.push(text('late'));
+  assert.equal(s.pipe.drops.total.queue, 13);
+  await waitUntil(() => s.of('AudioResponse').length === 8, 'the eight that fit');
+  assert.match(String(s.of('Error')[0]), /^upstream audio dropped: the decoder is behind \(8 frames, \d+ bytes waiting for it\)$/);
+  assert.deepEqual(s.of('TextResponse'), []);
+});
+
+test('a thread that fails is replaced: its packets are counted lost, one Error, and the session decodes again', async (t) => {
+  const { decoders, lines, started } = pool(t, { threads: 1 });
+  const s = await session(t, decoders.create());
+  s.pipe.push(audio(0));
+  await waitUntil(() => s.of('AudioResponse').length === 1, 'the first packet');
+  for (let i = 1; i <= 5; i++) s.pipe.push(audio(i));
+  // A message the thread cannot handle throws inside it, as a bug there would: the thread dies.
+  started[0]!.postMessage({ jobs: null });
+  await waitUntil(() => s.pipe.drops.total.thread + s.of('AudioResponse').length === 6, 'the five packets answered or lost');
+  await waitUntil(() => decoders.stats.threadFailures === 1, 'the failure counted');
+  assert.equal(started.length, 2, 'a new thread was started');
+  assert.ok(lines.some((l) => /Opus decoder thread 1 failed: TypeError/.test(l)), lines.join('\n'));
+  assert.ok(lines.some((l) => l.includes('Opus decoder thread 1 stopped with exit code 1; starting a new one (its 1 sessions rebuild their decoders)')));
+  const lost = s.pipe.drops.total.thread;
+  assert.ok(lost >= 1, 'packets the thread held were lost');
+  assert.deepEqual(s.of('Error'), ['upstream audio lost: the decoder thread stopped (exit code 1)']);
+  // The next packet finds the decoder gone with the thread, rebuilds it on the new one and is decoded.
+  s.pipe.push(audio(6));
+  await waitUntil(() => s.of('AudioResponse').length === 6 - lost + 1, 'a packet after the failure');
+  assert.equal(s.pipe.stats.decoderRebuilds, 1);
+});
+
+test('close() stops the threads; what they held is lost, nothing new is accepted', async (t) => {
+  const { decoders, started } = pool(t, { threads: 2 });
+  const a = await session(t, decoders.create());
+  const exits = started.map((w) => new Promise<number>((resolve) => w.once('exit', resolve)));
+  for (let i = 0; i < 5; i++) a.pipe.push(audio(i));
+  await decoders.close();
+  assert.deepEqual(await Promise.all(exits), started.map(() => 1));
+  assert.equal(a.pipe.drops.total.thread, 5);
+  assert.throws(() => decoders.create(), { message: 'the Opus decoders have been shut down' });
+  await decoders.close(); // idempotent
+});
+
+test('threads = 0 decodes on the event loop: the events go out within push()', async (t) => {
+  const { decoders, started } = pool(t, { threads: 0 });
+  const s = await session(t, decoders.create());
+  s.pipe.push(audio(0));
+  s.pipe.push(text('x'));
+  assert.deepEqual(s.events.map((e) => e.target), ['AudioResponse', 'AudioData', 'TextResponse']);
+  assert.equal(started.length, 0);
+});
+
+test('DecoderThreads -1 is one thread per core beyond the first; other values are taken as they are', () => {
+  assert.deepEqual([1, 2, 4, 8].map((cores) => decoderThreads(-1, cores)), [0, 1, 3, 7]);
+  assert.deepEqual([0, 1, 3].map((n) => decoderThreads(n, 4)), [0, 1, 3]);
+});
+
+test('no thread starts before the first session, and an unused pool closes at once', async (t) => {
+  const { decoders, started } = pool(t, { threads: 2 });
+  assert.equal(started.length, 0);
+  await decoders.close();
+});
