@@ -2,7 +2,8 @@
 // and copies the files it reads at run time beside it (src/runtime/asset-manifest.mjs: the sql.js
 // wasm, Swagger UI, the uWS native addon of every target). A missing one fails the build, naming it.
 import { build } from 'esbuild';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
 import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
@@ -57,8 +58,43 @@ const decodeWorker = await build({
   logLevel: 'warning',
 });
 
+// The configuration's and the request bodies' validators as standalone code
+// (scripts/standalone-validators.ts): the service then neither carries ajv nor compiles a validator.
+// The generator is TypeScript that imports the schemas, so it is bundled first and run; its modules
+// replace src/config/validator.ts and src/http/validator.ts in the bundle.
+async function generateValidators() {
+  const file = path.join(dist, `.standalone-validators-${process.pid}.cjs`);
+  mkdirSync(dist, { recursive: true });
+  await build({ entryPoints: [path.join(root, 'scripts/standalone-validators.ts')], outfile: file, bundle: true, platform: 'node', format: 'cjs', logLevel: 'warning' });
+  try {
+    const generator = createRequire(import.meta.url)(file);
+    const vocabulary = path.join(root, 'src/config/vocabulary.ts');
+    return new Map([
+      [path.join(root, 'src/config/validator.js'), generator.standaloneConfigValidator(vocabulary)],
+      [path.join(root, 'src/http/validator.js'), generator.standaloneRequestValidators(vocabulary)],
+    ]);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+const generatedValidators = await generateValidators();
+const standaloneValidators = {
+  name: 'standalone-validators',
+  setup(b) {
+    b.onResolve({ filter: /validator\.js$/ }, (args) => {
+      const resolved = path.resolve(args.resolveDir, args.path);
+      return generatedValidators.has(resolved) ? { path: resolved, namespace: 'standalone-validators' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'standalone-validators' }, (args) => ({
+      contents: generatedValidators.get(args.path),
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 await build({
-  plugins: [y18nWithoutFiles],
+  plugins: [y18nWithoutFiles, standaloneValidators],
   entryPoints: [path.join(root, 'src/main.ts')],
   outfile: path.join(dist, 'voice-hub.cjs'),
   bundle: true,

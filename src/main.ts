@@ -1,20 +1,17 @@
 // The only module that touches process, argv and signals: cli -> config -> createApp -> start.
 // Which flags each command takes is declared in src/cli/commands.ts; here each command gets its handler.
+// The other commands' code is imported when they run: `serve` (what a device's service runs all day)
+// never evaluates the simulator's SignalR client, the echo server or the token minting, which would
+// otherwise stay in its heap for good.
 import yargs from 'yargs';
 import { createApp } from './app.js';
-import { configCheckLines } from './cli/config-check.js';
 import { prototypeFlagProblems, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { errorText } from './errors.js';
-import { mintAdminToken, parseTtl } from './cli/token.js';
-import { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } from './cli/health.js';
 import { versionText } from './cli/version.js';
 import { createLogger, type Logger } from './log/logger.js';
-import { startEchoServer } from './upstream/echo-server.js';
-import { simulateCommand, simulateOptionProblem } from './cli/simulate.js';
-import { SIMULATE_COUNTERS } from './cli/sim-tally.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
@@ -119,6 +116,7 @@ async function main(): Promise<void> {
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'parse-numbers': false, 'parse-positional-numbers': false, 'boolean-negation': false })
     .command(yargsCommand(SERVE, (args) => serve(args.config)))
     .command(yargsCommand(TOKEN, async ({ options, config }) => {
+      const { mintAdminToken, parseTtl } = await import('./cli/token.js');
       let ttlMs: number;
       try {
         ttlMs = parseTtl(options.ttl);
@@ -128,10 +126,12 @@ async function main(): Promise<void> {
       process.stdout.write((await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs)) + '\n');
     }))
     .command(yargsCommand(CONFIG, async ({ config }) => {
+      const { configCheckLines } = await import('./cli/config-check.js');
       const lines = await configCheckLines(loadCliConfig(config, bundleDir));
       process.stdout.write(lines.join('\n') + '\n');
     }))
     .command(yargsCommand(HEALTH, async ({ options, config }) => {
+      const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } = await import('./cli/health.js');
       const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
         const { config: loaded } = loadCliConfig(config, bundleDir);
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
@@ -141,6 +141,7 @@ async function main(): Promise<void> {
       process.exitCode = code;
     }))
     .command(yargsCommand(ECHO_SERVER, async ({ options }) => {
+      const { startEchoServer } = await import('./upstream/echo-server.js');
       const logger = createLogger({ levels: { Default: 'Information' } }, 'EchoServer');
       const server = await startEchoServer({ host: options.host, port: options.port, logger });
       logger.info(`echo voice server listening on ws://${options.host}:${server.port}/voice`);
@@ -151,6 +152,7 @@ async function main(): Promise<void> {
       process.once('SIGINT', stop);
     }))
     .command(yargsCommand(SIMULATE, async ({ options }) => {
+      const { simulateCommand, simulateOptionProblem } = await import('./cli/simulate.js');
       const simulation = {
         url: options.url,
         devices: options.devices,

@@ -4,7 +4,7 @@
 import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
 import type { OptionSpecs } from './options.js';
 import { SIMULATE_COUNTERS } from './sim-tally.js';
-import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS } from './simulate.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS } from './sim-defaults.js';
 
 export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   name: string;

@@ -10,6 +10,7 @@ import { startDropRelay, type DropRelay } from './drop-relay.js';
 import type { SimProtocol } from './sim-client.js';
 import { SimDevice, type SimApi } from './sim-device.js';
 import { SIM_PACKET_MS, simPackets } from './sim-packets.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS } from './sim-defaults.js';
 import { formatSimulationReport, summarise, type SimulationReport } from './sim-report.js';
 
 export { formatSimulationReport, percentile, type SimulationReport } from './sim-report.js';
@@ -42,8 +43,6 @@ export interface SimulateOptions {
 
 const DEFAULT_DRAIN_MS = 2000;
 const DEFAULT_STEP_TIMEOUT_MS = 10_000;
-export const DEFAULT_DROP_FOR_MS = 1000;
-export const DEFAULT_LATE_MS = 1000;
 
 /** What is wrong with the options (the CLI exits 64 with it), or undefined. */
 export function simulateOptionProblem(o: SimulateOptions): string | undefined {

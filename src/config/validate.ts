@@ -1,19 +1,9 @@
-// Validates the merged configuration against the schema with ajv and words each problem as one
+// Validates the merged configuration against the schema (validator.ts) and words each problem as one
 // line naming the key, the value (never a secret's), where it came from and what was expected.
-import { Ajv, type ErrorObject } from 'ajv';
-import { addSchemaVocabulary } from './keywords.js';
-import { CONFIG_SCHEMA, resolveKey, type SchemaNode } from './schema.js';
+import type { ErrorObject } from 'ajv';
+import { configValidator } from './validator.js';
+import { resolveKey, type SchemaNode } from './schema.js';
 import type { Entries, Entry } from './layers.js';
-
-function compile(): ReturnType<Ajv['compile']> {
-  // The meta-schema check is test/config/schema.test.ts's job; skipping it here saves start-up time.
-  const ajv = new Ajv({ allErrors: true, strict: true, validateSchema: false });
-  addSchemaVocabulary(ajv);
-  return ajv.compile(CONFIG_SCHEMA);
-}
-
-/** Compiled once per process on first use (compiling costs a few ms on a Pi); holds no state. */
-let validator: ReturnType<typeof compile> | undefined;
 
 /** The merged tree, as appsettings.json would hold it. */
 export function buildTree(entries: Entries): Record<string, unknown> {
@@ -28,7 +18,7 @@ export function buildTree(entries: Entries): Record<string, unknown> {
 
 /** One line per key whose effective value is invalid; empty when the configuration is valid. */
 export function validate(tree: Record<string, unknown>, entries: Entries): string[] {
-  validator ??= compile();
+  const validator = configValidator();
   if (validator(tree)) return [];
   const lines = new Map<string, string>();
   for (const error of validator.errors ?? []) {

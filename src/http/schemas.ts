@@ -1,96 +1,14 @@
-// One JSON Schema per request body. ajv validates with these and the OpenAPI document embeds the
-// very same objects, so documentation and validation cannot drift apart.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { addSchemaVocabulary } from '../config/keywords.js';
+// Request-body validation: the schemas are in request-schemas.ts, their validators in validator.ts.
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { DomainError } from '../errors.js';
-import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
-import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
+import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 
-export type JsonSchema = Record<string, unknown>;
-
-const id = (description: string): JsonSchema => ({
-  type: 'string',
-  minLength: 1,
-  maxLength: 128,
-  // Printable text only: ids end up in MQTT topics, logs and URLs.
-  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-  description,
-});
-const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });
-
-export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
-  RegisterDeviceRequest: {
-    type: 'object',
-    required: ['deviceId', 'deviceName', 'deviceType'],
-    properties: {
-      deviceId: id('Unique id chosen by the device; becomes the device `id`.'),
-      deviceName: { type: 'string', minLength: 1, maxLength: 256 },
-      deviceType: { type: 'string', minLength: 1, maxLength: 128 },
-      capabilities: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 64 }, default: [] },
-      location: { type: 'string', maxLength: 256, default: '' },
-    },
-  },
-  DeviceStatusRequest: {
-    type: 'object',
-    required: ['status'],
-    properties: {
-      status: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,32}$', description: 'e.g. online, offline, busy, sleeping' },
-      batteryLevel: percent('Battery charge in percent.'),
-      temperature: { type: ['number', 'null'], minimum: -100, maximum: 200, description: 'Temperature in degrees Celsius.' },
-      memoryUsage: percent('Memory in use, percent.'),
-      cpuUsage: percent('CPU load, percent.'),
-    },
-  },
-  StartSessionRequest: {
-    type: 'object',
-    required: ['deviceId'],
-    properties: {
-      deviceId: id('The registered device that owns the session.'),
-      userId: { type: 'string', maxLength: 128, default: '' },
-      sessionConfig: {
-        type: 'object',
-        properties: {
-          audioFormat: { type: 'string', enum: ['opus'] },
-          sampleRate: { type: 'integer', enum: [...OPUS_SAMPLE_RATES], description: 'Defaults to the voice category audioSampleRate.' },
-          channels: { type: 'integer', enum: [...OPUS_CHANNEL_COUNTS], description: 'Defaults to the voice category audioChannels.' },
-          autoMode: { type: 'boolean', default: false },
-        },
-      },
-    },
-  },
-  StopSessionRequest: {
-    type: 'object',
-    required: ['sessionId'],
-    properties: { sessionId: id('Session id returned by start.') },
-  },
-  SessionMessageRequest: {
-    type: 'object',
-    required: ['sessionId', 'text'],
-    properties: {
-      sessionId: id('Session id returned by start.'),
-      text: { type: 'string', minLength: 1, maxLength: 4096 },
-      messageType: { type: 'string', minLength: 1, maxLength: 32, default: 'text' },
-    },
-  },
-  ...CATEGORY_SCHEMAS,
-};
-
-// Each schema is compiled on its first request, not at start-up: compiling all of them (and ajv's
-// meta-schema, to check ours) was a fifth of the start-up time, which a Pi pays at every boot. The
-// schemas are ours and test/api compiles each one, so the meta-schema check is skipped.
-const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
-// The category schemas are made of configuration keys: a time span is checked as in a configuration file.
-addSchemaVocabulary(ajv);
-const validators = new Map<string, ValidateFunction>();
+export { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
 function validatorFor(schemaName: string): ValidateFunction {
-  let validate = validators.get(schemaName);
-  if (!validate) {
-    if (!Object.hasOwn(REQUEST_SCHEMAS, schemaName)) throw new Error(`no schema named ${schemaName}`);
-    validate = ajv.compile(REQUEST_SCHEMAS[schemaName]!);
-    validators.set(schemaName, validate);
-  }
+  const validate = requestValidator(schemaName);
+  if (!validate) throw new Error(`no schema named ${schemaName}`);
   return validate;
 }
 
@@ -133,11 +51,3 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
   }
   return Object.fromEntries(out);
 }
-
-// PUT /api/config/{category}: the category's own schema (CATEGORY_SCHEMAS) is applied by the handler,
-// after the category is known to exist.
-REQUEST_SCHEMAS.ConfigCategoryUpdate = {
-  type: 'object',
-  description: 'VoiceSettings, DeviceSettings or MqttSettings, according to {category}.',
-};
-validators.set('ConfigCategoryUpdate', ajv.compile(REQUEST_SCHEMAS.ConfigCategoryUpdate));

@@ -1,7 +1,14 @@
 // The one file that imports mqtt.js: a broker connection with a last will, reconnect with growing
 // back-off, and error texts a technician can read. Everything above it sees BrokerConnection only.
-import mqtt, { type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import type { OutgoingMessage } from './queue.js';
+
+/**
+ * mqtt.js and what it pulls in (streams, sockets, a proxy client: a fifth of the bundle) is loaded when
+ * the first connection starts: a service with MQTT switched off never evaluates it.
+ */
+let mqttModule: Promise<typeof import('mqtt')> | undefined;
+const loadMqtt = (): Promise<typeof import('mqtt')> => (mqttModule ??= import('mqtt'));
 
 export interface ConnectionOptions {
   host: string;
@@ -43,6 +50,8 @@ export class BrokerConnection {
   private client: MqttClient | undefined;
   private failedAttempts = 0;
   private ended = false;
+  /** Between start() and the first connect, while mqtt.js loads. */
+  private loading = false;
 
   constructor(
     private readonly options: ConnectionOptions,
@@ -51,9 +60,23 @@ export class BrokerConnection {
 
   /** Starts connecting in the background; never throws for network reasons. */
   start(): void {
-    if (this.client || this.ended) return;
+    if (this.client || this.ended || this.loading) return;
+    this.loading = true;
+    loadMqtt().then(
+      ({ connect }) => {
+        this.loading = false;
+        if (!this.ended) this.connect(connect);
+      },
+      (e: unknown) => {
+        this.loading = false;
+        if (!this.ended) this.events.disconnected(`the MQTT client could not be loaded: ${connectionErrorText(e)}`);
+      },
+    );
+  }
+
+  private connect(connect: (typeof import('mqtt'))['connect']): void {
     const o = this.options;
-    const client = mqtt.connect({
+    const client = connect({
       host: o.host,
       port: o.port,
       protocol: 'mqtt',

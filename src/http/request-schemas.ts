@@ -1,0 +1,80 @@
+// One JSON Schema per request body. The validators (src/validation) are made from these and the
+// OpenAPI document embeds the very same objects, so documentation and validation cannot drift apart.
+// Data only: the build compiles these into standalone code, so nothing here may depend on run time.
+import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
+import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+const id = (description: string): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: 128,
+  // Printable text only: ids end up in MQTT topics, logs and URLs.
+  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+  description,
+});
+const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });
+
+export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
+  RegisterDeviceRequest: {
+    type: 'object',
+    required: ['deviceId', 'deviceName', 'deviceType'],
+    properties: {
+      deviceId: id('Unique id chosen by the device; becomes the device `id`.'),
+      deviceName: { type: 'string', minLength: 1, maxLength: 256 },
+      deviceType: { type: 'string', minLength: 1, maxLength: 128 },
+      capabilities: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 64 }, default: [] },
+      location: { type: 'string', maxLength: 256, default: '' },
+    },
+  },
+  DeviceStatusRequest: {
+    type: 'object',
+    required: ['status'],
+    properties: {
+      status: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,32}$', description: 'e.g. online, offline, busy, sleeping' },
+      batteryLevel: percent('Battery charge in percent.'),
+      temperature: { type: ['number', 'null'], minimum: -100, maximum: 200, description: 'Temperature in degrees Celsius.' },
+      memoryUsage: percent('Memory in use, percent.'),
+      cpuUsage: percent('CPU load, percent.'),
+    },
+  },
+  StartSessionRequest: {
+    type: 'object',
+    required: ['deviceId'],
+    properties: {
+      deviceId: id('The registered device that owns the session.'),
+      userId: { type: 'string', maxLength: 128, default: '' },
+      sessionConfig: {
+        type: 'object',
+        properties: {
+          audioFormat: { type: 'string', enum: ['opus'] },
+          sampleRate: { type: 'integer', enum: [...OPUS_SAMPLE_RATES], description: 'Defaults to the voice category audioSampleRate.' },
+          channels: { type: 'integer', enum: [...OPUS_CHANNEL_COUNTS], description: 'Defaults to the voice category audioChannels.' },
+          autoMode: { type: 'boolean', default: false },
+        },
+      },
+    },
+  },
+  StopSessionRequest: {
+    type: 'object',
+    required: ['sessionId'],
+    properties: { sessionId: id('Session id returned by start.') },
+  },
+  SessionMessageRequest: {
+    type: 'object',
+    required: ['sessionId', 'text'],
+    properties: {
+      sessionId: id('Session id returned by start.'),
+      text: { type: 'string', minLength: 1, maxLength: 4096 },
+      messageType: { type: 'string', minLength: 1, maxLength: 32, default: 'text' },
+    },
+  },
+  ...CATEGORY_SCHEMAS,
+  // PUT /api/config/{category}: the category's own schema (CATEGORY_SCHEMAS) is applied by the handler,
+  // after the category is known to exist.
+  ConfigCategoryUpdate: {
+    type: 'object',
+    description: 'VoiceSettings, DeviceSettings or MqttSettings, according to {category}.',
+  },
+};
