@@ -51,7 +51,7 @@ export class SessionOpusDecoder {
     this.stateValue = 'Configuring';
     let decoder: OpusState;
     try {
-      decoder = await createOpusState(sampleRate as OpusSampleRate, channels);
+      decoder = await createOpusState(sampleRate as OpusSampleRate, channels as 1 | 2);
     } catch (e) {
       if (generation === this.generation) this.stateValue = 'Unconfigured';
       throw e;

@@ -8,11 +8,12 @@
 // gets its own context simply by importing this file.
 //
 // The package's wasm cannot grow its memory (its resize hook refuses): an instance's 28 MiB hold about
-// 1,200 states at 48 kHz stereo (24.4 KiB each). Near that limit its create export is not safe: once the
-// state's own allocations fail it can still hand back a non-zero pointer to a half-built decoder. So an
-// instance takes at most STATES_PER_INSTANCE states, less than half of what fits (what the allocator's
-// fragmentation after many opens and closes of both sizes can never eat); the next session's state goes
-// to another instance, opened on demand, and an extra instance that holds no state any more is dropped.
+// 700 mono states (40.6 KiB each: a 22.5 KiB scratch buffer and libopus' own state) or 400 stereo ones
+// (71.6 KiB). Near that limit its create export is not safe: once the state's own allocations fail it
+// still hands back a pointer to a half-built decoder. So an instance takes states only up to
+// STATE_BUDGET_BYTES, well short of its memory (what the allocator's fragmentation after many opens and
+// closes of both sizes can never eat); the next session's state goes to another instance, opened on
+// demand, and an extra instance that holds no state any more is dropped.
 import { OpusDecoder } from 'opus-decoder';
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
@@ -23,8 +24,22 @@ const MAX_CHANNELS = 2;
 /** libopus' longest frame: 120 ms at 48 kHz, per channel. */
 const MAX_SAMPLES_PER_CHANNEL = 5760;
 const FAMILY_0_MAPPING = [0, 1];
-/** Decoder states per wasm instance: see above for why not more. */
-export const STATES_PER_INSTANCE = 512;
+/**
+ * The state the create export returns is a struct of 32-bit fields; field 1 is its channel count and
+ * field 5 its interleaved scratch buffer (120 ms of float samples), which the destroy export leaves
+ * allocated: freed here, else every closed session leaks 23-46 KiB of the instance's fixed memory.
+ */
+const STATE_CHANNELS_FIELD = 1;
+const STATE_SCRATCH_FIELD = 5;
+/** What one decoder state takes of an instance's memory, by channel count (measured, rounded up). */
+const STATE_BYTES = [0, 41 * 1024, 72 * 1024] as const;
+/** The states' share of an instance's 28 MiB: see above for why not more. */
+const STATE_BUDGET_BYTES = 20 * 1024 * 1024;
+
+/** How many states of a channel count one instance takes. */
+export function statesPerInstance(channels: 1 | 2): number {
+  return Math.floor(STATE_BUDGET_BYTES / STATE_BYTES[channels]);
+}
 
 /** The exports of opus-decoder 0.7.12's wasm module (pinned exactly) that decoding needs. */
 interface OpusExports {
@@ -43,9 +58,10 @@ export interface OpusState {
 }
 
 export class OpusInstance {
-  /** Decoder states alive in this instance. */
+  /** Decoder states alive in this instance, and the memory they take (by STATE_BYTES). */
   states = 0;
-  /** Set when the memory had no room for a state (never expected below STATES_PER_INSTANCE). */
+  private stateBytes = 0;
+  /** Set when the memory had no room for a state (never expected within STATE_BUDGET_BYTES). */
   private outOfMemory = false;
   private readonly input: Uint8Array;
   private readonly output: Float32Array;
@@ -54,6 +70,7 @@ export class OpusInstance {
   /** The channel mapping of family 0 ([0] mono, [0, 1] stereo), written anew before every create. */
   private readonly mappingPtr: number;
   private readonly mapping: Uint8Array;
+  private readonly heap32: Int32Array;
 
   constructor(private readonly wasm: OpusExports) {
     this.inputPtr = this.alloc(MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
@@ -62,13 +79,17 @@ export class OpusInstance {
     this.input = new Uint8Array(wasm.HEAP, this.inputPtr, MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
     this.output = new Float32Array(wasm.HEAP, this.outputPtr, MAX_SAMPLES_PER_CHANNEL * MAX_CHANNELS);
     this.mapping = new Uint8Array(wasm.HEAP, this.mappingPtr, MAX_CHANNELS);
+    this.heap32 = new Int32Array(wasm.HEAP);
   }
 
-  get full(): boolean { return this.outOfMemory || this.states >= STATES_PER_INSTANCE; }
+  /** False when no state of this channel count may be created here. */
+  hasRoom(channels: 1 | 2): boolean {
+    return !this.outOfMemory && this.stateBytes + STATE_BYTES[channels] <= STATE_BUDGET_BYTES;
+  }
 
   /** A new decoder state, or 0 when this instance has no room for one. */
-  create(sampleRate: OpusSampleRate, channels: number): number {
-    if (this.full) return 0;
+  create(sampleRate: OpusSampleRate, channels: 1 | 2): number {
+    if (!this.hasRoom(channels)) return 0;
     // The create export overwrites the mapping it is given (a stereo state left [0, 0] behind, and
     // the next stereo state decoded its right channel from the left stream).
     this.mapping.set(FAMILY_0_MAPPING);
@@ -77,14 +98,24 @@ export class OpusInstance {
       this.outOfMemory = true;
       return 0;
     }
+    const fields = ptr >> 2;
+    if (this.heap32[fields + STATE_CHANNELS_FIELD] !== channels || this.heap32[fields + STATE_SCRATCH_FIELD] === 0) {
+      // Not the layout destroy() relies on: leave it (a leak) rather than free something else.
+      throw new DomainError('unavailable', 'Opus decoder could not be initialised: opus-decoder\'s decoder state does not have the layout this service frees (version other than 0.7.12?)');
+    }
     this.states++;
+    this.stateBytes += STATE_BYTES[channels];
     return ptr;
   }
 
-  /** Frees a state with everything it allocated (destroy frees the state's own buffers and itself). */
+  /** Frees a state with everything it allocated. */
   destroy(ptr: number): void {
+    const channels = this.heap32[(ptr >> 2) + STATE_CHANNELS_FIELD] as 1 | 2;
+    const scratch = this.heap32[(ptr >> 2) + STATE_SCRATCH_FIELD]!;
     this.wasm.opus_frame_decoder_destroy(ptr);
+    this.wasm.free(scratch);
     this.states--;
+    this.stateBytes -= STATE_BYTES[channels];
     this.outOfMemory = false;
   }
 
@@ -112,9 +143,9 @@ const instances: OpusInstance[] = [];
 let opening: Promise<OpusInstance> | undefined;
 
 /** A decoder state in this context's first instance with room, opening a new instance if none has. */
-export async function createOpusState(sampleRate: OpusSampleRate, channels: number): Promise<OpusState> {
+export async function createOpusState(sampleRate: OpusSampleRate, channels: 1 | 2): Promise<OpusState> {
   for (;;) {
-    const instance = instances.find((i) => !i.full) ?? await openInstance();
+    const instance = instances.find((i) => i.hasRoom(channels)) ?? await openInstance();
     const ptr = instance.create(sampleRate, channels);
     if (ptr !== 0) return { instance, ptr };
     // Full (create() marked it so): the next round takes, or opens, another.
@@ -151,7 +182,10 @@ async function instantiate(): Promise<OpusInstance> {
     const internals = bootstrap as unknown as { _decoder?: unknown; _common?: { wasm?: Partial<OpusExports>; free?: () => void } };
     wasm = checkExports(internals._common?.wasm);
     internals._common!.free!();
-    wasm.opus_frame_decoder_destroy(internals._decoder as number);
+    const state = internals._decoder as number;
+    const scratch = new Int32Array(wasm.HEAP)[(state >> 2) + STATE_SCRATCH_FIELD]!;
+    wasm.opus_frame_decoder_destroy(state);
+    wasm.free(scratch);
   } catch (e) {
     throw new DomainError('unavailable', `Opus decoder could not be initialised: ${errorText(e)}`);
   }
