@@ -63,8 +63,8 @@ test('sessions interleaved in one instance decode exactly as each alone, whateve
 });
 
 test('a freed state gives back all its memory: 3,000 sessions opened and closed, then a full instance still fits', async () => {
-  // 3,000 states of 41-72 KiB are far more than one instance's fixed 28 MiB could hold if any part of
-  // them leaked (the create export's scratch buffer once did: the destroy export leaves it allocated).
+  // 3,000 states of 18-27 KiB are far more than one instance's fixed 28 MiB could hold if any part of
+  // them leaked (the per-state scratch buffer once did: the destroy export leaves it allocated).
   for (let i = 0; i < 3000; i++) (await opened(i % 2 ? [48000, 2] : [16000, 1])).free();
   const held = await Promise.all(Array.from({ length: statesPerInstance(2) }, () => opened([48000, 2])));
   assert.equal(opusInstanceCount(), 1);

@@ -2,18 +2,18 @@
 // decoder state of every session decoded there. opus-decoder's own OpusDecoder gives each decoder a wasm
 // instance of its own: a linear memory that reserves 28 MiB of address space and grows to ~130 KiB resident
 // after a few packets, per session (a 32-bit armv7 process runs out of address space near a hundred of
-// them). Here an instance holds many sessions' states (~25 KiB each), created and destroyed through its
+// them). Here an instance holds many sessions' states (18-27 KiB each), created and destroyed through its
 // exports, and one input and one output buffer that all of them share: decoding is synchronous within a
 // context, so no two packets ever need them at once. Module state is per thread, so each decoder thread
 // gets its own context simply by importing this file.
 //
 // The package's wasm cannot grow its memory (its resize hook refuses): an instance's 28 MiB hold about
-// 700 mono states (40.6 KiB each: a 22.5 KiB scratch buffer and libopus' own state) or 400 stereo ones
-// (71.6 KiB). Near that limit its create export is not safe: once the state's own allocations fail it
-// still hands back a pointer to a half-built decoder. So an instance takes states only up to
-// STATE_BUDGET_BYTES, well short of its memory (what the allocator's fragmentation after many opens and
-// closes of both sizes can never eat); the next session's state goes to another instance, opened on
-// demand, and an extra instance that holds no state any more is dropped.
+// 1,500 mono states (18.1 KiB each, libopus' own state) or 1,000 stereo ones (26.7 KiB). Near that limit
+// its create export is not safe: once the state's own allocations fail it still hands back a pointer to
+// a half-built decoder. So an instance takes states only up to STATE_BUDGET_BYTES, well short of its
+// memory (room for the allocator's fragmentation after many opens and closes of both sizes, and for the
+// scratch buffer each create allocates for a moment); the next session's state goes to another
+// instance, opened on demand, and an extra instance that holds no state any more is dropped.
 import { OpusDecoder } from 'opus-decoder';
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
@@ -26,15 +26,18 @@ const MAX_SAMPLES_PER_CHANNEL = 5760;
 const FAMILY_0_MAPPING = [0, 1];
 /**
  * The state the create export returns is a struct of 32-bit fields; field 1 is its channel count and
- * field 5 its interleaved scratch buffer (120 ms of float samples), which the destroy export leaves
- * allocated: freed here, else every closed session leaks 23-46 KiB of the instance's fixed memory.
+ * field 5 its interleaved scratch buffer: libopus decodes into it and the decode export deinterleaves
+ * from it into the output, within one call. Each state gets one of its own (120 ms of float samples,
+ * 22.5 KiB mono, 45 KiB stereo: more than libopus' state itself), which the destroy export never frees.
+ * Here it is freed right after create and the field points at the instance's one scratch buffer,
+ * which is enough for every state of the instance since decoding is synchronous within a context.
  */
 const STATE_CHANNELS_FIELD = 1;
 const STATE_SCRATCH_FIELD = 5;
 /** What one decoder state takes of an instance's memory, by channel count (measured, rounded up). */
-const STATE_BYTES = [0, 41 * 1024, 72 * 1024] as const;
+const STATE_BYTES = [0, 19 * 1024, 28 * 1024] as const;
 /** The states' share of an instance's 28 MiB: see above for why not more. */
-const STATE_BUDGET_BYTES = 20 * 1024 * 1024;
+const STATE_BUDGET_BYTES = 16 * 1024 * 1024;
 
 /** How many states of a channel count one instance takes. */
 export function statesPerInstance(channels: 1 | 2): number {
@@ -67,6 +70,8 @@ export class OpusInstance {
   private readonly output: Float32Array;
   private readonly inputPtr: number;
   private readonly outputPtr: number;
+  /** The scratch buffer every state of this instance decodes through (see STATE_SCRATCH_FIELD). */
+  private readonly scratchPtr: number;
   /** The channel mapping of family 0 ([0] mono, [0, 1] stereo), written anew before every create. */
   private readonly mappingPtr: number;
   private readonly mapping: Uint8Array;
@@ -76,6 +81,7 @@ export class OpusInstance {
     this.inputPtr = this.alloc(MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
     this.outputPtr = this.alloc(MAX_SAMPLES_PER_CHANNEL * MAX_CHANNELS * Float32Array.BYTES_PER_ELEMENT);
     this.mappingPtr = this.alloc(MAX_CHANNELS);
+    this.scratchPtr = this.alloc(MAX_SAMPLES_PER_CHANNEL * MAX_CHANNELS * Float32Array.BYTES_PER_ELEMENT);
     this.input = new Uint8Array(wasm.HEAP, this.inputPtr, MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
     this.output = new Float32Array(wasm.HEAP, this.outputPtr, MAX_SAMPLES_PER_CHANNEL * MAX_CHANNELS);
     this.mapping = new Uint8Array(wasm.HEAP, this.mappingPtr, MAX_CHANNELS);
@@ -103,17 +109,17 @@ export class OpusInstance {
       // Not the layout destroy() relies on: leave it (a leak) rather than free something else.
       throw new DomainError('unavailable', 'Opus decoder could not be initialised: opus-decoder\'s decoder state does not have the layout this service frees (version other than 0.7.12?)');
     }
+    this.wasm.free(this.heap32[fields + STATE_SCRATCH_FIELD]!);
+    this.heap32[fields + STATE_SCRATCH_FIELD] = this.scratchPtr;
     this.states++;
     this.stateBytes += STATE_BYTES[channels];
     return ptr;
   }
 
-  /** Frees a state with everything it allocated. */
+  /** Frees a state with everything it allocated (its own scratch buffer went at create). */
   destroy(ptr: number): void {
     const channels = this.heap32[(ptr >> 2) + STATE_CHANNELS_FIELD] as 1 | 2;
-    const scratch = this.heap32[(ptr >> 2) + STATE_SCRATCH_FIELD]!;
     this.wasm.opus_frame_decoder_destroy(ptr);
-    this.wasm.free(scratch);
     this.states--;
     this.stateBytes -= STATE_BYTES[channels];
     this.outOfMemory = false;
