@@ -1,18 +1,16 @@
 // One Opus decoder per voice session over `opus-decoder` (libopus in wasm), with its traps handled:
 // it silently falls back to 48 kHz stereo when options are missing or unknown, decodes an empty packet as
 // 120 ms of packet-loss concealment, writes past its input buffer on oversized packets, must not be used
-// after free(), and prints every bad packet with console.error (which would flood the journal): packets are
-// therefore decoded through its wasm export directly (see OpusInternals), which neither logs nor copies.
-import { OpusDecoder } from 'opus-decoder';
-import { DomainError, errorText } from '../../errors.js';
+// after it is freed, and prints every bad packet with console.error (which would flood the journal).
+// The session's state lives in the wasm instance its decoding context shares (opus-wasm.ts) and packets
+// are decoded through the instance's export directly, which neither logs nor copies.
+import { DomainError } from '../../errors.js';
 import { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate } from '../../opus-format.js';
+import { createOpusState, destroyOpusState, MAX_PACKET_BYTES_PER_CHANNEL, type OpusState } from './opus-wasm.js';
 import { newSoftClipMemory, toInt16Pcm, type PcmAlloc, type SoftClipMemory } from './pcm.js';
 
 // The decoder's callers take the format facts from here, with the decoder they describe.
-export { isOpusSampleRate, OPUS_SAMPLE_RATES, type OpusSampleRate };
-
-/** opus-decoder's input buffer holds 3,840 bytes per channel (120 ms at 256 kbit/s). */
-export const MAX_PACKET_BYTES_PER_CHANNEL = 3840;
+export { isOpusSampleRate, MAX_PACKET_BYTES_PER_CHANNEL, OPUS_SAMPLE_RATES, type OpusSampleRate };
 
 export type DecoderState = 'Unconfigured' | 'Configuring' | 'Ready' | 'Freed';
 
@@ -26,7 +24,7 @@ export function checkFormat(sampleRate: number, channels: number): void {
 }
 
 export class SessionOpusDecoder {
-  private decoder: OpusDecoder<OpusSampleRate> | undefined;
+  private decoder: OpusState | undefined;
   private stateValue: DecoderState = 'Unconfigured';
   private rate = 0;
   private channelCount = 0;
@@ -51,19 +49,16 @@ export class SessionOpusDecoder {
     const generation = ++this.generation;
     this.release();
     this.stateValue = 'Configuring';
-    // Both options always: without them opus-decoder decodes at 48 kHz stereo.
-    const decoder = new OpusDecoder({ sampleRate: sampleRate as OpusSampleRate, channels });
+    let decoder: OpusState;
     try {
-      await decoder.ready;
-      checkInternals(decoder);
+      decoder = await createOpusState(sampleRate as OpusSampleRate, channels as 1 | 2);
     } catch (e) {
-      try { decoder.free(); } catch { /* it never became usable; what failed is reported below */ }
       if (generation === this.generation) this.stateValue = 'Unconfigured';
-      throw new DomainError('unavailable', `Opus decoder could not be initialised: ${errorText(e)}`);
+      throw e;
     }
-    // free() or another reconfigure() happened while this one was initialising.
+    // free() or another reconfigure() happened while this one was waiting for a wasm instance.
     if (generation !== this.generation || this.stateValue !== 'Configuring') {
-      decoder.free();
+      destroyOpusState(decoder);
       return;
     }
     this.decoder = decoder;
@@ -87,22 +82,19 @@ export class SessionOpusDecoder {
     if (packet.length > limit) {
       throw new DomainError('invalid_argument', `Opus packet of ${packet.length} bytes exceeds ${limit} bytes`);
     }
-    const internals = decoder as unknown as OpusInternals;
-    internals._input.buf.set(packet);
-    const samples = internals._common.wasm.opus_frame_decode_float_deinterleaved(
-      internals._decoder, internals._input.ptr, packet.length, internals._output.ptr,
-    );
+    const samples = decoder.instance.decode(decoder.ptr, packet);
     if (samples <= 0) {
       const reason = samples < 0 ? `libopus ${samples} ${LIBOPUS_ERRORS.get(samples) ?? 'Unknown Error'}` : 'no samples decoded';
       throw new DomainError('invalid_argument', `corrupt Opus packet: ${reason}`);
     }
-    // The output is planar (channel c at c * samples); views, not copies, of the decoder's own memory.
-    const out = internals._output.buf;
+    // The output is planar (channel c at c * samples); views, not copies, of the instance's shared
+    // output buffer, converted before any other session of this context decodes.
+    const out = decoder.instance.decoded;
     const planes = this.channelCount === 1 ? [out.subarray(0, samples)] : [out.subarray(0, samples), out.subarray(samples, 2 * samples)];
     return toInt16Pcm(planes, samples, this.clipMemory, alloc);
   }
 
-  /** Releases the wasm memory. Idempotent; the decoder cannot be used afterwards. */
+  /** Frees the session's state in the wasm instance. Idempotent; the decoder cannot be used afterwards. */
   free(): void {
     if (this.stateValue === 'Freed') return;
     this.generation++;
@@ -113,28 +105,8 @@ export class SessionOpusDecoder {
   private release(): void {
     const decoder = this.decoder;
     this.decoder = undefined;
-    if (decoder) decoder.free();
+    if (decoder) destroyOpusState(decoder);
   }
-}
-
-/**
- * What opus-decoder 0.7.12 (pinned exactly) keeps on a ready decoder: its decodeFrame() is this wasm call
- * wrapped in a console.error on failure, a copy of each channel and two result objects per packet; the
- * call alone is what a packet needs. checkInternals() proves the shape once per decoder, so a different
- * version of the package fails loudly at start rather than per packet.
- */
-interface OpusInternals {
-  _decoder: number;
-  _input: { ptr: number; buf: Uint8Array };
-  _output: { ptr: number; buf: Float32Array };
-  _common: { wasm: { opus_frame_decode_float_deinterleaved(decoder: number, input: number, length: number, output: number): number } };
-}
-
-function checkInternals(decoder: unknown): void {
-  const d = decoder as Partial<OpusInternals>;
-  const ok = typeof d._decoder === 'number' && d._input?.buf instanceof Uint8Array && d._output?.buf instanceof Float32Array
-    && typeof d._common?.wasm?.opus_frame_decode_float_deinterleaved === 'function';
-  if (!ok) throw new Error('opus-decoder does not have the internals this service decodes through (version other than 0.7.12?)');
 }
 
 /** libopus' error codes (include/opus_defines.h), as opus-decoder names them. */
