@@ -125,13 +125,17 @@ export interface ExchangeOptions {
   readonly gapMs?: number;
   /** Stop once this many responses came (the server may keep the connection open). */
   readonly expect?: number;
-  /** Stop when nothing arrived for this long after the last write. */
+  /**
+   * Stop when nothing arrived for this long after the last write: 1.5 s, or 5 s when `expect` says what
+   * is awaited (a loaded machine may take over 1.5 s to answer; an exchange that gets all it expects
+   * ends at once anyway).
+   */
   readonly idleMs?: number;
 }
 
 /** Writes `pieces` in order on one connection and collects the responses. Bounded to 15 s in all. */
 export function exchange(port: number, pieces: readonly Uint8Array[], options: ExchangeOptions = {}): Promise<Exchange> {
-  const { gapMs = 0, expect = Infinity, idleMs = 1500 } = options;
+  const { gapMs = 0, expect = Infinity, idleMs = expect === Infinity ? 1500 : 5000 } = options;
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
