@@ -181,7 +181,8 @@ export class MessageReader {
       const held = this.held;
       this.held = undefined;
       if (held !== undefined && !this.host.isClosed()) {
-        await this.host.handle(held);
+        const running = this.host.handle(held);
+        if (running) await running;
         inTurn++;
       }
       while (!this.host.isClosed()) {
@@ -189,7 +190,9 @@ export class MessageReader {
         if (body === undefined || !this.spend()) return;
         counters.messagesReceived++;
         const message = this.protocol.decode(body);
-        if (message) await this.host.handle(message);
+        // Awaited only when the method returned a promise: `await undefined` would still cost a turn of the microtask queue.
+        const running = message ? this.host.handle(message) : undefined;
+        if (running) await running;
         if (++inTurn >= limits.messagesPerTurn) {
           inTurn = 0;
           await nextTurn();
