@@ -21,6 +21,7 @@ export interface VoiceHubDeps {
    * the session waits for the device to come back (the hub tells the sessions, by connection id).
    */
   joined(sessionId: string, connectionId: string): void;
+  /** Throws not_found for a session that does not exist, conflict for one that is not active. */
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent;
   /** Where unexpected failures are logged, with their stack. */
   logger: Logger;
@@ -77,8 +78,12 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
 
   function sendAudioData(ctx: HubCallContext, [sessionId, audio]: unknown[]): void {
     if (typeof sessionId !== 'string') throw new DomainError('invalid_argument', 'SendAudioData expects (sessionId: string, audio)');
-    if (!deps.getSession(sessionId)) throw noSession(sessionId);
-    if (!ctx.isInGroup(sessionGroup(sessionId))) throw new DomainError('forbidden', `join session '${sessionId}' before sending audio to it`);
+    // Membership first: it is a set lookup, where reading the session copies its record, and a member's
+    // session exists (sendAudio refuses one that ended or is gone with the same errors).
+    if (!ctx.isInGroup(sessionGroup(sessionId))) {
+      if (!deps.getSession(sessionId)) throw noSession(sessionId);
+      throw new DomainError('forbidden', `join session '${sessionId}' before sending audio to it`);
+    }
     deps.sendAudio(sessionId, decodeAudioArgument(audio));
   }
 

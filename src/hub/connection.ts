@@ -409,10 +409,17 @@ export class HubConnection {
     return this.invoke(message);
   }
 
-  private async invoke(message: InvocationMessage | StreamInvocationMessage): Promise<void> {
+  /** A promise only for a method that returned one: the reader then waits for it before the next message. */
+  private invoke(message: InvocationMessage | StreamInvocationMessage): Promise<void> | undefined {
     this.env.counters.invocations++;
-    const completion = await this.env.dispatcher.invoke(this.context, message);
+    const completion = this.env.dispatcher.invoke(this.context, message);
+    if (completion instanceof Promise) {
+      return completion.then((done) => {
+        if (done) this.sendCompletion(done, message.target);
+      });
+    }
     if (completion) this.sendCompletion(completion, message.target);
+    return undefined;
   }
 
   /** Every message but invocations: handled at once, nothing kept from it. */

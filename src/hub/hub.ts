@@ -195,17 +195,17 @@ export class HubCore {
     const message = invocation(target, args);
     let json: string | Uint8Array | undefined;
     let messagepack: string | Uint8Array | undefined;
-    const failed = new Set<ProtocolName>();
+    let failed: Set<ProtocolName> | undefined;
     // A member that is closed while this runs (too slow) leaves the set: Set iteration allows that.
     for (const member of members) {
       const protocol = member.protocol;
-      if (!protocol || failed.has(protocol.name)) continue;
+      if (!protocol || failed?.has(protocol.name)) continue;
       let data = protocol.name === 'json' ? json : messagepack;
       if (data === undefined) {
         try {
           data = protocol.encode(message);
         } catch (e) {
-          failed.add(protocol.name);
+          (failed ??= new Set()).add(protocol.name);
           this.options.logger.error(`cannot encode '${target}' for group ${group}: ${e instanceof Error ? e.message : String(e)}`);
           continue;
         }

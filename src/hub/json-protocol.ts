@@ -222,5 +222,7 @@ export const jsonProtocol: HubProtocol = {
     }
     return decodeJsonMessage(text);
   },
+  // Text is decoded into strings: nothing of the body is kept.
+  decodesViews: false,
   encode: encodeJsonMessage,
 };

@@ -115,6 +115,11 @@ export interface HubProtocol {
   read(buffer: Uint8Array, offset: number, maxMessageSize: number): ReadMessage | undefined;
   /** Decodes one message body; `null` for unknown message types, which SignalR's hub protocol says to ignore. Throws InvalidDataError. */
   decode(body: Uint8Array): HubMessage | null;
+  /**
+   * decode() may return views into `body` (MessagePack's bin values) rather than copies: such a
+   * message must not outlive bytes that are only lent (a uWS frame).
+   */
+  readonly decodesViews: boolean;
   /** Encodes one message with its framing: a string for text frames, bytes for binary frames. */
   encode(message: HubMessage): string | Uint8Array;
 }

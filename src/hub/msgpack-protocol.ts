@@ -239,6 +239,8 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
       }
       return decodeMessagePackItems(items);
     },
+    // bin values come back as views into the body.
+    decodesViews: true,
     encode: encodeMessagePackMessage,
   };
 }

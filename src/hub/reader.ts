@@ -7,7 +7,7 @@ import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
 import { Inbox } from './inbox.js';
 import type { ThrottledLog } from './log-throttle.js';
-import { MessageType, type HubMessage, type HubProtocol } from './messages.js';
+import { MessageType, type HubMessage, type HubProtocol, type InvocationMessage, type StreamInvocationMessage } from './messages.js';
 import { TokenBucket } from './rate-limit.js';
 
 /** What the reader needs from its connection. */
@@ -44,6 +44,11 @@ export function copy(data: Uint8Array, prefix: Uint8Array = EMPTY): Uint8Array {
 
 export class MessageReader {
   private readonly inbox = new Inbox();
+  /**
+   * An invocation already read from a lent frame (and paid for), to run before anything in the inbox:
+   * a device's frame usually holds one invocation, which is then decoded once and its frame not copied.
+   */
+  private held: HubMessage | undefined;
   private reading = false;
   private readonly budget: TokenBucket;
 
@@ -74,34 +79,43 @@ export class MessageReader {
       return;
     }
     // An idle connection reads what it can straight from the lent bytes; only the rest is copied.
-    const idle = !this.reading && this.inbox.bytes === 0;
-    const { rest, turnUsed } = idle ? this.readLent(data) : { rest: data, turnUsed: false };
-    if (this.host.isClosed() || rest.length === 0) return;
-    this.receiveOwned(copy(rest), turnUsed);
+    if (this.reading || this.inbox.bytes > 0) {
+      this.receiveOwned(copy(data));
+      return;
+    }
+    const { rest, turnUsed } = this.readLent(data);
+    if (this.host.isClosed()) return;
+    if (rest.length > 0 && !this.keep(copy(rest))) return;
+    if (this.held !== undefined || rest.length > 0) void this.read(turnUsed);
   }
 
   /** Bytes the reader may keep (the rest of the frame that completed the handshake, or a copy). */
-  receiveOwned(data: Uint8Array, yieldFirst = false): void {
+  receiveOwned(data: Uint8Array): void {
+    if (this.keep(data) && !this.reading) void this.read(false);
+  }
+
+  /** Takes `data` into the inbox; false when that is more than a connection may leave unread (it is closed). */
+  private keep(data: Uint8Array): boolean {
     const { limits, counters, closings } = this.env;
     this.inbox.push(data);
-    if (this.inbox.bytes > limits.maxInboxBytes) {
-      counters.inboxOverflows++;
-      closings.warn(`${this.host.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
-      this.host.close(ErrorText.clientTooFast, true);
-      return;
-    }
-    if (!this.reading) void this.read(yieldFirst);
+    if (this.inbox.bytes <= limits.maxInboxBytes) return true;
+    counters.inboxOverflows++;
+    closings.warn(`${this.host.connectionId}: closing: ${this.inbox.bytes} bytes received and not yet handled, more than ${limits.maxInboxBytes}`);
+    this.host.close(ErrorText.clientTooFast, true);
+    return false;
   }
 
   clear(): void {
     this.inbox.clear();
+    this.held = undefined;
   }
 
   /**
    * Handles the messages at the start of a lent frame as long as they need nothing from it afterwards:
-   * pings and other non-invocations, at most `messagesPerTurn`. Returns the bytes still to read (from
-   * the first invocation on, which may keep views into its body, e.g. MessagePack bytes) and whether
-   * this turn's messages are used up. A frame of pings costs no copy, however it ends.
+   * pings and other non-invocations, at most `messagesPerTurn`, and the first invocation, held for
+   * read() when it keeps nothing of the frame. Returns the bytes still to read (from an invocation
+   * that keeps views into its body on, e.g. nested MessagePack bytes) and whether this turn's messages
+   * are used up. A frame of pings costs no copy, however it ends.
    */
   private readLent(data: Uint8Array): { rest: Uint8Array; turnUsed: boolean } {
     const { limits, counters } = this.env;
@@ -113,10 +127,16 @@ export class MessageReader {
         const next = this.protocol.read(data, offset, limits.maximumReceiveMessageSize);
         if (!next) break;
         const message = this.protocol.decode(next.body);
-        if (isInvocation(message)) break;
+        const invoked = isInvocation(message);
+        const owned = invoked ? this.owned(message as InvocationMessage | StreamInvocationMessage) : undefined;
+        if (invoked && owned === undefined) break;
         if (!this.spend()) return done;
         counters.messagesReceived++;
         offset = next.end;
+        if (owned !== undefined) {
+          this.held = owned;
+          return { rest: data.subarray(offset), turnUsed: taken + 1 >= limits.messagesPerTurn };
+        }
         if (message) void this.host.handle(message);
         if (this.host.isClosed()) return done;
       }
@@ -125,6 +145,25 @@ export class MessageReader {
       return done;
     }
     return { rest: data.subarray(offset), turnUsed: taken >= limits.messagesPerTurn };
+  }
+
+  /**
+   * The invocation with nothing of the lent frame in it, or undefined when that would take a walk of
+   * its arguments: bytes arguments of their own (the audio of SendAudioData) are copied, anything
+   * nested is read again from a copy of the frame.
+   */
+  private owned<M extends InvocationMessage | StreamInvocationMessage>(message: M): M | undefined {
+    if (!this.protocol.decodesViews) return message;
+    const args = message.arguments;
+    let copied: unknown[] | undefined;
+    for (let i = 0; i < args.length; i++) {
+      const value = args[i];
+      if (typeof value !== 'object' || value === null) continue;
+      if (!(value instanceof Uint8Array)) return undefined;
+      copied ??= args.slice();
+      copied[i] = Buffer.from(value);
+    }
+    return copied === undefined ? message : { ...message, arguments: copied };
   }
 
   /**
@@ -139,12 +178,21 @@ export class MessageReader {
     let inTurn = 0;
     try {
       if (yieldFirst) await nextTurn();
+      const held = this.held;
+      this.held = undefined;
+      if (held !== undefined && !this.host.isClosed()) {
+        const running = this.host.handle(held);
+        if (running) await running;
+        inTurn++;
+      }
       while (!this.host.isClosed()) {
         const body = this.inbox.next(this.protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
         if (body === undefined || !this.spend()) return;
         counters.messagesReceived++;
         const message = this.protocol.decode(body);
-        if (message) await this.host.handle(message);
+        // Awaited only when the method returned a promise: `await undefined` would still cost a turn of the microtask queue.
+        const running = message ? this.host.handle(message) : undefined;
+        if (running) await running;
         if (++inTurn >= limits.messagesPerTurn) {
           inTurn = 0;
           await nextTurn();

@@ -67,9 +67,14 @@ class Batch {
     this.bytes = 0;
     waiting.delete(this);
     let dropped = false;
-    this.ws.cork(() => {
-      for (let i = 0; i < frames.length; i++) if (this.ws.send(frames[i]!, binary[i], false) === DROPPED) dropped = true;
-    });
+    // One frame (a device talking at its own pace gets one per turn) needs no cork: uWS writes a lone
+    // send in one syscall by itself, and the cork's callback is a call into JavaScript and back.
+    if (frames.length === 1) dropped = this.ws.send(frames[0]!, binary[0], false) === DROPPED;
+    else {
+      this.ws.cork(() => {
+        for (let i = 0; i < frames.length; i++) if (this.ws.send(frames[i]!, binary[i], false) === DROPPED) dropped = true;
+      });
+    }
     if (dropped) this.onDropped();
   }
 
