@@ -45,6 +45,13 @@ before(async () => {
   assert.equal(res.status, 200, res.text);
   device = { id: 'fuzz-device', token: res.json.deviceToken };
   admin = await adminTokenFor(daemon.dataDir);
+  // A first session starts the decoder thread, which then lives as long as the process (its event loop
+  // holds a few fds): started here, so the fds counted before and after the fuzzing both include it.
+  const auth = { token: device.token, headers: { 'x-api-key': API_KEY } };
+  const started = await call(daemon.url, 'POST', '/api/voice/start', { ...auth, body: { deviceId: device.id } });
+  assert.equal(started.status, 200, started.text);
+  const stopped = await call(daemon.url, 'POST', '/api/voice/stop', { ...auth, body: { sessionId: started.json.sessionId } });
+  assert.equal(stopped.status, 200, stopped.text);
   startFds = steadyFds();
 });
 
