@@ -5,6 +5,7 @@
 // in order; `end()` writes what is waiting first. The other file besides uws-hub.ts that touches uWS.
 import type { WebSocket } from 'uWebSockets.js';
 import type { HubSocket } from './connection.js';
+import { EndOfTurn } from '../end-of-turn.js';
 
 export interface UwsSocket extends HubSocket {
   /** The close event came: the socket must not be touched again, and what waits is let go. */
@@ -22,14 +23,7 @@ const DROPPED = 2;
 const EARLY_FLUSH_BYTES = 64 * 1024;
 
 /** Sockets with frames waiting for the end of this turn, shared by every socket of the process. */
-const waiting = new Set<Batch>();
-let flushScheduled = false;
-
-function flushAll(): void {
-  flushScheduled = false;
-  for (const batch of waiting) batch.flush();
-  waiting.clear();
-}
+const waiting = new EndOfTurn<Batch>((batch) => batch.flush());
 
 class Batch {
   private frames: (string | Uint8Array)[] = [];
@@ -44,13 +38,7 @@ class Batch {
   ) {}
 
   add(data: string | Uint8Array, binary: boolean): void {
-    if (this.frames.length === 0) {
-      waiting.add(this);
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flushAll);
-      }
-    }
+    if (this.frames.length === 0) waiting.add(this);
     this.frames.push(data);
     this.binary.push(binary);
     // A string's UTF-8 length is at least its length: close enough for a batch size.

@@ -4,15 +4,9 @@
 // corked at the turn's first frame and uncorked, for every link at once, at the end of the turn.
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
+import { EndOfTurn } from '../end-of-turn.js';
 
-const corked = new Set<Socket>();
-let scheduled = false;
-
-function uncorkAll(): void {
-  scheduled = false;
-  for (const socket of corked) socket.uncork();
-  corked.clear();
-}
+const corked = new EndOfTurn<Socket>((socket) => socket.uncork());
 
 /**
  * The TCP socket under a `ws` client socket. `ws` (pinned exactly) keeps it in `_socket` and corks it
@@ -29,11 +23,5 @@ export function rawSocket(ws: WebSocket): Socket {
 
 /** Holds `socket`'s writes until the end of this turn (once per turn; later calls do nothing). */
 export function corkForTurn(socket: Socket): void {
-  if (corked.has(socket)) return;
-  socket.cork();
-  corked.add(socket);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(uncorkAll);
-  }
+  if (corked.add(socket)) socket.cork();
 }

@@ -44,6 +44,7 @@ const LAYER_OF: Record<string, Layer> = {
   runtime: 'foundation',
   'errors.ts': 'foundation',
   'well-formed.ts': 'foundation',
+  'end-of-turn.ts': 'foundation', // the end-of-turn flush both transports batch their writes with
   'version.ts': 'foundation',
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
 };
