@@ -4,6 +4,8 @@
 // round. This machine's speed drifts within a minute, so a change is judged by the ratios taken in the
 // same round, not by figures of separate runs.
 //   node --import tsx bench/compare.ts [--rounds 6] [--seconds 2] [--window 1] [--protocols json,messagepack] NAME=CHECKOUT ...
+// A build's argument may carry service flags after the directory, as one quoted argument, to compare
+// settings of one build: 'inline=. --VoiceService.DecoderThreads 0'.
 // CHECKOUT is a directory with a built dist/voice-hub.cjs and its config/ (`git worktree add`, or
 // `git archive <commit> | tar -x -C <dir>` with node_modules copied and `node build.mjs` run there).
 import { rmSync } from 'node:fs';
@@ -16,8 +18,8 @@ import type { Protocol } from './lib/signalr-raw.js';
 
 interface Build { name: string; child: Child; url: string; sessions: Session[]; perCpu: Map<Protocol, number[]> }
 
-function parseArgs(argv: string[]): { rounds: number; seconds: number; window: number; protocols: Protocol[]; builds: { name: string; dir: string }[] } {
-  const out = { rounds: 6, seconds: 2, window: 1, protocols: ['json', 'messagepack'] as Protocol[], builds: [] as { name: string; dir: string }[] };
+function parseArgs(argv: string[]): { rounds: number; seconds: number; window: number; protocols: Protocol[]; builds: { name: string; dir: string; flags: string[] }[] } {
+  const out = { rounds: 6, seconds: 2, window: 1, protocols: ['json', 'messagepack'] as Protocol[], builds: [] as { name: string; dir: string; flags: string[] }[] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const number = (): number => {
@@ -30,8 +32,8 @@ function parseArgs(argv: string[]): { rounds: number; seconds: number; window: n
     else if (a === '--window') out.window = number();
     else if (a === '--protocols') out.protocols = (argv[++i] ?? '').split(',').filter(Boolean) as Protocol[];
     else if (/^[\w.-]+=/.test(a)) {
-      const [name, dir] = [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)];
-      out.builds.push({ name, dir: path.resolve(dir) });
+      const [dir, ...flags] = a.slice(a.indexOf('=') + 1).split(/\s+/).filter(Boolean);
+      out.builds.push({ name: a.slice(0, a.indexOf('=')), dir: path.resolve(dir ?? '.'), flags });
     } else throw new Error(`unknown argument ${a}`);
   }
   if (out.builds.length < 2) throw new Error('give at least two builds as NAME=CHECKOUT');
@@ -47,10 +49,10 @@ async function main(): Promise<void> {
   try {
     const echo = await startEchoServer(procs);
     const builds: Build[] = [];
-    for (const { name, dir } of options.builds) {
+    for (const { name, dir, flags: extra } of options.builds) {
       // The section's own flags (bench/sections/hub.ts): the message budget opened, room for the devices.
       const flags = ['--host', '127.0.0.1', '--port', '0', '--data-dir', tempDir('data'), '--Mqtt.BrokerAddress', '',
-        '--voice-server-url', echo.url, '--DeviceManagement.MaxDevices', '1000', '--Hub.MessageRate', '1000000', '--Hub.MessageBurst', '1000000'];
+        '--voice-server-url', echo.url, '--DeviceManagement.MaxDevices', '1000', '--Hub.MessageRate', '1000000', '--Hub.MessageBurst', '1000000', ...extra];
       const child = procs.spawn(process.execPath, [path.join(dir, 'dist/voice-hub.cjs'), ...flags], { cwd: dir });
       const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
       const url = `http://127.0.0.1:${m[1]}`;
