@@ -16,7 +16,7 @@ import { ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Chil
 import type { HubLoadResult } from './sections/hub.js';
 import type { Protocol } from './lib/signalr-raw.js';
 
-interface Build { name: string; child: Child; url: string; sessions: Session[]; perCpu: Map<Protocol, number[]> }
+interface Build { name: string; child: Child; url: string; sessions: Session[]; perCpu: Map<Protocol, number[]>; answeredPerCpu: Map<Protocol, number[]> }
 
 function parseArgs(argv: string[]): { rounds: number; seconds: number; window: number; protocols: Protocol[]; builds: { name: string; dir: string; flags: string[] }[] } {
   const out = { rounds: 6, seconds: 2, window: 1, protocols: ['json', 'messagepack'] as Protocol[], builds: [] as { name: string; dir: string; flags: string[] }[] };
@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       const child = procs.spawn(process.execPath, [path.join(dir, 'dist/voice-hub.cjs'), ...flags], { cwd: dir });
       const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
       const url = `http://127.0.0.1:${m[1]}`;
-      builds.push({ name, child, url, sessions: await startSessions(url, 50, name), perCpu: new Map() });
+      builds.push({ name, child, url, sessions: await startSessions(url, 50, name), perCpu: new Map(), answeredPerCpu: new Map() });
     }
     for (let round = 0; round < options.rounds; round++) {
       for (const protocol of options.protocols) {
@@ -67,17 +67,21 @@ async function main(): Promise<void> {
           }, 120_000);
           const value = r.processed / r.cpu.server;
           b.perCpu.set(protocol, [...(b.perCpu.get(protocol) ?? []), value]);
-          process.stderr.write(`round ${round + 1} ${protocol} ${b.name}: ${Math.round(value)} rt/CPU-s (lost ${r.lost}, errors ${r.errors})\n`);
+          // Answered: the round trips whose AudioResponse reached member 2 within the window (hub.ts).
+          b.answeredPerCpu.set(protocol, [...(b.answeredPerCpu.get(protocol) ?? []), r.responsesB / r.cpu.server]);
+          process.stderr.write(`round ${round + 1} ${protocol} ${b.name}: ${Math.round(value)} rt/CPU-s, answered ${Math.round(r.responsesB / r.cpu.server)} (lost ${r.lost}, errors ${r.errors})\n`);
         }
       }
     }
     const [first] = builds;
-    for (const protocol of options.protocols) {
-      for (const b of builds) {
-        const values = b.perCpu.get(protocol)!;
-        const ratios = values.map((v, i) => v / first!.perCpu.get(protocol)![i]!);
-        const ratio = b === first ? '' : `; ratio to ${first!.name} in the same round: median ${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(' ')})`;
-        process.stdout.write(`${protocol} ${b.name}: median ${Math.round(median(values))} rt/CPU-s (${values.map(Math.round).join(' ')})${ratio}\n`);
+    for (const [what, of] of [['rt/CPU-s', (b: Build) => b.perCpu], ['answered rt/CPU-s', (b: Build) => b.answeredPerCpu]] as const) {
+      for (const protocol of options.protocols) {
+        for (const b of builds) {
+          const values = of(b).get(protocol)!;
+          const ratios = values.map((v, i) => v / of(first!).get(protocol)![i]!);
+          const ratio = b === first ? '' : `; ratio to ${first!.name} in the same round: median ${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(' ')})`;
+          process.stdout.write(`${protocol} ${b.name}: median ${Math.round(median(values))} ${what} (${values.map(Math.round).join(' ')})${ratio}\n`);
+        }
       }
     }
     for (const b of builds) await b.child.stop();

@@ -17,6 +17,12 @@ import { echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
 
 /** Target: voice-hub's CPU per round trip within this factor of the floor's. */
 export const FLOOR_TARGET = 1.5;
+/**
+ * The ratio holds only when the answers kept up: the share of round trips whose AudioResponse reached
+ * member 2 within the window (a few are always in flight at its end).
+ */
+const MIN_ANSWERED = 0.9;
+const answered = (r: HubLoadResult): number => (r.processed > 0 ? r.responsesB / r.processed : 0);
 
 export async function startFloorServer(ctx: BenchContext, upstreamUrl: string): Promise<Child & { url: string }> {
   const child = ctx.procs.spawn(process.execPath, tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl]));
@@ -86,8 +92,10 @@ export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPer
       section: '3d', name: `voice-hub / floor, ${label(run.protocol)}, ${run.window} in flight (CPU per round trip)`, value: serviceUs, unit: 'us/rt',
       baseline: { name: 'floor (sockets + decode)', value: floorUs, unit: 'us/rt' },
       ratio: serviceUs / floorUs,
-      target: { text: `<= ${FLOOR_TARGET}x the floor`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 },
-      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x`,
+      // A round trip ends at AudioProcessed; when voice-hub's answers fall behind, the window holds less
+      // of the return path's work than of the round trips it counts, and the ratio reads too low.
+      target: { text: `<= ${FLOOR_TARGET}x the floor, answers kept up`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 && answered(run.service) >= MIN_ANSWERED },
+      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x; answers within the window: voice-hub ${(answered(run.service) * 100).toFixed(0)} %, floor ${(answered(run.floor) * 100).toFixed(0)} % of round trips`,
     });
   }
   return rows;

@@ -58,9 +58,19 @@ function problems(r: HubLoadResult): string {
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
+/**
+ * AudioResponses member 2 got in the window, per round trip (AudioProcessed) in it. A round trip ends at
+ * AudioProcessed, before its answer is decoded: when the return path falls behind (the decoder threads
+ * starved of CPU, the upstream read paused), the window holds fewer answers than round trips, and the
+ * work of the missing ones is not in its CPU either, so rt/CPU-s alone reads better than the service did.
+ */
+const answeredPct = (r: HubLoadResult): number => (r.processed > 0 ? (r.responsesB / r.processed) * 100 : 0);
+
 function note(r: HubLoadResult, withResponse: boolean): string {
   const p = r.processedLatency;
-  const resp = withResponse ? `; AudioResponse p50 ${r.responseLatency.p50.toFixed(2)} ms, p99 ${r.responseLatency.p99.toFixed(2)} ms` : '';
+  const resp = withResponse
+    ? `; AudioResponse p50 ${r.responseLatency.p50.toFixed(2)} ms, p99 ${r.responseLatency.p99.toFixed(2)} ms, ${Math.round(r.responsesB / r.wall)}/s at member 2 (${answeredPct(r).toFixed(0)} % of the round trips)`
+    : '';
   return `${Math.round(r.processed / r.wall)} rt/s; AudioProcessed p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms${resp}; upstream ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU, load ${(r.loadCpu / r.wall * 100).toFixed(0)}%${problems(r)}`;
 }
 
@@ -121,6 +131,13 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
             section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
             baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
             ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
+          });
+          rows.push({
+            section: '3b', name: `${label(protocol)}, ${SATURATING_WINDOW} in flight: answered round trips (AudioResponse at member 2)`,
+            value: b.responsesB / b.cpu.server, unit: 'rt/CPU-s',
+            baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
+            ratio: b.responsesB / b.cpu.server / many.perCpuSecond,
+            note: `${answeredPct(b).toFixed(0)} % of the round trips answered within the window`,
           });
         }
       } finally {
