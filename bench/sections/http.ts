@@ -9,6 +9,8 @@ import { runWrk, type HttpLoad, type WrkResult } from '../lib/wrk.js';
 import { helloBaseline } from './ceiling.js';
 
 export const STATUS_TARGET = 20_000;
+/** The status update the PUT row sends (bench/compare-http.ts sends the same). */
+export const STATUS_BODY = JSON.stringify({ status: 'online', batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 });
 
 function row(name: string, r: WrkResult, hello: WrkResult, target?: Row['target']): Row {
   const problems = r.non2xx + r.socketErrors > 0 ? `; ${r.non2xx} non-2xx, ${r.socketErrors} socket errors` : '';
@@ -44,7 +46,7 @@ export const httpSection: Section = {
           method: 'PUT',
           path: `/api/device/${device.id}/status`,
           headers: { authorization: `Bearer ${device.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ status: 'online', batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 }),
+          body: STATUS_BODY,
         },
         list: { path: '/api/device/list', headers: { authorization: `Bearer ${admin}` } },
         health: { path: '/health' },

@@ -1,0 +1,52 @@
+// The builds a side-by-side comparison runs (bench/compare.ts, bench/compare-http.ts): each checkout's
+// bundle as a service on one echo server, all at the same time, and what both scripts report. This
+// machine's speed drifts within a minute, so a change is judged by ratios taken in the same round.
+// A build is NAME=CHECKOUT, where CHECKOUT holds a built dist/voice-hub.cjs and its config/ (`git
+// worktree add`, or `git archive <commit> | tar -x -C <dir>` with node_modules copied and `node build.mjs`
+// run there); the argument may carry service flags after the directory, as one quoted argument, to
+// compare settings of one build: 'inline=. --VoiceService.DecoderThreads 0'.
+import path from 'node:path';
+import { tempDir, waitForOutput, type Child, type ProcessSet } from './proc.js';
+
+export interface BuildSpec {
+  name: string;
+  dir: string;
+  flags: string[];
+}
+
+export interface RunningBuild extends BuildSpec {
+  child: Child;
+  url: string;
+  dataDir: string;
+}
+
+/** NAME=CHECKOUT [flags...] as one argument; undefined when `arg` is not of that form. */
+export function parseBuild(arg: string): BuildSpec | undefined {
+  if (!/^[\w.-]+=/.test(arg)) return undefined;
+  const [dir, ...flags] = arg.slice(arg.indexOf('=') + 1).split(/\s+/).filter(Boolean);
+  return { name: arg.slice(0, arg.indexOf('=')), dir: path.resolve(dir ?? '.'), flags };
+}
+
+/** Starts a build's bundle on a loopback port with a fresh data dir, MQTT off, `upstreamUrl` as its voice server. */
+export async function startBuild(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, flags: readonly string[]): Promise<RunningBuild> {
+  const dataDir = tempDir('data');
+  const args = ['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl, ...flags, ...spec.flags];
+  const child = procs.spawn(process.execPath, [path.join(spec.dir, 'dist/voice-hub.cjs'), ...args], { cwd: spec.dir });
+  const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
+  return { ...spec, child, url: `http://127.0.0.1:${m[1]}`, dataDir };
+}
+
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+/** One line per build: the median of its figures and, past the first build, its ratios to the first in the same rounds. */
+export function ratioLines(label: string, unit: string, names: readonly string[], values: readonly (readonly number[])[]): string {
+  const first = values[0]!;
+  return names
+    .map((name, b) => {
+      const own = values[b]!;
+      const ratios = own.map((v, i) => v / first[i]!);
+      const ratio = b === 0 ? '' : `; ratio to ${names[0]} in the same round: median ${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(' ')})`;
+      return `${label} ${name}: median ${Math.round(median(own))} ${unit} (${own.map(Math.round).join(' ')})${ratio}\n`;
+    })
+    .join('');
+}
