@@ -1,6 +1,7 @@
 // `voice-hub token admin`: mints an admin token with this installation's signing key.
 import { loadSigningKey } from '../auth/signing-key.js';
 import { TokenService } from '../auth/tokens.js';
+import { MAX_TOKEN_LIFETIME } from '../config/schema.js';
 import { parseTimeSpan } from '../config/timespan.js';
 import type { LoadedConfig } from '../config/types.js';
 import { acquireDataDirLock, dataDirOwner, DataDirInUseError } from '../process/data-dir-lock.js';
@@ -18,6 +19,7 @@ export function parseTtl(text: string): number {
     throw new Error(`invalid --ttl '${text}': use e.g. 30d, 12h, 90m or a time span like 7.00:00:00`);
   }
   if (!(ms > 0)) throw new Error(`--ttl must be positive, not '${text}'`);
+  if (ms > parseTimeSpan(MAX_TOKEN_LIFETIME)) throw new Error(`--ttl '${text}' is longer than a token may live (${MAX_TOKEN_LIFETIME}, ten years)`);
   return ms;
 }
 

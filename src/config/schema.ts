@@ -5,6 +5,9 @@
 import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
 
+/** The longest a token may live, device or admin (ten years): past it a token is as good as permanent. */
+export const MAX_TOKEN_LIFETIME = '3650.00:00:00';
+
 /** The subset of JSON Schema (draft-07) used here, plus two extension keywords (see below). */
 export interface SchemaNode {
   type?: 'object' | 'string' | 'integer' | 'boolean' | 'array';
@@ -162,7 +165,7 @@ export const CONFIG_SCHEMA = {
       properties: {
         AllowDeviceRegistration: bool(true, 'Whether devices may register.'),
         MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices; registration beyond it gets 409, and deleting a device frees its place.'),
-        TokenExpiration: timeSpan('24:00:00', '00:00:01', '3650.00:00:00', 'Lifetime of a device token.'),
+        TokenExpiration: timeSpan('24:00:00', '00:00:01', MAX_TOKEN_LIFETIME, 'Lifetime of a device token.'),
       },
     },
     Mqtt: {

@@ -116,6 +116,8 @@ describe('missing, repeated and mistyped values: exit 64', () => {
     [['token', 'admin', '--ttl'], 'voice-hub token', '--ttl needs a value'],
     [['token', 'admin', '--ttl', 'soon'], 'voice-hub token', "invalid --ttl 'soon': use e.g. 30d, 12h, 90m or a time span like 7.00:00:00"],
     [['token', 'admin', '--ttl', '0d'], 'voice-hub token', "--ttl must be positive, not '0d'"],
+    [['token', 'admin', '--ttl', '3651d'], 'voice-hub token', "--ttl '3651d' is longer than a token may live (3650.00:00:00, ten years)"],
+    [['token', 'admin', '--ttl', '100000000d'], 'voice-hub token', "--ttl '100000000d' is longer than a token may live (3650.00:00:00, ten years)"],
     [['health', '--url'], 'voice-hub health', '--url needs a value'],
     [['health', '--url', 'localhost:5000'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'localhost:5000'"],
     [['health', '--url', 'http://'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'http://'"],
@@ -131,6 +133,13 @@ describe('missing, repeated and mistyped values: exit 64', () => {
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
   }
+
+  it('token admin --ttl at the limit (ten years) mints a token that lives exactly that long', async () => {
+    const res = await runBundle(['token', 'admin', '--data-dir', tmpDir(), '--ttl', '3650d']);
+    assert.equal(res.code, 0, res.stderr);
+    const claims = JSON.parse(Buffer.from(res.stdout.trim().split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
+    assert.equal(claims.exp - claims.iat, 3650 * 86_400);
+  });
 
   it('a value of the right type but out of range is the configuration\'s verdict: exit 78', async () => {
     const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--port', '70000']);
