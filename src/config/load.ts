@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
+import { own, setOwn } from './own.js';
 import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
 import { toConfigValue } from './schema-value.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
@@ -85,10 +86,10 @@ function toAppConfig(value: unknown, node: SchemaNode = CONFIG_SCHEMA): unknown 
   if (node.type !== 'object') return toConfigValue(node, value);
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [name, child] of Object.entries(node.properties ?? {})) out[name] = toAppConfig(obj[name], child);
+  for (const [name, child] of Object.entries(node.properties ?? {})) setOwn(out, name, toAppConfig(own(obj, name), child));
   const map = node.additionalProperties;
   if (typeof map === 'object') {
-    for (const [name, v] of Object.entries(obj)) if (!(name in out)) out[name] = toAppConfig(v, map);
+    for (const [name, v] of Object.entries(obj)) if (!Object.hasOwn(out, name)) setOwn(out, name, toAppConfig(v, map));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // The effective configuration as it may be shown (`config check`, logs, docs): secrets replaced by
 // "***" when set, an empty secret left "" so "not set" stays visible (secrets never appear in logs,
 // responses or `config check` output), and time spans back in .NET text, as they were configured.
+import { own, setOwn } from './own.js';
 import { CONFIG_SCHEMA, SECRET_KEYS, type SchemaNode } from './schema.js';
 import { toJsonValue } from './schema-value.js';
 import type { LoadedConfig } from './types.js';
@@ -20,9 +21,9 @@ function view(value: unknown, node: SchemaNode, path: readonly string[], texts: 
   const obj = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(obj)) {
-    const child = node.properties?.[name] ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    const child = own(node.properties, name) ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
     // A key the schema does not know cannot be judged, so it is not shown.
-    if (child) out[name] = view(v, child, [...path, name], texts);
+    if (child) setOwn(out, name, view(v, child, [...path, name], texts));
   }
   return out;
 }

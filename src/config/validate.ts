@@ -1,6 +1,7 @@
 // Validates the merged configuration against the schema (validator.ts) and words each problem as one
 // line naming the key, the value (never a secret's), where it came from and what was expected.
 import type { ErrorObject } from 'ajv';
+import { own, setOwn } from './own.js';
 import { configValidator } from './validator.js';
 import { resolveKey, type SchemaNode } from './schema.js';
 import type { Entries, Entry } from './layers.js';
@@ -10,8 +11,8 @@ export function buildTree(entries: Entries): Record<string, unknown> {
   const root: Record<string, unknown> = {};
   for (const { path, value } of entries.all()) {
     let obj = root;
-    for (const seg of path.slice(0, -1)) obj = (obj[seg] ??= {}) as Record<string, unknown>;
-    obj[path[path.length - 1]!] = value;
+    for (const seg of path.slice(0, -1)) obj = (own(obj, seg) ?? setOwn(obj, seg, {})) as Record<string, unknown>;
+    setOwn(obj, path[path.length - 1]!, value);
   }
   return root;
 }

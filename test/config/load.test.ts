@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig, SHORT_FLAGS } from '../../src/config/load.js';
+import { maskedView } from '../../src/config/mask.js';
 import { leafKeys } from '../../src/config/schema.js';
 import type { ConfigSource } from '../../src/config/types.js';
 import { configFile, problemsOf } from './helpers.js';
@@ -102,6 +103,24 @@ describe('configuration file', () => {
     assert.equal(loaded.config.Logging.LogLevel['Voice.Upstream'], 'Warning');
     assert.equal(loaded.config.Logging.LogLevel['Microsoft.AspNetCore'], 'Warning');
     assert.equal(loaded.sources.get('Logging.LogLevel.Voice.Upstream'), 'file');
+  });
+
+  it('a category named like a member of every object (constructor, toString, __proto__) is an ordinary key, from every layer', () => {
+    const loaded = loadConfig({
+      file: configFile({ Logging: { LogLevel: JSON.parse('{"__proto__": "Error", "toString": "Debug"}') } }),
+      env: { Logging__LogLevel__hasOwnProperty: 'Trace' },
+      flags: { 'Logging.LogLevel.constructor': 'warning' },
+    });
+    const levels = loaded.config.Logging.LogLevel;
+    assert.deepEqual(Object.keys(levels).sort(), ['Default', 'Microsoft.AspNetCore', '__proto__', 'constructor', 'hasOwnProperty', 'toString']);
+    assert.deepEqual(
+      ['__proto__', 'toString', 'hasOwnProperty', 'constructor'].map((k) => Object.getOwnPropertyDescriptor(levels, k)?.value),
+      ['Error', 'Debug', 'Trace', 'Warning'],
+    );
+    assert.equal(Object.getPrototypeOf(levels), Object.prototype, 'the __proto__ key did not become the prototype');
+    assert.equal(loaded.sources.get('Logging.LogLevel.constructor'), 'flag');
+    const shown = maskedView(loaded) as { Logging: { LogLevel: Record<string, unknown> } };
+    assert.deepEqual(Object.keys(shown.Logging.LogLevel).sort(), Object.keys(levels).sort());
   });
 
   it('the shipped file loads, every key from the file', () => {
