@@ -4,80 +4,45 @@
 // req/CPU-s is printed with its ratio to the first build's in the same round.
 //   node --import tsx bench/compare-http.ts [--rounds 5] [--seconds 3] [--loads status,list,health] NAME=CHECKOUT ...
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { registerDevices } from './lib/api.js';
-import { parseBuild, ratioLines, startBuild, type BuildSpec } from './lib/builds.js';
-import { ProcessSet, RUN_DIR, startEchoServer } from './lib/proc.js';
-import { ensureWrk, runWrk, type HttpLoad } from './lib/wrk.js';
-import { STATUS_BODY } from './sections/http.js';
+import { parseCompareArgs, ratioLines, runComparison, startBuild, turnOrder, type CompareOptions } from './lib/builds.js';
+import { ensureWrk, runWrk } from './lib/wrk.js';
+import { HTTP_LOADS, httpLoads, type HttpLoadName } from './sections/http.js';
 
-const LOADS = ['status', 'list', 'health'] as const;
-type LoadName = (typeof LOADS)[number];
-
-function parseArgs(argv: string[]): { rounds: number; seconds: number; loads: LoadName[]; builds: BuildSpec[] } {
-  const out = { rounds: 5, seconds: 3, loads: [...LOADS] as LoadName[], builds: [] as BuildSpec[] };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const number = (): number => {
-      const n = Number(argv[++i]);
-      if (!Number.isInteger(n) || n <= 0) throw new Error(`${a} needs a positive whole number`);
-      return n;
-    };
-    if (a === '--rounds') out.rounds = number();
-    else if (a === '--seconds') out.seconds = number();
-    else if (a === '--loads') out.loads = (argv[++i] ?? '').split(',').filter(Boolean) as LoadName[];
-    else {
-      const build = parseBuild(a);
-      if (!build) throw new Error(`unknown argument ${a}`);
-      out.builds.push(build);
-    }
-  }
-  if (out.builds.length < 2) throw new Error('give at least two builds as NAME=CHECKOUT');
-  const unknown = out.loads.filter((l) => !LOADS.includes(l));
-  if (unknown.length > 0 || out.loads.length === 0) throw new Error(`--loads takes ${LOADS.join(', ')}`);
-  return out;
+function parseArgs(argv: readonly string[]): CompareOptions & { loads: HttpLoadName[] } {
+  let loads: HttpLoadName[] = [...HTTP_LOADS];
+  const common = parseCompareArgs(argv, { rounds: 5, seconds: 3 }, (flag, value) => {
+    if (flag !== '--loads') return false;
+    loads = value().split(',').filter(Boolean) as HttpLoadName[];
+    return true;
+  });
+  if (loads.length === 0 || loads.some((l) => !HTTP_LOADS.includes(l))) throw new Error(`--loads takes ${HTTP_LOADS.join(', ')}`);
+  // wrk takes whole seconds.
+  if (!Number.isInteger(common.seconds)) throw new Error('--seconds needs a whole number here');
+  ensureWrk();
+  return { ...common, loads };
 }
 
-async function main(): Promise<void> {
-  const options = parseArgs(process.argv.slice(2));
-  ensureWrk();
-  const procs = new ProcessSet();
-  try {
-    const echo = await startEchoServer(procs);
-    const builds = [];
-    for (const spec of options.builds) {
-      const build = await startBuild(procs, spec, echo.url, ['--DeviceManagement.MaxDevices', '1000']);
-      const [device] = await registerDevices(build.url, 10, build.name);
-      // The build's own bundle makes its admin token (its data dir, its key format).
-      const admin = execFileSync(process.execPath, [path.join(build.dir, 'dist/voice-hub.cjs'), 'token', 'admin', '--data-dir', build.dataDir], { cwd: build.dir, encoding: 'utf8' }).trim();
-      const loads: Record<LoadName, HttpLoad> = {
-        status: { method: 'PUT', path: `/api/device/${device!.id}/status`, headers: { authorization: `Bearer ${device!.token}`, 'content-type': 'application/json' }, body: STATUS_BODY },
-        list: { path: '/api/device/list', headers: { authorization: `Bearer ${admin}` } },
-        health: { path: '/health' },
-      };
-      builds.push({ ...build, loads, perCpu: new Map<LoadName, number[]>() });
-    }
-    for (let round = 0; round < options.rounds; round++) {
-      for (const b of round % 2 === 0 ? builds : [...builds].reverse()) {
-        for (const name of options.loads) {
-          const r = await runWrk(b.url, b.child.pid, b.loads[name], options.seconds);
-          b.perCpu.set(name, [...(b.perCpu.get(name) ?? []), r.perCpuSecond]);
-          process.stderr.write(`round ${round + 1} ${name} ${b.name}: ${Math.round(r.perCpuSecond)} req/CPU-s (${r.non2xx} non-2xx, ${r.socketErrors} socket errors)\n`);
-        }
+runComparison('compare-http', () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, loads, builds: specs }, procs, echo) => {
+  const builds = [];
+  for (const spec of specs) {
+    const build = await startBuild(procs, spec, echo.url, ['--DeviceManagement.MaxDevices', '1000']);
+    const [device] = await registerDevices(build.url, 10, build.name);
+    // The build's own bundle makes its admin token (its data dir, its key format).
+    const admin = execFileSync(process.execPath, [path.join(build.dir, 'dist/voice-hub.cjs'), 'token', 'admin', '--data-dir', build.dataDir], { cwd: build.dir, encoding: 'utf8' }).trim();
+    builds.push({ ...build, requests: httpLoads(device!, admin), perCpu: new Map<HttpLoadName, number[]>() });
+  }
+  for (let round = 0; round < rounds; round++) {
+    for (const b of turnOrder(builds, round)) {
+      for (const name of loads) {
+        const r = await runWrk(b.url, b.child.pid, b.requests[name], seconds);
+        b.perCpu.set(name, [...(b.perCpu.get(name) ?? []), r.perCpuSecond]);
+        process.stderr.write(`round ${round + 1} ${name} ${b.name}: ${Math.round(r.perCpuSecond)} req/CPU-s (${r.non2xx} non-2xx, ${r.socketErrors} socket errors)\n`);
       }
     }
-    const names = builds.map((b) => b.name);
-    for (const name of options.loads) process.stdout.write(ratioLines(name, 'req/CPU-s', names, builds.map((b) => b.perCpu.get(name)!)));
-    for (const b of builds) await b.child.stop();
-    await echo.stop();
-  } finally {
-    procs.killAll();
-    rmSync(RUN_DIR, { recursive: true, force: true });
   }
-}
-
-main().catch((e: unknown) => {
-  process.stderr.write(`compare-http: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(2);
+  const names = builds.map((b) => b.name);
+  for (const name of loads) process.stdout.write(ratioLines(name, 'req/CPU-s', names, builds.map((b) => b.perCpu.get(name)!)));
+  return builds;
 });

@@ -5,8 +5,9 @@
 // worktree add`, or `git archive <commit> | tar -x -C <dir>` with node_modules copied and `node build.mjs`
 // run there); the argument may carry service flags after the directory, as one quoted argument, to
 // compare settings of one build: 'inline=. --VoiceService.DecoderThreads 0'.
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { tempDir, waitForOutput, type Child, type ProcessSet } from './proc.js';
+import { ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Child } from './proc.js';
 
 export interface BuildSpec {
   name: string;
@@ -49,4 +50,63 @@ export function ratioLines(label: string, unit: string, names: readonly string[]
       return `${label} ${name}: median ${Math.round(median(own))} ${unit} (${own.map(Math.round).join(' ')})${ratio}\n`;
     })
     .join('');
+}
+
+export interface CompareOptions {
+  rounds: number;
+  seconds: number;
+  builds: BuildSpec[];
+}
+
+/**
+ * --rounds, --seconds and the builds (at least two); `own(flag, value)` takes a tool's own flags, reading
+ * the flag's value with `value()`, and returns false for a flag it does not know.
+ */
+export function parseCompareArgs(argv: readonly string[], defaults: Omit<CompareOptions, 'builds'>, own: (flag: string, value: () => string) => boolean): CompareOptions {
+  const out: CompareOptions = { ...defaults, builds: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => argv[++i] ?? '';
+    const positive = (): number => {
+      const n = Number(value());
+      if (!Number.isFinite(n) || n <= 0) throw new Error(`${a} needs a positive number`);
+      return n;
+    };
+    if (a === '--rounds') out.rounds = Math.ceil(positive());
+    else if (a === '--seconds') out.seconds = positive();
+    else if (!own(a, value)) {
+      const build = parseBuild(a);
+      if (!build) throw new Error(`unknown argument ${a}`);
+      out.builds.push(build);
+    }
+  }
+  if (out.builds.length < 2) throw new Error('give at least two builds as NAME=CHECKOUT');
+  return out;
+}
+
+/** The builds in the order of this round: reversed every other round, so that none always goes first. */
+export const turnOrder = <B>(builds: readonly B[], round: number): readonly B[] => (round % 2 === 0 ? builds : [...builds].reverse());
+
+/**
+ * Runs a comparison: `prepare` reads the command line; `body` gets its result, the processes and an echo
+ * server, starts its builds and measures them, and returns the builds, which are then stopped. Everything
+ * started is killed whatever happens, and a failure, bad arguments included, exits 2 naming the tool.
+ */
+export function runComparison<T>(tool: string, prepare: () => T, body: (options: T, procs: ProcessSet, echo: Child & { url: string }) => Promise<readonly RunningBuild[]>): void {
+  const run = async (): Promise<void> => {
+    const options = prepare();
+    const procs = new ProcessSet();
+    try {
+      const echo = await startEchoServer(procs);
+      for (const b of await body(options, procs, echo)) await b.child.stop();
+      await echo.stop();
+    } finally {
+      procs.killAll();
+      rmSync(RUN_DIR, { recursive: true, force: true });
+    }
+  };
+  run().catch((e: unknown) => {
+    process.stderr.write(`${tool}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exit(2);
+  });
 }

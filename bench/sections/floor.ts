@@ -13,7 +13,7 @@ import type { BenchContext, Section } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
 import { fmt, percentile, type Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
-import { echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
+import { answeredShare, echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
 
 /** Target: voice-hub's CPU per round trip within this factor of the floor's. */
 export const FLOOR_TARGET = 1.5;
@@ -22,7 +22,6 @@ export const FLOOR_TARGET = 1.5;
  * member 2 within the window (a few are always in flight at its end).
  */
 const MIN_ANSWERED = 0.9;
-const answered = (r: HubLoadResult): number => (r.processed > 0 ? r.responsesB / r.processed : 0);
 
 export async function startFloorServer(ctx: BenchContext, upstreamUrl: string): Promise<Child & { url: string }> {
   const child = ctx.procs.spawn(process.execPath, tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl]));
@@ -94,8 +93,8 @@ export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPer
       ratio: serviceUs / floorUs,
       // A round trip ends at AudioProcessed; when voice-hub's answers fall behind, the window holds less
       // of the return path's work than of the round trips it counts, and the ratio reads too low.
-      target: { text: `<= ${FLOOR_TARGET}x the floor, answers kept up`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 && answered(run.service) >= MIN_ANSWERED },
-      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x; answers within the window: voice-hub ${(answered(run.service) * 100).toFixed(0)} %, floor ${(answered(run.floor) * 100).toFixed(0)} % of round trips`,
+      target: { text: `<= ${FLOOR_TARGET}x the floor, answers kept up`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 && answeredShare(run.service) >= MIN_ANSWERED },
+      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x; answers within the window: voice-hub ${(answeredShare(run.service) * 100).toFixed(0)} %, floor ${(answeredShare(run.floor) * 100).toFixed(0)} % of round trips`,
     });
   }
   return rows;

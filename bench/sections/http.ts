@@ -9,8 +9,23 @@ import { runWrk, type HttpLoad, type WrkResult } from '../lib/wrk.js';
 import { helloBaseline } from './ceiling.js';
 
 export const STATUS_TARGET = 20_000;
-/** The status update the PUT row sends (bench/compare-http.ts sends the same). */
-export const STATUS_BODY = JSON.stringify({ status: 'online', batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 });
+
+/** The section's three requests (bench/compare-http.ts sends them too): a device's status update, the device list as admin, /health. */
+export const HTTP_LOADS = ['status', 'list', 'health'] as const;
+export type HttpLoadName = (typeof HTTP_LOADS)[number];
+
+export function httpLoads(device: { id: string; token: string }, admin: string): Record<HttpLoadName, HttpLoad> {
+  return {
+    status: {
+      method: 'PUT',
+      path: `/api/device/${device.id}/status`,
+      headers: { authorization: `Bearer ${device.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'online', batteryLevel: 87, temperature: 41.5, memoryUsage: 63, cpuUsage: 12 }),
+    },
+    list: { path: '/api/device/list', headers: { authorization: `Bearer ${admin}` } },
+    health: { path: '/health' },
+  };
+}
 
 function row(name: string, r: WrkResult, hello: WrkResult, target?: Row['target']): Row {
   const problems = r.non2xx + r.socketErrors > 0 ? `; ${r.non2xx} non-2xx, ${r.socketErrors} socket errors` : '';
@@ -40,20 +55,10 @@ export const httpSection: Section = {
       const devices = await registerDevices(service.url, 10, 'http');
       const admin = await adminToken(service.dataDir);
       const seconds = ctx.seconds(5, 2);
-      const device = devices[0]!;
-      const loads: Record<string, HttpLoad> = {
-        status: {
-          method: 'PUT',
-          path: `/api/device/${device.id}/status`,
-          headers: { authorization: `Bearer ${device.token}`, 'content-type': 'application/json' },
-          body: STATUS_BODY,
-        },
-        list: { path: '/api/device/list', headers: { authorization: `Bearer ${admin}` } },
-        health: { path: '/health' },
-      };
-      const status = await runWrk(service.url, service.pid, loads.status!, seconds);
-      const list = await runWrk(service.url, service.pid, loads.list!, seconds);
-      const health = await runWrk(service.url, service.pid, loads.health!, seconds);
+      const loads = httpLoads(devices[0]!, admin);
+      const status = await runWrk(service.url, service.pid, loads.status, seconds);
+      const list = await runWrk(service.url, service.pid, loads.list, seconds);
+      const health = await runWrk(service.url, service.pid, loads.health, seconds);
       const pass = status.perCpuSecond >= STATUS_TARGET && status.non2xx === 0;
       return [
         row('PUT /api/device/{id}/status (device token)', status, hello, { text: `>= ${STATUS_TARGET.toLocaleString('en-US')} req/CPU-s`, pass }),

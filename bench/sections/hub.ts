@@ -64,12 +64,12 @@ function problems(r: HubLoadResult): string {
  * starved of CPU, the upstream read paused), the window holds fewer answers than round trips, and the
  * work of the missing ones is not in its CPU either, so rt/CPU-s alone reads better than the service did.
  */
-const answeredPct = (r: HubLoadResult): number => (r.processed > 0 ? (r.responsesB / r.processed) * 100 : 0);
+export const answeredShare = (r: HubLoadResult): number => (r.processed > 0 ? r.responsesB / r.processed : 0);
 
 function note(r: HubLoadResult, withResponse: boolean): string {
   const p = r.processedLatency;
   const resp = withResponse
-    ? `; AudioResponse p50 ${r.responseLatency.p50.toFixed(2)} ms, p99 ${r.responseLatency.p99.toFixed(2)} ms, ${Math.round(r.responsesB / r.wall)}/s at member 2 (${answeredPct(r).toFixed(0)} % of the round trips)`
+    ? `; AudioResponse p50 ${r.responseLatency.p50.toFixed(2)} ms, p99 ${r.responseLatency.p99.toFixed(2)} ms, ${Math.round(r.responsesB / r.wall)}/s at member 2 (${(answeredShare(r) * 100).toFixed(0)} % of the round trips)`
     : '';
   return `${Math.round(r.processed / r.wall)} rt/s; AudioProcessed p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms${resp}; upstream ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU, load ${(r.loadCpu / r.wall * 100).toFixed(0)}%${problems(r)}`;
 }
@@ -137,7 +137,7 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
             value: b.responsesB / b.cpu.server, unit: 'rt/CPU-s',
             baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
             ratio: b.responsesB / b.cpu.server / many.perCpuSecond,
-            note: `${answeredPct(b).toFixed(0)} % of the round trips answered within the window`,
+            note: `${(answeredShare(b) * 100).toFixed(0)} % of the round trips answered within the window`,
           });
         }
       } finally {

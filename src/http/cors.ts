@@ -22,10 +22,16 @@ export interface CorsPolicy {
    */
   admits(origin: string, host: string): boolean;
   /** Headers for an answer to a request with `origin` ('' when none): CORS headers when it is listed. */
-  headers(origin: string): Record<string, string>;
+  headers(origin: string): Readonly<Record<string, string>>;
   /** Headers for a preflight (`OPTIONS` with `Access-Control-Request-Method`), answered 204. */
-  preflight(origin: string): Record<string, string>;
+  preflight(origin: string): Readonly<Record<string, string>>;
 }
+
+/**
+ * What `headers` and `preflight` return when the policy adds nothing (no Origin, or no list to vary by):
+ * one value, so that an answer is copied to add headers only when there are some.
+ */
+export const NO_CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 /** The ASCII lower case of an origin: browsers send it lower case, configuration may not. */
 const key = (origin: string): string => origin.toLowerCase();
@@ -34,8 +40,8 @@ export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
   const allowed = new Set(allowedOrigins.map(key));
   const listed = (origin: string): boolean => origin !== '' && allowed.has(key(origin));
   // Caches key on the Origin of a request as soon as the list could answer differently per origin.
-  const vary = (origin: string): Record<string, string> => (origin !== '' && allowed.size > 0 ? { Vary: 'Origin' } : {});
-  const headers = (origin: string): Record<string, string> =>
+  const vary = (origin: string): Readonly<Record<string, string>> => (origin !== '' && allowed.size > 0 ? { Vary: 'Origin' } : NO_CORS_HEADERS);
+  const headers = (origin: string): Readonly<Record<string, string>> =>
     listed(origin)
       ? { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true', Vary: 'Origin' }
       : vary(origin);

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
-import { isPreflight, withCorsHeaders, type CorsPolicy } from './cors.js';
+import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
 import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import type { RequestGate } from './gate.js';
@@ -119,7 +119,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       headers: joinHeaderLines(incoming.lines),
       secure: incoming.secure,
     };
-    let corsHeaders: Record<string, string> | undefined;
+    let corsHeaders: Readonly<Record<string, string>> | undefined;
     const respond = (reply: Reply, close = false): void => {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
       exchange.send(renderReply(reply), close, () => {
@@ -150,7 +150,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       const headers = opts.cors.headers(origin);
       // Most requests (devices, scripts) carry no Origin and get no header: their answers are not copied
       // to add nothing (copying every reply cost 12 % of a status update's CPU).
-      if (Object.keys(headers).length > 0) corsHeaders = headers;
+      if (headers !== NO_CORS_HEADERS) corsHeaders = headers;
     }
 
     const match = router.match(request.method, request.path);
