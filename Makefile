@@ -5,10 +5,10 @@
 SHELL := /bin/bash
 NODE ?= node
 PORT ?= 5000
-# build.mjs compiles our own small addon (src/native/malloc-tune.c) for this machine with gcc.
+# build.mjs compiles our own small addons (src/native/*.c) for this machine with gcc.
 NATIVE_DEBS := gcc
 # make binaries: strip each runtime with its own binutils, make the ARM SEA blobs under qemu-user,
-# cross-compile our addon for each target.
+# cross-compile our addons for each target.
 BINARY_DEBS := binutils binutils-aarch64-linux-gnu binutils-arm-linux-gnueabihf qemu-user \
   libc6-arm64-cross libstdc++6-arm64-cross libc6-armhf-cross libstdc++6-armhf-cross libatomic1-armhf-cross \
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf
@@ -40,8 +40,9 @@ typecheck: deps
 
 # The shipped config names the built-in echo voice server on 127.0.0.1:5050 and a broker on localhost:1883:
 # run-local.sh starts both beside the service (when not already running) and stops them with it.
+# libopus0: the system libopus that decodes upstream audio (VoiceService.OpusLibrary).
 run: build
-	scripts/ensure-debs.sh mosquitto
+	scripts/ensure-debs.sh mosquitto libopus0
 	PORT=$(PORT) scripts/run-local.sh
 
 test: deps

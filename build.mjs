@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
 import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
-import { buildMallocAddon } from './scripts/build-native.mjs';
+import { buildOwnAddons } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
 const dist = path.join(root, 'dist');
@@ -132,6 +132,7 @@ for (const [name, source] of assets) {
   copyFileSync(path.join(root, 'node_modules', source), `${dest}.tmp-${process.pid}`);
   renameSync(`${dest}.tmp-${process.pid}`, dest);
 }
-// Our own addon (glibc malloc thresholds) for this machine; scripts/build-binaries.mjs builds each target's.
-buildMallocAddon(dist, process.arch);
+// Our own addons (glibc malloc thresholds, native Opus decoding) for this machine; scripts/build-binaries.mjs
+// builds each target's.
+buildOwnAddons(dist, process.arch);
 console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);

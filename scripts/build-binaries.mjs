@@ -24,7 +24,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runtimeAssets } from '../src/runtime/asset-manifest.mjs';
-import { buildMallocAddon } from './build-native.mjs';
+import { buildOwnAddons } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
 import { TARGETS, hostTarget, nodeRuntime } from './sea-runtime.mjs';
 
@@ -52,8 +52,8 @@ function onPath(tool) {
 
 /** [name, absolute file] of every asset of a target whose Node arch is `uwsArch`; throws naming any missing. */
 function collectAssets(distDir, uwsArch, abi) {
-  // Our own addon is compiled here for the target (a fresh machine gets its cross compiler from `make binaries`).
-  buildMallocAddon(distDir, uwsArch);
+  // Our own addons are compiled here for the target (a fresh machine gets its cross compiler from `make binaries`).
+  buildOwnAddons(distDir, uwsArch);
   const assets = runtimeAssets(uwsArch, abi).map(({ name }) => [name, path.join(distDir, name)]);
   const missing = assets.filter(([, file]) => !existsSync(file));
   if (missing.length > 0) {

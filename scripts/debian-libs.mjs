@@ -1,6 +1,6 @@
 // Debian 13 ("trixie") C and C++ runtime libraries on a Debian 12 machine, to run what needs glibc >= 2.38
 // (the Node 24 builds' uWS addon) where it will run: libc6, libstdc++6 and libgcc-s1 of the target
-// architecture, downloaded from the Debian archive as packages with apt-get (a private apt folder with a
+// architecture, with libopus0 (which the service decodes upstream audio with where it is installed), downloaded from the Debian archive as packages with apt-get (a private apt folder with a
 // trixie source, so this machine's apt is left alone), unpacked into a folder and kept in
 // .cache/debian-libs/ under a key of the suite, architecture and package list. Programs use them through
 // that folder's own dynamic loader: `<root>/lib64/ld-linux-x86-64.so.2 --library-path <libs> prog`
@@ -18,7 +18,7 @@ import { TARGETS, nodeRuntime } from './sea-runtime.mjs';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const CACHE = path.join(root, '.cache', 'debian-libs');
 export const SUITE = 'trixie';
-const PACKAGES = ['libc6', 'libstdc++6', 'libgcc-s1'];
+const PACKAGES = ['libc6', 'libstdc++6', 'libgcc-s1', 'libopus0'];
 /** Per Debian architecture: its dynamic loader and library folder inside the root (merged /usr). */
 const LAYOUT = {
   amd64: { loader: 'lib64/ld-linux-x86-64.so.2', libDir: 'usr/lib/x86_64-linux-gnu' },

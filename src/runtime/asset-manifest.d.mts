@@ -10,6 +10,7 @@ export declare const UWS_ADDONS: Readonly<Record<string, { readonly dir: string;
 export declare const UWS_ABIS: readonly string[];
 export declare function uwsAddonFileName(arch: string, platform: string, abi: string): string;
 export declare function mallocAddonFileName(arch: string): string;
+export declare function opusAddonFileName(arch: string): string;
 export declare const SQL_WASM: string;
 export declare const SWAGGER_UI_FILES: readonly string[];
 export declare function runtimeAssets(arch: string, abi: string): readonly RuntimeAsset[];

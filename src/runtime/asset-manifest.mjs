@@ -30,6 +30,11 @@ export function mallocAddonFileName(arch) {
   return `malloc_tune_linux_${arch}.node`;
 }
 
+/** Our own addon (src/native/opus-decode.c): the system libopus, inline or on native decoder threads. */
+export function opusAddonFileName(arch) {
+  return `opus_decode_linux_${arch}.node`;
+}
+
 /** The sql.js engine: SQLite compiled to wasm. */
 export const SQL_WASM = 'sql-wasm.wasm';
 
@@ -66,5 +71,6 @@ export function runtimeAssets(arch, abi) {
     ...SWAGGER_UI_FILES.map((file) => ({ name: `swagger/${file}`, source: `swagger-ui-dist/${file}` })),
     { name: `native/${addon}`, source: `${uws.dir}/${addon}` },
     { name: `native/${mallocAddonFileName(arch)}`, built: 'src/native/malloc-tune.c' },
+    { name: `native/${opusAddonFileName(arch)}`, built: 'src/native/opus-decode.c' },
   ]);
 }

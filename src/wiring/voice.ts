@@ -7,6 +7,7 @@ import type { ConfigCategories } from '../settings/categories.js';
 import type { Store } from '../store/types.js';
 import { decoderThreads, sessionBudgets } from '../voice/budgets.js';
 import { DecoderPool } from '../voice/opus/decoder-pool.js';
+import { loadNativeOpus, type NativeOpus } from '../voice/opus/native-opus.js';
 import type { SessionListener } from '../voice/session-events.js';
 import { VoiceSessionService } from '../voice/sessions.js';
 
@@ -22,6 +23,14 @@ export interface VoiceDeps {
 
 export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<VoiceSessionService> {
   const { categories, registry } = deps;
+  const logger = deps.logger.child('Upstream');
+  const decoders = new DecoderPool({
+    threads: decoderThreads(config.VoiceService.DecoderThreads),
+    queuePerThread: config.VoiceService.DecoderQueuePerThread,
+    logger,
+    ...nativeOpus(config.VoiceService.OpusLibrary, logger),
+  });
+  logger.info(`Opus decoding: ${decoders.engine}`);
   const sessions = new VoiceSessionService({
     config: {
       serverUrl: config.VoiceService.ServerUrl,
@@ -39,14 +48,21 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
       return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
     },
     listeners: deps.listeners,
-    logger: deps.logger.child('Upstream'),
-    decoders: new DecoderPool({
-      threads: decoderThreads(config.VoiceService.DecoderThreads),
-      queuePerThread: config.VoiceService.DecoderQueuePerThread,
-      logger: deps.logger.child('Upstream'),
-    }),
+    logger,
+    decoders,
     ...(deps.voiceCa ? { link: { ca: deps.voiceCa } } : {}),
   });
   await sessions.recordInterrupted();
   return sessions;
+}
+
+/** The system libopus of VoiceService.OpusLibrary, or nothing (said in the log) when it is off or will not load. */
+function nativeOpus(library: string, logger: Logger): { native?: NativeOpus } {
+  if (library === '') return {};
+  const native = loadNativeOpus(library);
+  if (native instanceof Error) {
+    logger.warn(`Opus: ${library} cannot be used (${native.message}); the bundled wasm libopus decodes instead (install libopus0, or set VoiceService.OpusLibrary to "" to say so)`);
+    return {};
+  }
+  return { native };
 }

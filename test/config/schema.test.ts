@@ -16,7 +16,7 @@ const EXPECTED_KEYS = [
   'VoiceService.ServerUrl', 'VoiceService.ApiKey', 'VoiceService.EnableVoice', 'VoiceService.AudioSampleRate',
   'VoiceService.AudioChannels', 'VoiceService.ConnectTimeout', 'VoiceService.SessionIdleTimeout', 'VoiceService.DeviceReconnectGracePeriod', 'VoiceService.RequireDeviceToken',
   'VoiceService.CaFile',
-  'VoiceService.DecodeQueuePackets', 'VoiceService.DecodeQueueBytes', 'VoiceService.DecoderThreads', 'VoiceService.DecoderQueuePerThread',
+  'VoiceService.DecodeQueuePackets', 'VoiceService.DecodeQueueBytes', 'VoiceService.DecoderThreads', 'VoiceService.OpusLibrary', 'VoiceService.DecoderQueuePerThread',
   'VoiceService.DecoderRebuildsPerSecond',
   'VoiceService.ReconnectAttempts', 'VoiceService.ReconnectWindow', 'VoiceService.ReconnectDelay', 'VoiceService.ReconnectMaxDelay',
   'VoiceService.ReconnectStableAfter',

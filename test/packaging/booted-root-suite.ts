@@ -103,6 +103,9 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       const p = booted.show(UNIT, [...PROPS, 'UnitFileState', 'Type', 'WatchdogUSec']);
       t.diagnostic(`unit: ${p.ActiveState} (${p.SubState}), ${p.UnitFileState}, Type=${p.Type}, WatchdogUSec=${p.WatchdogUSec}, MainPID ${p.MainPID}`);
       assert.deepEqual([p.ActiveState, p.SubState, p.UnitFileState, p.Type, p.WatchdogUSec], ['active', 'running', 'enabled', 'notify', '30s']);
+      // The hardened unit lets it open the system libopus (the package recommends libopus0; this root has it).
+      assert.match(journal(), /Opus decoding: libopus 1\.[\d.]+ \(system library, (inline on the event loop|on up to \d+ decoder threads?)\)/);
+      assert.doesNotMatch(journal(), /Opus: .* cannot be used/);
     });
 
     it('runs with the hardening as shipped: no drop-in, and PrivateUsers= really in force', (t: TestContext) => {

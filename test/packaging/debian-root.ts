@@ -11,8 +11,11 @@ import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 const VARIANT = 'minbase';
-/** systemd to boot; adduser for the package's Depends; curl for the README's `curl .../health`. */
-const PACKAGES = ['systemd', 'adduser', 'curl'];
+/**
+ * systemd to boot; adduser for the package's Depends and libopus0 for its Recommends (dpkg -i installs
+ * neither); curl for the README's `curl .../health`.
+ */
+const PACKAGES = ['systemd', 'adduser', 'libopus0', 'curl'];
 /**
  * Run in the new root before it is packed: no console for a getty; /etc/hosts as every installed
  * system has it (debootstrap writes none, and the shipped configuration names the broker "localhost").

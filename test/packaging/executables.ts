@@ -296,17 +296,22 @@ export function nativeTest(platform: Platform): void {
 }
 
 /**
- * The hub end to end: a voice round trip against the executable's own echo-server whose Opus is decoded
- * by the wasm decoder inside the executable, sample-exact with libopus, both ways of decoding: on a decoder
- * thread (whose code the executable carries as a string, since a Worker cannot be started from a file
- * inside it) and on the event loop.
+ * The hub end to end: a voice round trip against the executable's own echo-server, its Opus decoded inside
+ * the executable sample-exact with libopus, every way of decoding: the system libopus (the one of the
+ * library root these run on: each has libopus0) through the executable's addon, and the bundled wasm
+ * libopus (OpusLibrary ""), each on a decoder thread (the wasm one's code the executable carries as a
+ * string, since a Worker cannot be started from a file inside it) and on the event loop.
  */
 export function voiceTest(platform: Platform): void {
   describe(`${describeName(platform)}: the hub end to end`, () => {
-    for (const threads of [1, 0]) it(`decodes Opus inside the executable (DecoderThreads ${threads}): a voice round trip through its own echo-server`, async () => {
+    for (const library of ['libopus.so.0', ''] as const) for (const threads of [1, 0]) it(`decodes Opus inside the executable with ${library ? 'the system libopus' : 'the bundled wasm libopus'} (DecoderThreads ${threads}): a voice round trip through its own echo-server`, async () => {
       const sb = sandbox(platform);
       const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);
-      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`, '--VoiceService.DecoderThreads', String(threads)]);
+      const svc = await startExecutable(sb, ['--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`, '--VoiceService.DecoderThreads', String(threads), '--VoiceService.OpusLibrary', library]);
+      const where = threads === 0 ? 'inline on the event loop' : 'on up to 1 decoder thread';
+      const engine = library ? `libopus 1\\.[\\d.]+ \\(system library, ${where}\\)` : `the bundled wasm libopus \\(${where}\\)`;
+      assert.match(svc.output(), new RegExp(`Opus decoding: ${engine}\n`));
+      assert.doesNotMatch(svc.output(), /Opus: .* cannot be used/);
       const deviceId = `pi-${platform}-voice`;
       const token = await registerDevice(svc.url, deviceId);
       const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId, userId: 'user-1' }, token });

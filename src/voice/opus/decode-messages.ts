@@ -4,7 +4,11 @@
 // or a structured clone of an object per job, cost more than the decoding they carry.
 // Every job but `close` gets exactly one result, in the order the jobs were sent.
 
-export const Op = { Open: 0, Decode: 1, Close: 2 } as const;
+/**
+ * Refuse stands for a packet refused before decoding (empty, or too large): the thread answers it with a
+ * failure without looking at anything, so that its answer comes in order with its session's others.
+ */
+export const Op = { Open: 0, Decode: 1, Close: 2, Refuse: 3 } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** Numbers per job in ToThread.jobs: op, session key, then (open) sample rate and channels, (decode) packet length. */
@@ -19,7 +23,8 @@ export interface ToThread {
 }
 
 export interface ToPool {
-  results: number[];
+  /** A plain array from a worker thread; an Int32Array from the addon's threads. */
+  results: ArrayLike<number>;
   /** Why each failed job failed, in order. */
   errors: string[];
   /** The decoded packets' 16-bit little-endian interleaved PCM, one after another. */

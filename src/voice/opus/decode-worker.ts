@@ -93,6 +93,8 @@ async function run(): Promise<void> {
         } catch (e) {
           out.failed(errorText(e));
         }
+      } else if (op === Op.Refuse) {
+        out.failed('refused');
       } else {
         decoders.get(key)?.free();
         decoders.delete(key);

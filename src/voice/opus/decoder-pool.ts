@@ -1,18 +1,22 @@
-// Opus decoding for the voice sessions: on a pool of decoder threads (node:worker_threads), so that the
-// event loop does I/O only and decoding uses the other cores, or inline on the event loop (threads = 0,
-// for single-core boards, where a thread would only add hand-over costs). Each session is pinned to one
-// thread, which keeps its decoder state: its packets are decoded in order. A thread's queue is bounded:
-// a packet that finds it full is refused, and the session drops and counts it (upstream-inbound.ts).
-// A thread that fails fails the packets it held, is replaced, and its sessions rebuild their decoders
-// on the new one. Threads start on first use, so an idle service pays no memory for them.
+// Opus decoding for the voice sessions: on a pool of decoder threads, so that the event loop does I/O only
+// and decoding uses the other cores, or inline on the event loop (threads = 0, for single-core boards,
+// where a thread would only add hand-over costs). Decoding is the system libopus through our addon
+// (native-opus.ts) when it loaded, on the addon's own threads; otherwise the bundled wasm libopus, on
+// node:worker_threads (thread-engines.ts). Each session is pinned to one thread, which keeps its decoder
+// state: its packets are decoded in order. A thread's queue is bounded: a packet that finds it full is
+// refused, and the session drops and counts it (upstream-inbound.ts). A worker thread that fails fails
+// the packets it held, is replaced, and its sessions rebuild their decoders on the new one. Threads start
+// on first use, so an idle service pays no memory for them.
 import type { Worker } from 'node:worker_threads';
-import { DomainError, errorText } from '../../errors.js';
+import { DomainError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { JOB_FIELDS, Op, RESULT_FIELDS, type DecodeResult, type ToPool, type ToThread } from './decode-messages.js';
-import { startDecodeThread } from './decode-thread.js';
-import { SessionOpusDecoder, checkFormat, type DecoderState } from './decoder.js';
+import { Op, RESULT_FIELDS, type DecodeResult, type ToPool } from './decode-messages.js';
+import { checkFormat, corruptPacket, packetProblem, type DecoderState } from './decoder.js';
+import { InlineNativeDecoder, InlineWasmDecoder } from './inline-decoders.js';
+import { SlotNumbers, type NativeOpus } from './native-opus.js';
+import { NativeThreads, WorkerThreadEngine, type ThreadEngine } from './thread-engines.js';
 
-/** Called once per accepted packet, in the order of the decode() calls: the PCM, or why there is none. */
+/** Called once per accepted packet: the PCM, or why there is none. */
 export type DecodeDone = (error: Error | undefined, pcm: Buffer | undefined) => void;
 
 /** One session's decoder, inline or on a thread. */
@@ -23,8 +27,9 @@ export interface AudioDecoder {
   /** (Re)initialises the decoder for a format; resolves once usable. */
   reconfigure(sampleRate: number, channels: number): Promise<void>;
   /**
-   * Decodes one packet; `done` is called synchronously (inline) or later (thread). False, and `done` is
-   * never called, when the packet is refused because the session's thread has a full queue.
+   * Decodes one packet; `done` is called synchronously (inline) or later (thread), for a session's
+   * packets in the order of the decode() calls. False, and `done` is never called, when the packet is
+   * refused because the session's thread has a full queue.
    */
   decode(packet: Uint8Array, done: DecodeDone): boolean;
   /** Releases the decoder. Idempotent. */
@@ -40,7 +45,9 @@ export interface DecoderPoolOptions {
   /** Jobs one thread may hold before it refuses packets (VoiceService.DecoderQueuePerThread). */
   queuePerThread: number;
   logger: Logger;
-  /** How a thread is started (decode-thread.ts); tests keep a handle on the threads they start. */
+  /** The system libopus (loadNativeOpus); without it the bundled wasm libopus decodes. */
+  native?: NativeOpus;
+  /** How a wasm decoder thread is started (decode-thread.ts); tests keep a handle on the threads they start. */
   startThread?: () => Worker;
 }
 
@@ -55,7 +62,8 @@ export interface DecoderPoolStats {
 export class DecoderPool {
   readonly stats: DecoderPoolStats = { threads: 0, threadFailures: 0, refused: 0 };
   private readonly slots: DecodeThread[] = [];
-  private nextKey = 1;
+  /** The addon's threads, when decoding is native and on threads (made with the first thread). */
+  private nativeThreads: NativeThreads | undefined;
   private flushScheduled = false;
   private closed = false;
 
@@ -63,11 +71,18 @@ export class DecoderPool {
     if (!Number.isInteger(options.threads) || options.threads < 0) throw new Error(`decoder threads must be 0 or more, not ${options.threads}`);
   }
 
+  /** Which libopus decodes, for the log and diagnostics. */
+  get engine(): string {
+    const where = this.options.threads === 0 ? 'inline on the event loop' : `on up to ${this.options.threads} decoder thread${this.options.threads === 1 ? '' : 's'}`;
+    const native = this.options.native;
+    return native ? `${native.version} (system library, ${where})` : `the bundled wasm libopus (${where})`;
+  }
+
   /** A decoder for a new session: inline, or pinned to the thread with the fewest sessions. */
   create(): AudioDecoder {
     if (this.closed) throw new DomainError('unavailable', 'the Opus decoders have been shut down');
-    if (this.options.threads === 0) return new InlineDecoder();
-    return new ThreadDecoder(this.pick(), this.nextKey++);
+    if (this.options.threads === 0) return this.options.native ? new InlineNativeDecoder(this.options.native) : new InlineWasmDecoder();
+    return new ThreadDecoder(this.pick());
   }
 
   /** Stops every thread; decoding after this fails. Idempotent. */
@@ -75,9 +90,10 @@ export class DecoderPool {
     this.closed = true;
     const slots = this.slots.splice(0);
     await Promise.all(slots.map((slot) => slot.stop()));
+    this.nativeThreads?.stop();
   }
 
-  /** Sends the jobs of this event-loop turn: one message per thread per turn, not one per packet. */
+  /** Sends the jobs of this event-loop turn: one batch per thread per turn, not one per packet. */
   scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -91,19 +107,28 @@ export class DecoderPool {
     let best: DecodeThread | undefined;
     for (const slot of this.slots) if (!best || slot.sessions < best.sessions) best = slot;
     if (best && (best.sessions === 0 || this.slots.length >= this.options.threads)) return best;
-    const slot = new DecodeThread(this, this.options, this.slots.length);
+    const slot = new DecodeThread(this, this.options, this.slots.length, (thread) => this.engineFor(thread));
     this.slots.push(slot);
     this.stats.threads = this.slots.length;
     return slot;
   }
+
+  private engineFor(thread: DecodeThread): ThreadEngine {
+    const { native, threads, logger, startThread } = this.options;
+    if (!native) return new WorkerThreadEngine(thread, thread.index, logger, startThread);
+    this.nativeThreads ??= new NativeThreads(native, threads, (index, answer) => this.slots[index]?.answered(answer));
+    return this.nativeThreads.engine(thread.index);
+  }
 }
 
-/** One thread and the jobs it holds; the thread is restarted if it fails. */
-class DecodeThread {
+/** One thread and the jobs it holds. */
+export class DecodeThread {
   sessions = 0;
   /** Bumped when the thread is replaced: decoders made on an older one must be rebuilt. */
   generation = 0;
-  private worker: Worker;
+  /** The numbers of this thread's decoder states. */
+  readonly keys = new SlotNumbers();
+  private readonly engine: ThreadEngine;
   /** What each job sent and not yet answered is waiting for, in order. */
   private readonly waiting: ((result: DecodeResult) => void)[] = [];
   /** This turn's jobs (JOB_FIELDS numbers each) and the packets of its decode jobs. */
@@ -115,9 +140,10 @@ class DecodeThread {
   constructor(
     private readonly pool: DecoderPool,
     private readonly options: DecoderPoolOptions,
-    private readonly index: number,
+    readonly index: number,
+    engine: (thread: DecodeThread) => ThreadEngine,
   ) {
-    this.worker = this.start();
+    this.engine = engine(this);
   }
 
   /**
@@ -145,44 +171,29 @@ class DecodeThread {
 
   flush(): void {
     if (this.jobs.length === 0 || this.stopping) return;
-    // The packets are copied once, into the batch's own ArrayBuffer: they may be views of Node's shared pool.
+    // The packets are copied once, into the batch's own buffer: they may be views of Node's shared pool.
     const packets = new Uint8Array(this.packetBytes);
     let offset = 0;
     for (const packet of this.packets) {
       packets.set(packet, offset);
       offset += packet.length;
     }
-    const message: ToThread = { jobs: this.jobs, packets: packets.buffer };
+    const jobs = this.jobs;
     this.jobs = [];
     this.packets = [];
     this.packetBytes = 0;
-    this.worker.postMessage(message, [packets.buffer]);
+    this.engine.send(jobs, packets);
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
     this.failWaiting('the Opus decoders have been shut down');
-    await this.worker.terminate();
-  }
-
-  private start(): Worker {
-    const worker = (this.options.startThread ?? startDecodeThread)();
-    // The sockets keep the service running; a decoder thread alone must not keep a process alive.
-    worker.unref();
-    worker.on('message', (message: ToPool) => {
-      if (worker === this.worker) this.answered(message);
-    });
-    worker.on('error', (e) => {
-      if (worker === this.worker && !this.stopping) this.options.logger.error(`Opus decoder thread ${this.index + 1} failed: ${e.stack ?? errorText(e)}`);
-    });
-    worker.on('exit', (code) => {
-      if (worker === this.worker && !this.stopping) this.replace(code);
-    });
-    return worker;
+    await this.engine.stop();
   }
 
   /** A batch of results: each to the job waiting for it; the PCM as views of the one buffer, not copies. */
-  private answered({ results, errors, pcm }: ToPool): void {
+  answered({ results, errors, pcm }: ToPool): void {
+    if (this.stopping) return;
     let failures = 0;
     for (let r = 0; r < results.length; r += RESULT_FIELDS) {
       const onResult = this.waiting.shift();
@@ -197,24 +208,21 @@ class DecodeThread {
   }
 
   /** The thread died: what it held is lost, its sessions start again on a new thread. */
-  private replace(code: number): void {
+  replaced(): void {
     this.pool.stats.threadFailures++;
     this.jobs = [];
     this.packets = [];
     this.packetBytes = 0;
-    this.failWaiting(`the decoder thread stopped (exit code ${code})`);
     this.generation++;
-    this.options.logger.warn(`Opus decoder thread ${this.index + 1} stopped with exit code ${code}; starting a new one (its ${this.sessions} sessions rebuild their decoders)`);
-    this.worker = this.start();
   }
 
-  private failWaiting(reason: string): void {
+  failWaiting(reason: string): void {
     const waiting = this.waiting.splice(0);
     for (const onResult of waiting) onResult({ ok: false, error: reason, lost: true });
   }
 }
 
-/** A session's decoder on a thread: its state here, its wasm decoder there. */
+/** A session's decoder on a thread: its state here, its decoder there. */
 class ThreadDecoder implements AudioDecoder {
   private stateValue: DecoderState = 'Unconfigured';
   private rate = 0;
@@ -223,9 +231,11 @@ class ThreadDecoder implements AudioDecoder {
   private madeOn = -1;
   /** Bumped by every reconfigure, so that a superseded one does not win. */
   private configuring = 0;
+  private readonly key: number;
 
-  constructor(private readonly thread: DecodeThread, private readonly key: number) {
+  constructor(private readonly thread: DecodeThread) {
     thread.sessions++;
+    this.key = thread.keys.take();
   }
 
   get state(): DecoderState {
@@ -264,9 +274,12 @@ class ThreadDecoder implements AudioDecoder {
       done(new DomainError('unavailable', `Opus decoder is not ready (${this.state})`), undefined);
       return true;
     }
+    const problem = packetProblem(packet.length, this.channelCount);
+    // Answered through the thread all the same, so that it comes in order with the packets before it.
+    if (problem) return this.thread.submit(Op.Refuse, this.key, 0, 0, undefined, () => done(problem, undefined), true);
     return this.thread.submit(Op.Decode, this.key, packet.length, 0, packet, (result) => {
       if (result.ok && result.pcm) return done(undefined, result.pcm);
-      if (result.ok) return done(new DomainError('invalid_argument', 'corrupt Opus packet: no samples decoded'), undefined);
+      if (result.ok) return done(corruptPacket(0), undefined);
       done(result.lost ? new DecoderThreadError(result.error) : new DomainError('invalid_argument', result.error), undefined);
     }, true);
   }
@@ -277,36 +290,7 @@ class ThreadDecoder implements AudioDecoder {
     this.configuring++;
     this.thread.sessions--;
     this.thread.submit(Op.Close, this.key, 0, 0, undefined, undefined, false);
-  }
-}
-
-/** The decoder on the event loop: SessionOpusDecoder, answering at once. */
-class InlineDecoder implements AudioDecoder {
-  private readonly decoder = new SessionOpusDecoder();
-
-  get state(): DecoderState { return this.decoder.state; }
-
-  matches(sampleRate: number, channels: number): boolean {
-    return this.decoder.matches(sampleRate, channels);
-  }
-
-  reconfigure(sampleRate: number, channels: number): Promise<void> {
-    return this.decoder.reconfigure(sampleRate, channels);
-  }
-
-  decode(packet: Uint8Array, done: DecodeDone): boolean {
-    let pcm: Buffer;
-    try {
-      pcm = this.decoder.decode(packet);
-    } catch (e) {
-      done(e instanceof Error ? e : new Error(errorText(e)), undefined);
-      return true;
-    }
-    done(undefined, pcm);
-    return true;
-  }
-
-  free(): void {
-    this.decoder.free();
+    // Safe to hand out again at once: the thread runs this close before any later job for the number.
+    this.thread.keys.release(this.key);
   }
 }

@@ -23,6 +23,25 @@ export function checkFormat(sampleRate: number, channels: number): void {
   }
 }
 
+/**
+ * Why a packet of `length` bytes is not decoded for a decoder of `channels`, or undefined: checked before
+ * any decoder (wasm or native, inline or on a thread) sees it.
+ */
+export function packetProblem(length: number, channels: number): DomainError | undefined {
+  // libopus treats an empty packet as a lost one and conceals 120 ms: never what a caller meant.
+  if (length === 0) return new DomainError('invalid_argument', 'empty Opus packet');
+  // The wasm decoder's input buffer holds no more; the native one is held to the same limit.
+  const limit = MAX_PACKET_BYTES_PER_CHANNEL * channels;
+  if (length > limit) return new DomainError('invalid_argument', `Opus packet of ${length} bytes exceeds ${limit} bytes`);
+  return undefined;
+}
+
+/** A packet libopus decoded to `samples` <= 0: its error code (negative), or nothing at all. */
+export function corruptPacket(samples: number): DomainError {
+  const reason = samples < 0 ? libopusErrorText(samples) : 'no samples decoded';
+  return new DomainError('invalid_argument', `corrupt Opus packet: ${reason}`);
+}
+
 export class SessionOpusDecoder {
   private decoder: OpusState | undefined;
   private stateValue: DecoderState = 'Unconfigured';
@@ -74,19 +93,10 @@ export class SessionOpusDecoder {
     if (this.stateValue !== 'Ready' || !decoder) {
       throw new DomainError('unavailable', `Opus decoder is not ready (${this.stateValue})`);
     }
-    if (packet.length === 0) {
-      // libopus treats an empty packet as a lost one and conceals 120 ms: never what a caller meant.
-      throw new DomainError('invalid_argument', 'empty Opus packet');
-    }
-    const limit = MAX_PACKET_BYTES_PER_CHANNEL * this.channelCount;
-    if (packet.length > limit) {
-      throw new DomainError('invalid_argument', `Opus packet of ${packet.length} bytes exceeds ${limit} bytes`);
-    }
+    const problem = packetProblem(packet.length, this.channelCount);
+    if (problem) throw problem;
     const samples = decoder.instance.decode(decoder.ptr, packet);
-    if (samples <= 0) {
-      const reason = samples < 0 ? `libopus ${samples} ${LIBOPUS_ERRORS.get(samples) ?? 'Unknown Error'}` : 'no samples decoded';
-      throw new DomainError('invalid_argument', `corrupt Opus packet: ${reason}`);
-    }
+    if (samples <= 0) throw corruptPacket(samples);
     // The output is planar (channel c at c * samples); views, not copies, of the instance's shared
     // output buffer, converted before any other session of this context decodes.
     const out = decoder.instance.decoded;
@@ -107,6 +117,11 @@ export class SessionOpusDecoder {
     this.decoder = undefined;
     if (decoder) destroyOpusState(decoder);
   }
+}
+
+/** A libopus error code (negative) with its name and meaning. */
+export function libopusErrorText(code: number): string {
+  return `libopus ${code} ${LIBOPUS_ERRORS.get(code) ?? 'Unknown Error'}`;
 }
 
 /** libopus' error codes (include/opus_defines.h), as opus-decoder names them. */

@@ -1,0 +1,125 @@
+// What carries a decoder thread's batches (decoder-pool.ts) there and its answers back: a node:worker_threads
+// thread running the wasm decoder (decode-worker.ts), or one of the addon's native threads. A batch is the
+// jobs of one event-loop turn (JOB_FIELDS numbers each) with their packets one after another; an answer
+// is ToPool (decode-messages.ts), whichever engine made it.
+import type { Worker } from 'node:worker_threads';
+import { errorText } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { JOB_FIELDS, Op, RESULT_FIELDS, type ToPool, type ToThread } from './decode-messages.js';
+import { startDecodeThread } from './decode-thread.js';
+import type { DecodeThread } from './decoder-pool.js';
+import { MAX_PACKET_BYTES_PER_CHANNEL } from './decoder.js';
+import { decodeFailureText, NativeStatus, OPEN_OFFSET, openFailureText, type NativeOpus, type NativePoolHandle } from './native-opus.js';
+
+export interface ThreadEngine {
+  /** Hands a batch over; `packets` is the batch's own buffer, which the engine may keep or transfer. */
+  send(jobs: number[], packets: Uint8Array): void;
+  stop(): Promise<void>;
+}
+
+/** A worker thread with the wasm decoder; replaced, with its sessions' decoders rebuilt, if it dies. */
+export class WorkerThreadEngine implements ThreadEngine {
+  private worker: Worker;
+  private stopping = false;
+
+  constructor(
+    private readonly thread: DecodeThread,
+    private readonly index: number,
+    private readonly logger: Logger,
+    private readonly startThread: () => Worker = startDecodeThread,
+  ) {
+    this.worker = this.start();
+  }
+
+  send(jobs: number[], packets: Uint8Array): void {
+    const message: ToThread = { jobs, packets: packets.buffer as ArrayBuffer };
+    this.worker.postMessage(message, [message.packets]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.worker.terminate();
+  }
+
+  private start(): Worker {
+    const worker = this.startThread();
+    // The sockets keep the service running; a decoder thread alone must not keep a process alive.
+    worker.unref();
+    worker.on('message', (message: ToPool) => {
+      if (worker === this.worker) this.thread.answered(message);
+    });
+    worker.on('error', (e) => {
+      if (worker === this.worker && !this.stopping) this.logger.error(`Opus decoder thread ${this.index + 1} failed: ${e.stack ?? errorText(e)}`);
+    });
+    worker.on('exit', (code) => {
+      if (worker === this.worker && !this.stopping) this.replace(code);
+    });
+    return worker;
+  }
+
+  /** The thread died: what it held is lost, its sessions start again on a new thread. */
+  private replace(code: number): void {
+    this.thread.replaced();
+    this.thread.failWaiting(`the decoder thread stopped (exit code ${code})`);
+    this.logger.warn(`Opus decoder thread ${this.index + 1} stopped with exit code ${code}; starting a new one (its ${this.thread.sessions} sessions rebuild their decoders)`);
+    this.worker = this.start();
+  }
+}
+
+/**
+ * The addon's decoder threads of one pool (started on first use by the addon). Each answer comes back on
+ * the event loop through one Node-API thread-safe call per batch of results.
+ */
+export class NativeThreads {
+  private readonly handle: NativePoolHandle;
+  private stopped = false;
+  /** Jobs sent that will answer (all but closes) and have not: while any are out, the process waits for them. */
+  private out = 0;
+
+  constructor(private readonly native: NativeOpus, threads: number, deliver: (index: number, answer: ToPool) => void) {
+    this.handle = native.addon.createPool(threads, MAX_PACKET_BYTES_PER_CHANNEL, (index, results, pcm) => {
+      if (this.stopped) return;
+      this.answered(results.byteLength / (RESULT_FIELDS * Int32Array.BYTES_PER_ELEMENT));
+      deliver(index, nativeAnswer(new Int32Array(results), pcm));
+    });
+  }
+
+  engine(index: number): ThreadEngine {
+    return {
+      send: (jobs, packets) => {
+        this.native.addon.submit(this.handle, index, Int32Array.from(jobs), packets);
+        let answering = 0;
+        for (let j = 0; j < jobs.length; j += JOB_FIELDS) if (jobs[j] !== Op.Close) answering++;
+        if (answering > 0 && this.out === 0) this.native.addon.setWaiting(this.handle, true);
+        this.out += answering;
+      },
+      // The threads are the pool's, stopped with it (stop()).
+      stop: () => Promise.resolve(),
+    };
+  }
+
+  private answered(results: number): void {
+    this.out -= results;
+    if (this.out === 0 && results > 0) this.native.addon.setWaiting(this.handle, false);
+  }
+
+  /** Stops and joins the threads; answers still on their way are dropped. Idempotent. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.native.addon.stopPool(this.handle);
+  }
+}
+
+/**
+ * The addon's (status, offset, bytes) triples as ToPool: a status other than 1 is a failure, its text in
+ * `errors`, worded for the kind of job (an open answers with offset -1).
+ */
+function nativeAnswer(results: Int32Array, pcm: ArrayBuffer): ToPool {
+  const errors: string[] = [];
+  for (let r = 0; r < results.length; r += RESULT_FIELDS) {
+    const status = results[r]!;
+    if (status !== NativeStatus.Ok) errors.push(results[r + 1] === OPEN_OFFSET ? openFailureText(status) : decodeFailureText(status));
+  }
+  return { results, errors, pcm };
+}
