@@ -99,6 +99,7 @@ extern napi_status napi_release_threadsafe_function(napi_threadsafe_function, in
 extern napi_status napi_unref_threadsafe_function(napi_env, napi_threadsafe_function);
 extern napi_status napi_ref_threadsafe_function(napi_env, napi_threadsafe_function);
 extern napi_status napi_get_value_bool(napi_env, napi_value, bool *);
+extern void napi_fatal_error(const char *location, size_t location_len, const char *message, size_t message_len);
 extern napi_status napi_add_env_cleanup_hook(napi_env, void (*)(void *), void *);
 extern napi_status napi_remove_env_cleanup_hook(napi_env, void (*)(void *), void *);
 
@@ -108,6 +109,16 @@ static OpusDecoder *(*opus_decoder_create)(int32_t fs, int channels, int *error)
 static int (*opus_decode)(OpusDecoder *st, const unsigned char *data, int32_t len, int16_t *pcm, int frame_size, int fec);
 static void (*opus_decoder_destroy)(OpusDecoder *st);
 static const char *(*opus_get_version_string)(void);
+
+/*
+ * Memory for a batch or its answer, or the end of the process: a job without its answer would put
+ * every later answer against the wrong packet, and a process out of memory cannot go on anyway (Node
+ * itself stops the same way).
+ */
+static void *must(void *p) {
+  if (!p) napi_fatal_error("opus-decode", SIZE_MAX, "out of memory", SIZE_MAX);
+  return p;
+}
 
 /* The protocol (mirrored in native-opus.ts). */
 enum { OP_OPEN = 0, OP_DECODE = 1, OP_CLOSE = 2, OP_REFUSE = 3 };
@@ -125,19 +136,14 @@ typedef struct {
   int32_t capacity;
 } slots_t;
 
-static int slots_reserve(slots_t *s, int32_t slot) {
-  if (slot < s->capacity) return 0;
+static void slots_reserve(slots_t *s, int32_t slot) {
+  if (slot < s->capacity) return;
   int32_t capacity = s->capacity ? s->capacity : 64;
   while (capacity <= slot) capacity *= 2;
-  OpusDecoder **states = realloc(s->states, (size_t)capacity * sizeof *states);
-  if (!states) return -1;
-  s->states = states;
-  int32_t *channels = realloc(s->channels, (size_t)capacity * sizeof *channels);
-  if (!channels) return -1;
-  s->channels = channels;
+  s->states = must(realloc(s->states, (size_t)capacity * sizeof *s->states));
+  s->channels = must(realloc(s->channels, (size_t)capacity * sizeof *s->channels));
   for (int32_t i = s->capacity; i < capacity; i++) s->states[i] = NULL, s->channels[i] = 0;
   s->capacity = capacity;
-  return 0;
 }
 
 static void slot_close(slots_t *s, int32_t slot) {
@@ -147,7 +153,8 @@ static void slot_close(slots_t *s, int32_t slot) {
 }
 
 static int32_t slot_open(slots_t *s, int32_t slot, int32_t rate, int32_t channels) {
-  if (slot < 0 || slots_reserve(s, slot) != 0) return slot < 0 ? -1 : ST_NO_MEMORY;
+  if (slot < 0) return -1;
+  slots_reserve(s, slot);
   slot_close(s, slot);
   int error = 0;
   OpusDecoder *st = opus_decoder_create(rate, channels, &error);
@@ -232,37 +239,33 @@ static void answer_free(answer_t *a) {
   free(a);
 }
 
-static int answer_room(answer_t *a, size_t results, size_t pcm) {
-  int32_t *r = realloc(a->results, (a->result_count + results) * RESULT_FIELDS * sizeof(int32_t));
-  if (!r) return -1;
-  a->results = r;
-  if (a->pcm_used + pcm > a->pcm_capacity) {
-    size_t capacity = a->pcm_capacity ? a->pcm_capacity : 16384;
-    while (capacity < a->pcm_used + pcm) capacity *= 2;
-    uint8_t *p = realloc(a->pcm, capacity);
-    if (!p) return -1;
-    a->pcm = p;
-    a->pcm_capacity = capacity;
-  }
-  return 0;
+/* Room in the answer for `pcm` more bytes of PCM. */
+static void pcm_room(answer_t *a, size_t pcm) {
+  if (a->pcm_used + pcm <= a->pcm_capacity) return;
+  size_t capacity = a->pcm_capacity ? a->pcm_capacity : 16384;
+  while (capacity < a->pcm_used + pcm) capacity *= 2;
+  a->pcm = must(realloc(a->pcm, capacity));
+  a->pcm_capacity = capacity;
 }
 
-/* Runs the jobs of a list of batches into one answer (NULL when memory ran out, which loses them). */
+/* Runs the jobs of a list of batches, in order, into one answer. */
 static answer_t *run_batches(worker_t *w, batch_t *list) {
-  answer_t *a = calloc(1, sizeof *a);
-  if (a) a->thread = w->index;
+  answer_t *a = must(calloc(1, sizeof *a));
+  a->thread = w->index;
+  size_t jobs = 0;
+  for (batch_t *b = list; b; b = b->next) jobs += b->job_count;
+  a->results = must(malloc((jobs ? jobs : 1) * RESULT_FIELDS * sizeof(int32_t)));
   for (batch_t *b = list, *next; b; b = next) {
     next = b->next;
     size_t offset = 0;
     for (size_t j = 0; j < b->job_count; j++) {
       const int32_t *job = b->jobs + j * JOB_FIELDS;
-      int32_t status = 0, bytes = 0;
+      int32_t status, bytes = 0;
       size_t at = 0;
       if (job[0] == OP_CLOSE) {
         slot_close(&w->slots, job[1]);
         continue;
       }
-      bool room = a && answer_room(a, 1, job[0] == OP_DECODE ? MAX_PCM_BYTES : 0) == 0;
       if (job[0] == OP_OPEN) {
         status = slot_open(&w->slots, job[1], job[2], job[3]);
       } else if (job[0] == OP_REFUSE) {
@@ -271,19 +274,14 @@ static answer_t *run_batches(worker_t *w, batch_t *list) {
       } else {
         const uint8_t *packet = b->packets + offset;
         offset += (size_t)(job[2] > 0 ? job[2] : 0);
-        if (!room) {
-          status = ST_NO_MEMORY;
-        } else {
-          at = a->pcm_used;
-          status = slot_decode(&w->slots, job[1], packet, job[2], w->pool->max_per_channel, (int16_t *)(a->pcm + at), &bytes);
-          a->pcm_used += (size_t)bytes;
-        }
+        pcm_room(a, MAX_PCM_BYTES);
+        at = a->pcm_used;
+        status = slot_decode(&w->slots, job[1], packet, job[2], w->pool->max_per_channel, (int16_t *)(a->pcm + at), &bytes);
+        a->pcm_used += (size_t)bytes;
       }
-      if (room) {
-        int32_t *r = a->results + a->result_count++ * RESULT_FIELDS;
-        /* An open has no PCM: offset -1 tells its failure from a decode's. */
-        r[0] = status, r[1] = job[0] == OP_OPEN ? -1 : (int32_t)at, r[2] = bytes;
-      }
+      int32_t *r = a->results + a->result_count++ * RESULT_FIELDS;
+      /* An open has no PCM: offset -1 tells its failure from a decode's. */
+      r[0] = status, r[1] = job[0] == OP_OPEN ? -1 : (int32_t)at, r[2] = bytes;
     }
     batch_free(b);
   }
@@ -304,7 +302,7 @@ static void worker_main(void *arg) {
     w->head = w->tail = NULL;
     uv_mutex_unlock(&w->lock);
     answer_t *a = run_batches(w, list);
-    if (a && napi_call_threadsafe_function(w->pool->deliver, a, napi_tsfn_nonblocking) != 0) answer_free(a);
+    if (napi_call_threadsafe_function(w->pool->deliver, a, napi_tsfn_nonblocking) != 0) answer_free(a);
   }
 }
 
@@ -544,16 +542,9 @@ static napi_value js_submit(napi_env env, napi_callback_info info) {
     napi_throw_error(env, NULL, "opus-decode: submit(pool, thread, jobs, packets) takes typed arrays");
     return NULL;
   }
-  batch_t *b = calloc(1, sizeof *b);
-  if (b) {
-    b->jobs = malloc(job_bytes ? job_bytes : 1);
-    b->packets = malloc(packet_bytes ? packet_bytes : 1);
-  }
-  if (!b || !b->jobs || !b->packets) {
-    if (b) batch_free(b);
-    napi_throw_error(env, NULL, "opus-decode: out of memory");
-    return NULL;
-  }
+  batch_t *b = must(calloc(1, sizeof *b));
+  b->jobs = must(malloc(job_bytes ? job_bytes : 1));
+  b->packets = must(malloc(packet_bytes ? packet_bytes : 1));
   memcpy(b->jobs, jobs, job_bytes);
   memcpy(b->packets, packets, packet_bytes);
   b->job_count = job_bytes / (JOB_FIELDS * sizeof(int32_t));
