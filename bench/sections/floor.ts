@@ -1,13 +1,13 @@
 // 3d. The floor of the hub path (issue 16): what the socket work of one round trip costs with nothing
 // else (bench/servers/floor-server.ts, driven by the same load client and echo server as 3a/3b, each
 // run right after voice-hub's, see echoUpstreamRuns), and
-// what the Opus decoder alone costs per packet (the same packets, the same wasm decoder the service
-// uses, no PCM conversion, no Base64). Their sum per round trip is the floor; voice-hub's full path
+// what the Opus decoder alone costs per packet (the same packets, native libopus called directly: the
+// library the service decodes with by default, without our addon, PCM handling or Base64). Their sum per round trip is the floor; voice-hub's full path
 // is reported as CPU per round trip over that floor, from the same run.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { OpusDecoder } from 'opus-decoder';
+import { Decoder } from '@evan/opus';
 import type { Session } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
@@ -35,28 +35,22 @@ export function floorSessions(count: number): Session[] {
 }
 
 /**
- * Packets per CPU-second of opus-decoder's decodeFrame alone over the fixture, in this process (the
- * orchestrator is otherwise idle now): the median of rounds after the first quarter, which include
- * compiling the wasm.
+ * Packets per CPU-second of native libopus' opus_decode alone over the fixture (@evan/opus), in this
+ * process (the orchestrator is otherwise idle now): the median of rounds after the first quarter.
  */
 export async function decodeFloor(ctx: BenchContext): Promise<{ perCpuSecond: number; usPerPacket: number }> {
   const packets = (JSON.parse(readFileSync(path.join(ROOT, 'test/fixtures/speech-16k-mono.packets.json'), 'utf8')) as string[])
     .map((p) => Buffer.from(p, 'base64'));
-  const decoder = new OpusDecoder({ sampleRate: 16000, channels: 1 });
-  await decoder.ready;
+  const decoder = new Decoder({ channels: 1, sample_rate: 16000 });
   const repeat = 20;
   const rounds = ctx.quick ? 8 : 20;
   const ms: number[] = [];
   let samples = 0;
-  try {
-    for (let r = 0; r < rounds; r++) {
-      const t0 = process.cpuUsage();
-      for (let k = 0; k < repeat; k++) for (const p of packets) samples += decoder.decodeFrame(p).samplesDecoded;
-      const d = process.cpuUsage(t0);
-      ms.push((d.user + d.system) / 1000);
-    }
-  } finally {
-    decoder.free();
+  for (let r = 0; r < rounds; r++) {
+    const t0 = process.cpuUsage();
+    for (let k = 0; k < repeat; k++) for (const p of packets) samples += decoder.decode(p).length / 2;
+    const d = process.cpuUsage(t0);
+    ms.push((d.user + d.system) / 1000);
   }
   if (samples === 0) throw new Error('the decoder decoded nothing');
   const steady = percentile(ms.slice(Math.floor(ms.length / 4)), 50);
@@ -79,7 +73,7 @@ export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPer
     });
   }
   rows.push({
-    section: '3d', name: 'floor: Opus decode alone (opus-decoder wasm, same packets)', value: decode.perCpuSecond, unit: 'pkt/CPU-s',
+    section: '3d', name: 'floor: Opus decode alone (native libopus, same packets)', value: decode.perCpuSecond, unit: 'pkt/CPU-s',
     note: `${decode.usPerPacket.toFixed(1)} us per 20 ms packet`,
   });
   for (const run of runs) {
