@@ -9,7 +9,7 @@ import { errorText } from '../../errors.js';
 import { corruptPacket, libopusErrorText } from './decoder.js';
 
 /** One thread's answer, as the addon delivers it: (status, offset, bytes) per job, and the PCM. */
-export type NativeDelivery = (thread: number, results: ArrayBuffer, pcm: ArrayBuffer) => void;
+type NativeDelivery = (thread: number, results: ArrayBuffer, pcm: ArrayBuffer) => void;
 
 interface OpusAddon {
   load(file: string): string;
