@@ -191,8 +191,8 @@ test('closing a native pool fails what its threads held as lost; nothing new is 
   await pool.close();
 });
 
-test('a library that is missing, or is not libopus, is refused with the reason', () => {
-  // Once loaded, the process keeps its libopus: asking for another says so.
+test('once libopus is loaded, the process keeps it: another library is refused, naming the loaded one', () => {
+  // A missing library and one that is not libopus: test/e2e/opus-library.test.ts, each in a process of its own.
   native();
   const other = loadNativeOpus('/nonexistent/libopus.so.0', BUNDLE_DIR);
   assert.ok(other instanceof Error);

@@ -11,7 +11,7 @@ import type { Worker } from 'node:worker_threads';
 import { DomainError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { Op, RESULT_FIELDS, type DecodeResult, type ToPool } from './decode-messages.js';
-import { checkFormat, corruptPacket, packetProblem, type DecoderState } from './decoder.js';
+import { corruptPacket, needsReconfigure, packetProblem, type DecoderState } from './decoder.js';
 import { InlineNativeDecoder, InlineWasmDecoder } from './inline-decoders.js';
 import { SlotNumbers, type NativeOpus } from './native-opus.js';
 import { NativeThreads, WorkerThreadEngine, type ThreadEngine } from './thread-engines.js';
@@ -116,7 +116,10 @@ export class DecoderPool {
   private engineFor(thread: DecodeThread): ThreadEngine {
     const { native, threads, logger, startThread } = this.options;
     if (!native) return new WorkerThreadEngine(thread, thread.index, logger, startThread);
-    this.nativeThreads ??= new NativeThreads(native, threads, (index, answer) => this.slots[index]?.answered(answer));
+    this.nativeThreads ??= new NativeThreads(native, threads, {
+      deliver: (index, answer) => this.slots[index]?.answered(answer),
+      waiting: () => this.slots.some((slot) => slot.waitingFor > 0),
+    });
     return this.nativeThreads.engine(thread.index);
   }
 }
@@ -216,6 +219,11 @@ export class DecodeThread {
     this.generation++;
   }
 
+  /** Jobs sent and not answered yet. */
+  get waitingFor(): number {
+    return this.waiting.length;
+  }
+
   failWaiting(reason: string): void {
     const waiting = this.waiting.splice(0);
     for (const onResult of waiting) onResult({ ok: false, error: reason, lost: true });
@@ -246,13 +254,11 @@ class ThreadDecoder implements AudioDecoder {
     return this.state === 'Ready' && this.rate === sampleRate && this.channelCount === channels;
   }
 
-  reconfigure(sampleRate: number, channels: number): Promise<void> {
-    if (this.stateValue === 'Freed') return Promise.reject(new DomainError('unavailable', 'Opus decoder has been freed'));
-    checkFormat(sampleRate, channels);
-    if (this.matches(sampleRate, channels)) return Promise.resolve();
+  async reconfigure(sampleRate: number, channels: number): Promise<void> {
+    if (!needsReconfigure(this, sampleRate, channels)) return;
     const attempt = ++this.configuring;
     this.stateValue = 'Configuring';
-    return new Promise((resolve, reject) => {
+    await new Promise<void>((resolve, reject) => {
       this.thread.submit(Op.Open, this.key, sampleRate, channels, undefined, (result) => {
         // free() or another reconfigure() came meanwhile: this one no longer matters.
         if (attempt !== this.configuring || this.stateValue === 'Freed') return resolve();

@@ -24,6 +24,16 @@ export function checkFormat(sampleRate: number, channels: number): void {
 }
 
 /**
+ * What every decoder's reconfigure() checks first: a freed decoder is refused, a format checked; false
+ * when the decoder already decodes this format (nothing to do).
+ */
+export function needsReconfigure(decoder: { readonly state: DecoderState; matches(sampleRate: number, channels: number): boolean }, sampleRate: number, channels: number): boolean {
+  if (decoder.state === 'Freed') throw new DomainError('unavailable', 'Opus decoder has been freed');
+  checkFormat(sampleRate, channels);
+  return !decoder.matches(sampleRate, channels);
+}
+
+/**
  * Why a packet of `length` bytes is not decoded for a decoder of `channels`, or undefined: checked before
  * any decoder (wasm or native, inline or on a thread) sees it.
  */
@@ -62,9 +72,7 @@ export class SessionOpusDecoder {
 
   /** Initialises (or re-initialises) the decoder for a rate and channel count; resolves once usable. */
   async reconfigure(sampleRate: number, channels: number): Promise<void> {
-    if (this.stateValue === 'Freed') throw new DomainError('unavailable', 'Opus decoder has been freed');
-    checkFormat(sampleRate, channels);
-    if (this.matches(sampleRate, channels)) return;
+    if (!needsReconfigure(this, sampleRate, channels)) return;
     const generation = ++this.generation;
     this.release();
     this.stateValue = 'Configuring';

@@ -2,7 +2,7 @@
 // (SessionOpusDecoder), or the system libopus through our addon. Both answer within decode().
 import { DomainError, errorText } from '../../errors.js';
 import type { AudioDecoder, DecodeDone } from './decoder-pool.js';
-import { checkFormat, corruptPacket, MAX_PACKET_BYTES_PER_CHANNEL, packetProblem, SessionOpusDecoder, type DecoderState } from './decoder.js';
+import { corruptPacket, MAX_PACKET_BYTES_PER_CHANNEL, needsReconfigure, packetProblem, SessionOpusDecoder, type DecoderState } from './decoder.js';
 import { inlineSlots, openFailureText, type NativeOpus } from './native-opus.js';
 
 export class InlineWasmDecoder implements AudioDecoder {
@@ -52,9 +52,7 @@ export class InlineNativeDecoder implements AudioDecoder {
   }
 
   async reconfigure(sampleRate: number, channels: number): Promise<void> {
-    if (this.stateValue === 'Freed') throw new DomainError('unavailable', 'Opus decoder has been freed');
-    checkFormat(sampleRate, channels);
-    if (this.matches(sampleRate, channels)) return;
+    if (!needsReconfigure(this, sampleRate, channels)) return;
     this.slot ??= inlineSlots.take();
     // Opening a slot replaces the state it held: the old format's decoder goes with it.
     const status = this.native.addon.openInline(this.slot, sampleRate, channels);

@@ -5,7 +5,7 @@
 import type { Worker } from 'node:worker_threads';
 import { errorText } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { JOB_FIELDS, Op, RESULT_FIELDS, type ToPool, type ToThread } from './decode-messages.js';
+import { RESULT_FIELDS, type ToPool, type ToThread } from './decode-messages.js';
 import { startDecodeThread } from './decode-thread.js';
 import type { DecodeThread } from './decoder-pool.js';
 import { MAX_PACKET_BYTES_PER_CHANNEL } from './decoder.js';
@@ -73,14 +73,18 @@ export class WorkerThreadEngine implements ThreadEngine {
 export class NativeThreads {
   private readonly handle: NativePoolHandle;
   private stopped = false;
-  /** Jobs sent that will answer (all but closes) and have not: while any are out, the process waits for them. */
-  private out = 0;
+  /** Whether the process waits for the threads' answers: while any job is unanswered (pool.waiting()). */
+  private waitedFor = false;
 
-  constructor(private readonly native: NativeOpus, threads: number, deliver: (index: number, answer: ToPool) => void) {
+  constructor(
+    private readonly native: NativeOpus,
+    threads: number,
+    private readonly pool: { deliver: (index: number, answer: ToPool) => void; waiting: () => boolean },
+  ) {
     this.handle = native.addon.createPool(threads, MAX_PACKET_BYTES_PER_CHANNEL, (index, results, pcm) => {
       if (this.stopped) return;
-      this.answered(results.byteLength / (RESULT_FIELDS * Int32Array.BYTES_PER_ELEMENT));
-      deliver(index, nativeAnswer(new Int32Array(results), pcm));
+      pool.deliver(index, nativeAnswer(new Int32Array(results), pcm));
+      this.waitFor(pool.waiting());
     });
   }
 
@@ -88,19 +92,17 @@ export class NativeThreads {
     return {
       send: (jobs, packets) => {
         this.native.addon.submit(this.handle, index, Int32Array.from(jobs), packets);
-        let answering = 0;
-        for (let j = 0; j < jobs.length; j += JOB_FIELDS) if (jobs[j] !== Op.Close) answering++;
-        if (answering > 0 && this.out === 0) this.native.addon.setWaiting(this.handle, true);
-        this.out += answering;
+        this.waitFor(this.pool.waiting());
       },
       // The threads are the pool's, stopped with it (stop()).
       stop: () => Promise.resolve(),
     };
   }
 
-  private answered(results: number): void {
-    this.out -= results;
-    if (this.out === 0 && results > 0) this.native.addon.setWaiting(this.handle, false);
+  private waitFor(waiting: boolean): void {
+    if (waiting === this.waitedFor) return;
+    this.waitedFor = waiting;
+    this.native.addon.setWaiting(this.handle, waiting);
   }
 
   /** Stops and joins the threads; answers still on their way are dropped. Idempotent. */
