@@ -46,7 +46,7 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined
     else if (a === '--help' || a === '-h') {
       process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH]\n`
         + '  --cpu-prof: every service started writes a V8 CPU profile to $TMPDIR/voice-hub-bench-profiles/ (figures are then not comparable)\n'
-        + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384\n'
+        + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=73728\n'
         + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);

@@ -6,8 +6,9 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { tuneMalloc } from '../../src/runtime/malloc-tuning.js';
-import { BUNDLE } from '../support/service.js';
+import { readFileSync } from 'node:fs';
+import { GLIBC_TUNABLES_TEXT, tuneMalloc } from '../../src/runtime/malloc-tuning.js';
+import { BUNDLE, ROOT } from '../support/service.js';
 
 function rssBytes(): number {
   return process.memoryUsage.rss();
@@ -18,7 +19,7 @@ describe('malloc trim', () => {
     const { trim } = tuneMalloc(path.dirname(BUNDLE));
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    // 8 KiB blocks come from the heap (below the 16 KiB mmap threshold); freeing every other one, with
+    // 8 KiB blocks come from the heap (below the mmap threshold); freeing every other one, with
     // the last one kept, leaves ~40 MiB of holes that no top-of-heap trimming can return.
     let blocks: (Buffer | undefined)[] = Array.from({ length: 10_000 }, () => Buffer.allocUnsafeSlow(8 * 1024).fill(1));
     for (let i = 0; i < blocks.length - 1; i += 2) blocks[i] = undefined;
@@ -29,5 +30,10 @@ describe('malloc trim', () => {
     const after = rssBytes();
     assert.ok(before - after > 16 * 1024 * 1024, `RSS ${before} -> ${after}: less than 16 MiB came back`);
     blocks = [];
+  });
+
+  it('the unit sets the thresholds the process sets itself', () => {
+    const unit = readFileSync(path.join(ROOT, 'systemd/voice-hub.service'), 'utf8');
+    assert.match(unit, new RegExp(`^Environment=${GLIBC_TUNABLES_TEXT.replaceAll('.', '\\.')}$`, 'm'));
   });
 });
