@@ -46,6 +46,7 @@ const LAYER_OF: Record<string, Layer> = {
   'well-formed.ts': 'foundation',
   'end-of-turn.ts': 'foundation', // the end-of-turn flush both transports batch their writes with
   'version.ts': 'foundation',
+  'fifo.ts': 'foundation', // the queue the decoder threads' waiting jobs are kept in
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
 };
 

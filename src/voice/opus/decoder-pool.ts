@@ -9,6 +9,7 @@
 // on first use, so an idle service pays no memory for them.
 import type { Worker } from 'node:worker_threads';
 import { DomainError } from '../../errors.js';
+import { Fifo } from '../../fifo.js';
 import type { Logger } from '../../log/logger.js';
 import { Op, RESULT_FIELDS, type DecodeResult, type ToPool } from './decode-messages.js';
 import { corruptPacket, needsReconfigure, packetProblem, type DecoderState } from './decoder.js';
@@ -133,7 +134,7 @@ export class DecodeThread {
   readonly keys = new SlotNumbers();
   private readonly engine: ThreadEngine;
   /** What each job sent and not yet answered is waiting for, in order. */
-  private readonly waiting: ((result: DecodeResult) => void)[] = [];
+  private readonly waiting = new Fifo<(result: DecodeResult) => void>();
   /** This turn's jobs (JOB_FIELDS numbers each) and the packets of its decode jobs. */
   private jobs: number[] = [];
   private packets: Uint8Array[] = [];
@@ -225,7 +226,7 @@ export class DecodeThread {
   }
 
   failWaiting(reason: string): void {
-    const waiting = this.waiting.splice(0);
+    const waiting = this.waiting.takeAll();
     for (const onResult of waiting) onResult({ ok: false, error: reason, lost: true });
   }
 }
