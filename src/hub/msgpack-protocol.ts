@@ -1,17 +1,17 @@
 // The MessagePack hub protocol (SignalR's hub protocol, MessagePack encoding): each message is a
 // MessagePack array whose first item is the message type, framed by a VarInt length prefix, in
 // binary frames. `bin` values (audio) decode to Uint8Array.
-import { Decoder, Encoder } from '@msgpack/msgpack';
+import { Decoder } from '@msgpack/msgpack';
 import { readBinaryMessage, writeBinaryMessage } from './binary-format.js';
 import { InvalidDataError } from './errors.js';
+import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
 import { arrayItems } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
 
-// undefined inside results and arguments is dropped, as JSON drops it, so both protocols agree.
-const encoder = new Encoder({ ignoreUndefined: true });
+const encoder = hubMessagePackEncoder();
 
 function decoderFor(maxMessageSize: number): Decoder {
   // Every element takes at least one byte, so no length in a valid message exceeds its size.
