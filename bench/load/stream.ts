@@ -3,6 +3,7 @@
 // phases spread over the 20 ms) for the duration. A packet is lost unless its AudioResponse (the
 // echo, decoded) comes back; latency is from the send to AudioProcessed and to AudioResponse.
 import type { Session } from '../lib/api.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { memory } from '../lib/proc.js';
 import { invocationFrame, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
@@ -45,6 +46,8 @@ let lateSends = 0;
 const processedLatency = new Samples();
 const responseLatency = new Samples();
 const inWindow = (t: number): boolean => t >= windowStart && t < windowEnd;
+const LOOP_DELAY_RESOLUTION_MS = 5;
+const lateness = (intervalNs: number): number => Math.max(0, intervalNs / 1e6 - LOOP_DELAY_RESOLUTION_MS);
 
 async function connect(session: Session): Promise<Device> {
   const client = await RawHubClient.connect(input.url, input.protocol);
@@ -105,12 +108,15 @@ async function main(): Promise<void> {
   windowEnd = windowStart + input.durationMs;
   const cpu0 = cpuOf(input.pids);
   const own0 = process.cpuUsage();
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loopDelay.enable();
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, memory(input.serverPid).rss)), 250);
   await new Promise((resolve) => setTimeout(resolve, input.durationMs));
   const wall = (performance.now() - windowStart) / 1000;
   const cpu = diff(cpu0, cpuOf(input.pids));
   const own = process.cpuUsage(own0);
+  loopDelay.disable();
   clearInterval(sampler);
   peakRss = Math.max(peakRss, memory(input.serverPid).rss);
 
@@ -128,6 +134,8 @@ async function main(): Promise<void> {
   emit({
     devices: devices.length, wall, cpu, loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
     lostResponses, lostProcessed, errors, lastError, lateSends,
+    // The histogram holds whole intervals of its 5 ms timer: the delay is what each took beyond that.
+    loopDelayMs: { p50: lateness(loopDelay.percentile(50)), p99: lateness(loopDelay.percentile(99)), max: lateness(loopDelay.max) },
     processedLatency: latencySummary(processedLatency.values()),
     responseLatency: latencySummary(responseLatency.values()),
   });

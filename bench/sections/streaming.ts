@@ -25,6 +25,8 @@ interface StreamResult {
   errors: number;
   lastError: string;
   lateSends: number;
+  /** The load generator's own event-loop delay: what of the latency its own lateness may explain. */
+  loopDelayMs: { p50: number; p99: number; max: number };
   processedLatency: Summary;
   responseLatency: Summary;
 }
@@ -77,7 +79,7 @@ export const streamingSection: Section = {
           });
           rows.push({
             section: '4', name: `${n} devices: load generator CPU`, value: (r.loadCpu / r.wall) * 100, unit: '% of a core',
-            note: `${r.lateSends} packets sent late (a tick of its 2 ms clock came more than 20 ms late); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU`,
+            note: `${r.lateSends} packets sent late (a tick of its 2 ms clock came more than 20 ms late); its event-loop delay p99 ${fmt(r.loopDelayMs.p99, 'ms')}, max ${fmt(r.loopDelayMs.max, 'ms')}; echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU`,
           });
           rows.push({ section: '4', name: `${n} devices: peak RSS`, value: r.peakRss, unit: 'B' });
         } finally {
