@@ -2,13 +2,15 @@
 // payload's TypeScript type and its JSON schema. The hub methods and the session bridge send through
 // `toGroup`/`toCaller`, so a target name or payload shape cannot drift from what the API document says:
 // its hub section and its `Hub*` schemas are generated from HUB_EVENTS.
+import type { Base64Text } from '../hub/base64-text.js';
 import type { HubCallContext, VoiceHubServer } from '../hub/index.js';
 
 export interface HubEventPayloads {
   SessionJoined: string;
   Error: string;
   AudioProcessed: { sessionId: string; sequence: number; bytes: number; durationMs: number };
-  AudioResponse: string;
+  /** Base64 text of the PCM (written without JSON's escape scan: hub/base64-text.ts). */
+  AudioResponse: Base64Text;
   AudioData: { sessionId: string; format: 'opus'; sampleRate: number; channels: number; data: string };
   TextResponse: { sessionId: string; text: string; final: boolean };
   SessionEnded: { sessionId: string; reason: string };

@@ -2,11 +2,10 @@
 // to the session's group, named and typed by HUB_EVENTS (hub-events.ts). Audio goes out as Base64 text
 // with both hub protocols: that is what MessagePack devices have always received too (only
 // SendAudioData accepts raw bytes there), so changing it would break them.
+import { Base64Text } from '../hub/base64-text.js';
 import type { VoiceHubServer } from '../hub/index.js';
 import type { SessionEvent, SessionListener } from '../voice/session-events.js';
 import { sessionGroup, toGroup, type HubEvent } from './hub-events.js';
-
-const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 
 /** What the session's group is sent for `event`; undefined for the events devices are not sent. */
 export function hubEventOf(event: SessionEvent): HubEvent | undefined {
@@ -17,7 +16,7 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
     case 'audioProcessed':
       return { target: 'AudioProcessed', payload: { sessionId, sequence: event.sequence, bytes: event.bytes, durationMs: event.durationMs } };
     case 'decodedAudio':
-      return { target: 'AudioResponse', payload: base64(event.pcm) };
+      return { target: 'AudioResponse', payload: Base64Text.of(event.pcm) };
     case 'upstreamAudio': {
       const { sampleRate, channels } = event.format;
       return { target: 'AudioData', payload: { sessionId, format: 'opus', sampleRate, channels, data: event.base64 } };

@@ -1,6 +1,7 @@
 // The JSON hub protocol (SignalR's hub protocol, JSON encoding): one JSON object per record, text frames.
 // Validation follows ASP.NET's JsonHubProtocol: missing or mistyped required properties are protocol
 // errors; unknown message types are ignored.
+import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import {
   MessageType,
@@ -153,6 +154,9 @@ function replacer(this: unknown, key: string, value: unknown): unknown {
  * invocation id, an empty error): the bytes do not depend on how the message object was built.
  */
 export function encodeJsonMessage(message: HubMessage): string {
+  if (message.type === MessageType.Invocation && message.streamIds === undefined && hasBase64Text(message.arguments)) {
+    return invocationWithBase64Text(message);
+  }
   const out: Json = { type: message.type };
   switch (message.type) {
     case MessageType.Invocation:
@@ -187,8 +191,31 @@ export function encodeJsonMessage(message: HubMessage): string {
       out.sequenceId = message.sequenceId;
       break;
   }
-  // A replacer switches off JSON.stringify's fast path; only messages that carry bytes need it.
-  return writeRecord(carriesBytes(out, 0) ? JSON.stringify(out, replacer) : JSON.stringify(out));
+  return writeRecord(stringify(out));
+}
+
+/** JSON text of a value; bytes as Base64. */
+function stringify(value: unknown): string {
+  // A replacer switches off JSON.stringify's fast path; only values that carry bytes need it.
+  return carriesBytes(value, 0) ? JSON.stringify(value, replacer) : JSON.stringify(value);
+}
+
+/**
+ * An invocation with Base64Text arguments: the head as JSON.stringify writes it, then the arguments with
+ * each Base64Text between quotes as it is (Base64 needs no escaping) and the others as JSON writes them.
+ */
+function invocationWithBase64Text(message: { readonly headers?: MessageHeaders; readonly invocationId?: string; readonly target: string; readonly arguments: readonly unknown[] }): string {
+  const head: Json = { type: MessageType.Invocation };
+  putInvocationHead(head, message);
+  head.target = message.target;
+  let args = '';
+  for (let i = 0; i < message.arguments.length; i++) {
+    const arg = message.arguments[i];
+    // What JSON writes for an array item it cannot represent (undefined, a function) is null.
+    const text = arg instanceof Base64Text ? `"${arg.text}"` : (stringify(arg) as string | undefined) ?? 'null';
+    args += i === 0 ? text : `,${text}`;
+  }
+  return writeRecord(`${stringify(head).slice(0, -1)},"arguments":[${args}]}`);
 }
 
 function putInvocationHead(out: Json, message: { readonly headers?: MessageHeaders; readonly invocationId?: string }): void {

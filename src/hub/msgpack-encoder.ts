@@ -6,7 +6,8 @@
 // TextEncoder, whose output length is what Buffer.byteLength counts (both replace a lone surrogate
 // by U+FFFD). The override rests on the encoder's internals, so the version is pinned and a test
 // compares its output with the stock encoder's.
-import { Encoder } from '@msgpack/msgpack';
+import { Encoder, ExtensionCodec } from '@msgpack/msgpack';
+import { Base64Text } from './base64-text.js';
 
 /** The library writes strings longer than this with TextEncoder (its TEXT_ENCODER_THRESHOLD). */
 const LONG_STRING = 50;
@@ -23,9 +24,25 @@ interface EncoderInternals {
 
 const textEncoder = new TextEncoder();
 
+/**
+ * Base64Text is unwrapped where it belongs (an invocation's top-level arguments); anywhere else the
+ * library would write it as a map with a `text` key, so encoding fails instead, saying why.
+ */
+const refuseNestedBase64Text = new ExtensionCodec();
+refuseNestedBase64Text.register({
+  type: 0,
+  encode: (value: unknown) => {
+    if (value instanceof Base64Text) throw new Error('Base64Text is only sent as a top-level invocation argument');
+    return null;
+  },
+  decode: () => {
+    throw new Error('the hub does not decode with this codec');
+  },
+});
+
 export function hubMessagePackEncoder(): Encoder {
   // undefined inside results and arguments is dropped, as JSON drops it, so both protocols agree.
-  const encoder = new Encoder({ ignoreUndefined: true });
+  const encoder = new Encoder({ ignoreUndefined: true, extensionCodec: refuseNestedBase64Text });
   const internals = encoder as unknown as EncoderInternals;
   const stock = internals.encodeString;
   if (typeof stock !== 'function' || typeof internals.writeStringHeader !== 'function' || typeof internals.ensureBufferSizeToWrite !== 'function') {

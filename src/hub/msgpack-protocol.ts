@@ -3,6 +3,7 @@
 // binary frames. `bin` values (audio) decode to Uint8Array.
 import { Decoder } from '@msgpack/msgpack';
 import { readBinaryMessage, writeBinaryMessage } from './binary-format.js';
+import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
@@ -162,7 +163,8 @@ export function messagePackItems(message: HubMessage): unknown[] {
     case MessageType.StreamInvocation: {
       // Always six items, the stream ids empty when there are none: ASP.NET Core writes them so, and
       // clients that index the sixth item (Python's signalrcore) drop a five-item Invocation.
-      return [message.type, message.headers ?? {}, message.invocationId ?? null, message.target, message.arguments, message.streamIds ?? []];
+      const args = hasBase64Text(message.arguments) ? message.arguments.map((a) => (a instanceof Base64Text ? a.text : a)) : message.arguments;
+      return [message.type, message.headers ?? {}, message.invocationId ?? null, message.target, args, message.streamIds ?? []];
     }
     case MessageType.StreamItem:
       return [message.type, message.headers ?? {}, message.invocationId, message.item];

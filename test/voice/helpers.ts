@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Decoder, Encoder } from '@evan/opus';
 import { loadConfig } from '../../src/config/load.js';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
+import { Base64Text } from '../../src/hub/base64-text.js';
 import { createLogger, type Logger } from '../../src/log/logger.js';
 import type { SessionEvent, SessionListener } from '../../src/voice/session-events.js';
 import type { OpusSampleRate } from '../../src/opus-format.js';
@@ -44,7 +45,8 @@ export class RecordingEvents {
   readonly listener: SessionListener = (event) => {
     this.domain.push(event);
     const out = hubEventOf(event);
-    if (out) this.events.push({ sessionId: event.sessionId, target: out.target, payload: out.payload });
+    // Payloads as devices read them: Base64Text is the Base64 string.
+    if (out) this.events.push({ sessionId: event.sessionId, target: out.target, payload: out.payload instanceof Base64Text ? out.payload.text : out.payload });
     for (const wake of this.waiters.splice(0)) wake();
   };
 
