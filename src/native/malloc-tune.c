@@ -1,6 +1,7 @@
 /*
- * malloc-tune: sets glibc malloc's mmap and trim thresholds from inside the running process, which is
- * what GLIBC_TUNABLES=glibc.malloc.mmap_threshold=...:glibc.malloc.trim_threshold=... does at exec time.
+ * malloc-tune: sets glibc malloc's mmap and trim thresholds and its arena count from inside the running
+ * process, which is what GLIBC_TUNABLES=glibc.malloc.mmap_threshold=...:glibc.malloc.trim_threshold=...:
+ * glibc.malloc.arena_max=... does at exec time.
  *
  * Why: by default glibc raises its mmap threshold each time a large block is freed (up to 32 MiB), so
  * after a burst of large buffers (uWebSockets.js frames, request bodies) later ones come from the heap,
@@ -19,6 +20,7 @@
 /* From glibc's <malloc.h>: fixed values of its mallopt() interface. */
 #define M_TRIM_THRESHOLD (-1)
 #define M_MMAP_THRESHOLD (-3)
+#define M_ARENA_MAX (-8)
 extern int mallopt(int param, int value);
 extern int malloc_trim(size_t pad);
 
@@ -37,20 +39,26 @@ extern napi_status napi_create_function(napi_env env, const char *name, size_t l
 extern napi_status napi_set_named_property(napi_env env, napi_value object, const char *name, napi_value value);
 extern napi_status napi_throw_type_error(napi_env env, const char *code, const char *msg);
 
-/* setThresholds(mmapThreshold, trimThreshold): true when glibc took both values. */
+/*
+ * setThresholds(mmapThreshold, trimThreshold, arenaMax): true when glibc took all three values. arenaMax
+ * caps the heaps (arenas) threads other than the first get: each keeps its own free memory resident.
+ */
 static napi_value set_thresholds(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
   int32_t mmap_threshold = 0;
   int32_t trim_threshold = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 2 ||
+  int32_t arena_max = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != 0 || argc < 3 ||
       napi_get_value_int32(env, argv[0], &mmap_threshold) != 0 ||
-      napi_get_value_int32(env, argv[1], &trim_threshold) != 0 || mmap_threshold <= 0 || trim_threshold <= 0) {
-    napi_throw_type_error(env, NULL, "setThresholds(mmapThreshold, trimThreshold) takes two positive integers");
+      napi_get_value_int32(env, argv[1], &trim_threshold) != 0 ||
+      napi_get_value_int32(env, argv[2], &arena_max) != 0 || mmap_threshold <= 0 || trim_threshold <= 0 || arena_max <= 0) {
+    napi_throw_type_error(env, NULL, "setThresholds(mmapThreshold, trimThreshold, arenaMax) takes three positive integers");
     return NULL;
   }
   bool ok = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
   ok = mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1 && ok;
+  ok = mallopt(M_ARENA_MAX, arena_max) == 1 && ok;
   napi_value result = NULL;
   napi_get_boolean(env, ok, &result);
   return result;
