@@ -17,26 +17,33 @@ export class Fifo<T> {
     this.items.push(item);
   }
 
-  /** Removes the oldest item and returns it (undefined when empty). */
+  /** The item `index` places from the front (0 is the oldest); undefined past the end. */
+  at(index: number): T | undefined {
+    return index < this.length ? this.items[this.head + index] : undefined;
+  }
+
+  /** Removes the oldest item and returns it (undefined when empty). The slot lets go of it at once. */
   shift(): T | undefined {
     if (this.head === this.items.length) return undefined;
     const item = this.items[this.head];
     this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
-      this.head = 0;
-    } else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.items.length) {
+    if (this.head === this.items.length) this.clear();
+    else if (this.head >= COMPACT_AFTER && this.head * 2 >= this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
     return item;
   }
 
+  clear(): void {
+    this.items.length = 0;
+    this.head = 0;
+  }
+
   /** Empties the queue, returning what it held, oldest first. */
   takeAll(): T[] {
     const all = this.items.slice(this.head) as T[];
-    this.items = [];
-    this.head = 0;
+    this.clear();
     return all;
   }
 }

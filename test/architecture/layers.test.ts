@@ -46,7 +46,7 @@ const LAYER_OF: Record<string, Layer> = {
   'well-formed.ts': 'foundation',
   'end-of-turn.ts': 'foundation', // the end-of-turn flush both transports batch their writes with
   'version.ts': 'foundation',
-  'fifo.ts': 'foundation', // the queue the decoder threads' waiting jobs are kept in
+  'fifo.ts': 'foundation', // the queue read from a moving head (decoder jobs, stateful reconnect's frames)
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
 };
 

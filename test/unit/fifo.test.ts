@@ -1,5 +1,6 @@
-// The queue the decoder threads' waiting jobs are kept in: order, emptiness, and the compaction that
-// reclaims consumed slots without losing or reordering what is still queued.
+// The queue read from a moving head (decoder threads' waiting jobs, stateful reconnect's frames): order,
+// emptiness, indexing, and the compaction that reclaims consumed slots without losing or reordering what
+// is still queued.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Fifo } from '../../src/fifo.js';
@@ -26,8 +27,16 @@ test('interleaved pushes and shifts across many compactions keep order and count
     for (let i = 0; i < 55; i++) assert.equal(q.shift(), expected++);
     assert.equal(q.length, next - expected);
   }
+  // Indexing counts from the oldest item still queued, across the compactions.
+  assert.equal(q.at(0), expected);
+  assert.equal(q.at(q.length - 1), next - 1);
+  assert.equal(q.at(q.length), undefined);
   while (q.length > 0) assert.equal(q.shift(), expected++);
   assert.equal(expected, next);
+  q.push(1);
+  q.clear();
+  assert.equal(q.length, 0);
+  assert.equal(q.shift(), undefined);
 });
 
 test('an item pushed while the queue is being drained one by one is not lost', () => {
