@@ -23,8 +23,9 @@ export const FLOOR_TARGET = 1.5;
  */
 const MIN_ANSWERED = 0.9;
 
-export async function startFloorServer(ctx: BenchContext, upstreamUrl: string): Promise<Child & { url: string }> {
-  const child = ctx.procs.spawn(process.execPath, tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl]));
+/** `decode`: the floor also decodes every answer (on its event loop), as section 4's floor. */
+export async function startFloorServer(ctx: BenchContext, upstreamUrl: string, decode = false): Promise<Child & { url: string }> {
+  const child = ctx.procs.spawn(process.execPath, tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl, ...(decode ? ['decode'] : [])]));
   const m = await waitForOutput(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
   return { ...child, url: m[1]! };
 }

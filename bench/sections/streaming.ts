@@ -3,13 +3,17 @@
 // threads: above 100 % when it uses both cores), RSS, lost packets, p99. The baseline is what bare uWS
 // spends echoing the same number of messages per second. The load generator shares the machine's
 // cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
-// service, would then be what limits the figures.
-import { startSessions } from '../lib/api.js';
+// service, would then be what limits the figures. At the latency target's device count the same load
+// also runs against the floor (bench/servers/floor-server.ts, decoding every answer): what a program
+// doing only the socket work and the decode reaches on this machine, next to the same generator and
+// echo server.
+import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
-import { startEchoServer, startService } from '../lib/proc.js';
+import { startEchoServer, startService, type Child } from '../lib/proc.js';
 import { fmt, type Row } from '../lib/report.js';
 import { echoBaseline } from './ceiling.js';
+import { floorSessions, startFloorServer } from './floor.js';
 
 interface Summary { p50: number; p99: number; max: number; count: number }
 interface StreamResult {
@@ -43,22 +47,23 @@ export const streamingSection: Section = {
   async run(ctx) {
     const echoCeiling = await echoBaseline(ctx, 1);
     const echo = await startEchoServer(ctx.procs);
+    const durationMs = ctx.seconds(30, 5) * 1000;
+    const stream = (server: Child & { url: string }, sessions: Session[]): Promise<StreamResult> => runLoad<StreamResult>(ctx.procs, 'stream.ts', {
+      url: server.url, protocol: 'json', sessions, warmupMs: 1000, durationMs,
+      pids: { server: server.pid, upstream: echo.pid }, serverPid: server.pid,
+    }, durationMs + 120_000);
     const rows: Row[] = [];
     try {
       for (const n of COUNTS) {
         const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
         try {
           const sessions = await startSessions(service.url, n, `stream${n}`);
-          const durationMs = ctx.seconds(30, 5) * 1000;
-          const r = await runLoad<StreamResult>(ctx.procs, 'stream.ts', {
-            url: service.url, protocol: 'json', sessions, warmupMs: 1000, durationMs,
-            pids: { server: service.pid, upstream: echo.pid }, serverPid: service.pid,
-          }, durationMs + 120_000);
+          const r = await stream(service, sessions);
           const cpuPct = (r.cpu.server / r.wall) * 100;
           const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
           const lost = r.lostResponses;
           const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
-          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
           rows.push({
             section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
             baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },
@@ -85,10 +90,25 @@ export const streamingSection: Section = {
         } finally {
           await service.stop();
         }
+        if (n === P99_TARGET.devices) rows.push(await floorRow(n));
       }
     } finally {
       await echo.stop();
     }
     return rows;
+
+    async function floorRow(n: number): Promise<Row> {
+      const floor = await startFloorServer(ctx, echo.url, true);
+      try {
+        const f = await stream(floor, floorSessions(n));
+        const service = rows.find((row) => row.name === `${n} devices: p99 send -> AudioResponse`);
+        return {
+          section: '4', name: `${n} devices: the floor's p99 send -> AudioResponse (socket work and decode only)`, value: f.responseLatency.p99 ?? NaN, unit: 'ms',
+          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost; p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${service ? (service.value / (f.responseLatency.p99 ?? NaN)).toFixed(2) : '?'}x this`,
+        };
+      } finally {
+        await floor.stop();
+      }
+    }
   },
 };

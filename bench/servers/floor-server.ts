@@ -8,9 +8,13 @@
 // JSON or MessagePack encoding, no parsing after JoinSession. Sends to a member are corked, the least
 // a uWS server can do. It trusts its client (bench/load/hub.ts): after JoinSession every frame a
 // connection sends is a SendAudioData carrying the fixture's next packet, in order.
-// Usage: floor-server.ts <bundleDir> <upstream ws url>; prints "listening on http://127.0.0.1:<port>".
+// With `decode`, each answer is also decoded (native libopus through @evan/opus, one decoder per session,
+// on the event loop) before its precomputed frames go out: the floor of the streaming rows (section 4),
+// whose latency includes the decode the service must do.
+// Usage: floor-server.ts <bundleDir> <upstream ws url> [decode]; prints "listening on http://127.0.0.1:<port>".
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Decoder } from '@evan/opus';
 import WebSocket from 'ws';
 import type { WebSocket as UwsSocket } from 'uWebSockets.js';
 import { jsonProtocol } from '../../src/hub/json-protocol.js';
@@ -20,8 +24,9 @@ import { loadNativeUws } from '../../src/http/uws-native.js';
 import { encodeAudio, encodeStart } from '../../src/upstream/protocol.js';
 import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 
-const [bundleDir, upstreamUrl] = process.argv.slice(2);
-if (!bundleDir || !upstreamUrl) throw new Error('usage: floor-server.ts <bundleDir> <upstream ws url>');
+const [bundleDir, upstreamUrl, mode] = process.argv.slice(2);
+if (!bundleDir || !upstreamUrl || (mode !== undefined && mode !== 'decode')) throw new Error('usage: floor-server.ts <bundleDir> <upstream ws url> [decode]');
+const decodeAnswers = mode === 'decode';
 
 const RATE = 16000;
 const CHANNELS = 1;
@@ -63,6 +68,8 @@ interface Session {
   frames: Map<string, Frames>;
   upstreamFrames: string[];
   upstream: WebSocket;
+  /** With `decode`: this session's decoder, fed the answers in order. */
+  decoder?: Decoder;
   /** Resolves once the upstream link is open and `start` has gone out: JoinSession completes then, as with the service, whose link opens at session start. */
   open: Promise<void>;
   sent: number;
@@ -102,6 +109,7 @@ function openSession(id: string): Session {
     frames: new Map(),
     upstreamFrames: packets.map((p, i) => encodeAudio(id, FIRST_SEQUENCE + i, p, RATE, CHANNELS)),
     upstream,
+    decoder: decodeAnswers ? new Decoder({ channels: CHANNELS, sample_rate: RATE }) : undefined,
     open: new Promise((resolve, reject) => {
       upstream.once('open', () => {
         upstream.send(encodeStart({ sessionId: id, deviceId: id, userId: 'bench', audioFormat: 'opus', sampleRate: RATE, channels: CHANNELS, autoMode: false }));
@@ -116,6 +124,7 @@ function openSession(id: string): Session {
   // The return path: the k-th answer is the k-th packet sent.
   upstream.on('message', () => {
     const k = session.answered++ % packets.length;
+    session.decoder?.decode(packets[k]!);
     for (const m of session.members) {
       const frames = framesFor(session, m.ws.getUserData().protocol!);
       m.ws.cork(() => {
