@@ -22,8 +22,11 @@ const DROPPED = 2;
  */
 const EARLY_FLUSH_BYTES = 64 * 1024;
 
-/** Sockets with frames waiting for the end of this turn, shared by every socket of the process. */
-const waiting = new EndOfTurn<Batch>((batch) => batch.flush());
+/**
+ * Sockets with frames waiting for the end of this turn, shared by every socket of the process. They
+ * wait for the whole turn, however long (end-of-turn.ts says what sending them sooner cost).
+ */
+const waiting = new EndOfTurn<Batch>((batch) => batch.flush(), { wholeTurn: true });
 
 class Batch {
   private frames: (string | Uint8Array)[] = [];

@@ -1,7 +1,8 @@
 // Upstream writes coalesced per event-loop turn. The upstream protocol carries one JSON message per
 // WebSocket frame, so frames cannot be merged; but the frames a link sends during one turn (a device
 // sending faster than one packet per turn, text after audio) can leave in one write: the TCP socket is
-// corked at the turn's first frame and uncorked, for every link at once, at the end of the turn.
+// corked at the turn's first frame and uncorked, for every link at once, at the end of the turn or
+// once the first has waited MAX_HOLD_MS (a long turn must not hold the upstream's packets: end-of-turn.ts).
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
 import { EndOfTurn } from '../end-of-turn.js';
@@ -21,7 +22,7 @@ export function rawSocket(ws: WebSocket): Socket {
   return raw;
 }
 
-/** Holds `socket`'s writes until the end of this turn (once per turn; later calls do nothing). */
+/** Holds `socket`'s writes until the end of this turn at most (later calls meanwhile do nothing). */
 export function corkForTurn(socket: Socket): void {
   if (corked.add(socket)) socket.cork();
 }

@@ -8,6 +8,7 @@
 // the packets it held, is replaced, and its sessions rebuild their decoders on the new one. Threads start
 // on first use, so an idle service pays no memory for them.
 import type { Worker } from 'node:worker_threads';
+import { EndOfTurn } from '../../end-of-turn.js';
 import { DomainError } from '../../errors.js';
 import { Fifo } from '../../fifo.js';
 import type { Logger } from '../../log/logger.js';
@@ -65,7 +66,6 @@ export class DecoderPool {
   private readonly slots: DecodeThread[] = [];
   /** The addon's threads, when decoding is native and on threads (made with the first thread). */
   private nativeThreads: NativeThreads | undefined;
-  private flushScheduled = false;
   private closed = false;
 
   constructor(private readonly options: DecoderPoolOptions) {
@@ -94,15 +94,6 @@ export class DecoderPool {
     this.nativeThreads?.stop();
   }
 
-  /** Sends the jobs of this event-loop turn: one batch per thread per turn, not one per packet. */
-  scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      for (const slot of this.slots) slot.flush();
-    });
-  }
 
   private pick(): DecodeThread {
     let best: DecodeThread | undefined;
@@ -124,6 +115,9 @@ export class DecoderPool {
     return this.nativeThreads.engine(thread.index);
   }
 }
+
+/** Threads with jobs of this event-loop turn: one batch per thread per turn (or per MAX_HOLD_MS of a long one), not one per packet. */
+const toSend = new EndOfTurn<DecodeThread>((thread) => thread.flush());
 
 /** One thread and the jobs it holds. */
 export class DecodeThread {
@@ -151,7 +145,7 @@ export class DecodeThread {
   }
 
   /**
-   * Queues a job, sent at the end of the turn; `onResult` for every job but close. False when a packet
+   * Queues a job, sent at the end of the turn at the latest (end-of-turn.ts); `onResult` for every job but close. False when a packet
    * (`bounded`) finds the queue full.
    */
   submit(op: Op, key: number, a: number, b: number, packet: Uint8Array | undefined, onResult: ((result: DecodeResult) => void) | undefined, bounded: boolean): boolean {
@@ -169,7 +163,7 @@ export class DecodeThread {
       this.packetBytes += packet.length;
     }
     if (onResult) this.waiting.push(onResult);
-    this.pool.scheduleFlush();
+    toSend.add(this);
     return true;
   }
 
