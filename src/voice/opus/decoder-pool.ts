@@ -94,7 +94,6 @@ export class DecoderPool {
     this.nativeThreads?.stop();
   }
 
-
   private pick(): DecodeThread {
     let best: DecodeThread | undefined;
     for (const slot of this.slots) if (!best || slot.sessions < best.sessions) best = slot;
@@ -116,7 +115,7 @@ export class DecoderPool {
   }
 }
 
-/** Threads with jobs of this event-loop turn: one batch per thread per turn (or per MAX_HOLD_MS of a long one), not one per packet. */
+/** Threads with jobs of this turn: one batch per thread per turn (or per MAX_HOLD_MS of a long one), not per packet. */
 const toSend = new EndOfTurn<DecodeThread>((thread) => thread.flush());
 
 /** One thread and the jobs it holds. */
@@ -145,8 +144,8 @@ export class DecodeThread {
   }
 
   /**
-   * Queues a job, sent at the end of the turn at the latest (end-of-turn.ts); `onResult` for every job but close. False when a packet
-   * (`bounded`) finds the queue full.
+   * Queues a job, sent at the end of the turn at the latest (end-of-turn.ts); `onResult` for every job
+   * but close. False when a packet (`bounded`) finds the queue full.
    */
   submit(op: Op, key: number, a: number, b: number, packet: Uint8Array | undefined, onResult: ((result: DecodeResult) => void) | undefined, bounded: boolean): boolean {
     if (this.stopping) {
