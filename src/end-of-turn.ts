@@ -10,7 +10,9 @@
 // millisecond, they still leave together. The hub's socket batches alone keep the whole turn
 // (`wholeTurn`): a client with many calls in flight gets many frames a turn, and sending them in pieces
 // cost 12 % of the round trips per CPU-second at 16 in flight, where holding the writes and the jobs
-// cost nothing measurable. At 300 devices the hold took the answers' p99 from 82-108 ms to 63-74 ms.
+// cost nothing measurable. At 300 devices, three runs alternating with the code before it: the answers'
+// p99 63-74 ms against 82-108 ms (single runs of one build vary more than that with the machine's other
+// load; bench/RESULTS.md gives both).
 
 /** How long upstream writes and decoder jobs may wait for their turn's end. */
 export const MAX_HOLD_MS = 1;

@@ -56,12 +56,12 @@ export const streamingSection: Section = {
     try {
       for (const n of COUNTS) {
         /** voice-hub's p99 at this count, for the floor's row beside it. */
-        let servicesP99 = NaN;
+        let serviceP99 = NaN;
         const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
         try {
           const sessions = await startSessions(service.url, n, `stream${n}`);
           const r = await stream(service, sessions);
-          servicesP99 = r.responseLatency.p99 ?? NaN;
+          serviceP99 = r.responseLatency.p99 ?? NaN;
           const cpuPct = (r.cpu.server / r.wall) * 100;
           const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
           const lost = r.lostResponses;
@@ -93,20 +93,20 @@ export const streamingSection: Section = {
         } finally {
           await service.stop();
         }
-        if (n === P99_TARGET.devices) rows.push(await floorRow(n, servicesP99));
+        if (n === P99_TARGET.devices) rows.push(await floorRow(n, serviceP99));
       }
     } finally {
       await echo.stop();
     }
     return rows;
 
-    async function floorRow(n: number, servicesP99: number): Promise<Row> {
+    async function floorRow(n: number, serviceP99: number): Promise<Row> {
       const floor = await startFloorServer(ctx, echo.url, true);
       try {
         const f = await stream(floor, floorSessions(n));
         return {
           section: '4', name: `${n} devices: the floor's p99 send -> AudioResponse (socket work and decode only)`, value: f.responseLatency.p99 ?? NaN, unit: 'ms',
-          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost; p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(servicesP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this`,
+          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost; p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(serviceP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this`,
         };
       } finally {
         await floor.stop();
