@@ -1,8 +1,9 @@
-// A lean SignalR client over `ws` for load generation (the official client is too heavy to drive
-// hundreds of connections from one process): negotiate, handshake, JSON and MessagePack framing,
-// invocations with completions for set-up, and a raw per-message hook for the hot path.
+// A lean SignalR client over a minimal WebSocket client (ws-client.ts) for load generation (the
+// official client is too heavy to drive hundreds of connections from one process): negotiate,
+// handshake, JSON and MessagePack framing, invocations with completions for set-up, and a raw
+// per-message hook and frames masked once for the hot path.
 import { decode as msgpackDecode, Encoder } from '@msgpack/msgpack';
-import WebSocket from 'ws';
+import { encodeClientFrame, WsClient } from './ws-client.js';
 
 export type Protocol = 'json' | 'messagepack';
 
@@ -75,9 +76,9 @@ export class RawHubClient {
   private readonly completions = new Map<string, (m: Incoming) => void>();
   private nextId = 1;
 
-  private constructor(readonly ws: WebSocket, readonly protocol: Protocol) {
+  private constructor(readonly ws: WsClient, readonly protocol: Protocol) {
     this.onFrame = (data) => this.decodeFrame(data, (m) => this.dispatch(m));
-    ws.on('message', (data: Buffer, binary: boolean) => this.onFrame(data, binary));
+    ws.onMessage = (data, binary) => this.onFrame(data, binary);
   }
 
   /** Negotiates (v1), opens the WebSocket and completes the handshake. */
@@ -85,30 +86,18 @@ export class RawHubClient {
     const negotiate = await fetch(`${baseUrl}/voice-hub/negotiate?negotiateVersion=1`, { method: 'POST', signal: AbortSignal.timeout(timeoutMs) });
     if (negotiate.status !== 200) throw new Error(`negotiate answered ${negotiate.status}`);
     const { connectionToken } = (await negotiate.json()) as { connectionToken: string };
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/voice-hub?id=${encodeURIComponent(connectionToken)}`, { perMessageDeflate: false });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('WebSocket open timed out')), timeoutMs);
-      ws.once('open', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      ws.once('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
+    const ws = await WsClient.connect(`${baseUrl.replace(/^http/, 'ws')}/voice-hub?id=${encodeURIComponent(connectionToken)}`, timeoutMs);
     const handshake = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('handshake timed out')), timeoutMs);
-      ws.once('message', (data: Buffer) => {
+      ws.onMessage = (data: Buffer) => {
         clearTimeout(timer);
         const text = data.toString('utf8');
         if (!text.startsWith('{}')) reject(new Error(`handshake refused: ${text}`));
         else resolve();
-      });
+      };
     });
     ws.send(JSON.stringify({ protocol, version: 1 }) + RS);
     await handshake;
-    ws.on('error', () => {});
     return new RawHubClient(ws, protocol);
   }
 
@@ -123,7 +112,12 @@ export class RawHubClient {
   }
 
   send(frame: string | Buffer): void {
-    this.ws.send(frame, { binary: typeof frame !== 'string' });
+    this.ws.send(frame);
+  }
+
+  /** Sends a frame from `wireFrame` (the hot path: masked once, sent many times). */
+  sendWire(frame: Buffer): void {
+    this.ws.sendFrame(frame);
   }
 
   /** A blocking invocation: resolves with its completion (error text, if any). */
@@ -156,6 +150,11 @@ export class RawHubClient {
   close(): void {
     this.ws.terminate();
   }
+}
+
+/** A hub frame as the WebSocket layer sends it, built once for sending many times. */
+export function wireFrame(frame: string | Buffer): Buffer {
+  return encodeClientFrame(frame);
 }
 
 /** Joins a session; throws with the hub's Error text when refused. */

@@ -4,7 +4,7 @@
 // more: saturating). Mode `listen` sends nothing and counts AudioResponse (the return path, fed by a
 // talking upstream). Server CPU is read from /proc at the edges of the measured window.
 import type { Session } from '../lib/api.js';
-import { invocationFrame, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
+import { invocationFrame, joinSession, RawHubClient, wireFrame, type Protocol } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
 
@@ -29,7 +29,8 @@ const ERROR = targetNeedle(protocol, 'Error');
 interface Lane {
   a: RawHubClient;
   b: RawHubClient;
-  frames: (string | Buffer)[];
+  /** SendAudioData frames, one per fixture packet, ready for the wire. */
+  frames: Buffer[];
   next: number;
   /** Send times of packets not yet processed / not yet answered, oldest first. */
   awaitingProcessed: number[];
@@ -50,7 +51,7 @@ const responseLatency = new Samples();
 function pump(lane: Lane): void {
   while (running && lane.awaitingProcessed.length < input.window) {
     const now = performance.now();
-    lane.a.send(lane.frames[lane.next++ % lane.frames.length]!);
+    lane.a.sendWire(lane.frames[lane.next++ % lane.frames.length]!);
     lane.awaitingProcessed.push(now);
     lane.awaitingResponse.push(now);
     sent++;
@@ -62,7 +63,7 @@ async function connectLane(session: Session): Promise<Lane> {
   const b = await RawHubClient.connect(input.url, protocol);
   await joinSession(a, session.sessionId, session.token);
   await joinSession(b, session.sessionId, session.token);
-  const frames = packets.map((p) => invocationFrame(protocol, 'SendAudioData', [session.sessionId, protocol === 'json' ? p : Buffer.from(p, 'base64')]));
+  const frames = packets.map((p) => wireFrame(invocationFrame(protocol, 'SendAudioData', [session.sessionId, protocol === 'json' ? p : Buffer.from(p, 'base64')])));
   return { a, b, frames, next: 0, awaitingProcessed: [], awaitingResponse: [] };
 }
 

@@ -5,7 +5,7 @@
 import type { Session } from '../lib/api.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { memory } from '../lib/proc.js';
-import { invocationFrame, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
+import { invocationFrame, joinSession, RawHubClient, wireFrame, type Protocol } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
 
@@ -28,7 +28,8 @@ const ERROR = targetNeedle(input.protocol, 'Error');
 
 interface Device {
   client: RawHubClient;
-  frames: (string | Buffer)[];
+  /** SendAudioData frames, one per fixture packet, ready for the wire. */
+  frames: Buffer[];
   /** When this device's packet 0 is due. */
   origin: number;
   sent: number;
@@ -52,7 +53,7 @@ const lateness = (intervalNs: number): number => Math.max(0, intervalNs / 1e6 - 
 async function connect(session: Session): Promise<Device> {
   const client = await RawHubClient.connect(input.url, input.protocol);
   await joinSession(client, session.sessionId, session.token);
-  const frames = packets.map((p) => invocationFrame(input.protocol, 'SendAudioData', [session.sessionId, input.protocol === 'json' ? p : Buffer.from(p, 'base64')]));
+  const frames = packets.map((p) => wireFrame(invocationFrame(input.protocol, 'SendAudioData', [session.sessionId, input.protocol === 'json' ? p : Buffer.from(p, 'base64')])));
   const device: Device = { client, frames, origin: 0, sent: 0, awaitingProcessed: [], awaitingResponse: [] };
   client.onFrame = (data) => {
     const now = performance.now();
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
       if (due - d.sent > 1) lateSends += due - d.sent - 1;
       while (d.sent < due) {
         const at = d.origin + d.sent * PACKET_MS;
-        d.client.send(d.frames[d.sent++ % d.frames.length]!);
+        d.client.sendWire(d.frames[d.sent++ % d.frames.length]!);
         d.awaitingProcessed.push(at);
         d.awaitingResponse.push(at);
         if (inWindow(at)) sentInWindow++;
