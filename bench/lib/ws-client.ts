@@ -14,6 +14,7 @@ const OP_BINARY = 0x2;
 const OP_CLOSE = 0x8;
 const OP_PING = 0x9;
 const OP_PONG = 0xa;
+const EMPTY = Buffer.alloc(0);
 
 /** A client frame ready for the wire: header, mask key and masked payload. */
 export function encodeClientFrame(payload: string | Buffer, opcode = typeof payload === 'string' ? OP_TEXT : OP_BINARY): Buffer {
@@ -40,14 +41,15 @@ export function encodeClientFrame(payload: string | Buffer, opcode = typeof payl
 export class WsClient {
   /** Each whole message as it arrives; the Buffer may be a view of the read, valid until the handler returns. */
   onMessage: (data: Buffer, binary: boolean) => void = () => {};
-  private pending: Buffer = Buffer.alloc(0);
+  private pending: Buffer = EMPTY;
   private fragments: Buffer[] = [];
   private fragmentBinary = false;
 
   private constructor(private readonly socket: Socket, leftover: Buffer) {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => {});
-    if (leftover.length > 0) queueMicrotask(() => this.receive(leftover));
+    // Bytes that came with the upgrade answer wait a macrotask: the caller sets onMessage after its await.
+    if (leftover.length > 0) setImmediate(() => this.receive(leftover));
   }
 
   /** Opens `ws://host:port/path?query` and completes the upgrade. */
@@ -58,7 +60,7 @@ export class WsClient {
     const accept = createHash('sha1').update(key + GUID).digest('base64');
     return new Promise((resolve, reject) => {
       const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 80), noDelay: true });
-      let head = Buffer.alloc(0);
+      let head = EMPTY;
       const timer = setTimeout(() => fail(new Error('WebSocket open timed out')), timeoutMs);
       const fail = (e: Error): void => {
         clearTimeout(timer);
@@ -132,7 +134,7 @@ export class WsClient {
       at += header + length;
       this.frame(b0 & 0x0f, (b0 & 0x80) !== 0, payload);
     }
-    this.pending = at === data.length ? Buffer.alloc(0) : Buffer.from(data.subarray(at));
+    this.pending = at === data.length ? EMPTY : Buffer.from(data.subarray(at));
   }
 
   private frame(opcode: number, fin: boolean, payload: Buffer): void {
