@@ -1,9 +1,9 @@
 // The framing check as every uWS request handler runs it first (the API's catch-all, the hub's
 // negotiate and WebSocket upgrade): one place that decides how an ill-framed request is refused.
-import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { checkFraming, headerLines, type HeaderLines } from './framing.js';
 import { problem } from './problem.js';
+import { statusLine } from './status-text.js';
 
 /**
  * When the request's framing is ambiguous, answers it with a problem body and `Connection: close` and
@@ -24,7 +24,7 @@ export function refuseIllFramed(res: HttpResponse, req: HttpRequest, lines: Head
   setImmediate(() => {
     if (aborted) return;
     res.cork(() => {
-      res.writeStatus(`${error.status} ${STATUS_CODES[error.status]}`);
+      res.writeStatus(statusLine(error.status));
       res.writeHeader('Content-Type', 'application/problem+json');
       res.writeHeader('X-Content-Type-Options', 'nosniff');
       res.end(body, true);

@@ -3,13 +3,13 @@
 // problem answers. A transport hands it a copied request and an `HttpExchange` (how to read the body,
 // when the handler may run, how to write the answer): the uWS adapter (server.ts) for the listeners,
 // `inject` (inject.ts) for calls in the same process. Both run this one code path.
-import { STATUS_CODES } from 'node:http';
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
 import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
+import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
@@ -71,8 +71,6 @@ export interface HttpExchange {
 }
 
 export type HttpPipeline = (request: IncomingRequest, exchange: HttpExchange) => void;
-
-const statusLine = (status: number): string => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
 
 export function renderReply(reply: Reply): RenderedReply {
   let payload: string | Buffer;

@@ -4,13 +4,13 @@
 // reconnect: the token's connection, its user, one reconnect at a time). uWS rules kept
 // here: copy everything out of `req` synchronously, onAborted before any await, cork writes after an
 // await, never touch a socket after its close event.
-import { STATUS_CODES } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
+import { statusLine } from '../http/status-text.js';
 import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
 import {
   asksForStatefulReconnect,
@@ -67,7 +67,7 @@ interface SocketData {
 }
 
 function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8'): void {
-  res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
+  res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
   res.end(body);
