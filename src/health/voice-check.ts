@@ -1,7 +1,8 @@
 // The voice-service health check: a real WebSocket connection test to VoiceService.ServerUrl (open,
 // then close 1000). Probes are shared and briefly reused so that a burst of /health requests is one
 // upstream connection, not a burst of them.
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
+import { loadWebSocket } from '../upstream/websocket.js';
 import type { CheckResult, HealthCheck } from './checks.js';
 
 export interface VoiceCheckOptions {
@@ -62,8 +63,9 @@ export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck
 /** Callers get their own object: one caller's changes must not show in another's report. */
 const copy = (r: CheckResult): CheckResult => ({ ...r, data: { ...r.data }, tags: [...(r.tags ?? [])] });
 
-function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> {
+async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> {
   const started = performance.now();
+  const WebSocketClient = await loadWebSocket();
   const data = (): Record<string, unknown> => ({ serverUrl: shown, elapsedMs: Math.round(performance.now() - started) });
   const unhealthy = (text: string): CheckResult => ({ status: 'Unhealthy', description: text, exception: text, data: data(), tags: TAGS });
 
@@ -78,7 +80,7 @@ function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> 
     };
     let ws: WebSocket;
     try {
-      ws = new WebSocket(options.serverUrl, {
+      ws = new WebSocketClient(options.serverUrl, {
         headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
         ca: options.ca,
       });

@@ -7,7 +7,7 @@
 // before v256 (Debian 12 has 252) finds the unit of a notification by the sender's PID while handling
 // it, so a sender that has already exited, such as a `systemd-notify` child, can be ignored. Watchdog
 // pings come from a timer of the main event loop, so a hung loop stops them and systemd restarts us.
-import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Logger } from '../log/logger.js';
 
@@ -34,6 +34,8 @@ export interface Notifier {
 export function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifier | undefined {
   const socket = env.NOTIFY_SOCKET;
   if (!socket) return undefined;
+  // Loaded here, not at start: run by hand (or in tests) no co-process is started.
+  const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
   const child = spawn('perl', ['-e', SENDER], { stdio: ['pipe', 'ignore', 'inherit'], env: { PATH: env.PATH, NOTIFY_SOCKET: socket } });
   const stdin = child.stdin as Socket;
   let exiting = false;

@@ -5,11 +5,12 @@
 // then close 1000 at the end. Audio that devices send while the link reconnects is refused (the sender
 // gets an Error at once) and counted, not buffered: a fresh upstream connection starts a new `start`, and
 // replaying stale speech into it would be worse than telling the device.
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { corkForTurn, rawSocket } from './turn-cork.js';
+import { loadWebSocket } from './websocket.js';
 import type { Socket } from 'node:net';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
@@ -143,7 +144,7 @@ export class UpstreamVoiceLink {
 
   private writable(what: 'audio' | 'text'): WebSocket {
     const socket = this.socket;
-    if (this.stateValue !== 'Open' || !socket || socket.readyState !== WebSocket.OPEN) {
+    if (this.stateValue !== 'Open' || !socket || socket.readyState !== socket.OPEN) {
       if (what === 'audio') {
         this.stats.droppedAudio++;
         this.refusedWhileDown++;
@@ -167,12 +168,15 @@ export class UpstreamVoiceLink {
   }
 
   /** One connection attempt: open, send `start`, hand back the socket; or reject with a readable reason. */
-  private open(): Promise<WebSocket> {
+  private async open(): Promise<WebSocket> {
+    const WebSocketClient = await loadWebSocket();
+    // close() while ws loaded found no attempt to abort yet.
+    if (this.stateValue === 'Closed') throw new Error('link closed while connecting');
     const { url, apiKey, connectTimeoutMs, ca, maxFrameBytes } = this.options;
     return new Promise((resolve, reject) => {
       let socket: WebSocket;
       try {
-        socket = new WebSocket(url, {
+        socket = new WebSocketClient(url, {
           headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
           ...(ca ? { ca } : {}),
           maxPayload: maxFrameBytes ?? 1024 * 1024,
@@ -343,13 +347,13 @@ function seconds(ms: number): string {
 /** `stop`, then a 1000 close; a peer that does not answer the close is cut off after a grace period. */
 function closeGracefully(socket: WebSocket, stopFrame: string): Promise<void> {
   return new Promise((resolve) => {
-    if (socket.readyState === WebSocket.CLOSED) return resolve();
+    if (socket.readyState === socket.CLOSED) return resolve();
     const timer = setTimeout(() => socket.terminate(), CLOSE_GRACE_MS);
     socket.once('close', () => {
       clearTimeout(timer);
       resolve();
     });
-    if (socket.readyState === WebSocket.OPEN) {
+    if (socket.readyState === socket.OPEN) {
       try {
         socket.send(stopFrame);
         socket.close(1000, 'session ended');

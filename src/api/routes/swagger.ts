@@ -3,7 +3,7 @@
 // Pi on a workshop network may have no internet. Only the files of SWAGGER_ASSETS are served.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
 import { DomainError } from '../../errors.js';
 import { SWAGGER_UI_FILES } from '../../runtime/asset-manifest.mjs';
 import { requireAsset } from '../../runtime/assets.js';
@@ -91,6 +91,9 @@ interface StaticFile {
   readonly cacheControl: string;
 }
 
+/** node:zlib, loaded by the first page served rather than with the routes: most hubs never show Swagger. */
+const zlib = (): typeof import('node:zlib') => createRequire(import.meta.url)('node:zlib') as typeof import('node:zlib');
+
 /**
  * A file as served. With `reread` (a file of the build), only its gzipped form is kept when it has one:
  * browsers ask for gzip, and the UI's files are read back from the build for a client that does not,
@@ -98,7 +101,7 @@ interface StaticFile {
  */
 function staticFile(bytes: Buffer, contentType: string, cacheControl: string, reread?: () => Buffer): StaticFile {
   const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
-  const gzipped = !contentType.startsWith('image/') && bytes.length > 1024 ? gzipSync(bytes) : undefined;
+  const gzipped = !contentType.startsWith('image/') && bytes.length > 1024 ? zlib().gzipSync(bytes) : undefined;
   if (gzipped && reread) return { bytes: reread, gzipped, etag, contentType, cacheControl };
   return { bytes: () => bytes, gzipped, etag, contentType, cacheControl };
 }

@@ -14,7 +14,6 @@
 // memory (room for the allocator's fragmentation after many opens and closes of both sizes, and for the
 // scratch buffer each create allocates for a moment); the next session's state goes to another
 // instance, opened on demand, and an extra instance that holds no state any more is dropped.
-import { OpusDecoder } from 'opus-decoder';
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
 
@@ -180,7 +179,9 @@ function openInstance(): Promise<OpusInstance> {
 
 async function instantiate(): Promise<OpusInstance> {
   // OpusDecoder is the package's only way in to its wasm module (its exports map hides the rest): its
-  // instance is kept, and the decoder state and buffers it made for itself are freed at once.
+  // instance is kept, and the decoder state and buffers it made for itself are freed at once. Imported
+  // here, by the first wasm decoder, since the system libopus usually decodes and this is its fallback.
+  const { OpusDecoder } = await import('opus-decoder');
   const bootstrap = new OpusDecoder({ sampleRate: 48000, channels: 2 });
   let wasm: OpusExports;
   try {

@@ -1,0 +1,70 @@
+// What an idle service has loaded: the built bundle as users start it, with a preload that writes the
+// Node built-in modules loaded so far to a file every 100 ms. The upstream client (ws, and with it
+// node:http, https, tls and zlib), the Node worker threads of the wasm decoder and the systemd notifier's
+// child process are loaded by their first use, not at start: together about 1 MiB of idle RSS.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { spawnService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+import { startEcho } from '../support/voice.js';
+
+const DEFERRED = ['http', 'https', 'tls', 'zlib', 'worker_threads', 'child_process'];
+
+/** A preload writing the loaded built-ins (one per line) to `file`, and the reader of that file. */
+function moduleWatch(): { env: Record<string, string>; loaded: () => Promise<Set<string>> } {
+  const dir = tmpDir();
+  const file = path.join(dir, 'modules.txt');
+  const preload = path.join(dir, 'watch.cjs');
+  writeFileSync(preload, `
+const { writeFileSync } = require('node:fs');
+const write = () => writeFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n'));
+setInterval(write, 100).unref();
+`);
+  return {
+    env: { NODE_OPTIONS: `--require ${preload}` },
+    // Two writes after the caller's last step, so that the list includes what that step loaded.
+    loaded: async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.ok(existsSync(file), 'the preload wrote its list');
+      return new Set(readFileSync(file, 'utf8').split('\n'));
+    },
+  };
+}
+
+describe('modules an idle service loads', () => {
+  it('leaves ws and its HTTP stack, worker threads and child processes until a session or probe needs them', async () => {
+    const echo = await startEcho();
+    const watch = moduleWatch();
+    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '', '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.port}/voice`], watch.env);
+    // A device registers and the API answers: still nothing of the deferred set.
+    const reg = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: 'idle-1', deviceName: 'Idle', deviceType: 'speaker' } });
+    assert.equal(reg.status, 200, reg.text);
+    const idle = await watch.loaded();
+    assert.ok(idle.has('net'), 'the list is real: net is loaded at start');
+    assert.deepEqual(DEFERRED.filter((m) => idle.has(m)), []);
+
+    // The first voice session opens the upstream link through ws, which brings node:http with it.
+    const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId: 'idle-1' }, token: reg.json.deviceToken });
+    assert.equal(start.status, 200, start.text);
+    const active = await watch.loaded();
+    assert.ok(active.has('http') && active.has('zlib'), 'ws and its modules are loaded by the session');
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
+  it('loads ws for the voice health probe alone, and the probe works', async () => {
+    const echo = await startEcho();
+    const watch = moduleWatch();
+    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '', '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.port}/voice`], watch.env);
+    assert.equal((await watch.loaded()).has('http'), false);
+    const health = await call(svc.url, 'GET', '/health');
+    assert.equal(health.status, 200, health.text);
+    assert.equal(health.json.entries['voice-service'].status, 'Healthy');
+    assert.equal((await watch.loaded()).has('http'), true);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+});
