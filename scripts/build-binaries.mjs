@@ -5,9 +5,12 @@
 // Per target: the pinned runtime from the npm registry (scripts/sea-runtime.mjs), stripped with the
 // target's binutils; a SEA blob made by that same runtime (under qemu-user for ARM: a blob made by a
 // 64-bit node aborts on 32-bit, and one node never guesses another's layout); postject injects it and
-// flips the fuse, which is then checked (a failed injection must not pass as success). Assets go into
-// the blob (Node >= 20.12) or are appended after the ELF (armv7's Node 20.11, scripts/sea-payload.mjs),
-// always after stripping.
+// flips the fuse, which is then checked (a failed injection must not pass as success). Assets are
+// appended after the ELF (scripts/sea-payload.mjs), after stripping, for every target: read back with
+// pread, they never enter the process' memory map. As SEA assets (Node >= 20.12) they were pages of the
+// mapped blob, and reading the uWS addon out at each start left its 6.8 MB resident: started from a
+// cold page cache (as after boot), the x64 legacy executable idled at 65.3 MiB of RSS with them there
+// and at 58.2 MiB appended (35 s after start, two starts each).
 //
 // Assets: exactly the target's list in src/runtime/asset-manifest.mjs (sql.js wasm, Swagger UI, the
 // target's own uWS addon: the one for its arch and its runtime's module ABI, no other), taken from dist/ where build.mjs put them, under the same relative names
@@ -110,7 +113,6 @@ function buildTarget(key, target) {
     main: bundle,
     output: blob,
     disableExperimentalSEAWarning: true,
-    ...(target.seaAssets ? { assets: Object.fromEntries(assets) } : {}),
   };
   const configFile = path.join(work, 'sea-config.json');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
@@ -126,7 +128,7 @@ function buildTarget(key, target) {
   run(process.execPath, [postject, tmp, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
   const injected = readFileSync(tmp);
   if (!injected.includes(`${SEA_FUSE}:1`)) throw new Error(`${key}: postject did not flip the SEA fuse; the executable would be plain node`);
-  if (!target.seaAssets) appendPayload(tmp, assets.map(([name, file]) => [name, readFileSync(file)]));
+  appendPayload(tmp, assets.map(([name, file]) => [name, readFileSync(file)]));
   chmodSync(tmp, 0o755);
   renameSync(tmp, exe);
   writeFileSync(keyFile, `${inputs} ${exe}`);

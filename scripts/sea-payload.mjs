@@ -1,5 +1,5 @@
-// Appends assets after the end of an executable, for runtimes whose SEA has no assets (Node 20.11, the
-// last armv7 build). The ELF loader ignores bytes past the last segment, so the executable still runs;
+// Appends assets after the end of an executable (every target: scripts/build-binaries.mjs says why they
+// are not SEA assets). The ELF loader ignores bytes past the last segment, so the executable still runs;
 // src/runtime/assets.ts reads them back from process.execPath. Never strip a file after this: strip
 // rewrites the ELF and drops the payload.
 //

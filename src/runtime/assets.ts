@@ -2,12 +2,13 @@
 // sql.js wasm, the uWS native addon, Swagger UI), wherever this process finds them.
 //
 // Sources, decided once per process:
-//   sea       Node >= 20.12 single executable: `node:sea` getAsset (scripts/build-binaries.mjs puts them there).
-//   appended  Node 20.11 (the armv7 runtime) has SEA but no SEA assets: the build appends them after the
-//             ELF in the layout of scripts/sea-payload.mjs, read back here from process.execPath.
+//   appended  a single executable: the build appends the assets after the ELF in the layout of
+//             scripts/sea-payload.mjs, read back here from process.execPath with pread, so they never
+//             become pages of this process (scripts/build-binaries.mjs says what SEA assets cost).
 //   files     `node dist/voice-hub.cjs`: the file of that name beside the bundle, as build.mjs copies it;
 //             under tsx (development, tests) the file in node_modules the manifest names.
-// An executable uses only what it carries: files lying beside it are never read.
+// An executable uses only what it carries: files lying beside it are never read, and one whose payload
+// is gone does not start.
 import { randomBytes, createHash } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,7 +27,7 @@ interface AppendedAssets {
   readonly entries: ReadonlyMap<string, readonly [number, number]>;
 }
 
-type Source = { kind: 'sea'; getAsset: (name: string) => ArrayBuffer; has: (name: string) => boolean } | { kind: 'appended'; assets: AppendedAssets } | { kind: 'files' };
+type Source = { kind: 'appended'; assets: AppendedAssets } | { kind: 'files' };
 
 /**
  * Reads the asset index appended to `file`, or undefined when it carries none. The descriptor stays
@@ -80,40 +81,49 @@ let source: Source | undefined;
 
 function currentSource(): Source {
   if (source) return source;
-  try {
-    // node:sea exists from Node 20.12; on 20.11 this require throws and the appended payload is checked.
-    const sea = createRequire(import.meta.url)('node:sea') as typeof import('node:sea');
-    if (sea.isSea()) {
-      const has = (name: string): boolean => {
-        try {
-          sea.getRawAsset(name); // no copy, unlike getAsset
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      return (source = { kind: 'sea', getAsset: (name) => sea.getAsset(name), has });
-    }
-  } catch {
-    // no node:sea in this runtime
-  }
   const assets = openAppendedAssets(process.execPath);
-  source = assets ? { kind: 'appended', assets } : { kind: 'files' };
-  return source;
+  if (assets) return (source = { kind: 'appended', assets });
+  if (runsAsSingleExecutable()) {
+    // Started through an explicit dynamic loader (`ld-linux-x86-64.so.2 ./voice-hub-linux-x64`, as on a
+    // machine whose own glibc is too old), process.execPath names the loader, not the program.
+    const program = mappedProgram() ?? process.execPath;
+    const found = program === process.execPath ? undefined : openAppendedAssets(program);
+    if (found) return (source = { kind: 'appended', assets: found });
+    throw new Error(`${program} carries no assets: the payload the build appends after the program is missing (was the file stripped or cut short?)`);
+  }
+  return (source = { kind: 'files' });
 }
 
-/** An asset carried inside this executable (sea or appended), never a file on disk. */
-function embeddedAsset(name: string): Buffer | undefined {
-  const src = currentSource();
-  if (src.kind === 'appended') return readAppended(src.assets, name);
-  if (src.kind === 'sea') {
-    try {
-      return Buffer.from(src.getAsset(name));
-    } catch {
-      return undefined; // getAsset throws for a key the executable does not hold
+/**
+ * The file of the lowest executable mapping of this process: the program, which the kernel or the
+ * dynamic loader maps below the loader and the shared libraries (the official x64 build is not position
+ * independent and sits at 0x400000; the loader and the libraries are mapped high).
+ */
+function mappedProgram(): string | undefined {
+  try {
+    for (const line of readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+      const m = /^[0-9a-f]+-[0-9a-f]+ ..x. \S+ \S+ \S+\s+(\/.*)$/.exec(line);
+      if (m) return m[1];
     }
+  } catch {
+    // no /proc: then only process.execPath is known
   }
   return undefined;
+}
+
+/** True inside a single executable; node:sea says so from Node 20.12 on, and armv7's 20.11 always has a payload. */
+function runsAsSingleExecutable(): boolean {
+  try {
+    return (createRequire(import.meta.url)('node:sea') as typeof import('node:sea')).isSea();
+  } catch {
+    return false;
+  }
+}
+
+/** An asset carried inside this executable, never a file on disk. */
+function embeddedAsset(name: string): Buffer | undefined {
+  const src = currentSource();
+  return src.kind === 'appended' ? readAppended(src.assets, name) : undefined;
 }
 
 /** Whether this process runs from a single executable that carries its assets. */
@@ -147,8 +157,7 @@ function manifestEntry(name: string): RuntimeAsset {
 /** Whether the executable holds `name`, without copying it out. */
 function embeddedHas(name: string): boolean {
   const src = currentSource();
-  if (src.kind === 'appended') return src.assets.entries.has(name);
-  return src.kind === 'sea' && src.has(name);
+  return src.kind === 'appended' && src.assets.entries.has(name);
 }
 
 interface Location {

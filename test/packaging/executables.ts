@@ -7,7 +7,7 @@
 // Debian 12's cross libraries as the target's root. Shared by the per-platform test files.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
@@ -300,6 +300,19 @@ export function nativeTest(platform: Platform): void {
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), [`pi-${platform}`]);
       assert.equal(await second.stop(), 0, second.output());
+    });
+
+    it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {
+      const sb = sandbox(platform);
+      const bytes = readFileSync(sb.exe);
+      writeFileSync(sb.exe, bytes.subarray(0, bytes.length - 24)); // the payload's trailer
+      // The addon it needs, lying beside the executable as a bundle's dist/ would hold it: not to be used.
+      mkdirSync(path.join(path.dirname(sb.exe), 'native'));
+      copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(path.dirname(sb.exe), 'native', addonOf(platform) + '.node'));
+      const res = await runExecutable(sb, ['--port', '0', '--data-dir', sb.dataDir]);
+      assert.equal(res.code, 1, res.stderr);
+      const missing = `${sb.exe} carries no assets: the payload the build appends after the program is missing (was the file stripped or cut short?)`;
+      assert.equal(res.stderr.trim().split('\n').at(-1), `start-up failed: the native uWebSockets.js addon (${addonOf(platform)}.node) did not load; refusing to fall back to the slow JS implementation: ${missing}`);
     });
   });
 }
