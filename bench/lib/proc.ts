@@ -2,13 +2,23 @@
 // bench's own servers, reading a process's CPU time and memory from /proc, and stopping everything
 // that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { hostTarget } from '../../scripts/sea-runtime.mjs';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const DIST = path.join(ROOT, 'dist');
 export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
+/** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
+export const EXECUTABLE_NAME = `voice-hub-linux-${hostTarget()}`;
+export const EXECUTABLE = path.join(DIST, EXECUTABLE_NAME);
+/** The note of a row measured on an executable older than the bundle, or undefined. */
+export function staleExecutableNote(): string | undefined {
+  return statSync(EXECUTABLE).mtimeMs < statSync(BUNDLE).mtimeMs
+    ? 'the executable is older than this run\'s bundle: run `make binaries` to measure the current code'
+    : undefined;
+}
 
 const CLK_TCK = (() => {
   try {
@@ -176,6 +186,8 @@ export interface ServiceOptions {
   args?: string[];
   /** The x64 executable instead of `node dist/voice-hub.cjs`. */
   executable?: string;
+  /** Where it starts (an executable reads config/appsettings.json there, if any). */
+  cwd?: string;
   dataDir?: string;
   nodeFlags?: string[];
 }
@@ -189,9 +201,10 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     ...(opts.args ?? []),
   ];
   const env = { ...process.env, ...procs.serviceEnv };
+  const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
-    ? procs.spawn(opts.executable, flags, { env })
-    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env });
+    ? procs.spawn(opts.executable, flags, { env, ...where })
+    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env, ...where });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   const port = Number(m[1]);
   return { ...child, port, url: `http://127.0.0.1:${port}`, dataDir };

@@ -6,10 +6,10 @@
 // where a service that sits idle on a Pi is.
 import { registerDevices, startSession } from '../lib/api.js';
 import { mapLimit } from '../lib/api.js';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
-import { memory, memorySplit, sleep, startEchoServer, startService, tempDir, tsxArgs, waitForOutput } from '../lib/proc.js';
+import { EXECUTABLE, EXECUTABLE_NAME, memory, memorySplit, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../../test/support/inspector.js';
 import { describeMemoryMap, memoryMap } from '../lib/smaps.js';
@@ -116,9 +116,19 @@ export const memorySection: Section = {
 
     const echo = await startEchoServer(ctx.procs);
     try {
-      // Idle RSS as users run it: no inspector, no flags; read once V8 has collected by itself.
+      // Idle RSS as users run it: no inspector, no flags; read once V8 has collected by itself. The
+      // executable idles beside the bundle: what users install, with its own Node (no target of its own:
+      // how many of its pages are resident also depends on how the kernel holds the file in its page
+      // cache, cold after a boot or freshly written by a build).
       const plain = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      let exe: Service | undefined;
       try {
+        if (existsSync(EXECUTABLE)) {
+          // An executable built earlier need not accept today's config/appsettings.json: give it an empty one.
+          const cwd = tempDir('exe-cwd');
+          writeFileSync(path.join(cwd, 'appsettings.json'), '{}\n');
+          exe = await startService(ctx.procs, { upstreamUrl: echo.url, executable: EXECUTABLE, cwd, args: ['--config', path.join(cwd, 'appsettings.json'), '--DeviceManagement.MaxDevices', '1000'] });
+        }
         const early = await idleRss(plain.pid);
         await sleep(IDLE_SETTLE_MS - SETTLE_MS);
         const idle = memory(plain.pid).rss;
@@ -130,8 +140,21 @@ export const memorySection: Section = {
           detail: { early, map: memoryMap(plain.pid) },
           note: `${mib(early)} ${SETTLE_MS / 1000} s after start; service ${serviceSplit}: ${describeMemoryMap(memoryMap(plain.pid))}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
         });
+        if (exe) {
+          const exeIdle = memory(exe.pid).rss;
+          const stale = staleExecutableNote();
+          rows.push({
+            section: '5', name: `idle RSS, executable (dist/${EXECUTABLE_NAME})`, value: exeIdle, unit: 'B',
+            baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: exeIdle / bareIdle,
+            detail: { map: memoryMap(exe.pid) },
+            note: `started beside the bundle above, read at the same time; ${split(exe.pid)}: ${describeMemoryMap(memoryMap(exe.pid))}${stale ? `; ${stale}` : ''}`,
+          });
+        } else {
+          rows.push({ section: '5', name: 'idle RSS, executable', value: NaN, unit: 'B', note: `skipped: ${EXECUTABLE} not built (make binaries)` });
+        }
       } finally {
         await plain.stop();
+        await exe?.stop();
       }
 
       const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });

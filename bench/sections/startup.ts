@@ -2,19 +2,15 @@
 // and the x64 single executable, beside the bare uWS server bundled the same way. One warm-up start
 // per variant (it creates the data dir and, for the executable, unpacks the addon), then the median
 // of the measured starts on that data dir, as a reboot would find it.
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, startEchoServer, tempDir, type Child } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, staleExecutableNote, startEchoServer, tempDir, type Child } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
-import { hostTarget } from '../../scripts/sea-runtime.mjs';
 
 const TARGET_MS = 300;
-/** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
-const EXECUTABLE_NAME = `voice-hub-linux-${hostTarget()}`;
-const EXECUTABLE = path.join(DIST, EXECUTABLE_NAME);
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -69,11 +65,11 @@ export const startupSection: Section = {
         const cwd = tempDir('exe-cwd');
         const emptyConfig = path.join(cwd, 'appsettings.json');
         writeFileSync(emptyConfig, '{}\n');
-        const stale = statSync(EXECUTABLE).mtimeMs < statSync(BUNDLE).mtimeMs;
+        const note = staleExecutableNote();
         variants.push({
           name: `executable (dist/${EXECUTABLE_NAME})`, cmd: EXECUTABLE, cwd,
           args: (d) => (port) => ['--config', emptyConfig, ...serviceArgs(d)(port)],
-          ...(stale ? { note: 'the executable is older than this run\'s bundle: run `make binaries` to measure the current code' } : {}),
+          ...(note ? { note } : {}),
         });
       }
       for (const v of variants) {
