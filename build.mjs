@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSyn
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
-import { runtimeAssets } from './src/runtime/asset-manifest.mjs';
+import { runtimeAssets, SEA_MAIN } from './src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -123,6 +123,22 @@ await build({
   banner: { js: "#!/usr/bin/env node\nconst __import_meta_url = require('url').pathToFileURL(__filename).href;" },
 });
 chmodSync(path.join(dist, 'voice-hub.cjs'), 0o755);
+
+// The single executables' main script (src/runtime/sea-main.ts): it runs the bundle above, which
+// scripts/build-binaries.mjs appends to each executable as an asset.
+await build({
+  entryPoints: [path.join(root, 'src/runtime/sea-main.ts')],
+  outfile: path.join(dist, SEA_MAIN),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  legalComments: 'none',
+  minifyWhitespace: true,
+  logLevel: 'warning',
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+});
 
 for (const [name, source] of assets) {
   const dest = path.join(dist, name);

@@ -26,7 +26,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSyn
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { runtimeAssets } from '../src/runtime/asset-manifest.mjs';
+import { PROGRAM_ASSET, runtimeAssets, SEA_MAIN } from '../src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
 import { TARGETS, hostTarget, nodeRuntime } from './sea-runtime.mjs';
@@ -75,23 +75,25 @@ function run(cmd, args, opts = {}) {
   }
 }
 
-function hashInputs(target, bundle, assets) {
+function hashInputs(target, main, assets) {
   const h = createHash('sha256');
   for (const f of ['scripts/build-binaries.mjs', 'scripts/sea-payload.mjs', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs']) h.update(readFileSync(path.join(root, f)));
   h.update(`${target.pkg} ${target.integrity}\n`);
-  h.update(readFileSync(bundle));
+  h.update(readFileSync(main));
   for (const [name, file] of assets) h.update(`\n${name}\n`).update(readFileSync(file));
   return h.digest('hex');
 }
 
 function buildTarget(key, target) {
   const bundle = path.join(dist, 'voice-hub.cjs');
-  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run node build.mjs first`);
-  const assets = collectAssets(dist, target.uwsArch, target.abi);
+  const main = path.join(dist, SEA_MAIN);
+  for (const f of [bundle, main]) if (!existsSync(f)) throw new Error(`${f} is missing: run node build.mjs first`);
+  // The program travels with the assets; the blob holds only its loader (src/runtime/sea-main.ts).
+  const assets = [[PROGRAM_ASSET, bundle], ...collectAssets(dist, target.uwsArch, target.abi)];
   const exe = path.join(out, `voice-hub-linux-${key}`);
   const work = path.join(cache, 'sea', key);
   const keyFile = path.join(cache, 'sea', `${key}.key`);
-  const inputs = hashInputs(target, bundle, assets);
+  const inputs = hashInputs(target, main, assets);
   if (existsSync(exe) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === `${inputs} ${exe}`) {
     console.log(`${path.relative(root, exe)}: up to date`);
     return;
@@ -110,7 +112,7 @@ function buildTarget(key, target) {
 
   const blob = path.join(work, 'sea.blob');
   const config = {
-    main: bundle,
+    main,
     output: blob,
     disableExperimentalSEAWarning: true,
   };

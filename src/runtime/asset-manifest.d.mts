@@ -11,6 +11,8 @@ export declare const UWS_ABIS: readonly string[];
 export declare function uwsAddonFileName(arch: string, platform: string, abi: string): string;
 export declare function mallocAddonFileName(arch: string): string;
 export declare function opusAddonFileName(arch: string): string;
+export declare const PROGRAM_ASSET: string;
+export declare const SEA_MAIN: string;
 export declare const SQL_WASM: string;
 export declare const SWAGGER_UI_FILES: readonly string[];
 export declare function runtimeAssets(arch: string, abi: string): readonly RuntimeAsset[];

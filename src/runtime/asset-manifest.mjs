@@ -35,6 +35,14 @@ export function opusAddonFileName(arch) {
   return `opus_decode_linux_${arch}.node`;
 }
 
+/**
+ * The program itself (build.mjs' bundle) inside a single executable, beside the assets: the executable's
+ * SEA main script is only the loader of src/runtime/sea-main.ts, which compiles this.
+ */
+export const PROGRAM_ASSET = 'voice-hub.cjs';
+/** That loader, as build.mjs writes it into dist/. */
+export const SEA_MAIN = 'sea-main.cjs';
+
 /** The sql.js engine: SQLite compiled to wasm. */
 export const SQL_WASM = 'sql-wasm.wasm';
 

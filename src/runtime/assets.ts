@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
+import { PROGRAM_ASSET, runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -124,6 +124,13 @@ function runsAsSingleExecutable(): boolean {
 function embeddedAsset(name: string): Buffer | undefined {
   const src = currentSource();
   return src.kind === 'appended' ? readAppended(src.assets, name) : undefined;
+}
+
+/** The program's code inside this single executable (src/runtime/sea-main.ts runs it). */
+export function embeddedProgram(): Buffer {
+  const program = embeddedAsset(PROGRAM_ASSET);
+  if (!program) throw new Error(`${process.execPath} does not carry the program (${PROGRAM_ASSET}) among its assets`);
+  return program;
 }
 
 /** Whether this process runs from a single executable that carries its assets. */

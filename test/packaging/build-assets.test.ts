@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { runtimeAssets, SEA_MAIN, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { call } from '../support/http.js';
 import { BUNDLE, ROOT, runProcess } from '../support/service.js';
@@ -21,6 +21,7 @@ function copyBuild(without?: string): string {
   const dir = path.join(tmpDir('voice-hub-bundle-'), 'dist');
   mkdirSync(dir);
   copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+  copyFileSync(path.join(ROOT, 'dist', SEA_MAIN), path.join(dir, SEA_MAIN));
   for (const { name } of ASSETS) {
     if (name === without) continue;
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
