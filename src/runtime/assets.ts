@@ -2,9 +2,10 @@
 // sql.js wasm, the uWS native addon, Swagger UI), wherever this process finds them.
 //
 // Sources, decided once per process:
-//   appended  a single executable: the build appends the assets after the ELF in the layout of
-//             scripts/sea-payload.mjs, read back here from process.execPath with pread, so they never
-//             become pages of this process (scripts/build-binaries.mjs says what SEA assets cost).
+//   appended  a single executable: the build appends the assets (and the program, which sea-main.ts
+//             compiles from there) after the ELF in the layout of scripts/sea-payload.mjs, read back here
+//             from process.execPath with pread, so they never become pages of this process
+//             (scripts/build-binaries.mjs says what SEA assets cost).
 //   files     `node dist/voice-hub.cjs`: the file of that name beside the bundle, as build.mjs copies it;
 //             under tsx (development, tests) the file in node_modules the manifest names.
 // An executable uses only what it carries: files lying beside it are never read, and one whose payload
