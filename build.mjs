@@ -46,6 +46,12 @@ export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, e
 // The Opus decoder threads' code (src/voice/opus/decode-worker.ts), bundled on its own and carried in the
 // service's bundle as a string that a Worker evaluates (src/voice/opus/decode-thread.ts): inside an
 // executable there is no file a Worker could be started from.
+// import.meta.url in a CommonJS bundle: the bundle's own file (inside an executable, the executable).
+const IMPORT_META_URL = {
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: "const __import_meta_url = require('url').pathToFileURL(__filename).href;",
+};
+
 const decodeWorker = await build({
   entryPoints: [path.join(root, 'src/voice/opus/decode-worker.ts')],
   bundle: true,
@@ -112,7 +118,7 @@ await build({
   define: {
     VOICE_HUB_VERSION: JSON.stringify(pkg.version),
     VOICE_HUB_DECODE_WORKER: JSON.stringify(decodeWorker.outputFiles[0].text),
-    'import.meta.url': '__import_meta_url',
+    ...IMPORT_META_URL.define,
     // Only the run-from-source branch of src/voice/opus/decode-thread.ts resolves a module this way.
     'import.meta.resolve': 'undefined',
     'process.env.WS_NO_BUFFER_UTIL': '"1"',
@@ -120,7 +126,7 @@ await build({
   },
   // The #! line and the run bit (below) let the npm `bin` entry, `npm link`, `npx voice-hub` and
   // `./dist/voice-hub.cjs` start it without naming node.
-  banner: { js: "#!/usr/bin/env node\nconst __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+  banner: { js: `#!/usr/bin/env node\n${IMPORT_META_URL.banner}` },
 });
 chmodSync(path.join(dist, 'voice-hub.cjs'), 0o755);
 
@@ -136,8 +142,8 @@ await build({
   legalComments: 'none',
   minifyWhitespace: true,
   logLevel: 'warning',
-  define: { 'import.meta.url': '__import_meta_url' },
-  banner: { js: "const __import_meta_url = require('url').pathToFileURL(__filename).href;" },
+  define: IMPORT_META_URL.define,
+  banner: { js: IMPORT_META_URL.banner },
 });
 
 for (const [name, source] of assets) {

@@ -2,7 +2,7 @@
 // bench's own servers, reading a process's CPU time and memory from /proc, and stopping everything
 // that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
@@ -13,6 +13,16 @@ export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
 /** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
 export const EXECUTABLE_NAME = `voice-hub-linux-${hostTarget()}`;
 export const EXECUTABLE = path.join(DIST, EXECUTABLE_NAME);
+/**
+ * Where the executable starts and the flags it is given: an executable built earlier need not accept
+ * today's config/appsettings.json, so it gets an empty one of its own.
+ */
+export function executableSetting(): { cwd: string; args: string[] } {
+  const cwd = tempDir('exe-cwd');
+  const config = path.join(cwd, 'appsettings.json');
+  writeFileSync(config, '{}\n');
+  return { cwd, args: ['--config', config] };
+}
 /** The note of a row measured on an executable older than the bundle, or undefined. */
 export function staleExecutableNote(): string | undefined {
   return statSync(EXECUTABLE).mtimeMs < statSync(BUNDLE).mtimeMs

@@ -157,6 +157,11 @@ export function wireFrame(frame: string | Buffer): Buffer {
   return encodeClientFrame(frame);
 }
 
+/** A device's SendAudioData frames for `packets` (Base64), one per packet, ready for the wire. */
+export function audioFrames(protocol: Protocol, sessionId: string, packets: readonly string[]): Buffer[] {
+  return packets.map((p) => wireFrame(invocationFrame(protocol, 'SendAudioData', [sessionId, protocol === 'json' ? p : Buffer.from(p, 'base64')])));
+}
+
 /** Joins a session; throws with the hub's Error text when refused. */
 export async function joinSession(client: RawHubClient, sessionId: string, deviceToken: string): Promise<void> {
   let refused: string | undefined;

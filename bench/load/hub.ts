@@ -4,7 +4,7 @@
 // more: saturating). Mode `listen` sends nothing and counts AudioResponse (the return path, fed by a
 // talking upstream). Server CPU is read from /proc at the edges of the measured window.
 import type { Session } from '../lib/api.js';
-import { invocationFrame, joinSession, RawHubClient, wireFrame, type Protocol } from '../lib/signalr-raw.js';
+import { audioFrames, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
 
@@ -63,7 +63,7 @@ async function connectLane(session: Session): Promise<Lane> {
   const b = await RawHubClient.connect(input.url, protocol);
   await joinSession(a, session.sessionId, session.token);
   await joinSession(b, session.sessionId, session.token);
-  const frames = packets.map((p) => wireFrame(invocationFrame(protocol, 'SendAudioData', [session.sessionId, protocol === 'json' ? p : Buffer.from(p, 'base64')])));
+  const frames = audioFrames(protocol, session.sessionId, packets);
   return { a, b, frames, next: 0, awaitingProcessed: [], awaitingResponse: [] };
 }
 

@@ -5,7 +5,7 @@
 import type { Session } from '../lib/api.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { memory } from '../lib/proc.js';
-import { invocationFrame, joinSession, RawHubClient, wireFrame, type Protocol } from '../lib/signalr-raw.js';
+import { audioFrames, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
 
@@ -53,7 +53,7 @@ const lateness = (intervalNs: number): number => Math.max(0, intervalNs / 1e6 - 
 async function connect(session: Session): Promise<Device> {
   const client = await RawHubClient.connect(input.url, input.protocol);
   await joinSession(client, session.sessionId, session.token);
-  const frames = packets.map((p) => wireFrame(invocationFrame(input.protocol, 'SendAudioData', [session.sessionId, input.protocol === 'json' ? p : Buffer.from(p, 'base64')])));
+  const frames = audioFrames(input.protocol, session.sessionId, packets);
   const device: Device = { client, frames, origin: 0, sent: 0, awaitingProcessed: [], awaitingResponse: [] };
   client.onFrame = (data) => {
     const now = performance.now();

@@ -9,7 +9,7 @@ import { mapLimit } from '../lib/api.js';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
-import { EXECUTABLE, EXECUTABLE_NAME, memory, memorySplit, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
+import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../../test/support/inspector.js';
 import { describeMemoryMap, memoryMap } from '../lib/smaps.js';
@@ -124,10 +124,8 @@ export const memorySection: Section = {
       let exe: Service | undefined;
       try {
         if (existsSync(EXECUTABLE)) {
-          // An executable built earlier need not accept today's config/appsettings.json: give it an empty one.
-          const cwd = tempDir('exe-cwd');
-          writeFileSync(path.join(cwd, 'appsettings.json'), '{}\n');
-          exe = await startService(ctx.procs, { upstreamUrl: echo.url, executable: EXECUTABLE, cwd, args: ['--config', path.join(cwd, 'appsettings.json'), '--DeviceManagement.MaxDevices', '1000'] });
+          const { cwd, args } = executableSetting();
+          exe = await startService(ctx.procs, { upstreamUrl: echo.url, executable: EXECUTABLE, cwd, args: [...args, '--DeviceManagement.MaxDevices', '1000'] });
         }
         const early = await idleRss(plain.pid);
         await sleep(IDLE_SETTLE_MS - SETTLE_MS);

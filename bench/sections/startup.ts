@@ -2,12 +2,12 @@
 // and the x64 single executable, beside the bare uWS server bundled the same way. One warm-up start
 // per variant (it creates the data dir and, for the executable, unpacks the addon), then the median
 // of the measured starts on that data dir, as a reboot would find it.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, staleExecutableNote, startEchoServer, tempDir, type Child } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, staleExecutableNote, startEchoServer, tempDir, type Child } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
 
 const TARGET_MS = 300;
@@ -61,14 +61,11 @@ export const startupSection: Section = {
         { name: 'bundle (node dist/voice-hub.cjs)', cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] },
       ];
       if (existsSync(EXECUTABLE)) {
-        // An executable built earlier need not accept today's config/appsettings.json: give it an empty one.
-        const cwd = tempDir('exe-cwd');
-        const emptyConfig = path.join(cwd, 'appsettings.json');
-        writeFileSync(emptyConfig, '{}\n');
+        const { cwd, args } = executableSetting();
         const note = staleExecutableNote();
         variants.push({
           name: `executable (dist/${EXECUTABLE_NAME})`, cmd: EXECUTABLE, cwd,
-          args: (d) => (port) => ['--config', emptyConfig, ...serviceArgs(d)(port)],
+          args: (d) => (port) => [...args, ...serviceArgs(d)(port)],
           ...(note ? { note } : {}),
         });
       }

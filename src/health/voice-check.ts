@@ -64,8 +64,9 @@ export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck
 const copy = (r: CheckResult): CheckResult => ({ ...r, data: { ...r.data }, tags: [...(r.tags ?? [])] });
 
 async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> {
-  const started = performance.now();
+  // Loaded first, so that elapsedMs is the connection's own time, not the first probe's module load.
   const WebSocketClient = await loadWebSocket();
+  const started = performance.now();
   const data = (): Record<string, unknown> => ({ serverUrl: shown, elapsedMs: Math.round(performance.now() - started) });
   const unhealthy = (text: string): CheckResult => ({ status: 'Unhealthy', description: text, exception: text, data: data(), tags: TAGS });
 

@@ -13,7 +13,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { call } from '../support/http.js';
-import { ROOT, runProcess } from '../support/service.js';
+import { BUNDLE, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
@@ -306,9 +306,11 @@ export function nativeTest(platform: Platform): void {
       const sb = sandbox(platform);
       const bytes = readFileSync(sb.exe);
       writeFileSync(sb.exe, bytes.subarray(0, bytes.length - 24)); // the payload's trailer
-      // The addon it needs, lying beside the executable as a bundle's dist/ would hold it: not to be used.
-      mkdirSync(path.join(path.dirname(sb.exe), 'native'));
-      copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(path.dirname(sb.exe), 'native', addonOf(platform) + '.node'));
+      // The program and the addon it needs, lying beside the executable as dist/ holds them: not to be used.
+      const beside = path.dirname(sb.exe);
+      copyFileSync(BUNDLE, path.join(beside, 'voice-hub.cjs'));
+      mkdirSync(path.join(beside, 'native'));
+      copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(beside, 'native', addonOf(platform) + '.node'));
       const res = await runExecutable(sb, ['--port', '0', '--data-dir', sb.dataDir]);
       assert.equal(res.code, 1, res.stderr);
       // The executable's loader (src/runtime/sea-main.ts) finds the program itself among the assets.
