@@ -4,6 +4,7 @@
 // mistakes; hub-boundary.ts turns every failure into the caller's `Error` event.
 import type { VerifyToken } from '../auth/verify.js';
 import type { Principal } from '../auth/tokens.js';
+import { isBase64 } from '../base64.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { HubCallContext, HubMethodEntry } from '../hub/index.js';
 import type { Logger } from '../log/logger.js';
@@ -27,13 +28,10 @@ export interface VoiceHubDeps {
   logger: Logger;
 }
 
-// Strict: Buffer.from(x, 'base64') silently skips invalid characters, which would forward garbage.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 export function decodeAudioArgument(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value !== 'string') throw new DomainError('invalid_argument', 'audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
-  if (value.length === 0 || !BASE64.test(value)) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
+  if (value.length === 0 || !isBase64(value)) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
   return Buffer.from(value, 'base64');
 }
 

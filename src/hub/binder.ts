@@ -2,15 +2,13 @@
 // (ASP.NET binds to the method's parameter types and answers a failure with a completion error, in
 // JSON and MessagePack alike). In SignalR's hub protocol, bytes travel as Base64 text in JSON
 // and as `bin` in MessagePack; both bind to a Uint8Array here.
+import { isBase64 } from '../base64.js';
 import type { BindingFailure } from './messages.js';
 
 /** A parameter type: `string` takes null too, as a .NET string parameter does; `any` takes anything. */
 export type HubParameter = 'string' | 'number' | 'boolean' | 'bytes' | 'any';
 
 export const HUB_PARAMETERS: readonly HubParameter[] = ['string', 'number', 'boolean', 'bytes', 'any'];
-
-// Strict: Buffer.from(x, 'base64') skips invalid characters silently, which would bind garbage.
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 type Bound = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
 const bound = (value: unknown): Bound => ({ ok: true, value });
@@ -28,7 +26,7 @@ function bindOne(type: HubParameter, value: unknown): Bound {
       return typeof value === 'boolean' ? bound(value) : FAILED;
     case 'bytes':
       if (value instanceof Uint8Array || value === null) return bound(value);
-      return typeof value === 'string' && BASE64.test(value) ? bound(Buffer.from(value, 'base64')) : FAILED;
+      return typeof value === 'string' && isBase64(value) ? bound(Buffer.from(value, 'base64')) : FAILED;
   }
 }
 

@@ -2,6 +2,7 @@
 // "The upstream voice server"). Pure: encoders build frames, parsers turn text into a typed union and
 // never throw.
 import { OPUS_SAMPLE_RATES } from '../opus-format.js';
+import { decodeBase64, isBase64 } from '../base64.js';
 
 export interface SessionStartInfo {
   sessionId: string;
@@ -56,13 +57,6 @@ export function encodeUpstreamText(text: string, final: boolean): string {
 }
 export function encodeUpstreamError(message: string, code?: string | number): string {
   return JSON.stringify(code === undefined ? { type: 'error', message } : { type: 'error', message, code });
-}
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** Strict Base64 (Buffer.from(..., 'base64') silently skips garbage); undefined when not Base64. */
-export function decodeBase64(text: string): Buffer | undefined {
-  return BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -150,7 +144,7 @@ export function parseServiceFrame(text: string): ServiceFrame | Invalid {
     case 'audio': {
       if (!Number.isSafeInteger(obj.sequence)) return bad('audio without an integer sequence');
       if (obj.format !== 'opus') return bad('audio format is not opus');
-      if (!str(obj.data) || obj.data === '' || !BASE64.test(obj.data)) return bad('audio data is not Base64');
+      if (!str(obj.data) || obj.data === '' || !isBase64(obj.data)) return bad('audio data is not Base64');
       if (!(OPUS_SAMPLE_RATES as readonly unknown[]).includes(obj.sampleRate)) return bad('audio with an unsupported sampleRate');
       if (obj.channels !== 1 && obj.channels !== 2) return bad('audio with an unsupported channel count');
       return {

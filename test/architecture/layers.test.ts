@@ -44,6 +44,7 @@ const LAYER_OF: Record<string, Layer> = {
   runtime: 'foundation',
   'errors.ts': 'foundation',
   'well-formed.ts': 'foundation',
+  'base64.ts': 'foundation', // strict Base64, checked by the hub binder, the hub methods and the upstream protocol
   'end-of-turn.ts': 'foundation', // the end-of-turn flush both transports batch their writes with
   'version.ts': 'foundation',
   'fifo.ts': 'foundation', // the queue read from a moving head (decoder jobs, stateful reconnect's frames)

@@ -1,0 +1,32 @@
+// Strict Base64, the one rule for every Base64 text the service accepts (audio from devices, the upstream
+// server's answers, `bytes` hub parameters). Buffer.from(text, 'base64') is lenient: it skips characters
+// outside the alphabet and takes the URL-safe `-` and `_`, so garbage would decode to some bytes and be
+// forwarded. Accepted: the standard alphabet in whole groups of four, with `=` or `==` padding the last.
+//
+// Checked with a table rather than a regular expression: the expression's repeated four-character group
+// ran 2-3x slower, and every audio packet is checked once on the way in and once on the way back.
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const PAD = 0x3d; // '='
+
+/** 1 for each ASCII code of the alphabet. */
+const IN_ALPHABET = new Uint8Array(128);
+for (let i = 0; i < ALPHABET.length; i++) IN_ALPHABET[ALPHABET.charCodeAt(i)] = 1;
+
+/** True when `text` is strict Base64 (the empty string is: callers that need bytes say so themselves). */
+export function isBase64(text: string): boolean {
+  const length = text.length;
+  if ((length & 3) !== 0) return false;
+  let end = length;
+  if (length > 0 && text.charCodeAt(length - 1) === PAD) end = text.charCodeAt(length - 2) === PAD ? length - 2 : length - 1;
+  for (let i = 0; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 127 || IN_ALPHABET[code] === 0) return false;
+  }
+  return true;
+}
+
+/** The bytes of strict Base64 `text`; undefined when it is not. */
+export function decodeBase64(text: string): Buffer | undefined {
+  return isBase64(text) ? Buffer.from(text, 'base64') : undefined;
+}

@@ -1,0 +1,41 @@
+// Strict Base64: what every audio packet and `bytes` parameter is checked with.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeBase64, isBase64 } from '../../src/base64.js';
+
+test('decodeBase64 takes the standard alphabet in padded groups of four and nothing else', () => {
+  assert.deepEqual(decodeBase64('AQID'), Buffer.from([1, 2, 3]));
+  assert.deepEqual(decodeBase64('AQ=='), Buffer.from([1]));
+  assert.deepEqual(decodeBase64('AQI='), Buffer.from([1, 2]));
+  assert.deepEqual(decodeBase64('+/+/'), Buffer.from([0xfb, 0xff, 0xbf]));
+  assert.deepEqual(decodeBase64(''), Buffer.alloc(0));
+  for (const bad of ['AQ', 'AQI', 'AQ ID', 'AQ-_', 'AQ\nID', 'A===', '====', '=AAA', 'AA=A', 'AQ==AQ==', 'AQID\n', 'AQ\u00e9D', 'AQ\u0100D', 'AQI\u2028']) {
+    assert.equal(decodeBase64(bad), undefined, JSON.stringify(bad));
+  }
+});
+
+test('isBase64 agrees with the grammar written as a regular expression, on every short string over a mixed alphabet', () => {
+  const grammar = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+  // Letters, digits, both specials, padding, the URL-safe pair, a space and characters past ASCII.
+  const symbols = ['A', 'z', '0', '+', '/', '=', '-', '_', ' ', '\u00ff', '\u{1F600}'];
+  let checked = 0;
+  let accepted = 0;
+  const visit = (prefix: string, depth: number): void => {
+    const expected = grammar.test(prefix);
+    assert.equal(isBase64(prefix), expected, JSON.stringify(prefix));
+    checked++;
+    if (expected) accepted++;
+    if (depth === 0) return;
+    for (const s of symbols) visit(prefix + s, depth - 1);
+  };
+  visit('', 5);
+  assert.ok(checked === 177_156 && accepted > 700, `${checked} checked, ${accepted} accepted`);
+});
+
+test('isBase64 accepts what Buffer encodes, whatever its length', () => {
+  for (let n = 0; n < 300; n++) {
+    const bytes = Buffer.alloc(n, n * 37);
+    assert.equal(isBase64(bytes.toString('base64')), true, `${n} bytes`);
+    assert.equal(isBase64(bytes.toString('base64url')), n % 3 === 0 && !/[-_]/.test(bytes.toString('base64url')), `${n} bytes, URL-safe`);
+  }
+});
