@@ -11,12 +11,13 @@
 // An executable uses only what it carries: files lying beside it are never read, and one whose payload
 // is gone does not start.
 import { randomBytes, createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROGRAM_ASSET, runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
+import { assertPrivateDir } from './private-dir.js';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -269,25 +270,12 @@ export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Makes `dir` (mode 0700) and refuses it unless it is a real folder of this user that nobody else can
- * write: code loaded from it runs as this service, and a shared temp dir is open to other users.
- */
-function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = lstatSync(dir);
-  const uid = process.getuid?.();
-  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
-  if (uid !== undefined && st.uid !== uid) throw new Error(`${dir} belongs to uid ${st.uid}, not to this user (${uid})`);
-  if ((st.mode & 0o022) !== 0) throw new Error(`${dir} is writable by others (mode ${(st.mode & 0o777).toString(8)})`);
-}
-
-/**
  * Writes `bytes` as `<base>-<hash><ext>` in `dir` unless an identical file is already there, through a
  * temp file and a rename, so a concurrent start or a crash never leaves a half-written file under the
  * final name. Older versions of the same base name are removed. Returns the file's path.
  */
 export function writeContentAddressed(dir: string, fileName: string, bytes: Buffer): string {
-  ensurePrivateDir(dir);
+  assertPrivateDir(dir, true);
   const ext = path.extname(fileName);
   const base = fileName.slice(0, fileName.length - ext.length);
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);

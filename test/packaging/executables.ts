@@ -7,7 +7,7 @@
 // Debian 12's cross libraries as the target's root. Shared by the per-platform test files.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
@@ -17,7 +17,8 @@ import { BUNDLE, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { sleep, waitUntil, withTimeout } from '../support/wait.js';
+import { CODE_CACHE_DELAY_MS } from '../../src/runtime/code-cache.js';
 import { debianLibs, SUITE as DEBIAN13 } from '../../scripts/debian-libs.mjs';
 import { TARGETS, type Target } from '../../scripts/sea-runtime.mjs';
 
@@ -300,6 +301,27 @@ export function nativeTest(platform: Platform): void {
       assert.equal(list.status, 200, list.text);
       assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), [`pi-${platform}`]);
       assert.equal(await second.stop(), 0, second.output());
+    });
+
+    it('starts from the code cache of the program it wrote in CACHE_DIRECTORY at its last start', async (t: TestContext) => {
+      const plain = sandbox(platform);
+      const cache = path.join(plain.cwd, 'cache');
+      const sb = { ...plain, env: { ...plain.env, CACHE_DIRECTORY: cache } };
+      const cacheFile = (): string | undefined => readdirSync(cache).find((f) => /^program-[0-9a-f]{16}\.v8cache$/.test(f));
+      const first = await startExecutable(sb);
+      await waitUntil(() => existsSync(cache) && cacheFile() !== undefined, 'the code cache written', CODE_CACHE_DELAY_MS + 15_000, 100);
+      assert.equal(await first.stop(), 0, first.output());
+      const written = statSync(path.join(cache, cacheFile()!));
+
+      const second = await startExecutable(sb);
+      t.diagnostic(`${platform}: GET /health answered ${first.firstAnswerMs.toFixed(0)} ms after spawn without the cache, ${second.firstAnswerMs.toFixed(0)} ms with it`);
+      await checkHub(second.url, `cached-${platform}`);
+      await sleep(CODE_CACHE_DELAY_MS + 2_000);
+      const now = statSync(path.join(cache, cacheFile()!));
+      // Written again only when V8 refused it.
+      assert.deepEqual([now.ino, now.mtimeMs], [written.ino, written.mtimeMs], 'the cache was taken');
+      assert.equal(await second.stop(), 0, second.output());
+      assert.doesNotMatch(second.output(), /warning/);
     });
 
     it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {
