@@ -5,13 +5,14 @@
 // echo voice server (a copy of the executable outside the package) answers the health check's upstream.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readmeInstallCommands } from '../support/docs.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { waitUntil } from '../support/wait.js';
 import { BootedRoot } from './booted-root.js';
 import { freshDebianRoot } from './debian-root.js';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
@@ -118,6 +119,16 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       assert.notDeepEqual(map, ['0 0 4294967295']);
       const uid = booted.sh('id -u voice-hub').trim();
       assert.ok(map.includes(`${uid} ${uid} 1`), map.join('\n'));
+    });
+
+    it("writes the program's code cache into its CacheDirectory, as the service user, without a word in the journal", async (t: TestContext) => {
+      const dir = path.join(booted.root, 'var/cache/voice-hub');
+      const cacheFile = (): string | undefined => (existsSync(dir) ? readdirSync(dir).find((f) => /^program-[0-9a-f]{16}\.v8cache$/.test(f)) : undefined);
+      await waitUntil(() => cacheFile() !== undefined, `a code cache in ${dir}`, 30_000, 200);
+      const st = statSync(path.join(dir, cacheFile()!));
+      t.diagnostic(`code cache: /var/cache/voice-hub/${cacheFile()}, ${st.size} bytes`);
+      assert.deepEqual([st.uid, st.mode & 0o777], [Number(booted.sh('id -u voice-hub').trim()), 0o600]);
+      assert.doesNotMatch(journal(), /code cache/);
     });
 
     it('PrivateUsers= needs a real root, not a chroot: why the harness uses pivot_root', (t: TestContext) => {
