@@ -11,13 +11,13 @@ import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, staleExecutableNote, startEchoServer, tempDir, type Child } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
-import { CODE_CACHE_DELAY_MS } from '../../src/runtime/code-cache.js';
+import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
 const TARGET_MS = 300;
 
 function removeCodeCaches(dir: string): void {
   if (!existsSync(dir)) return;
-  for (const name of readdirSync(dir)) if (name.endsWith('.v8cache')) rmSync(path.join(dir, name));
+  for (const name of readdirSync(dir)) if (isCodeCacheFile(name)) rmSync(path.join(dir, name));
 }
 
 function freePort(): Promise<number> {

@@ -18,6 +18,9 @@ const PREFIX = 'program-';
 const EXTENSION = '.v8cache';
 const DIGEST_BYTES = 32;
 
+/** Whether `name` is a program code cache's file name (of any program). */
+export const isCodeCacheFile = (name: string): boolean => name.startsWith(PREFIX) && name.endsWith(EXTENSION);
+
 /** How long after start the cache is written: start-up has compiled its functions by then. */
 export const CODE_CACHE_DELAY_MS = 5_000;
 
@@ -79,7 +82,7 @@ export class ProgramCodeCache {
       rmSync(tmp, { force: true });
     }
     for (const name of readdirSync(this.dir)) {
-      if (name.startsWith(PREFIX) && name.endsWith(EXTENSION) && name !== path.basename(this.file)) rmSync(path.join(this.dir, name), { force: true });
+      if (isCodeCacheFile(name) && name !== path.basename(this.file)) rmSync(path.join(this.dir, name), { force: true });
     }
   }
 }
