@@ -4,7 +4,7 @@
 // mistakes; hub-boundary.ts turns every failure into the caller's `Error` event.
 import type { VerifyToken } from '../auth/verify.js';
 import type { Principal } from '../auth/tokens.js';
-import { isBase64 } from '../base64.js';
+import { decodeBase64 } from '../base64.js';
 import { DomainError, isDomainError } from '../errors.js';
 import type { HubCallContext, HubMethodEntry } from '../hub/index.js';
 import type { Logger } from '../log/logger.js';
@@ -31,8 +31,9 @@ export interface VoiceHubDeps {
 export function decodeAudioArgument(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value !== 'string') throw new DomainError('invalid_argument', 'audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
-  if (value.length === 0 || !isBase64(value)) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
-  return Buffer.from(value, 'base64');
+  const bytes = value.length > 0 ? decodeBase64(value) : undefined;
+  if (!bytes) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
+  return bytes;
 }
 
 const noSession = (sessionId: string): DomainError => new DomainError('not_found', `session '${sessionId}' does not exist`);

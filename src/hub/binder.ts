@@ -2,7 +2,7 @@
 // (ASP.NET binds to the method's parameter types and answers a failure with a completion error, in
 // JSON and MessagePack alike). In SignalR's hub protocol, bytes travel as Base64 text in JSON
 // and as `bin` in MessagePack; both bind to a Uint8Array here.
-import { isBase64 } from '../base64.js';
+import { decodeBase64 } from '../base64.js';
 import type { BindingFailure } from './messages.js';
 
 /** A parameter type: `string` takes null too, as a .NET string parameter does; `any` takes anything. */
@@ -24,9 +24,11 @@ function bindOne(type: HubParameter, value: unknown): Bound {
       return typeof value === 'number' && Number.isFinite(value) ? bound(value) : FAILED;
     case 'boolean':
       return typeof value === 'boolean' ? bound(value) : FAILED;
-    case 'bytes':
+    case 'bytes': {
       if (value instanceof Uint8Array || value === null) return bound(value);
-      return typeof value === 'string' && isBase64(value) ? bound(Buffer.from(value, 'base64')) : FAILED;
+      const bytes = typeof value === 'string' ? decodeBase64(value) : undefined;
+      return bytes ? bound(bytes) : FAILED;
+    }
   }
 }
 
