@@ -7,7 +7,8 @@
 // Debian 12's cross libraries as the target's root. Shared by the per-platform test files.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it, type TestContext } from 'node:test';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
@@ -84,8 +85,14 @@ export interface Sandbox {
   readonly cwd: string;
   readonly dataDir: string;
   readonly env: Record<string, string>;
+  /** What was started in it: stopped before the sandbox is removed. */
+  readonly procs: ChildProcess[];
 }
 
+/**
+ * A sandbox for the running test, removed when that test ends, its processes killed first: each holds
+ * a copy of an 80-115 MB executable, and a test file makes up to nine, too many to keep until it exits.
+ */
 export function sandbox(platform: Platform): Sandbox {
   const source = executable(platform);
   assert.ok(existsSync(source), `${source} is missing: run make binaries`);
@@ -98,9 +105,18 @@ export function sandbox(platform: Platform): Sandbox {
   const dirs = Object.fromEntries(['bin', 'cwd', 'home', 'tmp', 'data'].map((d) => [d, path.join(root, d)]));
   for (const dir of Object.values(dirs)) mkdirSync(dir);
   const exe = path.join(dirs.bin!, 'voice-hub');
+  const procs: ChildProcess[] = [];
+  after(async () => {
+    await Promise.all(procs.filter((p) => p.exitCode === null && p.signalCode === null).map((p) => {
+      const gone = once(p, 'exit');
+      p.kill('SIGKILL');
+      return gone;
+    }));
+    rmSync(root, { recursive: true, force: true });
+  });
   copyFileSync(source, exe);
   chmodSync(exe, 0o755);
-  return { platform, exe, cwd: dirs.cwd!, dataDir: dirs.data!, env: { PATH: '/usr/bin:/bin', HOME: dirs.home!, TMPDIR: dirs.tmp! } };
+  return { platform, exe, cwd: dirs.cwd!, dataDir: dirs.data!, env: { PATH: '/usr/bin:/bin', HOME: dirs.home!, TMPDIR: dirs.tmp! }, procs };
 }
 
 function command(sb: Sandbox, args: string[]): [string, string[]] {
@@ -127,9 +143,7 @@ export interface RunningExecutable {
 function spawnUntil(sb: Sandbox, args: string[], pattern: RegExp): Promise<{ proc: ChildProcess; match: RegExpExecArray; output: () => string; exited: Promise<number | null> }> {
   const [cmd, argv] = command(sb, args);
   const proc = spawn(cmd, argv, { cwd: sb.cwd, env: sb.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  after(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  });
+  sb.procs.push(proc);
   let out = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
