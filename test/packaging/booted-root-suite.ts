@@ -5,7 +5,7 @@
 // echo voice server (a copy of the executable outside the package) answers the health check's upstream.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -47,6 +47,8 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
   // Bounded for a first run on a fresh machine under a parallel suite: debootstrap, three packages, the steps.
   describe(`the .deb of voice-hub-linux-${key} installed and booted under systemd in Debian ${suite}`, { timeout: 600_000 }, () => {
     let booted: BootedRoot;
+    /** The root's folder, removed once systemd in it has ended: with its packages it holds about 800 MB. */
+    let rootDir: string | undefined;
     /** What the set-up saw, printed by the first test (a suite hook has no diagnostics). */
     const setup: string[] = [];
     const debs = tmpDir();
@@ -75,6 +77,7 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
         execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
       }
       const fresh = freshDebianRoot(suite);
+      rootDir = fresh.root;
       setup.push(`root: ${fresh.how}`);
       // Moved, not copied: each uncompressed package is about 100 MB.
       for (const version of [VERSION, UPGRADE, ...(fromLegacy ? [`${RELEASE}~legacy`] : [])]) renameSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
@@ -90,6 +93,7 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
 
     after(async () => {
       await booted?.stop();
+      if (rootDir) rmSync(rootDir, { recursive: true, force: true });
     });
 
     it('dpkg -i installs, enables and starts it; the start returns once it answers /health', (t: TestContext) => {
