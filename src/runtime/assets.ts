@@ -10,14 +10,14 @@
 //             under tsx (development, tests) the file in node_modules the manifest names.
 // An executable uses only what it carries: files lying beside it are never read, and one whose payload
 // is gone does not start.
-import { randomBytes, createHash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROGRAM_ASSET, runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
-import { assertPrivateDir } from './private-dir.js';
+import { writePrivateFile } from './private-dir.js';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -270,33 +270,12 @@ export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Writes `bytes` as `<base>-<hash><ext>` in `dir` unless an identical file is already there, through a
- * temp file and a rename, so a concurrent start or a crash never leaves a half-written file under the
- * final name. Older versions of the same base name are removed. Returns the file's path.
+ * Writes `bytes` as `<base>-<hash><ext>` in `dir` unless an identical file is already there (see
+ * writePrivateFile); older versions of the same base name are removed. Returns the file's path.
  */
 export function writeContentAddressed(dir: string, fileName: string, bytes: Buffer): string {
-  assertPrivateDir(dir, true);
   const ext = path.extname(fileName);
   const base = fileName.slice(0, fileName.length - ext.length);
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
-  const target = path.join(dir, `${base}-${hash}${ext}`);
-  let same = false;
-  try {
-    same = readFileSync(target).equals(bytes);
-  } catch {
-    // not there yet
-  }
-  if (!same) {
-    const tmp = path.join(dir, `.${base}-${hash}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    try {
-      writeFileSync(tmp, bytes, { mode: 0o500, flag: 'wx' });
-      renameSync(tmp, target);
-    } finally {
-      rmSync(tmp, { force: true });
-    }
-  }
-  for (const old of readdirSync(dir)) {
-    if (old.startsWith(`${base}-`) && old.endsWith(ext) && old !== path.basename(target)) rmSync(path.join(dir, old), { force: true });
-  }
-  return target;
+  return writePrivateFile(dir, `${base}-${hash}${ext}`, bytes, 0o500, (other) => other.startsWith(`${base}-`) && other.endsWith(ext));
 }

@@ -8,11 +8,11 @@
 // not that the source is the same, so the file is named after the program, the Node version and the
 // architecture. V8 does not check the bytes either: a file cut short or damaged on disk could crash the
 // start, so each file carries a SHA-256 of its contents, and one that does not match is not used.
-import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Script } from 'node:vm';
-import { assertPrivateDir } from './private-dir.js';
+import { assertPrivateDir, writePrivateFile } from './private-dir.js';
 
 const PREFIX = 'program-';
 const EXTENSION = '.v8cache';
@@ -71,18 +71,8 @@ export class ProgramCodeCache {
     return sha256(data).equals(bytes.subarray(0, DIGEST_BYTES)) ? data : undefined;
   }
 
-  /** Through a temp file and a rename, so a concurrent start or a crash never leaves half a file under the name; older caches go. */
+  /** Replaces the file whole (writePrivateFile); the caches of other programs go. */
   private write(data: Buffer): void {
-    assertPrivateDir(this.dir, true);
-    const tmp = path.join(this.dir, `.${path.basename(this.file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    try {
-      writeFileSync(tmp, Buffer.concat([sha256(data), data]), { mode: 0o600, flag: 'wx' });
-      renameSync(tmp, this.file);
-    } finally {
-      rmSync(tmp, { force: true });
-    }
-    for (const name of readdirSync(this.dir)) {
-      if (isCodeCacheFile(name) && name !== path.basename(this.file)) rmSync(path.join(this.dir, name), { force: true });
-    }
+    writePrivateFile(this.dir, path.basename(this.file), Buffer.concat([sha256(data), data]), 0o600, isCodeCacheFile);
   }
 }

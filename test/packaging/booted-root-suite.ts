@@ -16,6 +16,7 @@ import { waitUntil } from '../support/wait.js';
 import { BootedRoot } from './booted-root.js';
 import { freshDebianRoot } from './debian-root.js';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
+import { isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
 const RELEASE = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const UNIT = 'voice-hub.service';
@@ -128,7 +129,7 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
 
     it("writes the program's code cache into its CacheDirectory, as the service user, without a word in the journal", async (t: TestContext) => {
       const dir = path.join(booted.root, 'var/cache/voice-hub');
-      const cacheFile = (): string | undefined => (existsSync(dir) ? readdirSync(dir).find((f) => /^program-[0-9a-f]{16}\.v8cache$/.test(f)) : undefined);
+      const cacheFile = (): string | undefined => (existsSync(dir) ? readdirSync(dir).find(isCodeCacheFile) : undefined);
       await waitUntil(() => cacheFile() !== undefined, `a code cache in ${dir}`, 30_000, 200);
       const st = statSync(path.join(dir, cacheFile()!));
       t.diagnostic(`code cache: /var/cache/voice-hub/${cacheFile()}, ${st.size} bytes`);

@@ -19,7 +19,7 @@ import { tmpDir } from '../support/tmp.js';
 import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
-import { CODE_CACHE_DELAY_MS } from '../../src/runtime/code-cache.js';
+import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 import { debianLibs, SUITE as DEBIAN13 } from '../../scripts/debian-libs.mjs';
 import { TARGETS, type Target } from '../../scripts/sea-runtime.mjs';
 
@@ -321,7 +321,7 @@ export function nativeTest(platform: Platform): void {
       const plain = sandbox(platform);
       const cache = path.join(plain.cwd, 'cache');
       const sb = { ...plain, env: { ...plain.env, CACHE_DIRECTORY: cache } };
-      const cacheFile = (): string | undefined => readdirSync(cache).find((f) => /^program-[0-9a-f]{16}\.v8cache$/.test(f));
+      const cacheFile = (): string | undefined => readdirSync(cache).find(isCodeCacheFile);
       const first = await startExecutable(sb);
       await waitUntil(() => existsSync(cache) && cacheFile() !== undefined, 'the code cache written', CODE_CACHE_DELAY_MS + 15_000, 100);
       assert.equal(await first.stop(), 0, first.output());
