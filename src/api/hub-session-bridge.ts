@@ -39,8 +39,17 @@ export function hubEventOf(event: SessionEvent): HubEvent | undefined {
 
 /** The listener that forwards session events to the members of each session's hub group. */
 export function hubSessionBridge(hub: Pick<VoiceHubServer, 'sendToGroup'>): SessionListener {
+  // Each session's group name, built once: a name built per event is a fresh string that the group
+  // lookup hashes and compares in full, several times per audio packet. Forgotten when the session ends.
+  const groups = new Map<string, string>();
   return (event) => {
+    const { sessionId } = event;
     const out = hubEventOf(event);
-    if (out) toGroup(hub, sessionGroup(event.sessionId), out.target, out.payload);
+    if (out) {
+      let group = groups.get(sessionId);
+      if (group === undefined) groups.set(sessionId, (group = sessionGroup(sessionId)));
+      toGroup(hub, group, out.target, out.payload);
+    }
+    if (event.type === 'ended') groups.delete(sessionId);
   };
 }
