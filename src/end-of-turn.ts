@@ -1,5 +1,5 @@
 // Work gathered during one event-loop turn and done once at its end (setImmediate): the hub's socket
-// batches, the upstream links' corks and the decoder threads' jobs all flush this way, so the frames
+// batches, the upstream links' frames and the decoder threads' jobs all flush this way, so the frames
 // of one turn leave together and a thread is woken once per turn, not once per packet.
 //
 // A turn is not always short. With hundreds of devices talking, a turn that runs long finds every

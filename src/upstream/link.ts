@@ -9,7 +9,7 @@ import type WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
-import { corkForTurn, rawSocket } from './turn-cork.js';
+import { rawSocket, UpstreamFrameWriter } from './frame-writer.js';
 import { loadWebSocket } from './websocket.js';
 import type { Socket } from 'node:net';
 import {
@@ -60,8 +60,8 @@ export class UpstreamVoiceLink {
   readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0 };
   private stateValue: LinkState = 'Idle';
   private socket: WebSocket | undefined;
-  /** The TCP socket under `socket`, corked per turn so that a turn's frames leave in one write. */
-  private raw: Socket | undefined;
+  /** Writes `socket`'s audio and text frames, a turn's frames in one write. */
+  private writer: UpstreamFrameWriter | undefined;
   /** Aborts the connection attempt in progress, if any. */
   private abortAttempt: ((reason: string) => void) | undefined;
   /** Ends the wait before the next reconnect attempt early. */
@@ -96,19 +96,20 @@ export class UpstreamVoiceLink {
   }
 
   /** Bytes queued in the socket, not yet handed to the network. */
-  get bufferedAmount(): number { return this.socket?.bufferedAmount ?? 0; }
+  get bufferedAmount(): number { return (this.socket?.bufferedAmount ?? 0) + (this.writer?.pendingBytes ?? 0); }
 
   /** Resolves once the socket is open and `start` has been sent; rejects within connectTimeoutMs. */
   async connect(): Promise<void> {
     if (this.stateValue !== 'Idle') throw new Error(`connect() in state ${this.stateValue}`);
     this.stateValue = 'Connecting';
     try {
-      const socket = await this.open();
+      const { socket, writer } = await this.open();
       if (this.stateValue !== 'Connecting') {
         socket.terminate();
         throw new Error('link closed while connecting');
       }
       this.socket = socket;
+      this.writer = writer;
       this.stateValue = 'Open';
       this.openedAt = Date.now();
     } catch (e) {
@@ -119,13 +120,11 @@ export class UpstreamVoiceLink {
 
   /** Sends one Opus packet; throws DomainError('unavailable') when the link cannot take it now. */
   sendAudio(sequence: number, packet: Uint8Array, sampleRate: number, channels: number): void {
-    const socket = this.writable('audio');
-    this.send(socket, encodeAudio(this.options.start.sessionId, sequence, packet, sampleRate, channels));
+    this.send(this.writable('audio'), encodeAudio(this.options.start.sessionId, sequence, packet, sampleRate, channels));
   }
 
   sendText(text: string, messageType: string): void {
-    const socket = this.writable('text');
-    this.send(socket, encodeText(this.options.start.sessionId, text, messageType));
+    this.send(this.writable('text'), encodeText(this.options.start.sessionId, text, messageType));
   }
 
   /** Sends `stop` and closes with 1000. Idempotent; resolves once the socket is gone. */
@@ -136,15 +135,18 @@ export class UpstreamVoiceLink {
     this.wakeRetry?.();
     const socket = this.socket;
     this.socket = undefined;
+    // What this turn sent goes before `stop`.
+    this.writer?.flush();
+    this.writer = undefined;
     // A paused socket would not read the server's close frame.
     socket?.resume();
     this.closing = socket ? closeGracefully(socket, encodeStop(this.options.start.sessionId)) : Promise.resolve();
     return this.closing;
   }
 
-  private writable(what: 'audio' | 'text'): WebSocket {
-    const socket = this.socket;
-    if (this.stateValue !== 'Open' || !socket || socket.readyState !== socket.OPEN) {
+  private writable(what: 'audio' | 'text'): UpstreamFrameWriter {
+    const { socket, writer } = this;
+    if (this.stateValue !== 'Open' || !socket || !writer || socket.readyState !== socket.OPEN) {
       if (what === 'audio') {
         this.stats.droppedAudio++;
         this.refusedWhileDown++;
@@ -154,21 +156,20 @@ export class UpstreamVoiceLink {
       throw new DomainError('unavailable', `upstream connection is ${state}: ${what} dropped`);
     }
     // Past this the socket would buffer without bound while upstream (or the network) is slow.
-    if (socket.bufferedAmount > (this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)) {
+    if (this.bufferedAmount > (this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)) {
       if (what === 'audio') this.stats.droppedAudio++;
       throw new DomainError('unavailable', `upstream is not keeping up: ${what} dropped`);
     }
-    return socket;
+    return writer;
   }
 
-  private send(socket: WebSocket, frame: string): void {
-    if (this.raw) corkForTurn(this.raw);
-    socket.send(frame);
+  private send(writer: UpstreamFrameWriter, frame: string): void {
+    writer.send(frame);
     this.stats.framesSent++;
   }
 
   /** One connection attempt: open, send `start`, hand back the socket; or reject with a readable reason. */
-  private async open(): Promise<WebSocket> {
+  private async open(): Promise<{ socket: WebSocket; writer: UpstreamFrameWriter }> {
     const WebSocketClient = await loadWebSocket();
     // close() while ws loaded found no attempt to abort yet.
     if (this.stateValue === 'Closed') throw new Error('link closed while connecting');
@@ -211,11 +212,10 @@ export class UpstreamVoiceLink {
           return;
         }
         settle();
-        this.raw = raw;
         this.attach(socket);
         socket.send(encodeStart(this.options.start));
         this.stats.framesSent++;
-        resolve(socket);
+        resolve({ socket, writer: new UpstreamFrameWriter(raw) });
       });
     });
   }
@@ -263,6 +263,8 @@ export class UpstreamVoiceLink {
   private dropped(socket: WebSocket, code: number, reason: string): void {
     if (socket !== this.socket || this.stateValue !== 'Open') return;
     this.socket = undefined;
+    this.writer?.discard();
+    this.writer = undefined;
     this.stateValue = 'Reconnecting';
     const now = Date.now();
     const upMs = now - this.openedAt;
@@ -302,12 +304,13 @@ export class UpstreamVoiceLink {
       this.wakeRetry = undefined;
       if (this.stateValue !== 'Reconnecting') return;
       try {
-        const socket = await this.open();
+        const { socket, writer } = await this.open();
         if (this.stateValue !== 'Reconnecting') {
           socket.terminate();
           return;
         }
         this.socket = socket;
+        this.writer = writer;
         this.stateValue = 'Open';
         this.openedAt = Date.now();
         this.onTrial = true;

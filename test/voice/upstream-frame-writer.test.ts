@@ -1,0 +1,108 @@
+// UpstreamFrameWriter against a real `ws` server on 127.0.0.1: what it frames must be read back as the
+// same text by a strict WebSocket server (masking, the three length forms, multi-byte UTF-8), a turn's
+// frames must leave in one socket write and in order, and a frame must never mix with `ws`' own.
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import WebSocket, { WebSocketServer } from 'ws';
+import { rawSocket, UpstreamFrameWriter } from '../../src/upstream/frame-writer.js';
+import { waitUntil } from '../support/wait.js';
+
+async function pair() {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, maxPayload: 1024 * 1024 });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  const received: { text: string; binary: boolean }[] = [];
+  const closes: number[] = [];
+  wss.on('connection', (socket) => {
+    socket.on('message', (data, binary) => received.push({ text: data.toString(), binary }));
+    socket.on('close', (code) => closes.push(code));
+  });
+  const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`);
+  await new Promise<void>((resolve, reject) => { client.once('open', resolve); client.once('error', reject); });
+  const raw = rawSocket(client);
+  const writes: number[] = [];
+  const write = raw.write.bind(raw);
+  raw.write = ((chunk: Buffer, ...rest: never[]) => { writes.push(chunk.length); return write(chunk, ...rest); }) as typeof raw.write;
+  return {
+    client, raw, received, closes, writes, writer: new UpstreamFrameWriter(raw),
+    close: () => new Promise<void>((resolve) => { client.terminate(); wss.close(() => resolve()); }),
+  };
+}
+
+test('frames of every length form and multi-byte UTF-8 are read back as sent, in order', async () => {
+  const p = await pair();
+  try {
+    const texts = [
+      '', 'a', 'x'.repeat(125), 'y'.repeat(126), 'é€😀'.repeat(40), 'z'.repeat(65535), 'w'.repeat(65536),
+      JSON.stringify({ type: 'audio', data: 'AAEC'.repeat(50) }), 'abc', 'abcd', 'abcde',
+    ];
+    for (const t of texts) p.writer.send(t);
+    await waitUntil(() => p.received.length === texts.length, 'every frame read back');
+    assert.deepEqual(p.received.map((r) => r.text), texts);
+    assert.ok(p.received.every((r) => !r.binary));
+    assert.equal(p.writer.pendingBytes, 0);
+  } finally {
+    await p.close();
+  }
+});
+
+test('a turn\'s frames wait in the writer, counted, and leave together', async () => {
+  const p = await pair();
+  try {
+    p.writer.send('abc');
+    assert.equal(p.writer.pendingBytes, 2 + 4 + 3, 'header, mask and payload counted while the frame waits');
+    assert.deepEqual(p.writes, [], 'nothing written before the turn ends');
+    for (let i = 0; i < 9; i++) p.writer.send(`frame ${i}`);
+    await waitUntil(() => p.received.length === 10, 'the 10 frames');
+    // Held at most 1 ms (end-of-turn.ts): a slow machine may split the turn once, never frame by frame.
+    assert.ok(p.writes.length <= 2, `${p.writes.length} writes for 10 frames`);
+  } finally {
+    await p.close();
+  }
+});
+
+test('masks differ from frame to frame, so the same text is never the same bytes on the wire', async () => {
+  const p = await pair();
+  try {
+    const chunks: Buffer[] = [];
+    const write = p.raw.write.bind(p.raw);
+    p.raw.write = ((chunk: Buffer, ...rest: never[]) => { chunks.push(Buffer.from(chunk)); return write(chunk, ...rest); }) as typeof p.raw.write;
+    for (let i = 0; i < 20; i++) {
+      p.writer.send('same text');
+      p.writer.flush();
+    }
+    await waitUntil(() => p.received.length === 20, 'the 20 frames');
+    assert.equal(new Set(chunks.map((c) => c.toString('hex'))).size, 20);
+  } finally {
+    await p.close();
+  }
+});
+
+test('flush() before ws\' own close keeps the order: the frames, then the close', async () => {
+  const p = await pair();
+  try {
+    p.writer.send('last words');
+    p.writer.flush();
+    p.client.close(1000, 'done');
+    await waitUntil(() => p.closes.length === 1, 'the close');
+    assert.deepEqual(p.received.map((r) => r.text), ['last words']);
+    assert.deepEqual(p.closes, [1000]);
+  } finally {
+    await p.close();
+  }
+});
+
+test('discard() drops what waits: nothing is written at the turn\'s end', async () => {
+  const p = await pair();
+  try {
+    p.writer.send('never sent');
+    p.writer.discard();
+    assert.equal(p.writer.pendingBytes, 0);
+    p.writer.send('sent');
+    await waitUntil(() => p.received.length === 1, 'the frame sent after the discard');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(p.received.map((r) => r.text), ['sent']);
+  } finally {
+    await p.close();
+  }
+});
