@@ -58,6 +58,10 @@ class Reader {
   private object(): Record<string, unknown> {
     // A null prototype: a key named "__proto__" is then just a key.
     const out = Object.create(null) as Record<string, unknown>;
+    // Configuration keys ignore case, so "Port" and "port" are the same key; .NET's JSON configuration
+    // provider refuses a file that gives one twice ("A duplicate key ... was found"), rather than
+    // letting the later silently win.
+    const seen = new Set<string>();
     this.pos++;
     for (;;) {
       this.skip();
@@ -66,7 +70,14 @@ class Reader {
         return out;
       }
       if (this.text[this.pos] !== '"') this.fail(`expected a property name in double quotes or '}' but found ${this.describe()}`);
+      const keyAt = this.pos;
       const key = this.string();
+      const folded = key.toLowerCase();
+      if (seen.has(folded)) {
+        this.pos = keyAt;
+        this.fail(`duplicate key '${key.length > 64 ? `${key.slice(0, 64)}...` : key}' (keys ignore case): give each key once`);
+      }
+      seen.add(folded);
       this.skip();
       if (this.text[this.pos] !== ':') this.fail(`expected ':' after a property name but found ${this.describe()}`);
       this.pos++;

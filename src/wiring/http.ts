@@ -52,6 +52,7 @@ export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
           version: builtVersion(),
           apiKeysEnabled: config.ApiKeys.length > 0,
           requireDeviceToken: config.VoiceService.RequireDeviceToken,
+          statefulReconnect: config.Hub.AllowStatefulReconnects,
         }),
       { bundleDir: deps.bundleDir },
     ),

@@ -169,6 +169,8 @@ describe('file problems', () => {
     ['{ "a": 1 } /* open', ':1:12: invalid JSON', /unterminated \/\* comment/],
     ['{ "a": "\\q" }', ':1:8: invalid JSON', /invalid escape/],
     ['{ "a": tru }', ':1:8: invalid JSON', /expected a value/],
+    ['{\n  "Mqtt": { "Port": 1883,\n    "Port": 1884 }\n}', ':3:5: invalid JSON', /duplicate key 'Port' \(keys ignore case\): give each key once$/],
+    ['{ "Mqtt": {}, "mqtt": {} }', ':1:15: invalid JSON', /duplicate key 'mqtt' \(keys ignore case\)/],
   ];
   for (const [text, where, reason] of badJson) {
     it(`invalid JSON ${JSON.stringify(text)} names the file, line and column`, () => {

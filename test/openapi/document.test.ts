@@ -193,6 +193,13 @@ describe('OpenAPI document of the running service', () => {
     assert.equal(noToken.paths['/api/voice/start'].post.security, undefined);
   });
 
+  test('the description says whether this server offers stateful reconnect, as negotiate does', () => {
+    assert.match(doc.info.description, /\*\*on this server it is offered to clients that ask for it\*\*/);
+    assert.doesNotMatch(doc.info.description, /no stateful reconnect/);
+    const off = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: false, statefulReconnect: false }) as Doc;
+    assert.match(off.info.description, /\*\*on this server it is off: negotiate never offers it\*\*/);
+  });
+
   test('the description explains the hub and the admin token', () => {
     const text: string = doc.info.description;
     for (const word of ['/voice-hub/negotiate', 'WebSockets', 'messagepack', 'json', 'JoinSession', 'SendAudioData', 'voice-hub token admin']) {

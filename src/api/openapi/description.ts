@@ -6,6 +6,8 @@ import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../hub-events.js';
 export interface DescriptionOptions {
   apiKeysEnabled: boolean;
   requireDeviceToken: boolean;
+  /** `Hub.AllowStatefulReconnects`. */
+  statefulReconnect: boolean;
 }
 
 export function apiDescription(opts: DescriptionOptions): string {
@@ -39,11 +41,11 @@ export function apiDescription(opts: DescriptionOptions): string {
     '(plain text). Besides the codes listed per operation: 404 for an unknown path, 405 (with `Allow`) for a',
     'wrong method, 413 for a body over `Server.MaxBodyBytes`, 415 for a body that is not JSON.',
     '',
-    ...hubDescription(),
+    ...hubDescription(opts.statefulReconnect),
   ].join('\n');
 }
 
-function hubDescription(): string[] {
+function hubDescription(statefulReconnect: boolean): string[] {
   return [
     '## Real-time hub at `/voice-hub` (ASP.NET Core SignalR)',
     'The hub speaks the SignalR protocol, so the official clients work unchanged: `@microsoft/signalr`',
@@ -60,13 +62,19 @@ function hubDescription(): string[] {
     '   (`skipNegotiation`) and open `ws://<host>:5000/voice-hub` directly.',
     '3. Send the handshake `{"protocol":"json","version":1}` followed by the record separator 0x1E, within 15 s.',
     '',
-    'Transports: WebSockets only (no Server-Sent Events, no long polling, no stateful reconnect). Protocols:',
+    'Transports: WebSockets only (no Server-Sent Events, no long polling). Protocols:',
     '`json` (text frames, Base64 for audio) and `messagepack` (binary frames, audio as raw bytes).',
     'A token on the connection is optional (`access_token` query parameter or `Authorization: Bearer`); when',
     'given it must be valid. The device token that counts is the one `JoinSession` carries.',
     'The server pings after `Hub.KeepAliveInterval` (15 s) without traffic and drops a client silent for',
     '`Hub.ClientTimeout` (30 s). A message larger than `Hub.MaximumReceiveMessageSize` (65536 bytes) closes the',
-    'connection with an error. Group membership does not survive a reconnect: call `JoinSession` again.',
+    'connection with an error.',
+    '',
+    '**Stateful reconnect** (`withStatefulReconnect()`; negotiate with `useStatefulReconnect=true`, handshake',
+    '`"version":2`): a connection whose socket drops waits `Hub.DisconnectTimeout` (15 s) for its client, keeps',
+    'its groups, and neither side loses or repeats a message. Controlled by `Hub.AllowStatefulReconnects`;',
+    `**on this server it is ${statefulReconnect ? 'offered to clients that ask for it' : 'off: negotiate never offers it'}**.`,
+    'Without it, a reconnect is a new connection: group membership does not survive it, call `JoinSession` again.',
     '',
     '**Methods** (the client invokes; names match case-insensitively)',
     '',

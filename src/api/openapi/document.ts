@@ -19,6 +19,8 @@ export interface OpenApiOptions {
   apiKeysEnabled: boolean;
   /** `VoiceService.RequireDeviceToken` (default true): the voice operations then require a bearer token. */
   requireDeviceToken?: boolean;
+  /** `Hub.AllowStatefulReconnects` (default true): negotiate offers stateful reconnect to clients that ask. */
+  statefulReconnect?: boolean;
 }
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -62,6 +64,7 @@ export function componentSchemas(): Record<string, Json> {
 
 export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOptions): Json {
   const settings = { apiKeysEnabled: opts.apiKeysEnabled, requireDeviceToken: opts.requireDeviceToken ?? true };
+  const described = { ...settings, statefulReconnect: opts.statefulReconnect ?? true };
   const documented = routes.filter((r) => r.documented !== false);
   const schemas = componentSchemas();
   const paths: Record<string, Json> = {};
@@ -81,7 +84,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
     info: {
       title: 'voice-hub',
       version: opts.version,
-      description: apiDescription(settings),
+      description: apiDescription(described),
       license: { name: 'MIT' },
     },
     tags: tags.map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
