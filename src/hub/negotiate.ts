@@ -12,10 +12,34 @@ export function newId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-/** The version the client asked for, capped at ours; absent or malformed means 0 (SignalR's transport protocol). */
-export function parseNegotiateVersion(raw: string | null): 0 | 1 {
-  if (raw === null || !/^\d+$/.test(raw)) return 0;
-  return Number(raw) >= NEGOTIATE_VERSION ? 1 : 0;
+/**
+ * A query parameter as ASP.NET Core reads one (`Request.Query[name]`): the name matched ignoring case,
+ * several values joined with commas; null when absent.
+ */
+export function queryParam(query: URLSearchParams, name: string): string | null {
+  const wanted = name.toLowerCase();
+  let value: string | null = null;
+  for (const [key, each] of query) {
+    if (key.toLowerCase() === wanted) value = value === null ? each : `${value},${each}`;
+  }
+  return value;
+}
+
+/** .NET's int.TryParse: optional white space around an optional sign and decimal digits, in Int32's range. */
+const INT32 = /^[\t\n\v\f\r ]*([+-]?)0*(\d{1,10})[\t\n\v\f\r ]*$/;
+
+/**
+ * The version the client asked for, capped at ours; absent means 0. As ASP.NET Core answers it, a value
+ * that is no integer, or one below version 0, is an error the negotiate response carries instead of a
+ * connection.
+ */
+export function parseNegotiateVersion(raw: string | null): { version: 0 | 1 } | { error: string } {
+  if (raw === null) return { version: 0 };
+  const match = INT32.exec(raw);
+  const value = match ? Number(`${match[1]}${match[2]}`) : NaN;
+  if (!Number.isInteger(value) || value > 2 ** 31 - 1 || value < -(2 ** 31)) return { error: 'The client requested a non-integer protocol version.' };
+  if (value < 0) return { error: `The client requested version '${value}', but the server does not support this version.` };
+  return { version: value >= NEGOTIATE_VERSION ? 1 : 0 };
 }
 
 export interface PendingNegotiation {
@@ -29,12 +53,9 @@ export interface PendingNegotiation {
   readonly statefulReconnect: boolean;
 }
 
-/** The client asks for stateful reconnect: `useStatefulReconnect=true` (name and value case-insensitive, as ASP.NET reads them). */
+/** The client asks for stateful reconnect: `useStatefulReconnect=true` (as .NET's bool.TryParse reads it: any case, white space around). */
 export function asksForStatefulReconnect(query: URLSearchParams): boolean {
-  for (const [name, value] of query) {
-    if (name.toLowerCase() === 'usestatefulreconnect') return value.toLowerCase() === 'true';
-  }
-  return false;
+  return queryParam(query, 'useStatefulReconnect')?.trim().toLowerCase() === 'true';
 }
 
 export function negotiateResponse(n: PendingNegotiation): Record<string, unknown> {

@@ -18,6 +18,7 @@ import {
   negotiateResponse,
   newId,
   parseNegotiateVersion,
+  queryParam,
   type PendingNegotiation,
 } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
@@ -147,8 +148,13 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' });
       return;
     }
-    const version = parseNegotiateVersion(query.get('negotiateVersion'));
-    const token = bearerToken(authorization, query.get('access_token'));
+    const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));
+    if ('error' in version) {
+      // ASP.NET Core answers 200 with the error in the body: the clients read it and report it.
+      reply(res, 200, JSON.stringify({ error: version.error }), corsHeaders, 'application/json');
+      return;
+    }
+    const token = bearerToken(authorization, queryParam(query, 'access_token'));
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
@@ -163,7 +169,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         return;
       }
       if (aborted) return;
-      const negotiation = core.negotiate(version, user, asksForStatefulReconnect(query));
+      const negotiation = core.negotiate(version.version, user, asksForStatefulReconnect(query));
       res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json'));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
   });
@@ -194,8 +200,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     };
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
     if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
-    const id = query.get('id');
-    const token = bearerToken(authorization, query.get('access_token'));
+    const id = queryParam(query, 'id');
+    const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const reconnect = id === null ? undefined : core.claimReconnect(id);
     if (id !== null && reconnect !== undefined) {
       const refuseReconnect = (status: number, text: string): void => {

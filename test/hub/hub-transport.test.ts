@@ -68,6 +68,32 @@ describe('negotiate and upgrade', () => {
     client.ws.close();
   });
 
+  it('a version that is no integer, or below 0, is answered 200 with the error and no connection, as ASP.NET Core does', async () => {
+    const cases: [string, string][] = [
+      ['?negotiateVersion=abc', 'The client requested a non-integer protocol version.'],
+      ['?negotiateVersion=', 'The client requested a non-integer protocol version.'],
+      ['?negotiateVersion=1&negotiateVersion=0', 'The client requested a non-integer protocol version.'],
+      ['?negotiateVersion=-1', "The client requested version '-1', but the server does not support this version."],
+    ];
+    const before = hub.server.stats().pendingNegotiations;
+    for (const [query, error] of cases) {
+      const res = await negotiate(hub, query);
+      assert.equal(res.status, 200, query);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(await res.text(), JSON.stringify({ error }), query);
+    }
+    assert.equal(hub.server.stats().pendingNegotiations, before, 'no negotiation held for a refused version');
+  });
+
+  it('query parameter names ignore case: NEGOTIATEVERSION, ID', async () => {
+    const body = (await (await negotiate(hub, '?NEGOTIATEVERSION=1')).json()) as { negotiateVersion: number; connectionToken: string };
+    assert.equal(body.negotiateVersion, 1);
+    assert.equal(await RawClient.refusal(wsUrl(hub, '?ID=nope')), 404);
+    const client = await RawClient.connect(wsUrl(hub, `?Id=${body.connectionToken}`));
+    assert.deepEqual(json(await client.handshake()), [{}]);
+    client.ws.close();
+  });
+
   it('unknown id 404, second socket on an id 409, and 404 again once it closed', async () => {
     const { connectionToken } = (await (await negotiate(hub)).json()) as { connectionToken: string };
     assert.equal(await RawClient.refusal(wsUrl(hub, '?id=nope')), 404);

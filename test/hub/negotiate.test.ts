@@ -2,11 +2,32 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CORS_ALLOW_HEADERS, corsPolicy } from '../../src/http/cors.js';
-import { NegotiationStore, bearerToken, negotiateResponse, parseNegotiateVersion } from '../../src/hub/negotiate.js';
+import { NegotiationStore, bearerToken, negotiateResponse, parseNegotiateVersion, queryParam } from '../../src/hub/negotiate.js';
 
-describe('negotiate version', () => {
-  const table: [string | null, 0 | 1][] = [[null, 0], ['', 0], ['0', 0], ['1', 1], ['2', 1], ['99', 1], ['x', 0], ['-1', 0], ['1.5', 0]];
-  for (const [raw, expected] of table) it(`${raw} -> ${expected}`, () => assert.equal(parseNegotiateVersion(raw), expected));
+describe('negotiate version, as ASP.NET Core reads it (int.TryParse)', () => {
+  const NOT_INTEGER = { error: 'The client requested a non-integer protocol version.' };
+  const table: [string | null, ReturnType<typeof parseNegotiateVersion>][] = [
+    [null, { version: 0 }], ['0', { version: 0 }], ['1', { version: 1 }], ['2', { version: 1 }], ['99', { version: 1 }],
+    [' 1 ', { version: 1 }], ['+1', { version: 1 }], ['007', { version: 1 }], ['-0', { version: 0 }], ['2147483647', { version: 1 }],
+    ['', NOT_INTEGER], ['x', NOT_INTEGER], ['1.5', NOT_INTEGER], ['1,0', NOT_INTEGER], ['2147483648', NOT_INTEGER], ['1 1', NOT_INTEGER],
+    ['-1', { error: "The client requested version '-1', but the server does not support this version." }],
+    ['-2147483648', { error: "The client requested version '-2147483648', but the server does not support this version." }],
+  ];
+  for (const [raw, expected] of table) it(`${JSON.stringify(raw)} -> ${JSON.stringify(expected)}`, () => assert.deepEqual(parseNegotiateVersion(raw), expected));
+});
+
+describe('query parameters, as ASP.NET Core reads them', () => {
+  const q = (text: string) => new URLSearchParams(text);
+  it('names match ignoring case', () => {
+    assert.equal(queryParam(q('ID=abc'), 'id'), 'abc');
+    assert.equal(queryParam(q('NegotiateVersion=1'), 'negotiateVersion'), '1');
+    assert.equal(queryParam(q('Access_Token=t'), 'access_token'), 't');
+  });
+  it('several values are joined with commas; an absent name is null', () => {
+    assert.equal(queryParam(q('negotiateVersion=1&NEGOTIATEVERSION=0'), 'negotiateVersion'), '1,0');
+    assert.equal(queryParam(q('other=1'), 'id'), null);
+    assert.equal(queryParam(q('id='), 'id'), '');
+  });
 });
 
 describe('negotiation store', () => {
