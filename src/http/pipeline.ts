@@ -15,6 +15,12 @@ import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
 import { validateBody } from './schemas.js';
 
+/**
+ * Request bodies as ASP.NET Core's JSON input reads them: a leading UTF-8 byte order mark is skipped, and
+ * bytes that are not UTF-8 make the body invalid instead of turning into U+FFFD in the stored values.
+ */
+const utf8Body = new TextDecoder('utf-8', { fatal: true });
+
 export interface HttpPipelineOptions {
   router: Router;
   maxBodyBytes: number;
@@ -186,7 +192,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
           const bytes = await body;
           if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
           try {
-            parsed = JSON.parse(bytes.toString('utf8'));
+            parsed = JSON.parse(utf8Body.decode(bytes));
           } catch (e) {
             throw new DomainError('invalid_argument', 'The request body is not valid JSON.', { $: [errorText(e)] });
           }

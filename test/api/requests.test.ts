@@ -54,6 +54,21 @@ describe('request handling', () => {
     assert.deepEqual(notObject.json.errors, { $: ['must be object'] });
   });
 
+  it('reads bodies as UTF-8 the way ASP.NET Core does: a byte order mark is skipped, bytes that are not UTF-8 are refused', async () => {
+    const headers = { 'content-type': 'application/json' };
+    const text = JSON.stringify({ deviceId: 'bom-device', deviceName: 'Küche', deviceType: 'speaker' });
+    const bom = await call(svc.url, 'POST', '/api/device/register', { raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]), headers });
+    assert.equal(bom.status, 200, bom.text);
+    assert.equal(bom.json.deviceInfo.id, 'bom-device');
+    assert.equal(bom.json.deviceInfo.name, 'Küche');
+    // 0xFF is never UTF-8: it must not become U+FFFD in a stored name.
+    const raw = Buffer.concat([Buffer.from('{"deviceId":"bad-utf8","deviceName":"K'), Buffer.from([0xff]), Buffer.from('che","deviceType":"speaker"}')]);
+    const bad = await call(svc.url, 'POST', '/api/device/register', { raw, headers });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.detail, 'The request body is not valid JSON.');
+    assert.deepEqual(bad.json.errors, { $: ['The encoded data was not valid for encoding utf-8'] });
+  });
+
   it('answers 413 for a body over Server.MaxBodyBytes, declared or streamed', async () => {
     const big = JSON.stringify({ deviceId: 'x'.repeat(2000), deviceName: 'a', deviceType: 'b' });
     const declared = await call(svc.url, 'POST', '/api/device/register', { raw: big, headers: { 'content-type': 'application/json' } });
