@@ -4,7 +4,6 @@
 // whole number for an integer key, true or false for a boolean one, given once, not missing): that is
 // bad usage, exit 64. Whether the value is allowed (a port above 65535) is the configuration's
 // judgement, the same for a file, the environment and a flag: exit 78.
-import { convert } from '../config/layers.js';
 import { SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
 import { singleText, yargsOption, type Read } from './options.js';
@@ -70,14 +69,11 @@ function valueProblem(name: string, raw: unknown, node: SchemaNode): string | un
   if (node.type === 'boolean' && raw === true) return undefined;
   // A whole array may be given by repeating its flag (`--ApiKeys a --ApiKeys b`).
   const values = node.type === 'array' && Array.isArray(raw) ? raw : [raw];
-  const item = node.type === 'array' ? (node.items ?? {}) : node;
   for (const v of values) {
     if (v === true || (Array.isArray(v) && node.type !== 'array')) return singleTextProblem(name, v);
     if (typeof v !== 'string') return `--${name} needs a value`;
-    // The configuration's own text conversion says whether the text has the key's type.
-    const typed = convert(v, item);
-    if (item.type === 'integer' && typeof typed !== 'number') return `--${name} needs a whole number, not '${v}'`;
-    if (item.type === 'boolean' && typeof typed !== 'boolean') return `--${name} needs true or false, not '${v}'`;
+    // A value of the wrong type (`--port abc`) is no usage problem: the configuration judges it, as it
+    // would the same text from the file or the environment (exit 78, naming the key and the source).
   }
   return undefined;
 }

@@ -100,16 +100,11 @@ describe('unknown commands and extra arguments: exit 64, nothing started', () =>
   }
 });
 
-describe('missing, repeated and mistyped values: exit 64', () => {
+describe('missing and repeated values, mistyped command options: exit 64; mistyped configuration values: exit 78', () => {
   const cases: [string[], string, string][] = [
     [['--port'], 'voice-hub', '--port needs a value'],
     [['--port', '--data-dir', 'x'], 'voice-hub', '--port needs a value'],
-    [['--port', 'abc'], 'voice-hub', "--port needs a whole number, not 'abc'"],
-    [['--port='], 'voice-hub', "--port needs a whole number, not ''"],
-    [['--port', '5.5'], 'voice-hub', "--port needs a whole number, not '5.5'"],
-    [['--Server.Port', 'abc'], 'voice-hub', "--Server.Port needs a whole number, not 'abc'"],
     [['--Server.Port'], 'voice-hub', '--Server.Port needs a value'],
-    [['--VoiceService.EnableVoice', 'maybe'], 'voice-hub', "--VoiceService.EnableVoice needs true or false, not 'maybe'"],
     [['--port', '1', '--port', '2'], 'voice-hub', '--port is given more than once'],
     [['--port', '1', '--server.port', '2'], 'voice-hub', '--port and --server.port both set Server.Port: give one'],
     [['--config'], 'voice-hub', '--config needs a value'],
@@ -146,6 +141,24 @@ describe('missing, repeated and mistyped values: exit 64', () => {
     assert.equal(res.code, 78, res.stderr);
     assert.match(res.stderr, /^ {2}Server\.Port: 70000 from flag --Server\.Port is invalid: must be an integer from 0 to 65535$/m);
   });
+
+  // A configuration key's value of the wrong type is a bad configuration value, as from the file or the
+  // environment: exit 78 and the key, the source and what was expected.
+  const mistyped: [string[], string][] = [
+    [['--port', 'abc'], 'Server.Port: "abc" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
+    [['--port='], 'Server.Port: "" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
+    [['--port', '5.5'], 'Server.Port: "5.5" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
+    [['--Server.Port', 'abc'], 'Server.Port: "abc" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
+    [['--VoiceService.AudioSampleRate', 'abc'], 'VoiceService.AudioSampleRate: "abc" from flag --VoiceService.AudioSampleRate is invalid: must be one of 8000, 12000, 16000, 24000, 48000'],
+    [['--VoiceService.EnableVoice', 'maybe'], 'VoiceService.EnableVoice: "maybe" from flag --VoiceService.EnableVoice is invalid: must be true or false'],
+  ];
+  for (const [args, line] of mistyped) {
+    it(`${args.join(' ')}: exit 78`, async () => {
+      const res = await runBundle([...args, '--data-dir', tmpDir()]);
+      assert.equal(res.code, 78, res.stderr);
+      assert.deepEqual(res.stderr.trim().split('\n'), ['invalid configuration:', `  ${line}`]);
+    });
+  }
 });
 
 describe('configuration keys as flags stay accepted', () => {
