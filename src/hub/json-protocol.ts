@@ -1,7 +1,7 @@
 // The JSON hub protocol (SignalR's hub protocol, JSON encoding): one JSON object per record, text frames.
 // Validation follows ASP.NET's JsonHubProtocol: missing or mistyped required properties are protocol
 // errors; unknown message types are ignored.
-import { Base64Text, hasBase64Text } from './base64-text.js';
+import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import {
   MessageType,
@@ -154,8 +154,8 @@ function replacer(this: unknown, key: string, value: unknown): unknown {
  * invocation id, an empty error): the bytes do not depend on how the message object was built.
  */
 export function encodeJsonMessage(message: HubMessage): string {
-  if (message.type === MessageType.Invocation && message.streamIds === undefined && hasBase64Text(message.arguments)) {
-    return invocationWithBase64Text(message);
+  if (message.type === MessageType.Invocation && message.streamIds === undefined && (message.headers === undefined || Object.keys(message.headers).length === 0) && !message.invocationId) {
+    return plainInvocation(message.target, message.arguments);
   }
   const out: Json = { type: message.type };
   switch (message.type) {
@@ -200,22 +200,29 @@ function stringify(value: unknown): string {
   return carriesBytes(value, 0) ? JSON.stringify(value, replacer) : JSON.stringify(value);
 }
 
+/** `{"type":1,"target":...,"arguments":[` by target: the hub sends a few targets many times. */
+const invocationHeads = new Map<string, string>();
+const MAX_CACHED_HEADS = 64;
+
 /**
- * An invocation with Base64Text arguments: the head as JSON.stringify writes it, then the arguments with
- * each Base64Text between quotes as it is (Base64 needs no escaping) and the others as JSON writes them.
+ * An invocation without headers or id, what the hub sends to clients: its head written once per target,
+ * then the arguments, each Base64Text between quotes as it is (Base64 needs no escaping) and the others
+ * as JSON writes them. The same text as the general path, with less of it scanned per message.
  */
-function invocationWithBase64Text(message: { readonly headers?: MessageHeaders; readonly invocationId?: string; readonly target: string; readonly arguments: readonly unknown[] }): string {
-  const head: Json = { type: MessageType.Invocation };
-  putInvocationHead(head, message);
-  head.target = message.target;
-  let args = '';
-  for (let i = 0; i < message.arguments.length; i++) {
-    const arg = message.arguments[i];
-    // What JSON writes for an array item it cannot represent (undefined, a function) is null.
-    const text = arg instanceof Base64Text ? `"${arg.text}"` : (stringify(arg) as string | undefined) ?? 'null';
-    args += i === 0 ? text : `,${text}`;
+function plainInvocation(target: string, args: readonly unknown[]): string {
+  let head = invocationHeads.get(target);
+  if (head === undefined) {
+    head = `{"type":${MessageType.Invocation},"target":${JSON.stringify(target)},"arguments":[`;
+    if (invocationHeads.size < MAX_CACHED_HEADS) invocationHeads.set(target, head);
   }
-  return writeRecord(`${stringify(head).slice(0, -1)},"arguments":[${args}]}`);
+  let text = head;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    // What JSON writes for an array item it cannot represent (undefined, a function) is null.
+    const each = arg instanceof Base64Text ? `"${arg.text}"` : (stringify(arg) as string | undefined) ?? 'null';
+    text += i === 0 ? each : `,${each}`;
+  }
+  return writeRecord(`${text}]}`);
 }
 
 function putInvocationHead(out: Json, message: { readonly headers?: MessageHeaders; readonly invocationId?: string }): void {

@@ -4,6 +4,7 @@
 // vectors, plus the tolerance ASP.NET Core's reader has: properties in any order, unknown ones ignored.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { handshakeResponse } from '../../src/hub/handshake.js';
 import { decodeJsonMessage, encodeJsonMessage } from '../../src/hub/json-protocol.js';
 import { MessageType, type HubMessage } from '../../src/hub/messages.js';
@@ -73,6 +74,17 @@ describe('JSON hub protocol: the text ASP.NET Core writes', () => {
     assert.equal(encodeJsonMessage({ type: MessageType.Invocation, headers: {}, invocationId: '', target: 'T', arguments: [] }), '{"type":1,"target":"T","arguments":[]}' + RS);
     assert.equal(encodeJsonMessage({ type: MessageType.Completion, invocationId: '1', error: '', hasResult: false }), '{"type":3,"invocationId":"1"}' + RS);
     assert.equal(encodeJsonMessage({ type: MessageType.Completion, invocationId: '1', hasResult: true }), '{"type":3,"invocationId":"1","result":null}' + RS, 'a void result is null');
+  });
+
+  it('an invocation the hub sends (no id, no headers) is the text JSON.stringify writes for it, whatever its arguments and target', () => {
+    fc.assert(fc.property(fc.string(), fc.array(fc.jsonValue()), (target, args) => {
+      const expected = JSON.stringify({ type: 1, target, arguments: args }) + RS;
+      assert.equal(encodeJsonMessage({ type: MessageType.Invocation, target, arguments: args }), expected);
+      // Twice: the second comes from the head written once per target.
+      assert.equal(encodeJsonMessage({ type: MessageType.Invocation, target, arguments: args }), expected);
+    }), { numRuns: 300 });
+    assert.equal(encodeJsonMessage({ type: MessageType.Invocation, target: 'T', arguments: [undefined, () => 1, new Date(0)] }),
+      '{"type":1,"target":"T","arguments":[null,null,"1970-01-01T00:00:00.000Z"]}' + RS);
   });
 
   it('writes bytes as Base64, as ASP.NET Core writes byte[]', () => {
