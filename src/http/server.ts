@@ -20,6 +20,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Uws } from './uws-native.js';
 import { readBody, type ResponseState } from './body.js';
+import { endBounded } from './bounded-end.js';
 import { headerLines } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
 
@@ -70,7 +71,9 @@ function writeReply(res: HttpResponse, state: ResponseState, reply: RenderedRepl
     state.paused = false;
     res.writeStatus(reply.statusLine);
     for (const [k, v] of reply.headers) res.writeHeader(k, v);
-    res.end(reply.payload, closeConnection);
+    // A closing answer is the connection's last: nothing can pile up behind it.
+    if (closeConnection) res.end(reply.payload, true);
+    else endBounded(res, reply.payload);
   });
 }
 

@@ -6,6 +6,7 @@
 // await, never touch a socket after its close event.
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import { endBounded } from '../http/bounded-end.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
@@ -71,7 +72,7 @@ function reply(res: HttpResponse, status: number, body: string, headers: Record<
   res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
-  res.end(body);
+  endBounded(res, body);
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
