@@ -234,10 +234,23 @@ export class UpstreamVoiceLink {
     if (message.kind === 'invalid') return this.invalid(message.reason);
     this.stats.framesReceived++;
     try {
-      this.options.onMessage(message);
+      this.options.onMessage(this.withoutApiKey(message));
     } catch (e) {
       this.options.logger.error(`handling upstream ${message.kind} failed: ${errorText(e)}`);
     }
+  }
+
+  /**
+   * Text and errors go on to every device of the session and into the log: a server that quotes the
+   * request back ("invalid credentials: Bearer ...") must not hand them the key it was sent.
+   */
+  private withoutApiKey(message: UpstreamMessage): UpstreamMessage {
+    const key = this.options.apiKey;
+    if (!key || message.kind === 'audio') return message;
+    const scrub = (text: string): string => (text.includes(key) ? text.replaceAll(key, '***') : text);
+    if (message.kind === 'text') return { ...message, text: scrub(message.text) };
+    const scrubbed = { ...message, message: scrub(message.message) };
+    return typeof message.code === 'string' ? { ...scrubbed, code: scrub(message.code) } : scrubbed;
   }
 
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */

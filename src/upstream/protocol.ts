@@ -3,6 +3,7 @@
 // never throw.
 import { OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { decodeBase64, isBase64 } from '../base64.js';
+import { ILL_FORMED_TEXT, isWellFormed } from '../well-formed.js';
 
 export interface SessionStartInfo {
   sessionId: string;
@@ -109,14 +110,18 @@ export function parseUpstreamMessage(text: string): UpstreamMessage | Invalid {
     }
     case 'text':
       if (typeof obj.text !== 'string') return bad('text without a text string');
+      // Relayed to devices as it is: the one rule for text every transport accepts (well-formed.ts).
+      if (!isWellFormed(obj.text)) return bad(`text: the text ${ILL_FORMED_TEXT}`);
       if (obj.final !== undefined && typeof obj.final !== 'boolean') return bad('text with a non-boolean final');
       // A server that does not mark partial results only sends complete ones.
       return { kind: 'text', text: obj.text, final: obj.final ?? true };
     case 'error': {
       if (typeof obj.message !== 'string') return bad('error without a message string');
+      if (!isWellFormed(obj.message)) return bad(`error: the message ${ILL_FORMED_TEXT}`);
       const code = obj.code;
       if (code === undefined) return { kind: 'error', message: obj.message };
       if (typeof code !== 'string' && typeof code !== 'number') return bad('error with a code that is not a string or number');
+      if (typeof code === 'string' && !isWellFormed(code)) return bad(`error: the code ${ILL_FORMED_TEXT}`);
       return { kind: 'error', message: obj.message, code };
     }
     default:

@@ -125,6 +125,25 @@ test('received frames reach onMessage; invalid ones are counted, logged a few ti
   await l.close();
 });
 
+test('text and errors that quote the API key reach onMessage with the key replaced by ***', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l, received } = link(`ws://127.0.0.1:${server.port}`);
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'connection');
+  const socket = server.conns[0]!.socket;
+  socket.send('{"type":"error","message":"bad credentials: Bearer secret-key (secret-key)","code":"key secret-key"}');
+  socket.send('{"type":"text","text":"you said secret-key"}');
+  socket.send('{"type":"error","message":"secret","code":7}');
+  await waitUntil(() => received.length === 3, 'the three frames');
+  assert.deepEqual(received, [
+    { kind: 'error', message: 'bad credentials: Bearer *** (***)', code: 'key ***' },
+    { kind: 'text', text: 'you said ***', final: true },
+    { kind: 'error', message: 'secret', code: 7 },
+  ]);
+  await l.close();
+});
+
 test('back-pressure: audio is refused and counted once the socket holds more than the limit', async (t) => {
   const server = await upstream();
   t.after(() => server.close());

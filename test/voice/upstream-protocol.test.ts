@@ -53,6 +53,11 @@ test('parseUpstreamMessage table', () => {
     ['{"type":"text","text":"a","final":"yes"}', { kind: 'invalid', reason: 'text with a non-boolean final' }],
     ['{"type":"error"}', { kind: 'invalid', reason: 'error without a message string' }],
     ['{"type":"error","message":"m","code":{}}', { kind: 'invalid', reason: 'error with a code that is not a string or number' }],
+    // Relayed to devices: text with a lone surrogate has no UTF-8 form (MessagePack clients would get invalid bytes).
+    ['{"type":"text","text":"a\\ud800b"}', { kind: 'invalid', reason: 'text: the text must be well-formed Unicode text (it holds a lone UTF-16 surrogate)' }],
+    ['{"type":"error","message":"\\udfff"}', { kind: 'invalid', reason: 'error: the message must be well-formed Unicode text (it holds a lone UTF-16 surrogate)' }],
+    ['{"type":"error","message":"m","code":"E\\ud800"}', { kind: 'invalid', reason: 'error: the code must be well-formed Unicode text (it holds a lone UTF-16 surrogate)' }],
+    ['{"type":"text","text":"\\ud83d\\ude00"}', { kind: 'text', text: '\u{1F600}', final: true }],
   ];
   for (const [text, expected] of rows) assert.deepEqual(parseUpstreamMessage(text), expected, text);
 });
