@@ -43,7 +43,12 @@ export class UpstreamFrameWriter {
   private frames: Buffer[] = [];
   private bytes = 0;
 
-  constructor(private readonly socket: Socket) {}
+  private readonly socket: Socket;
+
+  /** `ws`: an open client socket; its TCP socket is taken now (rawSocket throws for a `ws` without one). */
+  constructor(private readonly ws: WebSocket) {
+    this.socket = rawSocket(ws);
+  }
 
   /** Bytes framed this turn, not yet handed to the socket. */
   get pendingBytes(): number { return this.bytes; }
@@ -96,7 +101,9 @@ export class UpstreamFrameWriter {
     this.frames = [];
     this.bytes = 0;
     writers.delete(this);
-    if (!this.socket.destroyed) this.socket.write(data);
+    // Once `ws` has written a close frame (the server closed during this turn), nothing may follow it;
+    // the server that closed would not read it either.
+    if (this.ws.readyState === this.ws.OPEN && !this.socket.destroyed) this.socket.write(data);
   }
 
   /** The connection is gone: what waits is dropped, as `ws` drops what it could not write. */

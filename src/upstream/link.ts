@@ -9,9 +9,8 @@ import type WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
-import { rawSocket, UpstreamFrameWriter } from './frame-writer.js';
+import { UpstreamFrameWriter } from './frame-writer.js';
 import { loadWebSocket } from './websocket.js';
-import type { Socket } from 'node:net';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -204,9 +203,9 @@ export class UpstreamVoiceLink {
       socket.once('error', (err) => fail(errorText(err)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
-        let raw: Socket;
+        let writer: UpstreamFrameWriter;
         try {
-          raw = rawSocket(socket);
+          writer = new UpstreamFrameWriter(socket);
         } catch (e) {
           fail(errorText(e));
           return;
@@ -215,7 +214,7 @@ export class UpstreamVoiceLink {
         this.attach(socket);
         socket.send(encodeStart(this.options.start));
         this.stats.framesSent++;
-        resolve({ socket, writer: new UpstreamFrameWriter(raw) });
+        resolve({ socket, writer });
       });
     });
   }

@@ -1,6 +1,6 @@
 // UpstreamFrameWriter against a real `ws` server on 127.0.0.1: what it frames must be read back as the
 // same text by a strict WebSocket server (masking, the three length forms, multi-byte UTF-8), a turn's
-// frames must leave in one socket write and in order, and a frame must never mix with `ws`' own.
+// frames must leave in one socket write and in order, and nothing may follow `ws`' close frame.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
@@ -24,7 +24,7 @@ async function pair() {
   const write = raw.write.bind(raw);
   raw.write = ((chunk: Buffer, ...rest: never[]) => { writes.push(chunk.length); return write(chunk, ...rest); }) as typeof raw.write;
   return {
-    client, raw, received, closes, writes, writer: new UpstreamFrameWriter(raw),
+    client, raw, received, closes, writes, writer: new UpstreamFrameWriter(client),
     close: () => new Promise<void>((resolve) => { client.terminate(); wss.close(() => resolve()); }),
   };
 }
@@ -102,6 +102,21 @@ test('discard() drops what waits: nothing is written at the turn\'s end', async 
     await waitUntil(() => p.received.length === 1, 'the frame sent after the discard');
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(p.received.map((r) => r.text), ['sent']);
+  } finally {
+    await p.close();
+  }
+});
+
+test('frames still waiting when ws has written its close frame are dropped, never written after it', async () => {
+  const p = await pair();
+  try {
+    p.writer.send('too late');
+    p.client.close(1000, 'bye');
+    await waitUntil(() => p.closes.length === 1, 'the close');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(p.received, []);
+    assert.deepEqual(p.closes, [1000]);
+    assert.equal(p.writer.pendingBytes, 0);
   } finally {
     await p.close();
   }
