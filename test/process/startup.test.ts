@@ -74,9 +74,10 @@ describe('start-up', () => {
     assert.match(res.stdout, /Mqtt\.Password = "\*\*\*"  \(flag\)/);
     assert.match(res.stdout, /VoiceService\.ApiKey = "\*\*\*"  \(env\)/);
     assert.match(res.stdout, /Server\.Port = 5000  \(file\)/);
-    // Not a number is bad usage (64); a number out of range is the configuration's verdict (78).
+    // Not a number and a number out of range are both the configuration's verdict (78), as from the file.
     const mistyped = await runBundle(['config', 'check', '--Server.Port', 'x']);
-    assert.equal(mistyped.code, 64);
+    assert.equal(mistyped.code, 78);
+    assert.match(mistyped.stderr, /^ {2}Server\.Port: "x" from flag --Server\.Port is invalid: must be an integer from 0 to 65535$/m);
     const bad = await runBundle(['config', 'check', '--Server.Port', '70000']);
     assert.equal(bad.code, 78);
   });
