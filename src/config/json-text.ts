@@ -3,6 +3,8 @@
 // they are. Errors carry line and column and never echo the file's text: it may hold secrets,
 // and V8's own JSON.parse messages quote it.
 
+import { isDeepStrictEqual } from 'node:util';
+
 export class JsonTextError extends Error {
   constructor(
     readonly line: number,
@@ -16,6 +18,29 @@ export class JsonTextError extends Error {
 
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const LITERALS: ReadonlyArray<readonly [string, unknown]> = [['true', true], ['false', false], ['null', null]];
+
+const isSection = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Folds `value`, given again under a key that `holder[key]` already has (ignoring case), into it: sections
+ * merge key by key, a setting must repeat its value. Returns the path below `key` of the first setting
+ * given two values, or undefined when they agree.
+ */
+function mergeDuplicate(holder: Record<string, unknown>, key: string, value: unknown): string[] | undefined {
+  const existing = holder[key];
+  if (!isSection(existing) || !isSection(value)) return isDeepStrictEqual(existing, value) ? undefined : [];
+  for (const [childKey, childValue] of Object.entries(value)) {
+    const folded = childKey.toLowerCase();
+    const match = Object.keys(existing).find((k) => k.toLowerCase() === folded);
+    if (match === undefined) {
+      existing[childKey] = childValue;
+      continue;
+    }
+    const conflict = mergeDuplicate(existing, match, childValue);
+    if (conflict !== undefined) return [childKey, ...conflict];
+  }
+  return undefined;
+}
 
 export function parseJsonText(text: string): unknown {
   return new Reader(text.startsWith('\uFEFF') ? text.slice(1) : text).document();
@@ -58,10 +83,13 @@ class Reader {
   private object(): Record<string, unknown> {
     // A null prototype: a key named "__proto__" is then just a key.
     const out = Object.create(null) as Record<string, unknown>;
-    // Configuration keys ignore case, so "Port" and "port" are the same key; .NET's JSON configuration
-    // provider refuses a file that gives one twice ("A duplicate key ... was found"), rather than
-    // letting the later silently win.
-    const seen = new Set<string>();
+    // Configuration keys ignore case, so "Port" and "port" are the same key. A section given twice is
+    // one section, as .NET reads it (its keys are paths: "Mqtt:Port"); a setting given twice with two
+    // values is refused rather than letting the later silently win, as .NET's JSON configuration
+    // provider refuses it ("A duplicate key ... was found"). Given twice with the same value it is
+    // accepted, since nothing is lost, and the package's own file once held such a key (an edited copy
+    // of it is kept by upgrades, and must still start). Kept by folded key: the first spelling's value.
+    const seen = new Map<string, string>();
     this.pos++;
     for (;;) {
       this.skip();
@@ -73,16 +101,23 @@ class Reader {
       const keyAt = this.pos;
       const key = this.string();
       const folded = key.toLowerCase();
-      if (seen.has(folded)) {
-        this.pos = keyAt;
-        this.fail(`duplicate key '${key.length > 64 ? `${key.slice(0, 64)}...` : key}' (keys ignore case): give each key once`);
-      }
-      seen.add(folded);
       this.skip();
       if (this.text[this.pos] !== ':') this.fail(`expected ':' after a property name but found ${this.describe()}`);
       this.pos++;
       this.skip();
-      out[key] = this.value();
+      const value = this.value();
+      const first = seen.get(folded);
+      if (first === undefined) {
+        seen.set(folded, key);
+        out[key] = value;
+      } else {
+        const conflict = mergeDuplicate(out, first, value);
+        if (conflict !== undefined) {
+          this.pos = keyAt;
+          const path = [key, ...conflict].join('.');
+          this.fail(`duplicate key '${path.length > 64 ? `${path.slice(0, 64)}...` : path}' with another value (keys ignore case): give each key once`);
+        }
+      }
       this.skip();
       if (this.text[this.pos] === ',') this.pos++;
       else if (this.text[this.pos] !== '}') this.fail(`expected ',' or '}' but found ${this.describe()}`);

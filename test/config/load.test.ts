@@ -89,6 +89,16 @@ describe('configuration file', () => {
     assert.equal(loaded.sources.get('VoiceService.ServerUrl'), 'file');
   });
 
+  it('accepts a key given twice with the same value (nothing is lost): the package\'s own file once did so', () => {
+    const loaded = loadConfig({ file: configFile('{ "VoiceService": { "OpusLibrary": "libopus.so.1", "opuslibrary": "libopus.so.1" }, "Mqtt": { "Port": 1884 }, "MQTT": { "Port": 1884 } }') });
+    assert.equal(loaded.config.VoiceService.OpusLibrary, 'libopus.so.1');
+    assert.equal(loaded.config.Mqtt.Port, 1884);
+    // A section given twice is one section, as .NET reads it: its settings merge.
+    const merged = loadConfig({ file: configFile('{ "Mqtt": { "Port": 1884 }, "MQTT": { "BrokerAddress": "broker.lan" } }') });
+    assert.equal(merged.config.Mqtt.Port, 1884);
+    assert.equal(merged.config.Mqtt.BrokerAddress, 'broker.lan');
+  });
+
   it('accepts .NET appsettings leniency: comments, trailing commas, a BOM, values as text', () => {
     const text = '\uFEFF{\n  // upstream\n  "VoiceService": { "AudioSampleRate": "48000", /* stereo */ "AudioChannels": 2, },\n  "ApiKeys": ["k1",],\n}\n';
     const loaded = loadConfig({ file: configFile(text) });

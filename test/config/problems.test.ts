@@ -169,8 +169,9 @@ describe('file problems', () => {
     ['{ "a": 1 } /* open', ':1:12: invalid JSON', /unterminated \/\* comment/],
     ['{ "a": "\\q" }', ':1:8: invalid JSON', /invalid escape/],
     ['{ "a": tru }', ':1:8: invalid JSON', /expected a value/],
-    ['{\n  "Mqtt": { "Port": 1883,\n    "Port": 1884 }\n}', ':3:5: invalid JSON', /duplicate key 'Port' \(keys ignore case\): give each key once$/],
-    ['{ "Mqtt": {}, "mqtt": {} }', ':1:15: invalid JSON', /duplicate key 'mqtt' \(keys ignore case\)/],
+    ['{\n  "Mqtt": { "Port": 1883,\n    "Port": 1884 }\n}', ':3:5: invalid JSON', /duplicate key 'Port' with another value \(keys ignore case\): give each key once$/],
+    ['{ "Mqtt": { "Port": 1 }, "mqtt": { "port": 2 } }', ':1:26: invalid JSON', /duplicate key 'mqtt\.port' with another value \(keys ignore case\)/],
+    ['{ "Mqtt": { "Port": 1 }, "mqtt": 5 }', ':1:26: invalid JSON', /duplicate key 'mqtt' with another value/],
   ];
   for (const [text, where, reason] of badJson) {
     it(`invalid JSON ${JSON.stringify(text)} names the file, line and column`, () => {
