@@ -8,14 +8,11 @@
 // is paused meanwhile, so what the client sends next waits in the kernel, not in the service.
 import type { HttpResponse } from 'uWebSockets.js';
 
-/** Writes the status line and headers already given, then `body`; `finished` once all of it is out. */
-export function endBounded(res: HttpResponse, body: string | Buffer, finished?: () => void): void {
+/** Ends the response (its status line and headers already written) with `body`, all of it now or as the socket drains. */
+export function endBounded(res: HttpResponse, body: string | Buffer): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   const [, done] = res.tryEnd(body, size);
-  if (done) {
-    finished?.();
-    return;
-  }
+  if (done) return;
   const rest = typeof body === 'string' ? Buffer.from(body) : body;
   let aborted = false;
   // uWS ends the process when a handler returns leaving a response unfinished without an abort handler;
@@ -27,10 +24,7 @@ export function endBounded(res: HttpResponse, body: string | Buffer, finished?: 
   res.onWritable((offset) => {
     if (aborted) return true;
     const [ok, sent] = res.tryEnd(rest.subarray(offset), size);
-    if (sent) {
-      res.resume();
-      finished?.();
-    }
+    if (sent) res.resume();
     return ok;
   });
 }
