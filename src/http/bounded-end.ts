@@ -8,9 +8,25 @@
 // is paused meanwhile, so what the client sends next waits in the kernel, not in the service.
 import type { HttpResponse } from 'uWebSockets.js';
 
-/** Ends the response (its status line and headers already written) with `body`, all of it now or as the socket drains. */
-export function endBounded(res: HttpResponse, body: string | Buffer): void {
+/**
+ * Ends the response (its status line and headers already written) with `body`, all of it now or as the
+ * socket drains. The answer to a HEAD request has no body (RFC 9110 section 9.3.2): its Content-Length
+ * says what a GET would get, and the connection's next answer starts right after the headers.
+ */
+export function endBounded(res: HttpResponse, body: string | Buffer, head = false, closeConnection = false): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  // A closing answer is the connection's last: nothing can pile up behind it, nor be read after it.
+  if (closeConnection) {
+    res.end(body, true);
+    return;
+  }
+  if (head) {
+    // The header by hand: this uWS build's endWithoutBody(length) leaves the response unfinished (uWS
+    // then ends the process when the handler returns); without a length it writes none of its own.
+    res.writeHeader('Content-Length', String(size));
+    res.endWithoutBody();
+    return;
+  }
   const [, done] = res.tryEnd(body, size);
   if (done) return;
   const rest = typeof body === 'string' ? Buffer.from(body) : body;

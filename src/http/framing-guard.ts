@@ -2,6 +2,7 @@
 // negotiate and WebSocket upgrade): one place that decides how an ill-framed request is refused.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { checkFraming, headerLines, type HeaderLines } from './framing.js';
+import { endBounded } from './bounded-end.js';
 import { problem } from './problem.js';
 import { statusLine } from './status-text.js';
 
@@ -21,13 +22,14 @@ export function refuseIllFramed(res: HttpResponse, req: HttpRequest, lines: Head
     aborted = true;
   });
   const body = JSON.stringify(problem(error.status, error.detail));
+  const head = req.getMethod().toUpperCase() === 'HEAD';
   setImmediate(() => {
     if (aborted) return;
     res.cork(() => {
       res.writeStatus(statusLine(error.status));
       res.writeHeader('Content-Type', 'application/problem+json');
       res.writeHeader('X-Content-Type-Options', 'nosniff');
-      res.end(body, true);
+      endBounded(res, body, head, true);
     });
     refused?.(error.status);
   });

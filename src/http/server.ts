@@ -62,7 +62,7 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
   endOfTurn ??= setImmediate(pauseUnanswered);
 }
 
-function writeReply(res: HttpResponse, state: ResponseState, reply: RenderedReply, closeConnection = false): void {
+function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, closeConnection = false): void {
   if (state.aborted || state.done) return;
   state.done = true;
   res.cork(() => {
@@ -71,14 +71,12 @@ function writeReply(res: HttpResponse, state: ResponseState, reply: RenderedRepl
     state.paused = false;
     res.writeStatus(reply.statusLine);
     for (const [k, v] of reply.headers) res.writeHeader(k, v);
-    // A closing answer is the connection's last: nothing can pile up behind it.
-    if (closeConnection) res.end(reply.payload, true);
-    else endBounded(res, reply.payload);
+    endBounded(res, reply.payload, head, closeConnection);
   });
 }
 
 /** The exchange over one uWS response: body from onData, pausing and the after-the-read rules. */
-function uwsExchange(res: HttpResponse, state: ResponseState): HttpExchange {
+function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): HttpExchange {
   return {
     readBody: (maxBytes) => readBody(res, state, maxBytes),
     readyToRun: (method) => {
@@ -93,13 +91,13 @@ function uwsExchange(res: HttpResponse, state: ResponseState): HttpExchange {
     },
     send: (reply, close, written) => {
       if (!close) {
-        writeReply(res, state, reply);
+        writeReply(res, state, head, reply);
         written();
         return;
       }
       // Written once uWS has parsed the rest of this read, so nothing behind it runs (see above).
       setImmediate(() => {
-        writeReply(res, state, reply, true);
+        writeReply(res, state, head, reply, true);
         written();
       });
     },
@@ -114,7 +112,7 @@ export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: 
     res.onAborted(() => {
       state.aborted = true;
     });
-    pipeline(request, uwsExchange(res, state));
+    pipeline(request, uwsExchange(res, state, request.method === 'HEAD'));
   });
 }
 

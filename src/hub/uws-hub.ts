@@ -68,11 +68,11 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
-function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8'): void {
+function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', head = false): void {
   res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
-  endBounded(res, body);
+  endBounded(res, body, head);
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -124,12 +124,13 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     }
     // Ambiguous framing is refused here as on every route, or a request smuggled behind it would run.
     if (refuseIllFramed(res, req)) return;
+    const method = req.getMethod().toUpperCase();
+    const head = method === 'HEAD';
     const refusal = admission(req, secure);
     if (refusal) {
-      reply(res, refusal.status, refusal.text, refusal.headers);
+      reply(res, refusal.status, refusal.text, refusal.headers, undefined, head);
       return;
     }
-    const method = req.getMethod().toUpperCase();
     const origin = req.getHeader('origin');
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
@@ -141,12 +142,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
     // and the WebSocket it leads to would be refused anyway.
     if (!cors.admits(origin, req.getHeader('host'))) {
-      reply(res, 403, 'Origin not allowed', cors.headers(origin));
+      reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, head);
       return;
     }
     const corsHeaders = cors.headers(origin);
     if (method !== 'POST') {
-      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' });
+      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' }, undefined, head);
       return;
     }
     const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));

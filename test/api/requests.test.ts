@@ -1,6 +1,7 @@
 // Request handling at the HTTP edge: routing, media types, size limits, malformed input.
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { call } from '../support/http.js';
@@ -67,6 +68,27 @@ describe('request handling', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.json.detail, 'The request body is not valid JSON.');
     assert.deepEqual(bad.json.errors, { $: ['The encoded data was not valid for encoding utf-8'] });
+  });
+
+  it('answers HEAD without a body, so the next answer on the connection starts right after its headers', async () => {
+    const { port } = new URL(svc.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = netConnect(Number(port), '127.0.0.1', () => {
+        socket.write('HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      });
+      let data = '';
+      socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error('no answer')));
+    });
+    const [headHead, afterHead] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
+    assert.match(headHead, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(headHead)?.[1]);
+    assert.ok(length > 0, 'Content-Length says what a GET would get');
+    assert.match(afterHead, /^HTTP\/1\.1 404 Not Found\r\n/, 'no body between the HEAD answer and the next');
+    const get = await call(svc.url, 'GET', '/api/nothing', { headers: { 'x-probe': '1' } });
+    assert.equal(get.status, 404);
   });
 
   it('answers 413 for a body over Server.MaxBodyBytes, declared or streamed', async () => {

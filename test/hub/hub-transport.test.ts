@@ -3,6 +3,7 @@
 // several messages per frame, client and handshake timeouts, and the slow-client policy.
 import { decode, encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
+import { connect as netConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { corsPolicy } from '../../src/http/cors.js';
 import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
@@ -140,6 +141,24 @@ describe('negotiate and upgrade', () => {
     const res = await fetch(`${hub.url}/negotiate`);
     assert.equal(res.status, 405);
     assert.match(res.headers.get('allow') ?? '', /POST/);
+  });
+
+  it('HEAD on negotiate gets 405 without a body: the next answer on the connection follows its headers', async () => {
+    const url = new URL(hub.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = netConnect(Number(url.port), '127.0.0.1', () => {
+        socket.write(`HEAD ${url.pathname}/negotiate HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET ${url.pathname}/negotiate HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      });
+      let data = '';
+      socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error('no answer')));
+    });
+    const end = text.indexOf('\r\n\r\n');
+    assert.match(text.slice(0, end), /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
+    assert.match(text.slice(0, end), /\r\ncontent-length: 18(\r\n|$)/i, 'the length of the text a GET gets');
+    assert.match(text.slice(end + 4), /^HTTP\/1\.1 405 Method Not Allowed\r\n[\s\S]*\r\n\r\nMethod not allowed$/);
   });
 
   it('a failing authentication answers 401 on negotiate and on the upgrade', async () => {
