@@ -1,9 +1,9 @@
 // Configuration on the command line: `--config FILE`, any key in dot form (`--Server.Port 5001`,
 // `--ApiKeys.0 k`, `--AllowedHosts h`, case-insensitive as in the file) and the short flags
-// (`--port`, `--data-dir`, ...) mapped to their keys. Only the shape of a value is checked here (a
-// whole number for an integer key, true or false for a boolean one, given once, not missing): that is
-// bad usage, exit 64. Whether the value is allowed (a port above 65535) is the configuration's
-// judgement, the same for a file, the environment and a flag: exit 78.
+// (`--port`, `--data-dir`, ...) mapped to their keys. Only the use of the flag is checked here (given
+// once, not missing its value): that is bad usage, exit 64. Whether the value is allowed, of the wrong
+// type (`--port abc`) or out of range (`--port 70000`), is the configuration's judgement, the same for a
+// file, the environment and a flag: exit 78.
 import { SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
 import { singleText, yargsOption, type Read } from './options.js';

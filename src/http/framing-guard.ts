@@ -2,7 +2,6 @@
 // negotiate and WebSocket upgrade): one place that decides how an ill-framed request is refused.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { checkFraming, headerLines, type HeaderLines } from './framing.js';
-import { endBounded } from './bounded-end.js';
 import { problem } from './problem.js';
 import { statusLine } from './status-text.js';
 
@@ -22,14 +21,14 @@ export function refuseIllFramed(res: HttpResponse, req: HttpRequest, lines: Head
     aborted = true;
   });
   const body = JSON.stringify(problem(error.status, error.detail));
-  const head = req.getMethod().toUpperCase() === 'HEAD';
   setImmediate(() => {
     if (aborted) return;
     res.cork(() => {
       res.writeStatus(statusLine(error.status));
       res.writeHeader('Content-Type', 'application/problem+json');
       res.writeHeader('X-Content-Type-Options', 'nosniff');
-      endBounded(res, body, head, true);
+      // Closing: even for HEAD the body goes, since nothing is read after it (bounded-end.ts).
+      res.end(body, true);
     });
     refused?.(error.status);
   });

@@ -63,8 +63,11 @@ export function componentSchemas(): Record<string, Json> {
 }
 
 export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOptions): Json {
-  const settings = { apiKeysEnabled: opts.apiKeysEnabled, requireDeviceToken: opts.requireDeviceToken ?? true };
-  const described = { ...settings, statefulReconnect: opts.statefulReconnect ?? true };
+  const settings = {
+    apiKeysEnabled: opts.apiKeysEnabled,
+    requireDeviceToken: opts.requireDeviceToken ?? true,
+    statefulReconnect: opts.statefulReconnect ?? true,
+  };
   const documented = routes.filter((r) => r.documented !== false);
   const schemas = componentSchemas();
   const paths: Record<string, Json> = {};
@@ -84,7 +87,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
     info: {
       title: 'voice-hub',
       version: opts.version,
-      description: apiDescription(described),
+      description: apiDescription(settings),
       license: { name: 'MIT' },
     },
     tags: tags.map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
