@@ -26,6 +26,17 @@ let heldSince = 0;
 let scheduled = false;
 /** Set while releaseHeld() runs: work a flush adds goes out in the same pass. */
 let releasing = false;
+/** Where the hold's milliseconds come from; tests swap it so that a loaded machine cannot decide them. */
+let clock: () => number = () => performance.now();
+
+/** Replaces the clock the hold is measured on (tests only); returns a function that puts it back. */
+export function useClock(next: () => number): () => void {
+  const previous = clock;
+  clock = next;
+  return () => {
+    clock = previous;
+  };
+}
 
 function releaseHeld(): void {
   releasing = true;
@@ -55,7 +66,7 @@ export class EndOfTurn<T> {
 
   /** Adds `item` for this turn's end; false when it is already waiting (nothing changes). */
   add(item: T): boolean {
-    const now = performance.now();
+    const now = clock();
     if (held.size > 0 && now - heldSince >= MAX_HOLD_MS && !releasing) releaseHeld();
     if (this.pending.has(item)) return false;
     if (this.pending.size === 0) {
