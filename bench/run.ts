@@ -1,12 +1,12 @@
 // `npm run bench` (issue 6 "Benchmarks"): builds the bundle, runs each section against the service
 // as users run it (node dist/voice-hub.cjs, load from other processes, all on 127.0.0.1), prints
 // one table with every figure beside its baseline from the same run and PASS/FAIL per target, and
-// writes bench-results.json. Flags: --quick (short durations), --only <id[,id...]>.
+// writes bench-results.json. Flags: --quick (short durations), --only <id[,id...]>, the rest in --help.
 import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchContext, type Section } from './lib/context.js';
+import { BenchContext, type BenchOptions, type Section } from './lib/context.js';
 import { ROOT, RUN_DIR } from './lib/proc.js';
 import { renderNotes, renderTable, type Row } from './lib/report.js';
 import { ensureWrk } from './lib/wrk.js';
@@ -14,7 +14,7 @@ import { ceilingSection } from './sections/ceiling.js';
 import { httpSection } from './sections/http.js';
 import { hubSection } from './sections/hub.js';
 import { floorSection } from './sections/floor.js';
-import { streamingSection } from './sections/streaming.js';
+import { DEFAULT_DEVICE_COUNTS, streamingSection } from './sections/streaming.js';
 import { memorySection } from './sections/memory.js';
 import { startupSection } from './sections/startup.js';
 import { opusSection } from './sections/opus.js';
@@ -25,8 +25,9 @@ const SECTIONS: Section[] = [
   ceilingSection, httpSection, hubSection, floorSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
 ];
 
-function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined; cpuProf: boolean; serviceEnv: Record<string, string>; node: string } {
+function parseArgs(argv: string[]): BenchOptions & { node: string } {
   let quick = false;
+  let devices: number[] | undefined;
   let node = process.execPath;
   let cpuProf = false;
   const serviceEnv: Record<string, string> = {};
@@ -41,20 +42,26 @@ function parseArgs(argv: string[]): { quick: boolean; only: string[] | undefined
       serviceEnv[k] = v.join('=');
     }
     else if (a === '--node') node = argv[++i] ?? '';
+    else if (a === '--devices') {
+      const text = argv[++i] ?? '';
+      devices = text.split(',').map(Number);
+      if (devices.length === 0 || devices.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--devices needs positive whole numbers separated by commas, got '${text}'`);
+    }
     else if (a === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a.startsWith('--only=')) only = a.slice('--only='.length).split(',').filter(Boolean);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH]\n`
+      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH] [--devices N[,N...]]\n`
         + '  --cpu-prof: every service started writes a V8 CPU profile to $TMPDIR/voice-hub-bench-profiles/ (figures are then not comparable)\n'
         + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=73728\n'
-        + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n');
+        + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n'
+        + `  --devices: the device counts of section 4 (default ${DEFAULT_DEVICE_COUNTS.join(',')}); the floor runs beside the latency target's count when it is one of them\n`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
   const unknown = only?.filter((id) => !SECTIONS.some((s) => s.id === id || s.number === id)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => s.id).join(', ')}`);
   if (!node) throw new Error('--node needs the path of a node binary');
-  return { quick, only, cpuProf, serviceEnv, node };
+  return { quick, only, cpuProf, serviceEnv, node, devices };
 }
 
 async function main(): Promise<void> {

@@ -10,6 +10,8 @@ export interface BenchOptions {
   only: string[] | undefined;
   cpuProf: boolean;
   serviceEnv: Record<string, string>;
+  /** Section 4's device counts, when not its defaults. */
+  devices?: number[] | undefined;
 }
 
 export class BenchContext {
