@@ -54,7 +54,7 @@ function parseArgs(argv: string[]): BenchOptions & { node: string } {
         + '  --cpu-prof: every service started writes a V8 CPU profile to $TMPDIR/voice-hub-bench-profiles/ (figures are then not comparable)\n'
         + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=73728\n'
         + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n'
-        + `  --devices: the device counts of section 4 (default ${DEFAULT_DEVICE_COUNTS.join(',')}); the floor runs beside the latency target's count when it is one of them\n`);
+        + `  --devices: the device counts of section 4 (default ${DEFAULT_DEVICE_COUNTS.join(',')}); the floor runs beside each of them\n`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

@@ -3,8 +3,8 @@
 // threads: above 100 % when it uses both cores), RSS, lost packets, p99. The baseline is what bare uWS
 // spends echoing the same number of messages per second. The load generator shares the machine's
 // cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
-// service, would then be what limits the figures. At the latency target's device count the same load
-// also runs against the floor (bench/servers/floor-server.ts, decoding every answer): what a program
+// service, would then be what limits the figures. At the latency target's device count (and at every
+// count given with --devices) the same load also runs against the floor (bench/servers/floor-server.ts, decoding every answer): what a program
 // doing only the socket work and the decode reaches on this machine, next to the same generator and
 // echo server.
 import { startSessions, type Session } from '../lib/api.js';
@@ -93,7 +93,8 @@ export const streamingSection: Section = {
         } finally {
           await service.stop();
         }
-        if (n === P99_TARGET.devices) rows.push(await floorRow(n, serviceP99));
+        // Counts chosen with --devices trace the latency curve, so the floor runs beside each of them.
+        if (n === P99_TARGET.devices || ctx.options.devices) rows.push(await floorRow(n, serviceP99));
       }
     } finally {
       await echo.stop();
