@@ -4,9 +4,9 @@
 // spends echoing the same number of messages per second. The load generator shares the machine's
 // cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
 // service, would then be what limits the figures. At the latency target's device count (and at every
-// count given with --devices) the same load also runs against the floor (bench/servers/floor-server.ts, decoding every answer): what a program
-// doing only the socket work and the decode reaches on this machine, next to the same generator and
-// echo server.
+// count given with --devices) the same load also runs against the floor (bench/servers/floor-server.ts,
+// decoding every answer): what a program doing only the socket work and the decode reaches on this
+// machine, next to the same generator and echo server.
 import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
