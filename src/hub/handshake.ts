@@ -43,25 +43,42 @@ export function parseHandshakeRequest(buffer: Uint8Array, maxMessageSize: number
   }
   const { protocol, version } = obj as Record<string, unknown>;
   if (typeof protocol !== 'string') throw new InvalidDataError("Missing required property 'protocol'.");
-  if (typeof version !== 'number' || !Number.isInteger(version)) throw new InvalidDataError("Missing required property 'version'.");
+  // ASP.NET reads the version as an Int32: one out of its range fails the handshake, not the version check.
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < INT32_MIN || version > INT32_MAX) {
+    throw new InvalidDataError("Missing required property 'version'.");
+  }
   return { kind: 'request', request: { protocol, version }, rest: buffer.subarray(end + 1) };
 }
 
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
 /**
- * The newest protocol version understood. Version 2 only adds stateful reconnect, which is used
- * when negotiated; this server never offers it, so version 2 behaves as version 1.
+ * The newest protocol version understood. Version 2 adds stateful reconnect, used when negotiate
+ * agreed to it; without that, version 2 behaves as version 1.
  */
 export const MAX_PROTOCOL_VERSION = 2;
 
 export type ProtocolChoice = { readonly protocol: ProtocolName } | { readonly error: string };
 
+const PROTOCOLS: readonly ProtocolName[] = ['json', 'messagepack'];
+
+/** ASCII letters folded only: OrdinalIgnoreCase would not take the Kelvin sign for a `k`, as toLowerCase does. */
+const foldAscii = (s: string): string => s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+
+/**
+ * As ASP.NET Core's DefaultHubProtocolResolver and its protocols' IsVersionSupported decide: the name
+ * matched ignoring case (its protocols sit in an OrdinalIgnoreCase dictionary), and any version up to
+ * the newest (`version <= Version`: older ones, 0 and below included, are taken). Error texts quote
+ * the name as the client sent it.
+ */
 export function chooseProtocol(request: HandshakeRequest): ProtocolChoice {
   const name = request.protocol;
-  if (name !== 'json' && name !== 'messagepack') return { error: ErrorText.protocolNotSupported(name) };
-  if (request.version < 0 || request.version > MAX_PROTOCOL_VERSION) {
-    return { error: ErrorText.versionNotSupported(name, request.version) };
-  }
-  return { protocol: name };
+  const folded = foldAscii(name);
+  const protocol = PROTOCOLS.find((p) => p === folded);
+  if (protocol === undefined) return { error: ErrorText.protocolNotSupported(name) };
+  if (request.version > MAX_PROTOCOL_VERSION) return { error: ErrorText.versionNotSupported(name, request.version) };
+  return { protocol };
 }
 
 /** `{}` + 0x1E on success, `{"error":"..."}` + 0x1E on failure. */

@@ -31,6 +31,7 @@ describe('handshake request', () => {
     ['protocol not a string', '{"protocol":1,"version":1}\u001e'],
     ['no version', '{"protocol":"json"}\u001e'],
     ['fractional version', '{"protocol":"json","version":1.5}\u001e'],
+    ['a version past Int32', '{"protocol":"json","version":2147483648}\u001e'],
     ['invalid UTF-8', '\u00ff'],
   ];
   for (const [name, input] of bad) {
@@ -52,9 +53,14 @@ describe('protocol choice', () => {
     ['messagepack', 1, 'messagepack'],
     ['json', 2, 'json'],
     ['xml', 1, "The protocol 'xml' is not supported."],
-    ['JSON', 1, "The protocol 'JSON' is not supported."],
+    // ASP.NET Core: names ignore case, any version up to 2 is taken (IsVersionSupported is `version <= 2`).
+    ['JSON', 1, 'json'],
+    ['MessagePack', 2, 'messagepack'],
+    ['messagepack', -1, 'messagepack'],
+    ['json', 0, 'json'],
+    ['messagepac\u212A', 1, "The protocol 'messagepac\u212A' is not supported."],
+    ['jsoN', 3, "The server does not support version 3 of the 'jsoN' protocol."],
     ['json', 3, "The server does not support version 3 of the 'json' protocol."],
-    ['messagepack', -1, "The server does not support version -1 of the 'messagepack' protocol."],
   ];
   for (const [protocol, version, expected] of table) {
     it(`${protocol} v${version}`, () => {
