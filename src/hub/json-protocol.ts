@@ -22,6 +22,16 @@ function requireString(obj: Json, name: string): string {
   return v;
 }
 
+/**
+ * The id of a message that answers or refers to an invocation: ASP.NET refuses an empty one as missing
+ * (string.IsNullOrEmpty), which closes the connection; only an Invocation may go without.
+ */
+function requireInvocationId(obj: Json): string {
+  const id = requireString(obj, 'invocationId');
+  if (id === '') throw new InvalidDataError("Missing required property 'invocationId'.");
+  return id;
+}
+
 function optionalString(obj: Json, name: string): string | undefined {
   const v = obj[name];
   if (v === undefined || v === null) return undefined;
@@ -94,19 +104,19 @@ export function decodeJsonMessage(text: string): HubMessage | null {
       return {
         type: MessageType.StreamInvocation,
         headers: readHeaders(obj),
-        invocationId: requireString(obj, 'invocationId'),
+        invocationId: requireInvocationId(obj),
         target: requireString(obj, 'target'),
         arguments: requireArray(obj, 'arguments'),
         streamIds: readStreamIds(obj),
       };
     case MessageType.StreamItem: {
       // The id first, so a message missing both is refused for its id, as ASP.NET Core refuses it.
-      const invocationId = requireString(obj, 'invocationId');
+      const invocationId = requireInvocationId(obj);
       if (!('item' in obj)) throw new InvalidDataError("Missing required property 'item'.");
       return { type: MessageType.StreamItem, headers: readHeaders(obj), invocationId, item: obj.item };
     }
     case MessageType.Completion: {
-      const invocationId = requireString(obj, 'invocationId');
+      const invocationId = requireInvocationId(obj);
       const error = optionalString(obj, 'error');
       const hasResult = 'result' in obj;
       if (error !== undefined && hasResult) {
@@ -117,7 +127,7 @@ export function decodeJsonMessage(text: string): HubMessage | null {
         : { type: MessageType.Completion, headers: readHeaders(obj), invocationId, result: obj.result, hasResult };
     }
     case MessageType.CancelInvocation:
-      return { type: MessageType.CancelInvocation, headers: readHeaders(obj), invocationId: requireString(obj, 'invocationId') };
+      return { type: MessageType.CancelInvocation, headers: readHeaders(obj), invocationId: requireInvocationId(obj) };
     case MessageType.Ping:
       return { type: MessageType.Ping };
     case MessageType.Close: {

@@ -32,10 +32,11 @@ function need(items: unknown[], count: number, what: string): void {
   if (items.length < count) throw new InvalidDataError(`Invalid payload for ${what} message.`);
 }
 
+/** ASP.NET's reader refuses empty header names and values, as it refuses nil ones. */
 function headersAt(items: unknown[]): MessageHeaders {
   const v = items[1];
-  if (!isMap(v) || !Object.values(v).every((x) => typeof x === 'string')) {
-    throw new InvalidDataError('Invalid headers: expected a map of strings.');
+  if (!isMap(v) || !Object.entries(v).every(([key, x]) => key !== '' && typeof x === 'string' && x !== '')) {
+    throw new InvalidDataError('Invalid headers: expected a map of non-empty strings.');
   }
   return v as MessageHeaders;
 }
@@ -43,6 +44,16 @@ function headersAt(items: unknown[]): MessageHeaders {
 function stringAt(items: unknown[], index: number, name: string): string {
   const v = items[index];
   if (typeof v !== 'string') throw new InvalidDataError(`Reading '${name}' as String failed.`);
+  return v;
+}
+
+/**
+ * A target, or the id of a message that refers to an invocation: ASP.NET's MessagePack reader refuses
+ * an empty one as it refuses nil (ThrowIfNullOrEmpty), which closes the connection.
+ */
+function nonEmptyAt(items: unknown[], index: number, name: string): string {
+  const v = stringAt(items, index, name);
+  if (v === '') throw new InvalidDataError(`Null or empty '${name}'.`);
   return v;
 }
 
@@ -55,7 +66,7 @@ function arrayAt(items: unknown[], index: number, name: string): unknown[] {
 function streamIdsAt(items: unknown[]): string[] | undefined {
   if (items.length < 6) return undefined;
   const ids = arrayAt(items, 5, 'streamIds');
-  if (!ids.every((id) => typeof id === 'string')) throw new InvalidDataError("Reading 'streamIds' failed.");
+  if (!ids.every((id) => typeof id === 'string' && id !== '')) throw new InvalidDataError("Reading 'streamIds' failed.");
   return ids as string[];
 }
 
@@ -77,6 +88,13 @@ function argumentsAt(items: unknown[], failure: BindingFailure | undefined): { a
   return Array.isArray(v) ? { arguments: v } : { arguments: [], bindingFailure: "Reading array length for 'arguments' failed." };
 }
 
+/** ASP.NET reads the error as a string that may be nil: a completion with no error text, not a broken message. */
+function errorCompletion(headers: MessageHeaders, invocationId: string, error: unknown): HubMessage {
+  if (error === null) return { type: MessageType.Completion, headers, invocationId, hasResult: false };
+  if (typeof error !== 'string') throw new InvalidDataError("Reading 'error' as String failed.");
+  return { type: MessageType.Completion, headers, invocationId, error, hasResult: false };
+}
+
 export function decodeMessagePackItems(items: unknown, argumentsFailure?: BindingFailure): HubMessage | null {
   if (!Array.isArray(items) || items.length === 0) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
   const type = items[0];
@@ -87,7 +105,7 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
       const id = items[2];
       if (id !== null && typeof id !== 'string') throw new InvalidDataError("Reading 'invocationId' as String failed.");
       const headers = headersAt(items);
-      const target = stringAt(items, 3, 'target');
+      const target = nonEmptyAt(items, 3, 'target');
       const args = argumentsAt(items, argumentsFailure);
       return {
         type: MessageType.Invocation,
@@ -101,8 +119,8 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
     case MessageType.StreamInvocation: {
       need(items, 5, 'StreamInvocation');
       const headers = headersAt(items);
-      const invocationId = stringAt(items, 2, 'invocationId');
-      const target = stringAt(items, 3, 'target');
+      const invocationId = nonEmptyAt(items, 2, 'invocationId');
+      const target = nonEmptyAt(items, 3, 'target');
       const args = argumentsAt(items, argumentsFailure);
       return {
         type: MessageType.StreamInvocation,
@@ -115,15 +133,15 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
     }
     case MessageType.StreamItem:
       need(items, 4, 'StreamItem');
-      return { type: MessageType.StreamItem, headers: headersAt(items), invocationId: stringAt(items, 2, 'invocationId'), item: items[3] };
+      return { type: MessageType.StreamItem, headers: headersAt(items), invocationId: nonEmptyAt(items, 2, 'invocationId'), item: items[3] };
     case MessageType.Completion: {
       need(items, 4, 'Completion');
       const headers = headersAt(items);
-      const invocationId = stringAt(items, 2, 'invocationId');
+      const invocationId = nonEmptyAt(items, 2, 'invocationId');
       switch (items[3]) {
         case ResultKind.Error:
           need(items, 5, 'Completion');
-          return { type: MessageType.Completion, headers, invocationId, error: stringAt(items, 4, 'error'), hasResult: false };
+          return errorCompletion(headers, invocationId, items[4]);
         case ResultKind.Void:
           return { type: MessageType.Completion, headers, invocationId, hasResult: false };
         case ResultKind.NonVoid:
@@ -135,7 +153,7 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
     }
     case MessageType.CancelInvocation:
       need(items, 3, 'CancelInvocation');
-      return { type: MessageType.CancelInvocation, headers: headersAt(items), invocationId: stringAt(items, 2, 'invocationId') };
+      return { type: MessageType.CancelInvocation, headers: headersAt(items), invocationId: nonEmptyAt(items, 2, 'invocationId') };
     case MessageType.Ping:
       return { type: MessageType.Ping };
     case MessageType.Close: {
