@@ -60,6 +60,16 @@ function requireSequenceId(obj: Json): number {
   return v;
 }
 
+/**
+ * ASP.NET reads the type with GetInt32: a fraction or a number past Int32 is no message type, and the
+ * connection is closed, where an unknown integer type is a message to ignore.
+ */
+function requireMessageType(obj: Json): number {
+  const v = requireNumber(obj, 'type');
+  if (!Number.isInteger(v) || v < -(2 ** 31) || v >= 2 ** 31) throw new InvalidDataError("Expected 'type' to be of type Int32.");
+  return v;
+}
+
 function readHeaders(obj: Json): MessageHeaders | undefined {
   const v = obj.headers;
   if (v === undefined || v === null) return undefined;
@@ -87,7 +97,7 @@ export function decodeJsonMessage(text: string): HubMessage | null {
     throw new InvalidDataError(`Error reading JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!isObject(obj)) throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
-  const type = requireNumber(obj, 'type');
+  const type = requireMessageType(obj);
   switch (type) {
     case MessageType.Invocation: {
       const invocationId = optionalString(obj, 'invocationId');

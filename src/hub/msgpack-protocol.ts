@@ -7,7 +7,7 @@ import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayItems } from './msgpack-walk.js';
+import { arrayItems, isIntegerItem } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -98,7 +98,9 @@ function errorCompletion(headers: MessageHeaders, invocationId: string, error: u
 export function decodeMessagePackItems(items: unknown, argumentsFailure?: BindingFailure): HubMessage | null {
   if (!Array.isArray(items) || items.length === 0) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
   const type = items[0];
-  if (typeof type !== 'number' || !Number.isInteger(type)) throw new InvalidDataError("Reading 'type' as Int32 failed.");
+  if (typeof type !== 'number' || !Number.isInteger(type) || type < -(2 ** 31) || type >= 2 ** 31) {
+    throw new InvalidDataError("Reading 'type' as Int32 failed.");
+  }
   switch (type) {
     case MessageType.Invocation: {
       need(items, 5, 'Invocation');
@@ -243,6 +245,19 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unk
   throw invalid();
 }
 
+/**
+ * The integers ASP.NET reads with ReadInt32/ReadInt64 (the type, a sequence id, a result kind) must
+ * come in an integer format: MessagePack-CSharp refuses a float there, even 1.0, and so the message.
+ */
+function requireIntegerFormats(body: Uint8Array, message: HubMessage | null): void {
+  if (isIntegerItem(body, 0) === false) throw new InvalidDataError("Reading 'type' as Int32 failed.");
+  const type = message?.type;
+  if ((type === MessageType.Ack || type === MessageType.Sequence) && isIntegerItem(body, 1) === false) {
+    throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
+  }
+  if (type === MessageType.Completion && isIntegerItem(body, 3) === false) throw new InvalidDataError("Reading 'resultKind' as Int32 failed.");
+}
+
 /** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */
 export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
   const decoder = decoderFor(maxMessageSize);
@@ -251,13 +266,15 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
     binary: true,
     read: readBinaryMessage,
     decode: (body) => {
-      let items: unknown;
+      let message: HubMessage | null;
       try {
-        items = decoder.decode(body);
+        message = decodeMessagePackItems(decoder.decode(body));
       } catch (e) {
-        return decodeItemsSeparately(body, decoder, e);
+        if (e instanceof InvalidDataError) throw e;
+        message = decodeItemsSeparately(body, decoder, e);
       }
-      return decodeMessagePackItems(items);
+      requireIntegerFormats(body, message);
+      return message;
     },
     // bin values come back as views into the body.
     decodesViews: true,

@@ -79,3 +79,25 @@ export function arrayItems(body: Uint8Array): [number, number][] {
   if (pos !== body.length) throw new InvalidDataError('Invalid MessagePack: bytes after the message.');
   return ranges;
 }
+
+const isIntegerFormat = (b: number): boolean => b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xd3);
+
+/**
+ * Whether item `index` of the array that is `body` is written in an integer format; undefined when the
+ * array is broken or shorter (the decoder reports that). A decoded 1.0 cannot be told from a decoded 1:
+ * only the bytes say it came as a float, which ASP.NET's integer reads refuse.
+ */
+export function isIntegerItem(body: Uint8Array, index: number): boolean | undefined {
+  const b = body[0];
+  if (b === undefined || !((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) return undefined;
+  try {
+    const { size, children } = header(body, 0);
+    if (index >= children) return undefined;
+    let pos = size;
+    for (let i = 0; i < index; i++) pos = skipValue(body, pos);
+    const at = body[pos];
+    return at === undefined ? undefined : isIntegerFormat(at);
+  } catch {
+    return undefined;
+  }
+}
