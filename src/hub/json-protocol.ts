@@ -1,6 +1,6 @@
 // The JSON hub protocol (SignalR's hub protocol, JSON encoding): one JSON object per record, text frames.
 // Validation follows ASP.NET's JsonHubProtocol: missing or mistyped required properties are protocol
-// errors; unknown message types are ignored.
+// errors, on every message type as ASP.NET reads them all in one pass; unknown message types are ignored.
 import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import {
@@ -70,9 +70,10 @@ function requireMessageType(obj: Json): number {
   return v;
 }
 
+// A null `headers` or `streamIds` is no object or array to ASP.NET's reader: refused, not taken as absent.
 function readHeaders(obj: Json): MessageHeaders | undefined {
   const v = obj.headers;
-  if (v === undefined || v === null) return undefined;
+  if (v === undefined) return undefined;
   if (!isObject(v)) throw new InvalidDataError("Expected 'headers' to be of type Object.");
   for (const value of Object.values(v)) {
     if (typeof value !== 'string') throw new InvalidDataError('Expected header values to be of type String.');
@@ -82,11 +83,28 @@ function readHeaders(obj: Json): MessageHeaders | undefined {
 
 function readStreamIds(obj: Json): string[] | undefined {
   const v = obj.streamIds;
-  if (v === undefined || v === null) return undefined;
+  if (v === undefined) return undefined;
   if (!Array.isArray(v) || !v.every((id) => typeof id === 'string')) {
     throw new InvalidDataError("Expected 'streamIds' to be an Array of String.");
   }
   return v as string[];
+}
+
+/**
+ * ASP.NET's reader checks each property it knows as it meets it, whatever the message type: a mistyped
+ * one closes the connection even on a Ping, or on a type it does not know, where it has no use.
+ */
+function checkKnownProperties(obj: Json): void {
+  optionalString(obj, 'invocationId');
+  optionalString(obj, 'error');
+  if (obj.target !== undefined) requireString(obj, 'target');
+  if (obj.arguments !== undefined) requireArray(obj, 'arguments');
+  if (obj.allowReconnect !== undefined && typeof obj.allowReconnect !== 'boolean') {
+    throw new InvalidDataError("Expected 'allowReconnect' to be of type Boolean.");
+  }
+  if (obj.sequenceId !== undefined && obj.sequenceId !== null) requireSequenceId(obj);
+  readHeaders(obj);
+  readStreamIds(obj);
 }
 
 export function decodeJsonMessage(text: string): HubMessage | null {
@@ -98,6 +116,7 @@ export function decodeJsonMessage(text: string): HubMessage | null {
   }
   if (!isObject(obj)) throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
   const type = requireMessageType(obj);
+  checkKnownProperties(obj);
   switch (type) {
     case MessageType.Invocation: {
       const invocationId = optionalString(obj, 'invocationId');
