@@ -1,18 +1,21 @@
 // MQTT publishing of device state, session events and Home Assistant discovery (docs/protocol.md, "MQTT").
 // Every publish* call is synchronous fire-and-forget: a slow or dead broker never reaches the caller
-// (an HTTP request or a hub message); while disconnected messages wait in a bounded queue.
+// (an HTTP request or a hub message). While disconnected, session events and the clearing of deleted
+// devices wait in a bounded queue, and the retained state of the hub and its devices is owed (backlog.ts).
 import os from 'node:os';
 import type { Logger } from '../log/logger.js';
+import { RetainedBacklog, type Owed } from './backlog.js';
 import { BrokerConnection } from './client.js';
 import {
   deviceStatePayload,
   discoveryChanged,
   discoveryMessages,
   retainedTopicsOf,
+  SENSOR_OBJECTS,
   type MqttDevice,
   type TopicNames,
 } from './discovery.js';
-import { hubDiscoveryMessages } from './hub-discovery.js';
+import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
 import { deviceStateTopic, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
@@ -39,7 +42,10 @@ export interface MqttPublisherOptions {
   hostname?: string;
   /** MQTT keepalive; the broker declares us gone (and sends the last will) after 1.5 times this. Default 30. */
   keepaliveSeconds?: number;
-  /** Most messages held while disconnected. Default 1000. */
+  /**
+   * Most session events and clearing messages of deleted devices held while disconnected. Default 1000.
+   * The hub's and the known devices' retained state is owed apart from it and never dropped.
+   */
   queueLimit?: number;
   /** Reconnect back-off: first delay and ceiling. Defaults 1 s and 30 s. */
   reconnectMinMs?: number;
@@ -59,7 +65,7 @@ export interface MqttStats {
   published: number;
   /** Messages given up: pushed out of a full queue, or refused by the broker. */
   dropped: number;
-  /** Messages waiting for the broker in our queue. */
+  /** Messages waiting for the broker: in our queue, and the retained configs and states owed to it. */
   queued: number;
   /** Messages sent and not yet acknowledged by the broker. */
   inFlight: number;
@@ -73,6 +79,9 @@ export class MqttPublisher {
   private readonly names: TopicNames;
   private readonly connection: BrokerConnection;
   private readonly queue: OutgoingQueue;
+  private readonly backlog: RetainedBacklog;
+  /** Alternates the pump between the queue and the backlog, so a stream of either cannot starve the other. */
+  private backlogTurn = false;
   private readonly log: Logger;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
@@ -100,6 +109,10 @@ export class MqttPublisher {
     };
     this.log = options.logger;
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
+    this.backlog = new RetainedBacklog(
+      (item) => this.resolve(item),
+      (item) => (item.kind === 'deviceDiscovery' ? SENSOR_OBJECTS.length : item.kind === 'hubDiscovery' ? HUB_SENSOR_OBJECTS.length : 1),
+    );
     this.broker = options.brokerAddress.includes(':')
       ? `[${options.brokerAddress}]:${options.port}`
       : `${options.brokerAddress}:${options.port}`;
@@ -144,7 +157,7 @@ export class MqttPublisher {
     return {
       published: this.published,
       dropped: this.queue.dropped + this.refused,
-      queued: this.queue.size,
+      queued: this.queue.size + this.backlog.size,
       inFlight: this.inFlight,
     };
   }
@@ -152,19 +165,25 @@ export class MqttPublisher {
   /** Retained state of a device; on first sight (or a new name/type) its discovery configs too. */
   publishDeviceState(device: MqttDevice): void {
     this.guard('publish device state', () => {
+      if (this.closing) return;
       const snapshot = pickDevice(device);
       const before = this.known.get(snapshot.id);
       this.known.set(snapshot.id, snapshot);
-      if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.sendDiscovery(snapshot);
-      this.sendState(snapshot);
+      // A device deleted and registered again before its clearing messages went out: they must not follow its new state.
+      if (before === undefined) for (const topic of retainedTopicsOf(this.names, snapshot.id)) this.queue.discardRetained(topic);
+      if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.backlog.owe({ kind: 'deviceDiscovery', id: snapshot.id });
+      this.backlog.owe({ kind: 'deviceState', id: snapshot.id });
+      this.pump();
     });
   }
 
   /** The hub's own state (retained); sent when it changes, and again with everything else on a reconnect. */
   publishHubState(state: HubState): void {
     this.guard('publish hub state', () => {
+      if (this.closing) return;
       this.hubState = { ...state };
-      this.send(this.hubStateMessage(this.hubState));
+      this.backlog.owe({ kind: 'hubState' });
+      this.pump();
     });
   }
 
@@ -179,6 +198,7 @@ export class MqttPublisher {
   removeDevice(deviceId: string): void {
     this.guard('remove device', () => {
       this.known.delete(deviceId);
+      this.backlog.forget(deviceId);
       // Discovery configs are cleared even when discovery is now off: they may be left from when it was on.
       for (const topic of retainedTopicsOf(this.names, deviceId)) this.send({ topic, payload: '', retain: true });
     });
@@ -210,21 +230,38 @@ export class MqttPublisher {
     if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
     // `online` first, ahead of anything queued during the outage.
     this.transmit({ topic: statusTopic(this.names.topicPrefix), payload: 'online', retain: true });
-    // The broker may have restarted without persistence and lost every retained message, so all known
-    // state is sent again, after what waited in the queue (events, removals). Queued retained messages
-    // for the same topics would only repeat it: they are discarded first.
-    const resync: OutgoingMessage[] = [];
-    if (this.options.homeAssistantDiscovery) for (const m of this.hubDiscovery()) resync.push({ ...m, retain: true });
-    if (this.hubState) resync.push(this.hubStateMessage(this.hubState));
-    for (const device of this.known.values()) {
-      if (this.options.homeAssistantDiscovery) {
-        for (const m of discoveryMessages(this.names, device)) resync.push({ ...m, retain: true });
-      }
-      resync.push(this.stateMessage(device));
-    }
-    for (const m of resync) this.queue.discardRetained(m.topic);
+    // The broker may have restarted without persistence and lost every retained message: all known
+    // state is owed again.
+    this.oweAll();
     this.pump();
-    for (const m of resync) this.send(m);
+  }
+
+  /** Every retained config (when discovery is on) and state of the hub and the known devices. */
+  private oweAll(): void {
+    const discovery = this.options.homeAssistantDiscovery;
+    if (discovery) this.backlog.owe({ kind: 'hubDiscovery' });
+    if (this.hubState) this.backlog.owe({ kind: 'hubState' });
+    for (const id of this.known.keys()) {
+      if (discovery) this.backlog.owe({ kind: 'deviceDiscovery', id });
+      this.backlog.owe({ kind: 'deviceState', id });
+    }
+  }
+
+  private resolve(item: Owed): OutgoingMessage[] {
+    switch (item.kind) {
+      case 'hubDiscovery':
+        return this.options.homeAssistantDiscovery ? this.hubDiscovery().map((m) => ({ ...m, retain: true })) : [];
+      case 'hubState':
+        return this.hubState ? [this.hubStateMessage(this.hubState)] : [];
+      case 'deviceDiscovery': {
+        const device = this.known.get(item.id);
+        return device && this.options.homeAssistantDiscovery ? discoveryMessages(this.names, device).map((m) => ({ ...m, retain: true })) : [];
+      }
+      case 'deviceState': {
+        const device = this.known.get(item.id);
+        return device ? [this.stateMessage(device)] : [];
+      }
+    }
   }
 
   private onDisconnected(error: string | undefined): void {
@@ -240,12 +277,8 @@ export class MqttPublisher {
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || payload !== 'online') return;
     if (!this.options.homeAssistantDiscovery) return;
     this.log.debug(`Home Assistant came online; re-sending discovery for the hub and ${this.known.size} device(s)`);
-    for (const m of this.hubDiscovery()) this.send({ ...m, retain: true });
-    if (this.hubState) this.send(this.hubStateMessage(this.hubState));
-    for (const device of this.known.values()) {
-      this.sendDiscovery(device);
-      this.sendState(device);
-    }
+    this.oweAll();
+    this.pump();
   }
 
   private hubDiscovery(): ReturnType<typeof hubDiscoveryMessages> {
@@ -256,33 +289,26 @@ export class MqttPublisher {
     return { topic: hubStateTopic(this.names.topicPrefix), payload: JSON.stringify(state), retain: true };
   }
 
-  private sendDiscovery(device: MqttDevice): void {
-    for (const m of discoveryMessages(this.names, device)) this.send({ ...m, retain: true });
-  }
-
-  private sendState(device: MqttDevice): void {
-    this.send(this.stateMessage(device));
-  }
-
   private stateMessage(device: MqttDevice): OutgoingMessage {
     return { topic: deviceStateTopic(this.names.topicPrefix, device.id), payload: deviceStatePayload(device), retain: true };
   }
 
   /**
-   * Straight to the broker when connected and it keeps up; otherwise into the bounded queue. mqtt.js
-   * holds every unacknowledged QoS 1 message, so a broker that stalls with the socket still open would
-   * grow that store without limit: at most MAX_IN_FLIGHT messages are handed to it at a time.
+   * Through the bounded queue, straight on to the broker when connected and it keeps up. mqtt.js holds
+   * every unacknowledged QoS 1 message, so a broker that stalls with the socket still open would grow
+   * that store without limit: at most MAX_IN_FLIGHT messages are handed to it at a time.
    */
   private send(message: OutgoingMessage): void {
     if (this.closing) return;
-    if (this.connection.connected && this.inFlight < MAX_IN_FLIGHT && this.queue.size === 0) this.transmit(message);
-    else this.queue.push(message);
+    this.queue.push(message);
+    this.pump();
   }
 
-  /** Moves queued messages to the broker while it is connected and keeping up. */
+  /** Moves queued and owed messages to the broker, taking turns, while it is connected and keeping up. */
   private pump(): void {
     while (!this.closing && this.connection.connected && this.inFlight < MAX_IN_FLIGHT) {
-      const next = this.queue.shift();
+      this.backlogTurn = !this.backlogTurn;
+      const next = this.backlogTurn ? (this.backlog.next() ?? this.queue.shift()) : (this.queue.shift() ?? this.backlog.next());
       if (next === undefined) return;
       this.transmit(next);
     }

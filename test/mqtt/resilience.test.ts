@@ -70,12 +70,12 @@ describe('MqttPublisher when things fail', () => {
       assert.equal(pub.publishSessionEvent('s1', { type: 'audio', n: i }), undefined);
     }
     t.diagnostic(`2,000 publish calls with the broker down took ${(performance.now() - started).toFixed(1)} ms`);
-    // One coalesced retained state plus the newest 99 events; the 901 older events were dropped.
-    assert.deepEqual(pub.stats(), { published: publishedBefore, dropped: 901, queued: 100, inFlight: 0 });
+    // The device's latest state, owed apart from the queue, plus the newest 100 events; the 900 older events were dropped.
+    assert.deepEqual(pub.stats(), { published: publishedBefore, dropped: 900, queued: 101, inFlight: 0 });
 
     await b.restart();
     await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
-    await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 99 + 11, 'the queue to be flushed');
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().published >= publishedBefore + 100 + 11, 'the queue to be flushed');
     const sub = await Subscriber.connect(b.port, [`${options.topicPrefix}/#`, `${options.discoveryPrefix}/#`]);
     cleanup.push(() => sub.end());
     await sub.barrier(`${options.topicPrefix}/barrier`);
@@ -85,6 +85,30 @@ describe('MqttPublisher when things fail', () => {
     const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/d1_`)).length, 5);
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/hub_`)).length, 4);
+  });
+
+  it('a device deleted and registered again while the broker is down keeps its new state, not the clearing', async () => {
+    const b = await broker();
+    const options = publisherOptions(b.port);
+    const pub = await connectedPublisher(options);
+    cleanup.push(() => pub.close());
+    pub.syncDevices([device('back', { name: 'Old' })]);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the device to be delivered');
+    await b.stop();
+    await waitUntil(() => !pub.state().connected, 'the publisher to see the broker gone');
+    pub.removeDevice('back');
+    pub.publishDeviceState(device('back', { name: 'New', batteryLevel: 5 }));
+    await b.restart();
+    await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'everything to be delivered');
+    const sub = await Subscriber.connect(b.port, [`${options.topicPrefix}/#`, `${options.discoveryPrefix}/#`]);
+    cleanup.push(() => sub.end());
+    await sub.barrier(`${options.topicPrefix}/barrier`);
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    assert.equal(JSON.parse(sub.on(`${options.topicPrefix}/devices/back/state`)[0]!.payload).batteryLevel, 5);
+    const configs = sub.messages.filter((m) => m.topic.startsWith(`${node}/back_`));
+    assert.equal(configs.length, 5);
+    assert.deepEqual([...new Set(configs.map((m) => JSON.parse(m.payload).device.name))], ['New']);
   });
 
   it('a hung broker (socket open, no acks) does not grow what mqtt.js holds; all flows once it wakes', async () => {
