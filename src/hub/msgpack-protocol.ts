@@ -213,11 +213,39 @@ export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 /**
- * The whole message did not decode. If its structure is intact (every value ends where it should)
- * and only an invocation's arguments do not decode (a map key that is neither string nor number, a
- * malformed timestamp), that is a binding failure of the invocation, as in ASP.NET, where the
- * envelope is read first and the arguments are bound on their own. Anything else (a truncated
- * message, a reserved byte, a broken envelope) is a protocol error.
+ * Whether ASP.NET's reader decodes item `index` of a message of `type` (so a value there that does not
+ * decode breaks the message): it reads each type's items by position and never looks at the rest, and
+ * some it only binds or skips (an invocation's arguments, a stream item, the result of a completion
+ * the hub never asked for), where a failure is that message's own, not the connection's.
+ */
+function readStrictly(type: unknown, index: number, items: readonly unknown[]): boolean {
+  if (index === 0) return true;
+  switch (type) {
+    case MessageType.Invocation:
+    case MessageType.StreamInvocation:
+      return index <= 3 || index === 5;
+    case MessageType.Completion:
+      return index <= 3 || (index === 4 && items[3] === ResultKind.Error);
+    case MessageType.StreamItem:
+    case MessageType.CancelInvocation:
+    case MessageType.Close:
+      return index <= 2;
+    case MessageType.Ack:
+    case MessageType.Sequence:
+      return index === 1;
+    default:
+      // A Ping or an unknown type: nothing after the type is read.
+      return false;
+  }
+}
+
+/**
+ * The whole message did not decode. If its structure is intact (every value ends where it should),
+ * each item is decoded on its own and judged as ASP.NET judges it: a value that does not decode (a
+ * map key that is neither string nor number, a malformed timestamp) where ASP.NET reads one is a
+ * protocol error; in an invocation's arguments it is a binding failure of that invocation; in an
+ * item ASP.NET skips or never reads it changes nothing. A broken structure (truncated, a reserved
+ * byte) is a protocol error.
  */
 function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unknown): HubMessage | null {
   const invalid = (): InvalidDataError => new InvalidDataError(`Invalid MessagePack: ${describe(original)}`);
@@ -227,22 +255,22 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unk
   } catch {
     throw invalid();
   }
-  const decodeItem = (i: number): unknown => decoder.decode(body.subarray(ranges[i]![0], ranges[i]![1]));
-  let head: unknown[];
-  try {
-    head = [0, 1, 2, 3].map(decodeItem);
-  } catch {
-    throw invalid();
+  const items: unknown[] = [];
+  const failed: number[] = [];
+  for (const [i, [start, end]] of ranges.entries()) {
+    try {
+      items.push(decoder.decode(body.subarray(start, end)));
+    } catch {
+      items.push(null);
+      failed.push(i);
+    }
   }
-  const type = head[0];
-  if ((type !== MessageType.Invocation && type !== MessageType.StreamInvocation) || ranges.length < 5) throw invalid();
-  try {
-    decodeItem(4);
-  } catch (e) {
-    return decodeMessagePackItems([...head, null], `Invalid MessagePack in 'arguments': ${describe(e)}`);
+  if (failed.some((i) => readStrictly(items[0], i, items))) throw invalid();
+  const isInvocation = items[0] === MessageType.Invocation || items[0] === MessageType.StreamInvocation;
+  if (isInvocation && failed.includes(4)) {
+    return decodeMessagePackItems(items, `Invalid MessagePack in 'arguments': ${describe(original)}`);
   }
-  // The arguments decode: what failed comes after them (streamIds).
-  throw invalid();
+  return decodeMessagePackItems(items);
 }
 
 /**
