@@ -2,6 +2,7 @@
 // 0x1E, `{"protocol":"json"|"messagepack","version":N}`; the server answers `{}` or `{"error":...}`,
 // also JSON with 0x1E, and closes the connection after an error.
 import { ErrorText, InvalidDataError, tooLarge } from './errors.js';
+import { nestsDeeperThan } from './json-depth.js';
 import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
 
@@ -41,6 +42,7 @@ export function parseHandshakeRequest(buffer: Uint8Array, maxMessageSize: number
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
     throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
   }
+  if (nestsDeeperThan(obj)) throw new InvalidDataError('The handshake request nests too deep.');
   const { protocol, version } = obj as Record<string, unknown>;
   if (typeof protocol !== 'string') throw new InvalidDataError("Missing required property 'protocol'.");
   // ASP.NET reads the version as an Int32: one out of its range fails the handshake, not the version check.

@@ -3,6 +3,7 @@
 // errors, on every message type as ASP.NET reads them all in one pass; unknown message types are ignored.
 import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import {
   MessageType,
   type HubMessage,
@@ -115,6 +116,7 @@ export function decodeJsonMessage(text: string): HubMessage | null {
     throw new InvalidDataError(`Error reading JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!isObject(obj)) throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
+  if (nestsDeeperThan(obj)) throw new InvalidDataError(`Error reading JSON: more than ${MAX_JSON_DEPTH} levels of nesting.`);
   const type = requireMessageType(obj);
   checkKnownProperties(obj);
   switch (type) {
