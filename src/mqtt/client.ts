@@ -31,7 +31,8 @@ export interface ConnectionEvents {
   connected(): void;
   /** The connection dropped or an attempt failed; `error` is a readable reason when there is one. */
   disconnected(error: string | undefined): void;
-  message(topic: string, payload: string): void;
+  /** `retained`: sent from the broker's store on subscribing, not published since. Payloads stay bytes: one may be huge. */
+  message(topic: string, payload: Buffer, retained: boolean): void;
 }
 
 /** Readable text of a connection error. */
@@ -123,7 +124,7 @@ export class BrokerConnection {
       lastError = undefined;
       this.events.connected();
     });
-    client.on('message', (topic, payload) => this.events.message(topic, payload.toString('utf8')));
+    client.on('message', (topic, payload, packet) => this.events.message(topic, payload, packet.retain));
   }
 
   get connected(): boolean {

@@ -18,7 +18,9 @@ import {
 import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
-import { deviceStateTopic, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
+import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
+
+const ONLINE = Buffer.from('online');
 
 export interface MqttPublisherOptions {
   brokerAddress: string;
@@ -85,6 +87,8 @@ export class MqttPublisher {
   private readonly log: Logger;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
+  /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
+  private knownNodes: Set<string> | undefined;
   /** The hub's latest state, re-sent with the devices'. */
   private hubState: HubState | undefined;
   private readonly broker: string;
@@ -133,7 +137,7 @@ export class MqttPublisher {
       {
         connected: () => this.onConnected(),
         disconnected: (error) => this.onDisconnected(error),
-        message: (topic, payload) => this.onMessage(topic, payload),
+        message: (topic, payload, retained) => this.onMessage(topic, payload, retained),
       },
     );
   }
@@ -169,6 +173,7 @@ export class MqttPublisher {
       const snapshot = pickDevice(device);
       const before = this.known.get(snapshot.id);
       this.known.set(snapshot.id, snapshot);
+      if (before === undefined) this.knownNodes = undefined;
       // A device deleted and registered again before its clearing messages went out: they must not follow its new state.
       if (before === undefined) for (const topic of retainedTopicsOf(this.names, snapshot.id)) this.queue.discardRetained(topic);
       if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.backlog.owe({ kind: 'deviceDiscovery', id: snapshot.id });
@@ -198,6 +203,7 @@ export class MqttPublisher {
   removeDevice(deviceId: string): void {
     this.guard('remove device', () => {
       this.known.delete(deviceId);
+      this.knownNodes = undefined;
       this.backlog.forget(deviceId);
       // Discovery configs are cleared even when discovery is now off: they may be left from when it was on.
       for (const topic of retainedTopicsOf(this.names, deviceId)) this.send({ topic, payload: '', retain: true });
@@ -207,6 +213,7 @@ export class MqttPublisher {
   /** Replaces the known devices (at start-up, from the store) and publishes each one's state and discovery. */
   syncDevices(devices: readonly MqttDevice[]): void {
     this.known.clear();
+    this.knownNodes = undefined;
     for (const device of devices) this.publishDeviceState(device);
   }
 
@@ -227,7 +234,11 @@ export class MqttPublisher {
     // Messages in flight on the old connection are mqtt.js' to resend; they no longer hold our slots.
     this.generation++;
     this.inFlight = 0;
-    if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
+    if (this.options.homeAssistantDiscovery) {
+      this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
+      // This hub's own node only (it carries the instance id): the broker answers with what an earlier run left there.
+      this.connection.subscribe(`${this.ownNode()}/+/config`);
+    }
     // `online` first, ahead of anything queued during the outage.
     this.transmit({ topic: statusTopic(this.names.topicPrefix), payload: 'online', retain: true });
     // The broker may have restarted without persistence and lost every retained message: all known
@@ -272,13 +283,36 @@ export class MqttPublisher {
     this.lastError = text;
   }
 
-  private onMessage(topic: string, payload: string): void {
+  private onMessage(topic: string, payload: Buffer, retained: boolean): void {
+    if (!this.options.homeAssistantDiscovery || this.closing) return;
+    if (retained && payload.length > 0 && topic.startsWith(`${this.ownNode()}/`) && topic.endsWith('/config')) {
+      this.clearIfStale(topic, topic.slice(this.ownNode().length + 1, -'/config'.length));
+      return;
+    }
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
-    if (topic !== haStatusTopic(this.names.discoveryPrefix) || payload !== 'online') return;
-    if (!this.options.homeAssistantDiscovery) return;
+    if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     this.log.debug(`Home Assistant came online; re-sending discovery for the hub and ${this.known.size} device(s)`);
     this.oweAll();
     this.pump();
+  }
+
+  /** `<discoveryPrefix>/sensor/voice-hub_<instanceId>`: every config of this hub is right below it. */
+  private ownNode(): string {
+    return `${this.names.discoveryPrefix}/sensor/${haHubNode(this.names.instanceId)}`;
+  }
+
+  /**
+   * A retained config of this hub's node that neither the hub nor a known device accounts for was left
+   * by an earlier run (a device deleted while the broker was away, whose clearing a restart abandoned;
+   * a restored backup): left there, Home Assistant would show that device, available, for good.
+   */
+  private clearIfStale(topic: string, object: string): void {
+    if (HUB_SENSOR_OBJECTS.some((s) => haHubObject(s) === object)) return;
+    this.knownNodes ??= new Set(Array.from(this.known.keys(), haNodeId));
+    const nodes = this.knownNodes;
+    if (SENSOR_OBJECTS.some((s) => object.endsWith(`_${s}`) && nodes.has(object.slice(0, -s.length - 1)))) return;
+    this.log.info(`clearing ${topic}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
+    this.send({ topic, payload: '', retain: true });
   }
 
   private hubDiscovery(): ReturnType<typeof hubDiscoveryMessages> {

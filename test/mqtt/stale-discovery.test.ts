@@ -1,0 +1,60 @@
+// Retained discovery configs under this hub's own Home Assistant node that no known device accounts for,
+// left by an earlier run: a device deleted while the broker was away and the service restarted before
+// it came back (the clearing messages waited in a queue that a restart abandons), or a restored backup.
+// They would keep a device in Home Assistant, shown available, for good. Real mosquitto throughout.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createLogger } from '../../src/log/logger.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { waitUntil } from '../support/wait.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+
+describe('retained discovery configs an earlier run left behind', () => {
+  let broker: Mosquitto | undefined;
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  after(async () => {
+    for (const c of cleanup.reverse()) await c();
+    await broker?.stop();
+  });
+  const retainedConfigs = async (node: string): Promise<string[]> => {
+    const sub = await Subscriber.connect(broker!.port, [`${node}/#`]);
+    cleanup.push(() => sub.end());
+    await sub.barrier(`${node}/barrier`);
+    return sub.messages.filter((m) => m.retain && m.topic.endsWith('/config') && m.payload !== '').map((m) => m.topic.slice(node.length + 1, -'/config'.length)).sort();
+  };
+
+  it('are cleared at connect; the hub\'s, the known devices\' and another hub\'s stay', async () => {
+    broker = await startMosquitto();
+    const options = publisherOptions(broker.port);
+    const other = publisherOptions(broker.port, { discoveryPrefix: options.discoveryPrefix });
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    const otherNode = `${options.discoveryPrefix}/sensor/voice-hub_${other.instanceId}`;
+
+    const neighbour = await connectedPublisher(other);
+    cleanup.push(() => neighbour.close());
+    neighbour.syncDevices([device('gone')]);
+    const earlier = await connectedPublisher(options);
+    earlier.syncDevices([device('kept'), device('gone'), device('gone/2')]);
+    await waitUntil(() => earlier.stats().queued + earlier.stats().inFlight + neighbour.stats().queued + neighbour.stats().inFlight === 0, 'the first run to be delivered');
+    await earlier.close();
+
+    const live = await Subscriber.connect(broker.port, [`${node}/+/config`]);
+    cleanup.push(() => live.end());
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const later = await connectedPublisher({ ...options, logger });
+    cleanup.push(() => later.close());
+    later.syncDevices([device('kept')]);
+    const hub = ['hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version'];
+    const kept = ['kept_battery', 'kept_cpu', 'kept_memory', 'kept_status', 'kept_temperature'];
+    const cleared = (): number => live.messages.filter((m) => !m.retain && m.payload === '').length;
+    await waitUntil(() => cleared() >= 10, 'the stale configs to be cleared', 5000).catch(() => {});
+    assert.deepEqual(await retainedConfigs(node), [...hub, ...kept].sort());
+    const gone = ['gone', 'gone_2_b6e089de'].flatMap((n) => ['battery', 'cpu', 'memory', 'status', 'temperature'].map((s) => `${n}_${s}`));
+    assert.deepEqual(
+      lines.filter((l) => l.includes('clearing')).sort(),
+      gone.map((o) => `info: Mqtt: clearing ${node}/${o}/config: a Home Assistant discovery config left by an earlier run, of no device this hub has`).sort(),
+    );
+    assert.deepEqual(await retainedConfigs(otherNode), [...hub, 'gone_battery', 'gone_cpu', 'gone_memory', 'gone_status', 'gone_temperature'].sort());
+  });
+});
