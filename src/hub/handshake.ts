@@ -3,6 +3,7 @@
 // also JSON with 0x1E, and closes the connection after an error.
 import { ErrorText, InvalidDataError, tooLarge } from './errors.js';
 import { nestsDeeperThan } from './json-depth.js';
+import { parseLeadingObject } from './json-leading-object.js';
 import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
 
@@ -35,7 +36,7 @@ export function parseHandshakeRequest(buffer: Uint8Array, maxMessageSize: number
   if (end + 1 > maxMessageSize) throw tooLarge(maxMessageSize);
   let obj: unknown;
   try {
-    obj = JSON.parse(decodeUtf8(buffer.subarray(0, end)));
+    obj = parseLeadingObject(decodeUtf8(buffer.subarray(0, end)));
   } catch {
     throw new InvalidDataError('The handshake request is not valid JSON.');
   }

@@ -4,6 +4,7 @@
 import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
+import { parseLeadingObject } from './json-leading-object.js';
 import {
   MessageType,
   type HubMessage,
@@ -111,7 +112,7 @@ function checkKnownProperties(obj: Json): void {
 export function decodeJsonMessage(text: string): HubMessage | null {
   let obj: unknown;
   try {
-    obj = JSON.parse(text);
+    obj = parseLeadingObject(text);
   } catch (e) {
     throw new InvalidDataError(`Error reading JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
