@@ -20,6 +20,17 @@ export class StoreCorruptError extends Error {
   }
 }
 
+/** A valid SQLite file whose tables are not voice-hub's (another program's, or one made by hand); left untouched. */
+export class StoreForeignError extends Error {
+  constructor(readonly file: string, reason: string) {
+    super(
+      `database file ${file} is not a voice-hub database (${reason}); it was left untouched. ` +
+        "Point Storage.DataDir at the folder of voice-hub's own database, or move this file away to start with an empty one.",
+    );
+    this.name = 'StoreForeignError';
+  }
+}
+
 /** The file was written by a newer voice-hub (its schema version is higher than any migration known here). */
 export class StoreVersionError extends Error {
   constructor(readonly file: string, found: number, known: number) {

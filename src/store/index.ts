@@ -8,13 +8,13 @@ import { loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
-import { MIGRATIONS, migrate, schemaVersion } from './migrations.js';
+import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { Store, WriteOutcome } from './types.js';
 
-export { StoreCorruptError, StoreVersionError } from './database.js';
+export { StoreCorruptError, StoreForeignError, StoreVersionError } from './database.js';
 export type * from './types.js';
 
 export const DATABASE_FILE_NAME = 'voice-hub.db';
@@ -49,7 +49,7 @@ export interface OpenedStore extends Store {
 
 /**
  * Opens (creating on first start) the database. Rejects with StoreCorruptError for a damaged file,
- * StoreVersionError for a file from a newer version (both left untouched), and
+ * StoreForeignError for another program's SQLite file, StoreVersionError for a file from a newer version (both left untouched), and
  * DomainError('unavailable') when a new or migrated file cannot be written.
  */
 export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
@@ -73,7 +73,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     }
     // A new database gets the page size before its first table; an existing one is rebuilt once.
     if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
-    const applied = migrate(db, file);
+    const applied = existed ? migrateExisting(db, file, engine) : migrate(db, file);
     const resized = pageSize(db) !== PAGE_SIZE;
     if (resized) {
       logger.info(`rewriting ${file} with ${PAGE_SIZE}-byte pages (smaller writes)`);

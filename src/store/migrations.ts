@@ -1,6 +1,7 @@
 // Schema versions: `PRAGMA user_version` holds how many of MIGRATIONS a file has had applied.
 // Append only: never edit a released migration, add the next one.
-import { StoreVersionError, type SqlDb } from './database.js';
+import { errorText } from '../errors.js';
+import { SqlDb, StoreForeignError, StoreVersionError, type SqlEngine } from './database.js';
 
 export const MIGRATIONS: readonly string[] = [
   // 1: devices, the token generation of every id ever seen, sessions as history, settings per category.
@@ -60,4 +61,40 @@ export function migrate(db: SqlDb, file: string, migrations: readonly string[] =
     });
   }
   return migrations.length - found;
+}
+
+/** Tables (in the order they were made) and their columns. */
+function tablesOf(db: SqlDb): Array<[string, Set<string>]> {
+  const tables = db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid");
+  return tables.map((t) => [String(t.name), new Set(db.all('SELECT name FROM pragma_table_info(?)', [String(t.name)]).map((c) => String(c.name)))]);
+}
+
+/**
+ * Migrates a file that existed, refusing one whose tables are not ours: a valid SQLite file that another
+ * program wrote failed a migration with SQLite's bare words ("table devices already exists") or, at our
+ * schema version, later with "no such table". Tables of its own beside ours are kept.
+ */
+export function migrateExisting(db: SqlDb, file: string, engine: SqlEngine): number {
+  let applied: number;
+  try {
+    applied = migrate(db, file);
+  } catch (e) {
+    if (e instanceof StoreVersionError) throw e;
+    throw new StoreForeignError(file, errorText(e));
+  }
+  const reference = new SqlDb(engine.openBytes(undefined));
+  let wanted: Array<[string, Set<string>]>;
+  try {
+    migrate(reference, ':memory:');
+    wanted = tablesOf(reference);
+  } finally {
+    reference.close();
+  }
+  const found = new Map(tablesOf(db));
+  for (const [table, columns] of wanted) {
+    const have = found.get(table);
+    if (!have) throw new StoreForeignError(file, `table ${table} is missing`);
+    for (const column of columns) if (!have.has(column)) throw new StoreForeignError(file, `table ${table} has no column ${column}`);
+  }
+  return applied;
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../errors.js';
 import { loadSqlEngine, openDatabaseFile } from './database.js';
 import type { StoreContext } from './context.js';
 import { DATABASE_FILE_NAME } from './index.js';
-import { migrate } from './migrations.js';
+import { migrateExisting } from './migrations.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { SettingsRepository } from './types.js';
 
@@ -15,10 +15,11 @@ export interface ReadOnlySettings {
   close(): void;
 }
 
-/** Undefined when there is no database file yet. Throws StoreCorruptError / StoreVersionError as openStore does. */
+/** Undefined when there is no database file yet. Throws StoreCorruptError / StoreForeignError / StoreVersionError as openStore does. */
 export async function openSettingsReadOnly(dataDir: string, wasmBinary?: Uint8Array): Promise<ReadOnlySettings | undefined> {
   const file = join(dataDir, DATABASE_FILE_NAME);
-  const { db, existed } = await openDatabaseFile(await loadSqlEngine(wasmBinary), file);
+  const engine = await loadSqlEngine(wasmBinary);
+  const { db, existed } = await openDatabaseFile(engine, file);
   if (!existed) {
     db.close();
     return undefined;
@@ -28,7 +29,7 @@ export async function openSettingsReadOnly(dataDir: string, wasmBinary?: Uint8Ar
   };
   try {
     // An older file is brought to the current schema in memory only, so the categories read alike.
-    migrate(db, file);
+    migrateExisting(db, file, engine);
   } catch (e) {
     db.close();
     throw e;

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreVersionError } from '../../src/store/database.js';
+import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreForeignError, StoreVersionError } from '../../src/store/database.js';
+import { openSettingsReadOnly } from '../../src/store/read-only.js';
 import { migrate, MIGRATIONS, schemaVersion } from '../../src/store/migrations.js';
 import { device, open, sha256 } from './helpers.js';
 import { scratchDir } from '../support/tmp.js';
@@ -111,3 +112,40 @@ test('a file at schema version 0 (an empty SQLite file) is migrated by openStore
     await dir.cleanup();
   }
 });
+
+// Valid SQLite files that another program wrote (or a hand-made one): a table of ours missing or holding
+// other columns. An unrelated table beside ours is adopted (the test above).
+const foreign: Array<[string, string, string]> = [
+  ['at schema version 0 with a devices table of its own', 'CREATE TABLE devices (serial TEXT, owner TEXT)', 'table devices already exists'],
+  ['at schema version 1 without our tables', 'CREATE TABLE photos (path TEXT); PRAGMA user_version = 1', 'table devices is missing'],
+  ['at schema version 1 with a settings table of other columns', `${MIGRATIONS[0]!.replace('json TEXT NOT NULL', 'value TEXT')}; PRAGMA user_version = 1`, 'table settings has no column json'],
+];
+
+for (const [name, sql, reason] of foreign) {
+  test(`a foreign SQLite file ${name} is refused as not a voice-hub database and left unchanged`, async () => {
+    const dir = await scratchDir();
+    try {
+      const engine = await loadSqlEngine();
+      const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
+      db.exec(sql);
+      const file = join(dir.path, 'voice-hub.db');
+      await writeFile(file, db.export());
+      db.close();
+      const hash = await sha256(file);
+      await assert.rejects(open(dir.path), (e: unknown) => {
+        assert.ok(e instanceof StoreForeignError, String(e));
+        assert.equal(
+          e.message,
+          `database file ${file} is not a voice-hub database (${reason}); it was left untouched. ` +
+            'Point Storage.DataDir at the folder of voice-hub\'s own database, or move this file away to start with an empty one.',
+        );
+        return true;
+      });
+      assert.equal(await sha256(file), hash);
+      assert.deepEqual(await readdir(dir.path), ['voice-hub.db']);
+      await assert.rejects(openSettingsReadOnly(dir.path), StoreForeignError);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+}
