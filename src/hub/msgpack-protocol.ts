@@ -7,7 +7,7 @@ import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayItems, isIntegerItem } from './msgpack-walk.js';
+import { arrayItems, isIntegerItem, mapKeysAreStrings } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -274,16 +274,19 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unk
 }
 
 /**
- * The integers ASP.NET reads with ReadInt32/ReadInt64 (the type, a sequence id, a result kind) must
- * come in an integer format: MessagePack-CSharp refuses a float there, even 1.0, and so the message.
+ * What the decoded values cannot show. The integers ASP.NET reads with ReadInt32/ReadInt64 (the type,
+ * a sequence id, a result kind) must come in an integer format: MessagePack-CSharp refuses a float
+ * there, even 1.0, and so the message. Header names are read with ReadString: a number is refused.
  */
-function requireIntegerFormats(body: Uint8Array, message: HubMessage | null): void {
+function requireWireFormats(body: Uint8Array, message: HubMessage | null): void {
   if (isIntegerItem(body, 0) === false) throw new InvalidDataError("Reading 'type' as Int32 failed.");
   const type = message?.type;
   if ((type === MessageType.Ack || type === MessageType.Sequence) && isIntegerItem(body, 1) === false) {
     throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
   }
   if (type === MessageType.Completion && isIntegerItem(body, 3) === false) throw new InvalidDataError("Reading 'resultKind' as Int32 failed.");
+  // Header names are read as strings too: a number there is no name.
+  if (message !== null && 'headers' in message && mapKeysAreStrings(body, 1) === false) throw new InvalidDataError("Reading 'headers' key as String failed.");
 }
 
 /** A MessagePack protocol whose decoder limits lengths to `maxMessageSize`. */
@@ -301,7 +304,7 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
         if (e instanceof InvalidDataError) throw e;
         message = decodeItemsSeparately(body, decoder, e);
       }
-      requireIntegerFormats(body, message);
+      requireWireFormats(body, message);
       return message;
     },
     // bin values come back as views into the body.

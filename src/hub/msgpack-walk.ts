@@ -81,13 +81,10 @@ export function arrayItems(body: Uint8Array): [number, number][] {
 }
 
 const isIntegerFormat = (b: number): boolean => b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xd3);
+const isStrFormat = (b: number | undefined): boolean => b !== undefined && ((b >= 0xa0 && b <= 0xbf) || b === 0xd9 || b === 0xda || b === 0xdb);
 
-/**
- * Whether item `index` of the array that is `body` is written in an integer format; undefined when the
- * array is broken or shorter (the decoder reports that). A decoded 1.0 cannot be told from a decoded 1:
- * only the bytes say it came as a float, which ASP.NET's integer reads refuse.
- */
-export function isIntegerItem(body: Uint8Array, index: number): boolean | undefined {
+/** Where item `index` of the array that is `body` starts; undefined when the array is broken or shorter. */
+function itemOffset(body: Uint8Array, index: number): number | undefined {
   const b = body[0];
   if (b === undefined || !((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) return undefined;
   try {
@@ -95,8 +92,42 @@ export function isIntegerItem(body: Uint8Array, index: number): boolean | undefi
     if (index >= children) return undefined;
     let pos = size;
     for (let i = 0; i < index; i++) pos = skipValue(body, pos);
-    const at = body[pos];
-    return at === undefined ? undefined : isIntegerFormat(at);
+    return pos < body.length ? pos : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether item `index` of the array that is `body` is written in an integer format; undefined when the
+ * array is broken or shorter (the decoder reports that). A decoded 1.0 cannot be told from a decoded 1:
+ * only the bytes say it came as a float, which ASP.NET's integer reads refuse.
+ */
+export function isIntegerItem(body: Uint8Array, index: number): boolean | undefined {
+  const at = itemOffset(body, index);
+  return at === undefined ? undefined : isIntegerFormat(body[at]!);
+}
+
+/**
+ * Whether every key of the map that is item `index` is written as a str; undefined when it is no map,
+ * or broken. The decoder makes a key 1 and a key "1" the same property: only the bytes tell them apart.
+ */
+export function mapKeysAreStrings(body: Uint8Array, index: number): boolean | undefined {
+  const at = itemOffset(body, index);
+  if (at === undefined) return undefined;
+  try {
+    const b = body[at]!;
+    let entries: number;
+    let pos: number;
+    if (b >= 0x80 && b <= 0x8f) [entries, pos] = [b & 0x0f, at + 1];
+    else if (b === 0xde) [entries, pos] = [uint(body, at + 1, 2), at + 3];
+    else if (b === 0xdf) [entries, pos] = [uint(body, at + 1, 4), at + 5];
+    else return undefined;
+    for (let i = 0; i < entries; i++) {
+      if (!isStrFormat(body[pos])) return false;
+      pos = skipValue(body, skipValue(body, pos));
+    }
+    return true;
   } catch {
     return undefined;
   }
