@@ -5,16 +5,24 @@
 
 export const MAX_JSON_DEPTH = 64;
 
-/** Whether `value` (parsed JSON) nests more than `max` objects and arrays. Iterative: depth costs no stack. */
+/**
+ * Whether `value` (parsed JSON) nests more than `max` objects and arrays. Recursive, but never deeper
+ * than `max` + 1 calls, and without allocating: it runs on every JSON message.
+ */
 export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
-  const stack: Array<{ readonly value: object; readonly depth: number }> = [];
-  if (typeof value === 'object' && value !== null) stack.push({ value, depth: 1 });
-  while (stack.length > 0) {
-    const { value: container, depth } = stack.pop()!;
-    if (depth > max) return true;
-    for (const child of Array.isArray(container) ? container : Object.values(container)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
-    }
+  return typeof value === 'object' && value !== null && deeper(value, max);
+}
+
+/** `container` is one level; `levels` is how many it may still take, itself included. */
+function deeper(container: object, levels: number): boolean {
+  if (levels === 0) return true;
+  if (Array.isArray(container)) {
+    for (const child of container) if (typeof child === 'object' && child !== null && deeper(child, levels - 1)) return true;
+    return false;
+  }
+  for (const key in container) {
+    const child = (container as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null && deeper(child, levels - 1)) return true;
   }
   return false;
 }
