@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../../src/log/logger.js';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
 import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
@@ -42,9 +43,13 @@ describe('retained discovery configs an earlier run left behind', () => {
     cleanup.push(() => live.end());
     const lines: string[] = [];
     const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
-    const later = await connectedPublisher({ ...options, logger });
+    // As the service does (mqtt/configured.ts): the known devices first, then the connection, so that
+    // the retained configs the broker answers with are judged against them whenever they arrive.
+    const later = new MqttPublisher({ ...options, logger });
     cleanup.push(() => later.close());
     later.syncDevices([device('kept')]);
+    later.start();
+    await waitUntil(() => later.state().connected, 'the later run to connect');
     const hub = ['hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version'];
     const kept = ['kept_battery', 'kept_cpu', 'kept_memory', 'kept_status', 'kept_temperature'];
     const cleared = (): number => live.messages.filter((m) => !m.retain && m.payload === '').length;
