@@ -48,15 +48,25 @@ export interface LinkStats {
   reconnects: number;
   /** Reconnect attempts that failed: could not connect, or dropped before proving stable. */
   failedReconnects: number;
+  /** Pings from upstream left unanswered because it was not reading what we had already sent. */
+  unansweredPings: number;
 }
 
 const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
 const CLOSE_GRACE_MS = 1000;
 /** Invalid frames logged per second at most; the rest are only counted. */
 const INVALID_LOGS_PER_SECOND = 3;
+/**
+ * A pong is written only while at most this much waits for the server. `ws` answers every ping
+ * whatever waits, so a server that pings without reading made the answers pile up without bound: 7 MB
+ * of empty pings left 18 MB of pongs queued and 450 MB of heap. RFC 6455 5.5.3 lets an endpoint
+ * answer only the latest pings; a server that reads again gets the next one answered.
+ */
+const PONG_BUFFER_LIMIT = 16 * 1024;
+const noop = (): void => {};
 
 export class UpstreamVoiceLink {
-  readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0 };
+  readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0, unansweredPings: 0 };
   private stateValue: LinkState = 'Idle';
   private socket: WebSocket | undefined;
   /** Writes `socket`'s audio and text frames, a turn's frames in one write. */
@@ -77,6 +87,8 @@ export class UpstreamVoiceLink {
   private refusedWhileDown = 0;
   /** pauseReading(true) is in force. */
   private readingPaused = false;
+  /** The current connection's unanswered pings have been logged (once per connection). */
+  private unansweredLogged = false;
 
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
@@ -182,6 +194,7 @@ export class UpstreamVoiceLink {
           maxPayload: maxFrameBytes ?? 1024 * 1024,
           perMessageDeflate: false,
           followRedirects: false,
+          autoPong: false,
         });
       } catch (e) {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
@@ -221,9 +234,25 @@ export class UpstreamVoiceLink {
 
   private attach(socket: WebSocket): void {
     if (this.readingPaused) socket.pause();
+    this.unansweredLogged = false;
+    socket.on('ping', (data) => this.answerPing(socket, data));
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
     socket.on('error', (err) => this.options.logger.debug(`upstream socket error: ${errorText(err)}`));
     socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8')));
+  }
+
+  private answerPing(socket: WebSocket, data: Buffer): void {
+    if (socket.bufferedAmount <= PONG_BUFFER_LIMIT) {
+      socket.pong(data, true, noop);
+      return;
+    }
+    this.stats.unansweredPings++;
+    if (this.unansweredLogged || socket !== this.socket) return;
+    this.unansweredLogged = true;
+    this.options.logger.warn(
+      `session ${this.sessionId}: the upstream server pings but does not read what it is sent ` +
+        `(more than ${PONG_BUFFER_LIMIT} bytes wait for it): its pings go unanswered until it reads again`,
+    );
   }
 
   private receive(data: WebSocket.RawData, isBinary: boolean): void {
