@@ -64,6 +64,8 @@ const INVALID_LOGS_PER_SECOND = 3;
  */
 const PONG_BUFFER_LIMIT = 16 * 1024;
 const noop = (): void => {};
+/** Why a frame was ignored, as logged: longer reasons quote upstream at length (an unknown type). */
+const MAX_REASON_CHARS = 120;
 
 export class UpstreamVoiceLink {
   readonly stats: LinkStats = { framesSent: 0, framesReceived: 0, invalidFrames: 0, droppedAudio: 0, reconnects: 0, failedReconnects: 0, unansweredPings: 0 };
@@ -273,12 +275,20 @@ export class UpstreamVoiceLink {
    * request back ("invalid credentials: Bearer ...") must not hand them the key it was sent.
    */
   private withoutApiKey(message: UpstreamMessage): UpstreamMessage {
-    const key = this.options.apiKey;
-    if (!key || message.kind === 'audio') return message;
-    const scrub = (text: string): string => (text.includes(key) ? text.replaceAll(key, '***') : text);
+    if (!this.options.apiKey || message.kind === 'audio') return message;
+    const scrub = (text: string): string => this.withoutKey(text);
     if (message.kind === 'text') return { ...message, text: scrub(message.text) };
     const scrubbed = { ...message, message: scrub(message.message) };
     return typeof message.code === 'string' ? { ...scrubbed, code: scrub(message.code) } : scrubbed;
+  }
+
+  /**
+   * Upstream's own words (a close reason, a frame's unknown type) that go into the log or a device's
+   * SessionEnded: a server may quote the key it was sent there too.
+   */
+  private withoutKey(text: string): string {
+    const key = this.options.apiKey;
+    return key && text.includes(key) ? text.replaceAll(key, '***') : text;
   }
 
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
@@ -296,8 +306,10 @@ export class UpstreamVoiceLink {
     this.invalidLogged++;
     const more = this.invalidSuppressed > 0 ? ` (${this.invalidSuppressed} more not logged)` : '';
     this.invalidSuppressed = 0;
+    const text = this.withoutKey(reason);
+    const clipped = text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}...` : text;
     this.options.logger.warn(
-      `session ${this.options.start.sessionId}: ignored upstream frame: ${reason}; ${this.stats.invalidFrames} so far${more}`,
+      `session ${this.options.start.sessionId}: ignored upstream frame: ${clipped}; ${this.stats.invalidFrames} so far${more}`,
     );
   }
 
@@ -309,7 +321,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = Date.now();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${reason}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${this.withoutKey(reason)}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {

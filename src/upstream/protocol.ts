@@ -78,8 +78,10 @@ function parseObject(text: string): { kind: 'object'; obj: Json } | Invalid {
 }
 
 const bad = (reason: string): Invalid => ({ kind: 'invalid', reason });
+// Whole, not clipped: a reader that must hide a secret in it (the link, the API key) can only find
+// what is there in full, and clips after.
 const describeType = (type: unknown): string =>
-  typeof type === 'string' ? `unknown type '${type.slice(0, 40)}'` : 'missing type';
+  typeof type === 'string' ? `unknown type '${type}'` : 'missing type';
 
 function optionalFormat(obj: Json): { sampleRate?: number; channels?: number } | Invalid {
   const out: { sampleRate?: number; channels?: number } = {};
