@@ -73,7 +73,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     }
     // A new database gets the page size before its first table; an existing one is rebuilt once.
     if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
-    const applied = existed ? migrateExisting(db, file, engine) : migrate(db, file);
+    const applied = existed ? migrateExisting(db, file) : migrate(db, file);
     const resized = pageSize(db) !== PAGE_SIZE;
     if (resized) {
       logger.info(`rewriting ${file} with ${PAGE_SIZE}-byte pages (smaller writes)`);

@@ -1,7 +1,8 @@
 // Schema versions: `PRAGMA user_version` holds how many of MIGRATIONS a file has had applied.
 // Append only: never edit a released migration, add the next one.
 import { errorText } from '../errors.js';
-import { SqlDb, StoreForeignError, StoreVersionError, type SqlEngine } from './database.js';
+import { StoreForeignError, StoreVersionError, type SqlDb } from './database.js';
+import { schemaShape, type SchemaShape } from './schema-shape.js';
 
 export const MIGRATIONS: readonly string[] = [
   // 1: devices, the token generation of every id ever seen, sessions as history, settings per category.
@@ -63,18 +64,21 @@ export function migrate(db: SqlDb, file: string, migrations: readonly string[] =
   return migrations.length - found;
 }
 
-/** Tables (in the order they were made) and their columns. */
-function tablesOf(db: SqlDb): Array<[string, Set<string>]> {
+/** Tables and their columns, as SQLite has them. */
+export function tablesOf(db: SqlDb): SchemaShape {
   const tables = db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid");
-  return tables.map((t) => [String(t.name), new Set(db.all('SELECT name FROM pragma_table_info(?)', [String(t.name)]).map((c) => String(c.name)))]);
+  return new Map(tables.map((t) => [String(t.name), new Set(db.all('SELECT name FROM pragma_table_info(?)', [String(t.name)]).map((c) => String(c.name)))]));
 }
+
+/** What a voice-hub database holds after every migration, read from their text once. */
+let wanted: SchemaShape | undefined;
 
 /**
  * Migrates a file that existed, refusing one whose tables are not ours: a valid SQLite file that another
  * program wrote failed a migration with SQLite's bare words ("table devices already exists") or, at our
  * schema version, later with "no such table". Tables of its own beside ours are kept.
  */
-export function migrateExisting(db: SqlDb, file: string, engine: SqlEngine): number {
+export function migrateExisting(db: SqlDb, file: string): number {
   let applied: number;
   try {
     applied = migrate(db, file);
@@ -82,15 +86,8 @@ export function migrateExisting(db: SqlDb, file: string, engine: SqlEngine): num
     if (e instanceof StoreVersionError) throw e;
     throw new StoreForeignError(file, errorText(e));
   }
-  const reference = new SqlDb(engine.openBytes(undefined));
-  let wanted: Array<[string, Set<string>]>;
-  try {
-    migrate(reference, ':memory:');
-    wanted = tablesOf(reference);
-  } finally {
-    reference.close();
-  }
-  const found = new Map(tablesOf(db));
+  wanted ??= schemaShape(MIGRATIONS);
+  const found = tablesOf(db);
   for (const [table, columns] of wanted) {
     const have = found.get(table);
     if (!have) throw new StoreForeignError(file, `table ${table} is missing`);

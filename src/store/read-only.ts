@@ -29,7 +29,7 @@ export async function openSettingsReadOnly(dataDir: string, wasmBinary?: Uint8Ar
   };
   try {
     // An older file is brought to the current schema in memory only, so the categories read alike.
-    migrateExisting(db, file, engine);
+    migrateExisting(db, file);
   } catch (e) {
     db.close();
     throw e;
