@@ -239,8 +239,14 @@ export class UpstreamVoiceLink {
     this.unansweredLogged = false;
     socket.on('ping', (data) => this.answerPing(socket, data));
     socket.on('message', (data, isBinary) => this.receive(data, isBinary));
-    socket.on('error', (err) => this.options.logger.debug(`upstream socket error: ${errorText(err)}`));
-    socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8')));
+    // ws ends a connection whose server broke the protocol (a frame over maxPayload, a bad opcode or
+    // UTF-8) with an error and then a close that only says 1006: the error is what happened.
+    let failure: string | undefined;
+    socket.on('error', (err) => {
+      failure ??= errorText(err);
+      this.options.logger.debug(`upstream socket error: ${errorText(err)}`);
+    });
+    socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8'), failure));
   }
 
   private answerPing(socket: WebSocket, data: Buffer): void {
@@ -313,7 +319,7 @@ export class UpstreamVoiceLink {
     );
   }
 
-  private dropped(socket: WebSocket, code: number, reason: string): void {
+  private dropped(socket: WebSocket, code: number, reason: string, failure: string | undefined): void {
     if (socket !== this.socket || this.stateValue !== 'Open') return;
     this.socket = undefined;
     this.writer?.discard();
@@ -321,7 +327,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = Date.now();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${this.withoutKey(reason)}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${this.withoutKey(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {
