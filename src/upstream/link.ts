@@ -10,6 +10,7 @@ import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
+import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { loadWebSocket } from './websocket.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
@@ -221,6 +222,11 @@ export class UpstreamVoiceLink {
         let writer: UpstreamFrameWriter;
         try {
           writer = new UpstreamFrameWriter(socket);
+          watchFragments(socket, () => {
+            // Reported through the socket's error listener (attach), which names it in the drop's cause.
+            socket.emit('error', new Error(`a message came in more than ${MAX_FRAGMENTS} fragments`));
+            socket.terminate();
+          });
         } catch (e) {
           fail(errorText(e));
           return;
