@@ -4,44 +4,17 @@
 // MessagePack worker's ThrowIfNullOrEmpty), and the MessagePack reader does the same for an empty
 // target, header name or value, or stream id: the connection is closed with an error. A MessagePack
 // Completion whose error is nil is a completion without error text, not a broken message.
-import { decode, encode } from '@msgpack/msgpack';
+import { encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { answersTo, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
 const CLOSE_ERROR = 'Connection closed with an error.';
-const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
-const mp = (frame: RawFrame): unknown[] => splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decode(m));
 const pack = (items: unknown[]): Uint8Array => writeBinaryMessage(encode(items));
 
-type Protocol = 'json' | 'messagepack';
-const read = (protocol: Protocol, frame: RawFrame): unknown[] => (protocol === 'json' ? json(frame) : mp(frame));
 
-/** Sends `bad` then an Echo invocation; returns every message the hub sent back until it closed or answered the Echo. */
-async function answerTo(hub: TestHub, protocol: Protocol, bad: string | Uint8Array): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake(protocol);
-  c.send(bad, protocol === 'messagepack');
-  c.send(protocol === 'json' ? `{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}` : pack([1, {}, 'e', 'Echo', [1], []]));
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...read(protocol, frame));
-    const last = messages.at(-1) as { type?: number } | unknown[];
-    if (Array.isArray(last) ? last[0] === 3 : last.type === 3) break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('empty ids and targets close the connection, as in ASP.NET Core', () => {
   let hub: TestHub;
@@ -58,7 +31,7 @@ describe('empty ids and targets close the connection, as in ASP.NET Core', () =>
   ];
   for (const [name, bad] of jsonCases) {
     it(`JSON: ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, 'json', bad), [{ type: 7, error: CLOSE_ERROR }]);
+      assert.deepEqual(await answersTo(hub, 'json', bad), [{ type: 7, error: CLOSE_ERROR }]);
     });
   }
 
@@ -75,22 +48,22 @@ describe('empty ids and targets close the connection, as in ASP.NET Core', () =>
   ];
   for (const [name, items] of mpCases) {
     it(`MessagePack: ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, 'messagepack', pack(items)), [[7, CLOSE_ERROR, false]]);
+      assert.deepEqual(await answersTo(hub, 'messagepack', pack(items)), [[7, CLOSE_ERROR, false]]);
     });
   }
 
   it('MessagePack: a header name that is a number (not text) closes the connection, as ASP.NET reads names as strings', async () => {
     // [1, {1: "v"}, "i", "Echo", [1], []]: the decoder would make the key the property "1".
     const bytes = [0x96, 0x01, 0x81, 0x01, 0xa1, 0x76, 0xa1, 0x69, 0xa4, ...Buffer.from('Echo'), 0x91, 0x01, 0x90];
-    assert.deepEqual(await answerTo(hub, 'messagepack', writeBinaryMessage(Uint8Array.from(bytes))), [[7, CLOSE_ERROR, false]]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', writeBinaryMessage(Uint8Array.from(bytes))), [[7, CLOSE_ERROR, false]]);
   });
 
   it('MessagePack: a Completion with a nil error is read, and ignored like any completion the hub did not ask for', async () => {
-    assert.deepEqual(await answerTo(hub, 'messagepack', pack([3, {}, 'x', 1, null])), [[3, {}, 'e', 3, 1]]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', pack([3, {}, 'x', 1, null])), [[3, {}, 'e', 3, 1]]);
   });
 
   it('an Invocation with an empty id is still a non-blocking invocation in both protocols', async () => {
-    assert.deepEqual(await answerTo(hub, 'json', `{"type":1,"invocationId":"","target":"Echo","arguments":[2]}${RS}`), [{ type: 3, invocationId: 'e', result: 1 }]);
-    assert.deepEqual(await answerTo(hub, 'messagepack', pack([1, {}, '', 'Echo', [2], []])), [[3, {}, 'e', 3, 1]]);
+    assert.deepEqual(await answersTo(hub, 'json', `{"type":1,"invocationId":"","target":"Echo","arguments":[2]}${RS}`), [{ type: 3, invocationId: 'e', result: 1 }]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', pack([1, {}, '', 'Echo', [2], []])), [[3, {}, 'e', 3, 1]]);
   });
 });

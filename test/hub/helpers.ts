@@ -8,7 +8,9 @@ import {
 } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import type { us_listen_socket } from 'uWebSockets.js';
+import { decode as decodeMessagePack, encode as encodeMessagePack } from '@msgpack/msgpack';
 import WebSocket from 'ws';
+import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { loadNativeUws } from '../../src/http/uws-native.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
@@ -212,3 +214,50 @@ export class RawClient {
     for (const w of waiters) w();
   }
 }
+
+export type RawProtocol = 'json' | 'messagepack';
+const RECORD_SEPARATOR = '\u001e';
+
+/** The hub messages of one raw frame, decoded: JSON records, or MessagePack messages as their arrays. */
+export function rawMessages(protocol: RawProtocol, frame: RawFrame): unknown[] {
+  if (protocol === 'json') return frame.data.toString('utf8').split(RECORD_SEPARATOR).filter(Boolean).map((s) => JSON.parse(s));
+  return splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decodeMessagePack(m));
+}
+
+/** An Echo(1) invocation with the id `e`, written in `protocol`. */
+export function echoInvocation(protocol: RawProtocol): string | Uint8Array {
+  return protocol === 'json'
+    ? `{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RECORD_SEPARATOR}`
+    : writeBinaryMessage(encodeMessagePack([1, {}, 'e', 'Echo', [1], []]));
+}
+
+/**
+ * On a new connection, sends `bad` (one frame, as it is) and then an Echo invocation with the id `e`;
+ * returns every message the hub sent back until its Close, the Echo's completion, or the socket's end.
+ * So a closing case reads [Close] and a case the hub reads and ignores reads [the Echo's completion].
+ */
+export async function answersTo(hub: TestHub, protocol: RawProtocol, bad: string | Uint8Array): Promise<unknown[]> {
+  const c = await RawClient.connect(hub.url);
+  await c.handshake(protocol);
+  c.send(bad, protocol === 'messagepack');
+  c.send(echoInvocation(protocol), protocol === 'messagepack');
+  const messages: unknown[] = [];
+  for (;;) {
+    let frame: RawFrame;
+    try {
+      frame = await c.next();
+    } catch {
+      break;
+    }
+    messages.push(...rawMessages(protocol, frame));
+    const last = messages.at(-1) as { type?: number; invocationId?: string } | unknown[];
+    const [type, id] = Array.isArray(last) ? [last[0], last[2]] : [last.type, last.invocationId];
+    if (type === 7 || (type === 3 && id === 'e')) break;
+  }
+  c.ws.close();
+  await withTimeout(c.closed, 3000, 'socket close');
+  return messages;
+}
+
+/** `text` as one JSON record: followed by the record separator. */
+export const jsonRecord = (text: string): string => `${text}${RECORD_SEPARATOR}`;

@@ -3,17 +3,13 @@
 // / ReadInt64, which refuse a fraction, a number past the type's range and, in MessagePack, any float
 // (even 1.0). ASP.NET Core closes the connection with an error for those; only an integer type it does
 // not know is a message to ignore.
-import { decode, encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { answersTo, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
 const CLOSE_ERROR = 'Connection closed with an error.';
-const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
-const mp = (frame: RawFrame): unknown[] => splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decode(m));
 /** A float64 (0xcb) MessagePack value, as a client that writes every number as a double sends it. */
 const float64 = (n: number): number[] => {
   const b = Buffer.alloc(9);
@@ -22,33 +18,8 @@ const float64 = (n: number): number[] => {
   return [...b];
 };
 const framed = (bytes: number[]): Uint8Array => writeBinaryMessage(Uint8Array.from(bytes));
-const ECHO_JSON = `{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}`;
-const ECHO_MP = writeBinaryMessage(encode([1, {}, 'e', 'Echo', [1], []]));
 
-type Protocol = 'json' | 'messagepack';
 
-/** Sends `bad` then an Echo invocation; returns what the hub sent until its Close or the Echo's completion. */
-async function answerTo(hub: TestHub, protocol: Protocol, bad: string | Uint8Array): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake(protocol);
-  c.send(bad, protocol === 'messagepack');
-  c.send(protocol === 'json' ? ECHO_JSON : ECHO_MP, protocol === 'messagepack');
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...(protocol === 'json' ? json(frame) : mp(frame)));
-    const last = messages.at(-1) as { type?: number } | unknown[];
-    if (Array.isArray(last) ? last[0] === 3 || last[0] === 7 : last.type === 3 || last.type === 7) break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('integer fields are read as ASP.NET Core reads them', () => {
   let hub: TestHub;
@@ -63,7 +34,7 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
   ];
   for (const [name, bad] of jsonClosing) {
     it(`JSON: ${name} closes the connection`, async () => {
-      assert.deepEqual(await answerTo(hub, 'json', bad), [{ type: 7, error: CLOSE_ERROR }]);
+      assert.deepEqual(await answersTo(hub, 'json', bad), [{ type: 7, error: CLOSE_ERROR }]);
     });
   }
 
@@ -78,13 +49,13 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
   ];
   for (const [name, bytes] of mpClosing) {
     it(`MessagePack: ${name} closes the connection`, async () => {
-      assert.deepEqual(await answerTo(hub, 'messagepack', framed(bytes)), [[7, CLOSE_ERROR, false]]);
+      assert.deepEqual(await answersTo(hub, 'messagepack', framed(bytes)), [[7, CLOSE_ERROR, false]]);
     });
   }
 
   it('an unknown integer type is ignored in both protocols, in any integer format', async () => {
-    assert.deepEqual(await answerTo(hub, 'json', `{"type":2147483647}${RS}`), [{ type: 3, invocationId: 'e', result: 1 }]);
-    assert.deepEqual(await answerTo(hub, 'messagepack', framed([0x91, 0xd2, 0x7f, 0xff, 0xff, 0xff])), [[3, {}, 'e', 3, 1]]);
-    assert.deepEqual(await answerTo(hub, 'messagepack', framed([0x92, 0xcd, 0x00, 0x06, 0x01])), [[3, {}, 'e', 3, 1]], 'a Ping as uint16');
+    assert.deepEqual(await answersTo(hub, 'json', `{"type":2147483647}${RS}`), [{ type: 3, invocationId: 'e', result: 1 }]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', framed([0x91, 0xd2, 0x7f, 0xff, 0xff, 0xff])), [[3, {}, 'e', 3, 1]]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', framed([0x92, 0xcd, 0x00, 0x06, 0x01])), [[3, {}, 'e', 3, 1]], 'a Ping as uint16');
   });
 });

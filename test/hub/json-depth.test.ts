@@ -3,35 +3,13 @@
 // a 65th level, wherever it sits, closes the connection (or fails the handshake); 64 levels are read.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
+import { answersTo, jsonRecord, RawClient, rawMessages, startHub, type TestHub } from './helpers.js';
 import { withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
-const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
 /** `levels` arrays nested, innermost holding 1: inside the message's object, that object makes one more level. */
 const nested = (levels: number): string => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
 
-/** Sends `text` then an Echo invocation; returns what the hub sent until its Close or the Echo's completion. */
-async function answerTo(hub: TestHub, text: string): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake('json');
-  c.send(`${text}${RS}{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}`);
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...json(frame));
-    const last = messages.at(-1) as { type: number; invocationId?: string };
-    if (last.type === 7 || last.invocationId === 'e') break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('JSON nesting is limited to 64 levels, as ASP.NET Core reads it', () => {
   let hub: TestHub;
@@ -42,7 +20,7 @@ describe('JSON nesting is limited to 64 levels, as ASP.NET Core reads it', () =>
 
   it('64 levels in arguments are read (the object, arguments, and 62 more)', async () => {
     const deep = nested(62);
-    assert.deepEqual(await answerTo(hub, `{"type":1,"invocationId":"i","target":"Echo","arguments":[${deep}]}`), [
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord(`{"type":1,"invocationId":"i","target":"Echo","arguments":[${deep}]}`)), [
       { type: 3, invocationId: 'i', result: JSON.parse(deep) },
       { type: 3, invocationId: 'e', result: 1 },
     ]);
@@ -55,18 +33,18 @@ describe('JSON nesting is limited to 64 levels, as ASP.NET Core reads it', () =>
   ];
   for (const [name, text] of closing) {
     it(`closes on ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, text), [{ type: 7, error: 'Connection closed with an error.' }]);
+      assert.deepEqual(await answersTo(hub, 'json', jsonRecord(text)), [{ type: 7, error: 'Connection closed with an error.' }]);
     });
   }
 
   it('a handshake nesting 65 levels fails; 64 levels pass', async () => {
     const refused = await RawClient.connect(hub.url);
     refused.send(`{"protocol":"json","version":1,"x":${nested(64)}}${RS}`);
-    assert.deepEqual(json(await refused.next()), [{ error: 'An unexpected error occurred during connection handshake.' }]);
+    assert.deepEqual(rawMessages('json', await refused.next()), [{ error: 'An unexpected error occurred during connection handshake.' }]);
     await withTimeout(refused.closed, 3000, 'socket close');
     const taken = await RawClient.connect(hub.url);
     taken.send(`{"protocol":"json","version":1,"x":${nested(63)}}${RS}`);
-    assert.deepEqual(json(await taken.next()), [{}]);
+    assert.deepEqual(rawMessages('json', await taken.next()), [{}]);
     taken.ws.close();
   });
 });

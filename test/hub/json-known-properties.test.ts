@@ -5,35 +5,11 @@
 // connection with an error, on a Ping or an unknown type as on an Invocation.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { answersTo, jsonRecord, startHub, type TestHub } from './helpers.js';
 
-const RS = '\u001e';
 const CLOSE = { type: 7, error: 'Connection closed with an error.' };
 const ECHOED = { type: 3, invocationId: 'e', result: 1 };
-const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
 
-/** Sends `bad` then an Echo invocation; returns what the hub sent until its Close or the Echo's completion. */
-async function answerTo(hub: TestHub, bad: string): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake('json');
-  c.send(`${bad}${RS}{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}`);
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...json(frame));
-    const last = messages.at(-1) as { type: number };
-    if (last.type === 3 || last.type === 7) break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('JSON: known properties are checked whatever the message type, as ASP.NET Core checks them', () => {
   let hub: TestHub;
@@ -57,12 +33,12 @@ describe('JSON: known properties are checked whatever the message type, as ASP.N
   ];
   for (const [name, bad] of closing) {
     it(`closes on ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, bad), [CLOSE]);
+      assert.deepEqual(await answersTo(hub, 'json', jsonRecord(bad)), [CLOSE]);
     });
   }
 
   it('properties of the right type, or null where ASP.NET takes null, change nothing on any type', async () => {
-    assert.deepEqual(await answerTo(hub, '{"type":6,"target":"Echo","arguments":[],"invocationId":null,"error":null,"headers":{"a":"b"},"streamIds":[],"sequenceId":3}'), [ECHOED]);
-    assert.deepEqual(await answerTo(hub, '{"type":99,"allowReconnect":true,"invocationId":"x","sequenceId":null}'), [ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"target":"Echo","arguments":[],"invocationId":null,"error":null,"headers":{"a":"b"},"streamIds":[],"sequenceId":3}')), [ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":99,"allowReconnect":true,"invocationId":"x","sequenceId":null}')), [ECHOED]);
   });
 });

@@ -5,35 +5,12 @@
 // the connection. The handshake request is read the same way.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { answersTo, jsonRecord, RawClient, rawMessages, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
 const CLOSE = { type: 7, error: 'Connection closed with an error.' };
 const ECHOED = { type: 3, invocationId: 'e', result: 1 };
-const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
 
-/** Sends `record` (without its separator) then an Echo invocation; returns what the hub sent until its Close or the Echo's completion. */
-async function answerTo(hub: TestHub, record: string): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake('json');
-  c.send(`${record}${RS}{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}`);
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...json(frame));
-    const last = messages.at(-1) as { type: number; invocationId?: string };
-    if (last.type === 7 || last.invocationId === 'e') break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('JSON: only the first object of a record is read, as ASP.NET Core reads it', () => {
   let hub: TestHub;
@@ -43,14 +20,14 @@ describe('JSON: only the first object of a record is read, as ASP.NET Core reads
   after(() => hub.stop());
 
   it('an invocation followed by a NUL runs', async () => {
-    assert.deepEqual(await answerTo(hub, '{"type":1,"invocationId":"i","target":"Echo","arguments":["a}\\"{"]}\u0000'), [
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":1,"invocationId":"i","target":"Echo","arguments":["a}\\"{"]}\u0000')), [
       { type: 3, invocationId: 'i', result: 'a}"{' },
       ECHOED,
     ]);
   });
 
   it('a second object in the same record is not read', async () => {
-    assert.deepEqual(await answerTo(hub, '{"type":6} {"type":1,"invocationId":"i","target":"Echo","arguments":[2]}'), [ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6} {"type":1,"invocationId":"i","target":"Echo","arguments":[2]}')), [ECHOED]);
   });
 
   const closing: [string, string][] = [
@@ -60,15 +37,15 @@ describe('JSON: only the first object of a record is read, as ASP.NET Core reads
   ];
   for (const [name, record] of closing) {
     it(`closes on ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, record), [CLOSE]);
+      assert.deepEqual(await answersTo(hub, 'json', jsonRecord(record)), [CLOSE]);
     });
   }
 
   it('a handshake request followed by a NUL is taken', async () => {
     const c = await RawClient.connect(hub.url);
     c.send(`{"protocol":"json","version":1}\u0000${RS}{"type":1,"invocationId":"e","target":"Echo","arguments":[1]}${RS}`);
-    assert.deepEqual(json(await c.next()), [{}]);
-    assert.deepEqual(json(await c.next()), [ECHOED]);
+    assert.deepEqual(rawMessages('json', await c.next()), [{}]);
+    assert.deepEqual(rawMessages('json', await c.next()), [ECHOED]);
     c.ws.close();
   });
 });

@@ -6,13 +6,11 @@
 import { decode, encode } from '@msgpack/msgpack';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
-import { RawClient, startHub, type RawFrame, type TestHub } from './helpers.js';
-import { withTimeout } from '../support/wait.js';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { answersTo, startHub, type TestHub } from './helpers.js';
 
 const CLOSE = [7, 'Connection closed with an error.', false];
 const ECHOED = [3, {}, 'e', 3, 1];
-const mp = (frame: RawFrame): unknown[] => splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decode(m));
 /** `{true: 1}`: valid MessagePack that this decoder cannot turn into an object. */
 const BOOL_KEY_MAP = Symbol('bool-key map');
 /** `[{true: 1}]`: arguments holding such a map. */
@@ -28,28 +26,6 @@ function message(items: unknown[]): Uint8Array {
   return writeBinaryMessage(Buffer.concat([Uint8Array.from([0x90 + items.length]), ...parts]));
 }
 
-/** Sends `bad` then an Echo invocation; returns what the hub sent until its Close or the Echo's completion. */
-async function answerTo(hub: TestHub, bad: Uint8Array): Promise<unknown[]> {
-  const c = await RawClient.connect(hub.url);
-  await c.handshake('messagepack');
-  c.send(bad);
-  c.send(writeBinaryMessage(encode([1, {}, 'e', 'Echo', [1], []])));
-  const messages: unknown[] = [];
-  for (;;) {
-    let frame: RawFrame;
-    try {
-      frame = await c.next();
-    } catch {
-      break;
-    }
-    messages.push(...mp(frame));
-    const last = messages.at(-1) as unknown[];
-    if (last[0] === 7 || (last[0] === 3 && last[2] === 'e')) break;
-  }
-  c.ws.close();
-  await withTimeout(c.closed, 3000, 'socket close');
-  return messages;
-}
 
 describe('MessagePack: items ASP.NET Core never decodes do not break a message', () => {
   let hub: TestHub;
@@ -68,16 +44,16 @@ describe('MessagePack: items ASP.NET Core never decodes do not break a message',
   ];
   for (const [name, items] of ignored) {
     it(`${name} is read and ignored`, async () => {
-      assert.deepEqual(await answerTo(hub, message(items)), [ECHOED]);
+      assert.deepEqual(await answersTo(hub, 'messagepack', message(items)), [ECHOED]);
     });
   }
 
   it('an Invocation with a seventh item that does not decode runs', async () => {
-    assert.deepEqual(await answerTo(hub, message([1, {}, 'i', 'Echo', [2], [], BOOL_KEY_MAP])), [[3, {}, 'i', 3, 2], ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'messagepack', message([1, {}, 'i', 'Echo', [2], [], BOOL_KEY_MAP])), [[3, {}, 'i', 3, 2], ECHOED]);
   });
 
   it('arguments that do not decode fail that invocation only', async () => {
-    assert.deepEqual(await answerTo(hub, message([1, {}, 'i', 'Echo', ARGS_WITH_BOOL_KEY_MAP, [], BOOL_KEY_MAP])), [
+    assert.deepEqual(await answersTo(hub, 'messagepack', message([1, {}, 'i', 'Echo', ARGS_WITH_BOOL_KEY_MAP, [], BOOL_KEY_MAP])), [
       [3, {}, 'i', 1, "Failed to invoke 'Echo' due to an error on the server."],
       ECHOED,
     ]);
@@ -92,7 +68,7 @@ describe('MessagePack: items ASP.NET Core never decodes do not break a message',
   ];
   for (const [name, items] of closing) {
     it(`closes when an item it reads does not decode: ${name}`, async () => {
-      assert.deepEqual(await answerTo(hub, message(items)), [CLOSE]);
+      assert.deepEqual(await answersTo(hub, 'messagepack', message(items)), [CLOSE]);
     });
   }
 });
