@@ -10,7 +10,7 @@ export async function call(
   base: string,
   method: string,
   path: string,
-  opts: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; token?: string } = {},
+  opts: { body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string>; token?: string; timeoutMs?: number } = {},
 ): Promise<HttpResult> {
   const headers: Record<string, string> = { ...opts.headers };
   let body: string | Uint8Array | undefined;
@@ -20,7 +20,7 @@ export async function call(
     headers['content-type'] ??= 'application/json';
   }
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  const res = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+  const res = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000) });
   const text = await res.text();
   let json: unknown;
   try {
