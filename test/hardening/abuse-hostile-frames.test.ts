@@ -6,8 +6,10 @@
 // Each case asserts how the connection ends (dropped by uWS at the header of a frame over
 // Hub.MaximumFrameSize, unread, with no close frame: 1006 at the client; a handshake error before the handshake, otherwise a SignalR Close
 // message naming the budget), that RSS stays within +32 MiB of the baseline while it happens, and
-// that /health keeps answering (slowest answer under 150 ms on this shared 2-core machine; the
-// median is reported).
+// that /health keeps answering while it happens. The bound on its slowest answer, 1 s, catches the
+// class of bug (one frame holding the event loop for seconds), not a speed: how fast /health stays
+// under attack is a benchmark target (`npm run bench`, section 9: p99 under 50 ms), because a timed
+// bound near the usual figure (50-150 ms here) fails whenever the shared machine is loaded.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
@@ -18,7 +20,7 @@ import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
 import { sleep, withTimeout } from '../support/wait.js';
 
 const RSS_BOUND_MB = 32;
-const HEALTH_MAX_MS = 150;
+const HEALTH_MAX_MS = 1000;
 const FRAME_LIMIT = (schemaDefaults() as { Hub: { MaximumFrameSize: number } }).Hub.MaximumFrameSize;
 const RATE_LIMITED = 'Server closed the connection: too many messages (more than 64 at once or 10 per second).';
 const RATE_LIMITED_AUTHENTICATED = 'Server closed the connection: too many messages (more than 2000 at once or 500 per second).';
