@@ -39,6 +39,24 @@ function levelFor(levels: Readonly<Record<string, LogLevelName>>, category: stri
   return levels.Default ?? 'Information';
 }
 
+/** Line ends, Unicode's included: each would split one event into several entries and allow forging. */
+const LINE_BREAKS = /[\r\n\u2028\u2029]+/g;
+/**
+ * What a log line must not carry as is, since messages quote what clients sent (ids, names, close
+ * reasons): C0 and C1 controls (terminal escape sequences, NUL, backspace), and the invisible marks
+ * that reorder or hide text on a technician's screen (bidirectional overrides and isolates).
+ */
+const HIDDEN = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeHidden = (c: string): string => {
+  const code = c.charCodeAt(0);
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/** One event, one line: line ends become spaces, other hidden characters a visible escape (`\x1b`). */
+export function oneLine(msg: string): string {
+  return msg.replace(LINE_BREAKS, ' ').replace(HIDDEN, escapeHidden);
+}
+
 export function createLogger(options: LogOptions, category = 'App'): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
   const journald = options.journald ?? Boolean(process.env.JOURNAL_STREAM);
@@ -46,8 +64,7 @@ export function createLogger(options: LogOptions, category = 'App'): Logger {
   const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {
     if (ORDER[level] < min || level === 'None') return;
-    // Newlines would split one event into several journal entries and allow log forging.
-    const text = msg.replace(/[\r\n]+/g, ' ');
+    const text = oneLine(msg);
     const prefix = journald ? `<${SYSLOG[level]}>` : '';
     const time = timestamps ? new Date().toISOString() + ' ' : '';
     write(`${prefix}${time}${SHORT[level]}: ${category}: ${text}`);

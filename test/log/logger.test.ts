@@ -22,3 +22,14 @@ test('journald gets syslog priorities and no timestamps; newlines cannot forge e
   log.info('fine');
   assert.deepEqual(lines, ['<3>fail: App: bad fail: App: forged', '<6>info: App: fine']);
 });
+
+test('hidden characters are written as escapes, every line end as a space', () => {
+  const lines: string[] = [];
+  const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: true });
+  log.warn('a\x1b[31mb\x00c\x07d\x7fe\x85f\u009bg\u202eh\u2066i\u200fj\tk\r\nl\u2028m\u2029n');
+  log.info('caf\u00e9 \u00fc\u00df \u4e2d \u{1f600} stay as they are');
+  assert.deepEqual(lines, [
+    '<4>warn: App: a\\x1b[31mb\\x00c\\x07d\\x7fe\\x85f\\x9bg\\u202eh\\u2066i\\u200fj\\x09k l m n',
+    '<6>info: App: caf\u00e9 \u00fc\u00df \u4e2d \u{1f600} stay as they are',
+  ]);
+});
