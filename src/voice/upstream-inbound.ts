@@ -17,6 +17,7 @@ import type { UpstreamMessage } from '../upstream/protocol.js';
 export interface DecodeBudget {
   /** Frames (and bytes) that may wait behind a decoder rebuild. */
   queuePackets: number;
+  /** ...and the bytes waiting behind packets on a decoder thread at which reading upstream pauses. */
   queueBytes: number;
   rebuildsPerSecond: number;
   /** Frames that may wait behind packets still being decoded on a thread. */
@@ -40,9 +41,10 @@ export interface UpstreamInboundOptions {
   /** False once the session has ended: nothing more is delivered. */
   isActive: () => boolean;
   /**
-   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE (true) and when they are down to
-   * BACKLOG_RESUME (false): the session stops reading from upstream meanwhile, so that TCP holds the
-   * upstream back instead of frames being dropped here.
+   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE or their bytes the budget's
+   * queueBytes (true), and when they are down to BACKLOG_RESUME and to the same share of the bytes
+   * (false): the session stops reading from upstream meanwhile, so that TCP holds the upstream back
+   * instead of frames being dropped, or held here without limit when they are large.
    */
   onBacklog?: (behind: boolean) => void;
   logger: Logger;
@@ -85,7 +87,11 @@ export class UpstreamInbound {
   /** Times of the rebuilds within the last second. */
   private readonly rebuildTimes: number[] = [];
 
+  /** The bytes in the outbox at which reading resumes: the budget's share that BACKLOG_RESUME is of BACKLOG_PAUSE. */
+  private readonly resumeBytes: number;
+
   constructor(private readonly options: UpstreamInboundOptions) {
+    this.resumeBytes = Math.floor((options.budget.queueBytes * BACKLOG_RESUME) / BACKLOG_PAUSE);
     const { sessionId, emit } = options;
     this.drops = new DropReporter({ sessionId, report: (reason, message) => emit({ type: 'framesDropped', sessionId, reason, message }), logger: options.logger });
   }
@@ -132,7 +138,7 @@ export class UpstreamInbound {
     this.outbox.push(pending);
     this.outboxBytes += sizeOf(pending.message);
     if (this.outbox.length > this.stats.queuePeak) this.stats.queuePeak = this.outbox.length;
-    if (!this.behind && this.outbox.length >= BACKLOG_PAUSE) this.backlog(true);
+    if (!this.behind && (this.outbox.length >= BACKLOG_PAUSE || this.outboxBytes >= this.options.budget.queueBytes)) this.backlog(true);
   }
 
   private backlog(behind: boolean): void {
@@ -147,7 +153,7 @@ export class UpstreamInbound {
       this.outboxBytes -= sizeOf(pending.message);
       this.emitFrame(pending);
     }
-    if (this.behind && this.outbox.length <= BACKLOG_RESUME) this.backlog(false);
+    if (this.behind && this.outbox.length <= BACKLOG_RESUME && this.outboxBytes <= this.resumeBytes) this.backlog(false);
   }
 
   private emitFrame(pending: Pending): void {

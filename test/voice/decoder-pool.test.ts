@@ -124,6 +124,25 @@ test('a burst far larger than the rebuild queue (DecodeQueuePackets 32) goes thr
   assert.deepEqual(s.backlog, [true, false], 'and resumed once the decoder caught up');
 });
 
+test('large frames behind a packet on a thread pause reading at queueBytes, long before BACKLOG_PAUSE frames', async (t) => {
+  const { decoders } = pool(t, { threads: 1 });
+  const s = await session(t, decoders.create());
+  const big = 'x'.repeat(40 * 1024);
+  s.pipe.push(audio(0));
+  // Each text counts 80 KiB (UTF-16): the fourth passes the 256 KiB of the session's budget.
+  const pausedAt: number[] = [];
+  for (let i = 1; i <= 6; i++) {
+    s.pipe.push(text(`${i}${big}`));
+    if (s.backlog.length > 0 && pausedAt.length === 0) pausedAt.push(i);
+  }
+  assert.deepEqual(pausedAt, [4], 'paused at the frame that passed 256 KiB');
+  assert.deepEqual(s.backlog, [true]);
+  await waitUntil(() => s.of('TextResponse').length === 6, 'the six texts, after the packet ahead of them');
+  assert.deepEqual(s.backlog, [true, false], 'and resumed once they went out');
+  assert.equal(s.of('AudioResponse').length, 1);
+  assert.equal(s.pipe.drops.totalDropped, 0);
+});
+
 test('a session holds at most inFlightFrames frames behind its packets on a thread; more are dropped and counted', async (t) => {
   const { decoders } = pool(t, { threads: 1 });
   const s = await session(t, decoders.create(), 8);
