@@ -14,14 +14,23 @@ export function topicLevel(id: string): string {
   );
 }
 
+/** Hex digits of the hash in a replaced id: 64 bits, so no one can craft an id that hashes like another. */
+const HASH_DIGITS = 16;
+const HA_ALPHABET = /^[A-Za-z0-9_-]+$/;
+/** The tail every replaced id ends with, and so no id kept as it is may end with. */
+const HASH_TAIL = new RegExp(`_[0-9a-f]{${HASH_DIGITS}}$`);
+
 /**
  * A Home Assistant node id / object id: HA accepts only `[a-zA-Z0-9_-]` there. Ids already in that
- * alphabet are used as they are; any other id has each foreign character replaced by `_` and a short
- * hash of the original appended, so `a/b` and `a+b` still get different node ids.
+ * alphabet are used as they are; any other id has each foreign character replaced by `_` and a hash of
+ * the original appended, so `a/b` and `a+b` still get different node ids. An id in the alphabet that
+ * already ends like a replaced one (`a_b_` and 16 hex digits) is replaced too: kept as it was, a device
+ * registered under that id would take over the entities of the device `a/b`. So the mapping is
+ * one-to-one, and with device sensor names free of `_`, so is `<node>_<sensor>`.
  */
 export function haNodeId(id: string): string {
-  if (/^[A-Za-z0-9_-]+$/.test(id)) return id;
-  const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 8);
+  if (HA_ALPHABET.test(id) && !HASH_TAIL.test(id)) return id;
+  const hash = createHash('sha256').update(id, 'utf8').digest('hex').slice(0, HASH_DIGITS);
   return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${hash}`;
 }
 

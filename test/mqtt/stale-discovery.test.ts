@@ -55,7 +55,7 @@ describe('retained discovery configs an earlier run left behind', () => {
     const cleared = (): number => live.messages.filter((m) => !m.retain && m.payload === '').length;
     await waitUntil(() => cleared() >= 10, 'the stale configs to be cleared', 5000).catch(() => {});
     assert.deepEqual(await retainedConfigs(node), [...hub, ...kept].sort());
-    const gone = ['gone', 'gone_2_b6e089de'].flatMap((n) => ['battery', 'cpu', 'memory', 'status', 'temperature'].map((s) => `${n}_${s}`));
+    const gone = ['gone', 'gone_2_b6e089de791b64f4'].flatMap((n) => ['battery', 'cpu', 'memory', 'status', 'temperature'].map((s) => `${n}_${s}`));
     assert.deepEqual(
       lines.filter((l) => l.includes('clearing')).sort(),
       gone.map((o) => `info: Mqtt: clearing ${node}/${o}/config: a Home Assistant discovery config left by an earlier run, of no device this hub has`).sort(),

@@ -35,9 +35,27 @@ describe('topicLevel', () => {
 describe('haNodeId', () => {
   it('keeps ids HA accepts', () => assert.equal(haNodeId('kitchen_01-B'), 'kitchen_01-B'));
   it('replaces foreign characters and adds a hash', () => {
-    assert.match(haNodeId('a/b'), /^a_b_[0-9a-f]{8}$/);
+    // The first 16 hex digits of SHA-256("a/b").
+    assert.equal(haNodeId('a/b'), 'a_b_c14cddc033f64b9d');
     assert.notEqual(haNodeId('a/b'), haNodeId('a+b'));
     assert.match(haNodeId('küche 1'), /^[A-Za-z0-9_-]+$/);
+  });
+  it('an id that copies a replaced id is replaced too, so it cannot take over that device', () => {
+    const crafted = haNodeId('a/b');
+    assert.notEqual(haNodeId(crafted), crafted);
+    assert.match(haNodeId(crafted), new RegExp(`^${crafted}_[0-9a-f]{16}$`));
+    // Ids that only look a little like it are kept.
+    for (const id of ['a_b_0123456789abcde', 'a_b_0123456789ABCDEF', 'a_b-0123456789abcdef', 'a_b_0123456789abcdef0x']) assert.equal(haNodeId(id), id);
+    assert.notEqual(haNodeId('a_b_0123456789abcdef'), 'a_b_0123456789abcdef');
+  });
+  it('never gives two ids, or two sensors of two ids, the same name', () => {
+    const base = ['a/b', 'a+b', 'a b', 'a_b', 'a-b', 'küche 1', 'k\u00fcche_1', 'a', 'a_cpu', 'hub', '_', '__', '-'];
+    const ids = [...base, ...base.map(haNodeId), ...base.map((id) => haNodeId(haNodeId(id)))];
+    const unique = [...new Set(ids)];
+    const nodes = unique.map(haNodeId);
+    assert.equal(new Set(nodes).size, unique.length);
+    const objects = unique.flatMap((id) => SENSOR_OBJECTS.map((s) => haDeviceObject(id, s)));
+    assert.equal(new Set(objects).size, objects.length);
   });
 });
 
