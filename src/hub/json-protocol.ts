@@ -24,16 +24,6 @@ function requireString(obj: Json, name: string): string {
   return v;
 }
 
-/**
- * The id of a message that answers or refers to an invocation: ASP.NET refuses an empty one as missing
- * (string.IsNullOrEmpty), which closes the connection; only an Invocation may go without.
- */
-function requireInvocationId(obj: Json): string {
-  const id = requireString(obj, 'invocationId');
-  if (id === '') throw new InvalidDataError("Missing required property 'invocationId'.");
-  return id;
-}
-
 function optionalString(obj: Json, name: string): string | undefined {
   const v = obj[name];
   if (v === undefined || v === null) return undefined;
@@ -73,23 +63,21 @@ function requireMessageType(obj: Json): number {
 }
 
 // A null `headers` or `streamIds` is no object or array to ASP.NET's reader: refused, not taken as absent.
-function readHeaders(obj: Json): MessageHeaders | undefined {
+function checkHeaders(obj: Json): void {
   const v = obj.headers;
-  if (v === undefined) return undefined;
+  if (v === undefined) return;
   if (!isObject(v)) throw new InvalidDataError("Expected 'headers' to be of type Object.");
   for (const value of Object.values(v)) {
     if (typeof value !== 'string') throw new InvalidDataError('Expected header values to be of type String.');
   }
-  return v as MessageHeaders;
 }
 
-function readStreamIds(obj: Json): string[] | undefined {
+function checkStreamIds(obj: Json): void {
   const v = obj.streamIds;
-  if (v === undefined) return undefined;
+  if (v === undefined) return;
   if (!Array.isArray(v) || !v.every((id) => typeof id === 'string')) {
     throw new InvalidDataError("Expected 'streamIds' to be an Array of String.");
   }
-  return v as string[];
 }
 
 /**
@@ -105,8 +93,33 @@ function checkKnownProperties(obj: Json): void {
     throw new InvalidDataError("Expected 'allowReconnect' to be of type Boolean.");
   }
   if (obj.sequenceId !== undefined && obj.sequenceId !== null) requireSequenceId(obj);
-  readHeaders(obj);
-  readStreamIds(obj);
+  checkHeaders(obj);
+  checkStreamIds(obj);
+}
+
+/**
+ * A property checkKnownProperties has type-checked: only whether it is there is left to check. The
+ * branches read what it checked this way, so that no message pays twice for the same checks.
+ */
+function present<T>(obj: Json, name: string): T {
+  const v = obj[name];
+  if (v === undefined) throw new InvalidDataError(`Missing required property '${name}'.`);
+  return v as T;
+}
+
+/** After checkKnownProperties: a string, or null or absent. */
+const checkedString = (obj: Json, name: string): string | undefined => (obj[name] ?? undefined) as string | undefined;
+
+/**
+ * After checkKnownProperties: the id of a message that answers or refers to an invocation. ASP.NET
+ * refuses an empty one as missing (string.IsNullOrEmpty), which closes the connection; only an
+ * Invocation may go without.
+ */
+function presentInvocationId(obj: Json): string {
+  const id = present<string | null>(obj, 'invocationId');
+  if (id === null) throw new InvalidDataError("Expected 'invocationId' to be of type String.");
+  if (id === '') throw new InvalidDataError("Missing required property 'invocationId'.");
+  return id;
 }
 
 export function decodeJsonMessage(text: string): HubMessage | null {
@@ -120,54 +133,52 @@ export function decodeJsonMessage(text: string): HubMessage | null {
   if (nestsDeeperThan(obj)) throw new InvalidDataError(`Error reading JSON: more than ${MAX_JSON_DEPTH} levels of nesting.`);
   const type = requireMessageType(obj);
   checkKnownProperties(obj);
+  const headers = obj.headers as MessageHeaders | undefined;
   switch (type) {
     case MessageType.Invocation: {
-      const invocationId = optionalString(obj, 'invocationId');
+      const invocationId = checkedString(obj, 'invocationId');
       return {
         type: MessageType.Invocation,
-        headers: readHeaders(obj),
+        headers,
         ...(invocationId !== undefined ? { invocationId } : {}),
-        target: requireString(obj, 'target'),
-        arguments: requireArray(obj, 'arguments'),
-        streamIds: readStreamIds(obj),
+        target: present<string>(obj, 'target'),
+        arguments: present<unknown[]>(obj, 'arguments'),
+        streamIds: obj.streamIds as string[] | undefined,
       };
     }
     case MessageType.StreamInvocation:
       return {
         type: MessageType.StreamInvocation,
-        headers: readHeaders(obj),
-        invocationId: requireInvocationId(obj),
-        target: requireString(obj, 'target'),
-        arguments: requireArray(obj, 'arguments'),
-        streamIds: readStreamIds(obj),
+        headers,
+        invocationId: presentInvocationId(obj),
+        target: present<string>(obj, 'target'),
+        arguments: present<unknown[]>(obj, 'arguments'),
+        streamIds: obj.streamIds as string[] | undefined,
       };
     case MessageType.StreamItem: {
       // The id first, so a message missing both is refused for its id, as ASP.NET Core refuses it.
-      const invocationId = requireInvocationId(obj);
+      const invocationId = presentInvocationId(obj);
       if (!('item' in obj)) throw new InvalidDataError("Missing required property 'item'.");
-      return { type: MessageType.StreamItem, headers: readHeaders(obj), invocationId, item: obj.item };
+      return { type: MessageType.StreamItem, headers, invocationId, item: obj.item };
     }
     case MessageType.Completion: {
-      const invocationId = requireInvocationId(obj);
-      const error = optionalString(obj, 'error');
+      const invocationId = presentInvocationId(obj);
+      const error = checkedString(obj, 'error');
       const hasResult = 'result' in obj;
       if (error !== undefined && hasResult) {
         throw new InvalidDataError("The 'error' and 'result' properties are mutually exclusive.");
       }
       return error !== undefined
-        ? { type: MessageType.Completion, headers: readHeaders(obj), invocationId, error, hasResult: false }
-        : { type: MessageType.Completion, headers: readHeaders(obj), invocationId, result: obj.result, hasResult };
+        ? { type: MessageType.Completion, headers, invocationId, error, hasResult: false }
+        : { type: MessageType.Completion, headers, invocationId, result: obj.result, hasResult };
     }
     case MessageType.CancelInvocation:
-      return { type: MessageType.CancelInvocation, headers: readHeaders(obj), invocationId: requireInvocationId(obj) };
+      return { type: MessageType.CancelInvocation, headers, invocationId: presentInvocationId(obj) };
     case MessageType.Ping:
       return { type: MessageType.Ping };
     case MessageType.Close: {
-      const error = optionalString(obj, 'error');
-      const allowReconnect = obj.allowReconnect;
-      if (allowReconnect !== undefined && typeof allowReconnect !== 'boolean') {
-        throw new InvalidDataError("Expected 'allowReconnect' to be of type Boolean.");
-      }
+      const error = checkedString(obj, 'error');
+      const allowReconnect = obj.allowReconnect as boolean | undefined;
       return { type: MessageType.Close, ...(error !== undefined ? { error } : {}), ...(allowReconnect ? { allowReconnect } : {}) };
     }
     case MessageType.Ack:
