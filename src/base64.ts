@@ -30,3 +30,21 @@ export function isBase64(text: string): boolean {
 export function decodeBase64(text: string): Buffer | undefined {
   return isBase64(text) ? Buffer.from(text, 'base64') : undefined;
 }
+
+/** The alphabet index of each ASCII code of the alphabet (0 elsewhere). */
+const VALUE = new Uint8Array(128);
+for (let i = 0; i < ALPHABET.length; i++) VALUE[ALPHABET.charCodeAt(i)] = i;
+
+/**
+ * True when strict Base64 `text` is the one encoding of its bytes: the bits that padding leaves unused
+ * in its last character are zero, as every encoder writes them. `AB==` and `AA==` decode to the same
+ * byte, and decoders may refuse the first (RFC 4648, 3.5; .NET 9's Base64.DecodeFromUtf8, which its
+ * JSON reader uses for byte[], does), so text passed on as received must be `AA==`.
+ */
+export function isCanonicalBase64(text: string): boolean {
+  const length = text.length;
+  if (length === 0 || text.charCodeAt(length - 1) !== PAD) return true;
+  return text.charCodeAt(length - 2) === PAD
+    ? (VALUE[text.charCodeAt(length - 3)]! & 0x0f) === 0
+    : (VALUE[text.charCodeAt(length - 2)]! & 0x03) === 0;
+}

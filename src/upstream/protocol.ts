@@ -2,7 +2,7 @@
 // "The upstream voice server"). Pure: encoders build frames, parsers turn text into a typed union and
 // never throw.
 import { OPUS_SAMPLE_RATES } from '../opus-format.js';
-import { decodeBase64, isBase64 } from '../base64.js';
+import { decodeBase64, isBase64, isCanonicalBase64 } from '../base64.js';
 import { ILL_FORMED_TEXT, isWellFormed } from '../well-formed.js';
 
 export interface SessionStartInfo {
@@ -108,7 +108,9 @@ export function parseUpstreamMessage(text: string): UpstreamMessage | Invalid {
       if (!packet) return bad('audio data is not Base64');
       const format = optionalFormat(obj);
       if ('reason' in format) return format;
-      return { kind: 'audio', data: obj.data, packet, ...format };
+      // Devices get the text as received, unless its padding bits make it an encoding strict decoders refuse.
+      const data = isCanonicalBase64(obj.data) ? obj.data : packet.toString('base64');
+      return { kind: 'audio', data, packet, ...format };
     }
     case 'text':
       if (typeof obj.text !== 'string') return bad('text without a text string');

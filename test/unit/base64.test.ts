@@ -1,7 +1,7 @@
 // Strict Base64: what every audio packet and `bytes` parameter is checked with.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeBase64, isBase64 } from '../../src/base64.js';
+import { decodeBase64, isBase64, isCanonicalBase64 } from '../../src/base64.js';
 
 test('decodeBase64 takes the standard alphabet in padded groups of four and nothing else', () => {
   assert.deepEqual(decodeBase64('AQID'), Buffer.from([1, 2, 3]));
@@ -38,4 +38,27 @@ test('isBase64 accepts what Buffer encodes, whatever its length', () => {
     assert.equal(isBase64(bytes.toString('base64')), true, `${n} bytes`);
     assert.equal(isBase64(bytes.toString('base64url')), n % 3 === 0 && !/[-_]/.test(bytes.toString('base64url')), `${n} bytes, URL-safe`);
   }
+});
+
+test('isCanonicalBase64: true for exactly the text Buffer writes for the bytes the text decodes to', () => {
+  let nonCanonical = 0;
+  for (const body of ['', 'AQID']) {
+    for (const a of 'AQgw/+9z') {
+      for (const b of 'ABCDPQRSgh') {
+        for (const tail of [`${a}${b}==`, `${a}${b}A=`, `${a}${b}B=`, `${a}${b}C=`, `${a}${b}D=`, `${a}${b}E=`]) {
+          const text = body + tail;
+          const canonical = Buffer.from(text, 'base64').toString('base64') === text;
+          assert.equal(isCanonicalBase64(text), canonical, text);
+          if (!canonical) nonCanonical++;
+        }
+      }
+    }
+  }
+  assert.ok(nonCanonical > 100, `${nonCanonical} non-canonical texts seen`);
+  assert.equal(isCanonicalBase64(''), true);
+  assert.equal(isCanonicalBase64('AQID'), true);
+  assert.equal(isCanonicalBase64('AB=='), false);
+  assert.equal(isCanonicalBase64('AA=='), true);
+  assert.equal(isCanonicalBase64('AQJ='), false);
+  assert.equal(isCanonicalBase64('AQI='), true);
 });

@@ -29,6 +29,9 @@ test('parseUpstreamMessage table', () => {
     ['{"type":"audio","data":"AQID","sampleRate":16000,"channels":1}',
       { kind: 'audio', data: 'AQID', packet: Buffer.from([1, 2, 3]), sampleRate: 16000, channels: 1 }],
     ['{"type":"audio","data":"AQID"}', { kind: 'audio', data: 'AQID', packet: Buffer.from([1, 2, 3]) }],
+    // Padding bits that are not zero: the same bytes, passed on as the text every encoder writes for them.
+    ['{"type":"audio","data":"AB=="}', { kind: 'audio', data: 'AA==', packet: Buffer.from([0]) }],
+    ['{"type":"audio","data":"AQJ="}', { kind: 'audio', data: 'AQI=', packet: Buffer.from([1, 2]) }],
     ['{"type":"text","text":"hello","final":false}', { kind: 'text', text: 'hello', final: false }],
     ['{"type":"text","text":"hello"}', { kind: 'text', text: 'hello', final: true }],
     ['{"type":"error","message":"quota exceeded","code":"E42"}', { kind: 'error', message: 'quota exceeded', code: 'E42' }],
