@@ -11,7 +11,7 @@ import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import type { GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
-import type { ThrottledLog } from './log-throttle.js';
+import type { ThrottledLog } from '../log/throttled.js';
 import type { MessageBudget } from './rate-limit.js';
 import { MessageReader, copy, type ReaderHost } from './reader.js';
 import type { Frame } from './stateful/frame-queue.js';

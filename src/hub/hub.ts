@@ -7,7 +7,7 @@ import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
 import { GroupRegistry } from './groups.js';
 import { jsonProtocol } from './json-protocol.js';
-import { ThrottledLog } from './log-throttle.js';
+import { ThrottledLog } from '../log/throttled.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
 import type { Frame } from './stateful/frame-queue.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
@@ -32,6 +32,10 @@ export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: Hu
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
   Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
+/** The line that sums up the closings a window did not log one by one. */
+export const closingsSummary = (count: number, seconds: number): string =>
+  `${count} more connections closed for misbehaving in the last ${seconds} s (not logged one by one; the hub counters have them all)`;
+
 export class HubCore {
   readonly negotiations: NegotiationStore;
   readonly env: ConnectionEnv;
@@ -55,7 +59,7 @@ export class HubCore {
       counters: newCounters(),
       logger: options.logger,
       // 20 lines per minute at most about connections closed for misbehaving, then a sum.
-      closings: new ThrottledLog(options.logger, 20, 60_000, now),
+      closings: new ThrottledLog(options.logger, 20, 60_000, now, closingsSummary),
       protocols: this.protocols,
       now,
       ended: (connection) => this.ended(connection),

@@ -6,7 +6,7 @@ import type { ConnectionLimits } from './connection.js';
 import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
 import { Inbox } from './inbox.js';
-import type { ThrottledLog } from './log-throttle.js';
+import type { ThrottledLog } from '../log/throttled.js';
 import { MessageType, type HubMessage, type HubProtocol, type InvocationMessage, type StreamInvocationMessage } from './messages.js';
 import { TokenBucket } from './rate-limit.js';
 

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import { readBinaryMessage, writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { MessageTooLargeError } from '../../src/hub/errors.js';
 import { Inbox } from '../../src/hub/inbox.js';
-import { ThrottledLog } from '../../src/hub/log-throttle.js';
+import { closingsSummary } from '../../src/hub/hub.js';
+import { ThrottledLog } from '../../src/log/throttled.js';
 import { TokenBucket } from '../../src/hub/rate-limit.js';
 import { readRecord } from '../../src/hub/text-format.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -104,7 +105,7 @@ describe('throttled log of closed connections', () => {
     const lines: string[] = [];
     const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), timestamps: false, journald: false });
     let now = 0;
-    const log = new ThrottledLog(logger, 3, 50, () => now);
+    const log = new ThrottledLog(logger, 3, 50, () => now, closingsSummary);
     for (let i = 0; i < 10; i++) log.warn(`closing ${i}`);
     assert.equal(lines.length, 3);
     assert.match(lines[2]!, /closing 2$/);

@@ -1,20 +1,22 @@
-// Lines about connections the hub closes for misbehaving (budgets, protocol errors): a hostile client
-// opens connections as fast as it can, and one line each would let it flood the journal. The first
-// `lines` of every window are logged as they happen, the rest counted and summed up in one line at
-// the end of the window.
-import type { Logger } from '../log/logger.js';
+// Lines a hostile peer could make as fast as it likes (connections the hub closes for misbehaving, MQTT
+// messages skipped for their size): one line each would let it flood the journal. The first `lines` of
+// every window are logged as they happen, the rest counted and summed up in one line at the end of the
+// window.
+import type { Logger } from './logger.js';
 
 export class ThrottledLog {
   private windowStart = -Infinity;
   private logged = 0;
   private suppressed = 0;
-  private summary: NodeJS.Timeout | undefined;
+  private summaryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly logger: Logger,
     private readonly lines: number,
     private readonly windowMs: number,
     private readonly now: () => number,
+    /** The line for `count` lines left out in the last `seconds`. */
+    private readonly summary: (count: number, seconds: number) => string,
   ) {}
 
   info(text: string): void {
@@ -37,13 +39,13 @@ export class ThrottledLog {
     }
     this.suppressed++;
     // Unref'd: a pending summary must not keep the process alive.
-    this.summary ??= setTimeout(() => this.sum(), Math.max(0, this.windowStart + this.windowMs - now)).unref();
+    this.summaryTimer ??= setTimeout(() => this.sum(), Math.max(0, this.windowStart + this.windowMs - now)).unref();
     return false;
   }
 
   private sum(): void {
-    this.summary = undefined;
-    this.logger.warn(`${this.suppressed} more connections closed for misbehaving in the last ${Math.round(this.windowMs / 1000)} s (not logged one by one; the hub counters have them all)`);
+    this.summaryTimer = undefined;
+    this.logger.warn(this.summary(this.suppressed, Math.round(this.windowMs / 1000)));
     this.suppressed = 0;
   }
 }
