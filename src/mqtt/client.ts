@@ -1,6 +1,8 @@
 // The one file that imports mqtt.js: a broker connection with a last will, reconnect with growing
 // back-off, and error texts a technician can read. Everything above it sees BrokerConnection only.
 import type { MqttClient } from 'mqtt';
+import { LimitedConnection } from './limited-connection.js';
+import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
 
 /**
@@ -31,8 +33,10 @@ export interface ConnectionEvents {
   connected(): void;
   /** The connection dropped or an attempt failed; `error` is a readable reason when there is one. */
   disconnected(error: string | undefined): void;
-  /** `retained`: sent from the broker's store on subscribing, not published since. Payloads stay bytes: one may be huge. */
+  /** `retained`: sent from the broker's store on subscribing, not published since. Payloads stay bytes. */
   message(topic: string, payload: Buffer, retained: boolean): void;
+  /** A message over MAX_INCOMING_PACKET_BYTES was skipped unread (packet-limit.ts). */
+  skipped(message: SkippedMessage): void;
 }
 
 /** Readable text of a connection error. */
@@ -64,9 +68,9 @@ export class BrokerConnection {
     if (this.client || this.ended || this.loading) return;
     this.loading = true;
     loadMqtt().then(
-      ({ connect }) => {
+      ({ MqttClient }) => {
         this.loading = false;
-        if (!this.ended) this.connect(connect);
+        if (!this.ended) this.connect(MqttClient);
       },
       (e: unknown) => {
         this.loading = false;
@@ -75,9 +79,12 @@ export class BrokerConnection {
     );
   }
 
-  private connect(connect: (typeof import('mqtt'))['connect']): void {
+  private connect(Client: (typeof import('mqtt'))['MqttClient']): void {
     const o = this.options;
-    const client = connect({
+    // mqtt.js' own connect() would open a plain socket; each (re)connect gets one whose incoming
+    // packets are size-checked before mqtt.js buffers them.
+    const open = (): LimitedConnection => new LimitedConnection(o.host, o.port, MAX_INCOMING_PACKET_BYTES, (m) => this.events.skipped(m));
+    const client = new Client(open, {
       host: o.host,
       port: o.port,
       protocol: 'mqtt',

@@ -4,6 +4,7 @@
 // devices wait in a bounded queue, and the retained state of the hub and its devices is owed (backlog.ts).
 import os from 'node:os';
 import type { Logger } from '../log/logger.js';
+import { ThrottledLog } from '../log/throttled.js';
 import { RetainedBacklog, type Owed } from './backlog.js';
 import { BrokerConnection } from './client.js';
 import {
@@ -16,6 +17,7 @@ import {
   type TopicNames,
 } from './discovery.js';
 import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
+import { MAX_INCOMING_PACKET_BYTES } from './packet-limit.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
@@ -85,6 +87,8 @@ export class MqttPublisher {
   /** Alternates the pump between the queue and the backlog, so a stream of either cannot starve the other. */
   private backlogTurn = false;
   private readonly log: Logger;
+  /** Messages skipped for their size: a hostile client can publish them as fast as the network carries. */
+  private readonly skippedLog: ThrottledLog;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
   /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
@@ -112,6 +116,8 @@ export class MqttPublisher {
       version: options.version,
     };
     this.log = options.logger;
+    this.skippedLog = new ThrottledLog(options.logger, 5, 60_000, () => performance.now(),
+      (count, seconds) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s`);
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
     this.backlog = new RetainedBacklog(
       (item) => this.resolve(item),
@@ -138,6 +144,8 @@ export class MqttPublisher {
         connected: () => this.onConnected(),
         disconnected: (error) => this.onDisconnected(error),
         message: (topic, payload, retained) => this.onMessage(topic, payload, retained),
+        skipped: (m) => this.skippedLog.warn(
+          `skipped an MQTT message of ${m.bytes} bytes on '${m.topic}' (QoS ${m.qos}) unread: over the ${MAX_INCOMING_PACKET_BYTES / 1024} KiB limit for incoming MQTT packets`),
       },
     );
   }
