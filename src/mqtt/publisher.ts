@@ -87,8 +87,12 @@ export class MqttPublisher {
   /** Alternates the pump between the queue and the backlog, so a stream of either cannot starve the other. */
   private backlogTurn = false;
   private readonly log: Logger;
-  /** Messages skipped for their size: a hostile client can publish them as fast as the network carries. */
+  /**
+   * Lines about what other clients of the broker publish to the hub's subscriptions (oversized messages,
+   * stale discovery configs): any client can publish them as fast as the network carries.
+   */
   private readonly skippedLog: ThrottledLog;
+  private readonly clearingLog: ThrottledLog;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
   /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
@@ -118,6 +122,8 @@ export class MqttPublisher {
     this.log = options.logger;
     this.skippedLog = new ThrottledLog(options.logger, 5, 60_000, () => performance.now(),
       (count, seconds) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s`);
+    this.clearingLog = new ThrottledLog(options.logger, 20, 60_000, () => performance.now(),
+      (count, seconds) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s`);
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
     this.backlog = new RetainedBacklog(
       (item) => this.resolve(item),
@@ -319,7 +325,7 @@ export class MqttPublisher {
     this.knownNodes ??= new Set(Array.from(this.known.keys(), haNodeId));
     const nodes = this.knownNodes;
     if (SENSOR_OBJECTS.some((s) => object.endsWith(`_${s}`) && nodes.has(object.slice(0, -s.length - 1)))) return;
-    this.log.info(`clearing ${topic}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
+    this.clearingLog.info(`clearing ${topic}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
     this.send({ topic, payload: '', retain: true });
   }
 

@@ -62,4 +62,20 @@ describe('retained discovery configs an earlier run left behind', () => {
     );
     assert.deepEqual(await retainedConfigs(otherNode), [...hub, 'gone_battery', 'gone_cpu', 'gone_memory', 'gone_status', 'gone_temperature'].sort());
   });
+
+  it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
+    broker ??= await startMosquitto();
+    const options = publisherOptions(broker.port);
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    const planter = await Subscriber.connect(broker.port, [`${node}/barrier`]);
+    cleanup.push(() => planter.end());
+    for (let i = 0; i < 60; i++) await planter.publish(`${node}/planted${i}_status/config`, '{"name":"x"}', true);
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const hub = new MqttPublisher({ ...options, logger });
+    cleanup.push(() => hub.close());
+    hub.start();
+    await waitUntil(async () => (await retainedConfigs(node)).every((o) => !o.startsWith('planted')), 'the planted configs to be cleared', 10_000, 200);
+    assert.equal(lines.filter((l) => l.includes(': clearing ')).length, 20);
+  });
 });
