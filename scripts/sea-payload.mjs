@@ -3,9 +3,11 @@
 // src/runtime/assets.ts reads them back from process.execPath. Never strip a file after this: strip
 // rewrites the ELF and drops the payload.
 //
-// Layout: entry bytes, one after another | index: UTF-8 JSON {name: [offset, length]}, offsets from
-// the first entry | trailer (24 bytes): "VHASSET1", u32 LE index length, u32 0, u64 LE length of
-// entries + index.
+// Layout: entry bytes, one after another | index: UTF-8 JSON {name: [offset, length, sha256 hex]},
+// offsets from the first entry | trailer (24 bytes): "VHASSET1", u32 LE index length, u32 0, u64 LE
+// length of entries + index. The hash names the file a native addon is unpacked to, so a start finds
+// it there without reading the addon out of the executable again.
+import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 
 export const PAYLOAD_MAGIC = 'VHASSET1';
@@ -17,7 +19,7 @@ export function buildPayload(assets) {
   const index = {};
   let offset = 0;
   for (const [name, bytes] of assets) {
-    index[name] = [offset, bytes.length];
+    index[name] = [offset, bytes.length, createHash('sha256').update(bytes).digest('hex')];
     parts.push(bytes);
     offset += bytes.length;
   }

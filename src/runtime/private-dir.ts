@@ -1,7 +1,7 @@
 // The folder an executable unpacks its native code and keeps its code cache in: code is loaded from it,
 // so it must be this user's alone, and a file in it is never seen half-written.
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -19,8 +19,9 @@ export function assertPrivateDir(dir: string, create: boolean): void {
 
 /**
  * Puts `bytes` at `dir/name` (`dir` made and checked first) unless that file holds them already, through
- * a temp file and a rename, so that a concurrent start or a crash never leaves half a file under the
- * name; then removes the other files of `dir` that `supersedes` names (older versions). Returns the path.
+ * a temp file synced to disk and a rename, so that a concurrent start, a crash or a power cut never
+ * leaves half a file under the name; then removes the other files of `dir` that `supersedes` names
+ * (older versions). Returns the path.
  */
 export function writePrivateFile(dir: string, name: string, bytes: Buffer, mode: number, supersedes: (other: string) => boolean): string {
   assertPrivateDir(dir, true);
@@ -34,14 +35,25 @@ export function writePrivateFile(dir: string, name: string, bytes: Buffer, mode:
   if (!same) {
     const tmp = path.join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     try {
-      writeFileSync(tmp, bytes, { mode, flag: 'wx' });
+      const fd = openSync(tmp, 'wx', mode);
+      try {
+        for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
       renameSync(tmp, target);
     } finally {
       rmSync(tmp, { force: true });
     }
   }
+  removeSuperseded(dir, name, supersedes);
+  return target;
+}
+
+/** Removes the files of `dir` other than `name` that `supersedes` names (older versions of it). */
+export function removeSuperseded(dir: string, name: string, supersedes: (other: string) => boolean): void {
   for (const other of readdirSync(dir)) {
     if (other !== name && supersedes(other)) rmSync(path.join(dir, other), { force: true });
   }
-  return target;
 }

@@ -1,12 +1,13 @@
 // src/runtime/assets.ts without an executable around it: files beside a bundle or in node_modules, the
 // payload appended after an ELF (round trip with the build's writer), and the content-addressed addon cache.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildPayload, PAYLOAD_MAGIC as WRITER_MAGIC, TRAILER_BYTES as WRITER_TRAILER } from '../../scripts/sea-payload.mjs';
 import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
-import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, writeContentAddressed } from '../../src/runtime/assets.js';
+import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, unpackContentAddressed, writeContentAddressed } from '../../src/runtime/assets.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -82,9 +83,10 @@ describe('assets appended after an executable', () => {
     const assets = openAppendedAssets(file);
     assert.ok(assets);
     assert.deepEqual([...assets.entries.keys()], ['sql-wasm.wasm', 'native/uws_linux_arm_115.node', 'empty']);
-    const [offset, length] = assets.entries.get('native/uws_linux_arm_115.node')!;
+    const { offset, length, sha256 } = assets.entries.get('native/uws_linux_arm_115.node')!;
     assert.deepEqual(readFileSync(file).subarray(offset, offset + length), addon);
-    assert.equal(assets.entries.get('sql-wasm.wasm')![0], elf.length, 'entries start right after the ELF');
+    assert.equal(sha256, createHash('sha256').update(addon).digest('hex'), 'the build records each asset\'s SHA-256');
+    assert.equal(assets.entries.get('sql-wasm.wasm')!.offset, elf.length, 'entries start right after the ELF');
   });
 
   it('finds nothing in a plain executable', () => {
@@ -105,6 +107,31 @@ describe('assets appended after an executable', () => {
 });
 
 describe('content-addressed addon cache', () => {
+  it('an addon already unpacked under its hash is used as it is, without reading it from the executable', () => {
+    const dir = path.join(tmpDir(), 'cache');
+    const bytes = Buffer.from('native code v1');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const first = unpackContentAddressed(dir, 'uws_linux_x64_115.node', { length: bytes.length, sha256 }, () => bytes);
+    assert.equal(path.basename(first), `uws_linux_x64_115-${sha256.slice(0, 16)}.node`);
+    let reads = 0;
+    const again = unpackContentAddressed(dir, 'uws_linux_x64_115.node', { length: bytes.length, sha256 }, () => {
+      reads++;
+      return bytes;
+    });
+    assert.equal(again, first);
+    assert.equal(reads, 0);
+  });
+
+  it('unpacks no bytes whose hash is not the one the build recorded', () => {
+    const dir = path.join(tmpDir(), 'cache');
+    const sha256 = createHash('sha256').update('the real addon').digest('hex');
+    assert.throws(
+      () => unpackContentAddressed(dir, 'a.node', { length: 5, sha256 }, () => Buffer.from('other')),
+      { message: `a.node inside ${process.execPath} is damaged: its SHA-256 is ${createHash('sha256').update('other').digest('hex')}, the build recorded ${sha256}` },
+    );
+    assert.deepEqual(readdirSync(dir), []);
+  });
+
   it('writes once under a hash of the content, read-only, and reuses it', () => {
     const dir = path.join(tmpDir(), 'cache');
     const bytes = Buffer.from('native code v1');
