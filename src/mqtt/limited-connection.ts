@@ -15,8 +15,9 @@ export class LimitedConnection extends Duplex {
     // No half-open state: when the broker ends its side, mqtt.js sees the end and the close together.
     super({ allowHalfOpen: false });
     this.limit = new IncomingPacketLimit(maxPacketBytes, (message, ack) => {
-      // Whole packets, written between mqtt.js' own whole packets: the socket keeps the order.
-      if (ack) this.tcp.write(ack);
+      // Through this stream's own queue, behind every part of mqtt.js' packets already written to it
+      // (a packet is several writes; some may still wait for the socket to drain).
+      if (ack && !this.writableEnded) this.write(ack);
       onSkipped(message);
     });
     this.tcp = net.createConnection({ host, port });

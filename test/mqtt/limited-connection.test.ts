@@ -1,0 +1,62 @@
+// The broker connection mqtt.js is given (src/mqtt/limited-connection.ts), against a plain TCP server on
+// loopback playing the broker: what it reads passes the size limit, and the acknowledgement of a skipped
+// message joins the outgoing bytes behind whatever was written before it, never inside a packet that is
+// still waiting for the socket to drain.
+import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import { LimitedConnection } from '../../src/mqtt/limited-connection.js';
+import type { SkippedMessage } from '../../src/mqtt/packet-limit.js';
+import { waitUntil } from '../support/wait.js';
+
+/** A QoS 1 PUBLISH of `payload` bytes on `topic`, packet id 0x0102. */
+function publish(topic: string, payload: number): Buffer {
+  const body = Buffer.concat([Buffer.from([0, topic.length]), Buffer.from(topic), Buffer.from([1, 2]), Buffer.alloc(payload, 0x61)]);
+  const length: number[] = [];
+  for (let n = body.length; ; ) {
+    const byte = n % 128;
+    n = Math.floor(n / 128);
+    length.push(n > 0 ? byte | 0x80 : byte);
+    if (n === 0) break;
+  }
+  return Buffer.concat([Buffer.from([0x32, ...length]), body]);
+}
+
+describe('LimitedConnection', () => {
+  it('queues the PUBACK of a skipped message behind the writes before it, and passes what is within the limit', async () => {
+    const received: Buffer[] = [];
+    let serverSocket: net.Socket | undefined;
+    const server = net.createServer((socket) => {
+      serverSocket = socket;
+      socket.pause(); // the "broker" reads nothing yet: the client's big write cannot drain
+      socket.write(Buffer.concat([publish('big', 2 * 1024 * 1024), publish('small', 3)]));
+      socket.on('data', (d: Buffer) => received.push(d));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const skipped: SkippedMessage[] = [];
+    const passed: Buffer[] = [];
+    const connection = new LimitedConnection('127.0.0.1', (server.address() as AddressInfo).port, 64 * 1024, (m) => skipped.push(m));
+    try {
+      connection.on('data', (d: Buffer) => passed.push(d));
+      // Two writes as mqtt.js makes one packet of: the first is more than the socket takes at once.
+      const first = Buffer.alloc(32 * 1024 * 1024, 0x11);
+      const second = Buffer.from('end of the packet');
+      connection.write(first);
+      connection.write(second);
+      await waitUntil(() => skipped.length === 1 && Buffer.concat(passed).length > 0, 'the big PUBLISH skipped, the small one passed', 10_000);
+      assert.deepEqual(skipped, [{ topic: 'big', bytes: publish('big', 2 * 1024 * 1024).length, qos: 1 }]);
+      assert.deepEqual(Buffer.concat(passed), publish('small', 3));
+      serverSocket!.resume();
+      const total = first.length + second.length + 4;
+      await waitUntil(() => Buffer.concat(received).length >= total, 'everything the client wrote', 20_000);
+      const all = Buffer.concat(received);
+      assert.equal(all.length, total);
+      assert.deepEqual(all.subarray(first.length, first.length + second.length), second, 'the packet in two writes stays whole');
+      assert.deepEqual(all.subarray(total - 4), Buffer.from([0x40, 2, 1, 2]), 'the PUBACK comes last');
+    } finally {
+      connection.destroy();
+      serverSocket?.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
