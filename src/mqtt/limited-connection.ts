@@ -49,6 +49,20 @@ export class LimitedConnection extends Duplex {
     else this.tcp.once('drain', () => done());
   }
 
+  /**
+   * What mqtt.js wrote while corked (the parts of one packet) in one socket write, as when it wrote to the
+   * socket itself: part by part, Nagle's algorithm held each part after the first until the broker's
+   * delayed ACK (up to 40 ms a packet on Linux).
+   */
+  override _writev(chunks: Array<{ chunk: Buffer }>, done: (error?: Error | null) => void): void {
+    this.tcp.cork();
+    let more = true;
+    for (const { chunk } of chunks) more = this.tcp.write(chunk);
+    this.tcp.uncork();
+    if (more) done();
+    else this.tcp.once('drain', () => done());
+  }
+
   override _final(done: (error?: Error | null) => void): void {
     this.tcp.end(() => done());
   }
