@@ -84,6 +84,19 @@ const split = (pid: number): string => {
   return `${mib(m.anonymous)} anonymous (heaps, wasm) + ${mib(m.fileBacked)} file-backed (node binary, addons)`;
 };
 
+/**
+ * RSS per item held, from readings before and after holding `count` of them. RSS lower with them held
+ * means the allocator handed back more pages than they took between the two samples: such a run
+ * measured nothing, and says so (NaN, which fails any target) rather than passing with a negative cost.
+ */
+function growthPer(before: number, after: number, count: number): { value: number; note: (what: string) => string } {
+  const fell = after < before;
+  return {
+    value: fell ? NaN : (after - before) / count,
+    note: (what) => (fell ? `no reading: RSS fell by ${((before - after) / 1024).toFixed(0)} KiB while the ${what} were held (the allocator returned pages); ` : ''),
+  };
+}
+
 export const memorySection: Section = {
   id: 'memory',
   number: '5',
@@ -174,14 +187,14 @@ export const memorySection: Section = {
         });
         const hubInput = { kind: 'hub', url: service.url };
         const g = await growth(ctx, service.pid, { ...hubInput, connections }, () => collectGarbage(service.output()), { ...hubInput, connections: warmConnections });
-        const perConnection = (g.after - g.before) / connections;
+        const perConnection = growthPer(g.before, g.after, connections);
         rows.push({
-          section: '5', name: `RSS per idle hub connection (${connections} connections)`, value: perConnection, unit: 'B/conn',
+          section: '5', name: `RSS per idle hub connection (${connections} connections)`, value: perConnection.value, unit: 'B/conn',
           baseline: { name: 'bare uWS WebSocket', value: barePerConnection, unit: 'B/conn' },
-          ratio: perConnection / barePerConnection,
-          target: { text: '< 6 KiB', pass: perConnection < PER_CONNECTION_TARGET },
+          ratio: perConnection.value / barePerConnection,
+          target: { text: '< 6 KiB', pass: perConnection.value < PER_CONNECTION_TARGET },
           detail: { ...g, bare: bareGrowth },
-          note: `after ${warmConnections} connections held open, which took ${((g.before - g.cold) / 1024 / 1024).toFixed(1)} MiB (${((g.before - g.cold) / warmConnections / 1024).toFixed(1)} KiB each: code compiled on first use, heap growth)`,
+          note: `${perConnection.note('connections')}after ${warmConnections} connections held open, which took ${((g.before - g.cold) / 1024 / 1024).toFixed(1)} MiB (${((g.before - g.cold) / warmConnections / 1024).toFixed(1)} KiB each: code compiled on first use, heap growth)`,
         });
       } finally {
         await service.stop();
@@ -208,18 +221,14 @@ export const memorySection: Section = {
         const measured = await holdSessions(devices.slice(warmSessions));
         const after = await settled();
         await release(measured, warm);
-        // RSS lower with the sessions held than before them means the allocator handed back more pages
-        // than the sessions took between the two samples: such a run measured nothing, and says so
-        // rather than passing the target with a negative cost.
-        const fell = after < before;
-        const perSession = fell ? NaN : (after - before) / sessions;
+        const perSession = growthPer(before, after, sessions);
         rows.push({
-          section: '5', name: `RSS per active session (${sessions} sessions, 1 s of audio each)`, value: perSession, unit: 'B/session',
+          section: '5', name: `RSS per active session (${sessions} sessions, 1 s of audio each)`, value: perSession.value, unit: 'B/session',
           baseline: { name: 'bare uWS WebSocket', value: barePerConnection, unit: 'B/conn' },
-          ratio: perSession / barePerConnection,
-          target: { text: `< ${PER_SESSION_GOAL / 1024} KiB`, pass: !fell && perSession < PER_SESSION_GOAL },
+          ratio: perSession.value / barePerConnection,
+          target: { text: `< ${PER_SESSION_GOAL / 1024} KiB`, pass: perSession.value < PER_SESSION_GOAL },
           detail: { cold, before, after },
-          note: `${fell ? `no reading: RSS fell by ${((before - after) / 1024).toFixed(0)} KiB while the sessions were held (the allocator returned pages); ` : ''}started, joined and streamed, after ${warmSessions} such sessions held open, which took ${((before - cold) / 1024 / 1024).toFixed(1)} MiB (the decoder thread, code compiled on first use)`,
+          note: `${perSession.note('sessions')}started, joined and streamed, after ${warmSessions} such sessions held open, which took ${((before - cold) / 1024 / 1024).toFixed(1)} MiB (the decoder thread, code compiled on first use)`,
         });
       } finally {
         await active.stop();
