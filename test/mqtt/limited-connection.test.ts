@@ -23,6 +23,28 @@ function publish(topic: string, payload: number): Buffer {
 }
 
 describe('LimitedConnection', () => {
+  it('sends what is written while corked (the parts of one mqtt.js packet) in one segment, not held by Nagle\'s algorithm', async () => {
+    const chunks: Buffer[] = [];
+    const server = net.createServer((socket) => socket.on('data', (d: Buffer) => chunks.push(d)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const connection = new LimitedConnection('127.0.0.1', (server.address() as AddressInfo).port, 64 * 1024, () => {});
+    try {
+      // Ten packets of three parts each, as mqtt.js writes them: cork, the parts, uncork on the next tick.
+      for (let p = 0; p < 10; p++) {
+        connection.cork();
+        for (const part of ['head', 'topic', 'payload']) connection.write(Buffer.from(`${p}:${part};`));
+        await new Promise((resolve) => process.nextTick(resolve));
+        connection.uncork();
+        await waitUntil(() => Buffer.concat(chunks).toString().endsWith(`${p}:payload;`), `packet ${p}`, 5000, 1);
+        // Part by part, the first part leaves at once and the rest wait for its ACK: two reads at least.
+        assert.equal(chunks.length, p + 1, `packet ${p} came in more than one read: ${chunks.map((c) => JSON.stringify(c.toString())).join(' ')}`);
+      }
+    } finally {
+      connection.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('queues the PUBACK of a skipped message behind the writes before it, and passes what is within the limit', async () => {
     const received: Buffer[] = [];
     let serverSocket: net.Socket | undefined;
