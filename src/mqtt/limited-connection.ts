@@ -32,7 +32,8 @@ export class LimitedConnection extends Duplex {
     try {
       pieces = this.limit.filter(chunk);
     } catch (e) {
-      this.destroy(new Error(`MQTT protocol error: ${errorText(e)}`));
+      // With a code, as the socket's own errors have: mqtt.js passes only those on, so the log says why.
+      this.destroy(Object.assign(new Error(`MQTT protocol error: ${errorText(e)}`), { code: 'EPROTO' }));
       return;
     }
     let more = true;
@@ -45,8 +46,7 @@ export class LimitedConnection extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    if (this.tcp.write(chunk)) done();
-    else this.tcp.once('drain', () => done());
+    this._writev([{ chunk }], done);
   }
 
   /**

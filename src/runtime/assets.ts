@@ -137,6 +137,12 @@ function embeddedAsset(name: string): Buffer | undefined {
   return src.kind === 'appended' ? readAppended(src.assets, name) : undefined;
 }
 
+/** Where the executable holds `name`, and its recorded hash, without copying it out. */
+function appendedEntry(name: string): AppendedEntry | undefined {
+  const src = currentSource();
+  return src.kind === 'appended' ? src.assets.entries.get(name) : undefined;
+}
+
 /** The program's code inside this single executable (src/runtime/sea-main.ts runs it). */
 export function embeddedProgram(): Buffer {
   const program = embeddedAsset(PROGRAM_ASSET);
@@ -170,12 +176,6 @@ function manifestEntry(name: string): RuntimeAsset {
   const entry = ownAssets().find((a) => a.name === name);
   if (!entry) throw new Error(`${name} is not a run-time asset of voice-hub on ${process.platform}-${process.arch}`);
   return entry;
-}
-
-/** Whether the executable holds `name`, without copying it out. */
-function embeddedHas(name: string): boolean {
-  const src = currentSource();
-  return src.kind === 'appended' && src.assets.entries.has(name);
 }
 
 interface Location {
@@ -237,13 +237,12 @@ export function requireAsset(name: string, bundleDir: string | undefined = BUNDL
 
 /**
  * A path on disk holding asset `name`, for what only loads from a file (a native addon): the file itself
- * outside an executable; inside one, the embedded bytes unpacked into `cacheDir` (see writeContentAddressed).
+ * outside an executable; inside one, the embedded bytes unpacked into `cacheDir` (see unpackContentAddressed).
  */
 export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_DIR, cacheDir: string = nativeCacheDir()): string {
   const loc = location(name, bundleDir);
   if (loc.kind === 'embedded') {
-    const src = currentSource();
-    const entry = src.kind === 'appended' ? src.assets.entries.get(name) : undefined;
+    const entry = appendedEntry(name);
     if (!entry) throw new MissingAssetError(name, loc.where, loc.hint);
     return unpackContentAddressed(cacheDir, path.basename(name), entry, () => requireAsset(name, bundleDir));
   }
@@ -258,7 +257,7 @@ export function missingAssets(bundleDir: string | undefined = BUNDLE_DIR): strin
     // Under tsx nothing is compiled: only what node_modules provides can be asked of development.
     if (!source && bundleDir === undefined && !runsFromExecutable()) continue;
     const loc = location(name, bundleDir);
-    const present = loc.kind === 'embedded' ? embeddedHas(name) : loc.file !== undefined && existsSync(loc.file);
+    const present = loc.kind === 'embedded' ? appendedEntry(name) !== undefined : loc.file !== undefined && existsSync(loc.file);
     if (!present) missing.push(loc.where);
   }
   return missing;
@@ -281,15 +280,6 @@ export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const systemd = env.CACHE_DIRECTORY?.split(':')[0];
   if (systemd) return systemd;
   return path.join(os.tmpdir(), `voice-hub-${process.getuid?.() ?? 'user'}`);
-}
-
-/**
- * Writes `bytes` as `<base>-<hash><ext>` in `dir` unless that file is already there (see
- * unpackContentAddressed); older versions of the same base name are removed. Returns the file's path.
- */
-export function writeContentAddressed(dir: string, fileName: string, bytes: Buffer): string {
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  return unpackContentAddressed(dir, fileName, { length: bytes.length, sha256 }, () => bytes);
 }
 
 /**

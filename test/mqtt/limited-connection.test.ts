@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import net, { type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { BrokerConnection } from '../../src/mqtt/client.js';
 import { LimitedConnection } from '../../src/mqtt/limited-connection.js';
 import type { SkippedMessage } from '../../src/mqtt/packet-limit.js';
 import { waitUntil } from '../support/wait.js';
@@ -78,6 +79,26 @@ describe('LimitedConnection', () => {
     } finally {
       connection.destroy();
       serverSocket?.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a broker that breaks the protocol is disconnected with the reason, as the hub logs it', async () => {
+    // Answers CONNECT with a packet whose length field runs past the 4 bytes MQTT allows.
+    const server = net.createServer((socket) => socket.once('data', () => socket.write(Buffer.from([0x20, 0xff, 0xff, 0xff, 0xff, 0x01]))));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const reasons: (string | undefined)[] = [];
+    const connection = new BrokerConnection({
+      host: '127.0.0.1', port: (server.address() as AddressInfo).port, username: '', password: '', clientId: 'vh-protocol-test',
+      will: { topic: 'vh-protocol-test/status', payload: 'offline', retain: true },
+      keepaliveSeconds: 30, reconnectMinMs: 60_000, reconnectMaxMs: 60_000, connectTimeoutMs: 5000,
+    }, { connected: () => {}, disconnected: (reason) => reasons.push(reason), message: () => {}, skipped: () => {} });
+    try {
+      connection.start();
+      await waitUntil(() => reasons.length > 0, 'the disconnect', 10_000);
+      assert.deepEqual(reasons, ['MQTT protocol error: the MQTT broker sent a packet length longer than 4 bytes']);
+    } finally {
+      await connection.end(undefined, 1000);
       await new Promise((resolve) => server.close(resolve));
     }
   });

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { buildPayload, PAYLOAD_MAGIC as WRITER_MAGIC, TRAILER_BYTES as WRITER_TRAILER } from '../../scripts/sea-payload.mjs';
 import { runtimeAssets, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
-import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, unpackContentAddressed, writeContentAddressed } from '../../src/runtime/assets.js';
+import { assertBuildComplete, assetFile, MissingAssetError, missingAssets, nativeCacheDir, openAppendedAssets, PAYLOAD_MAGIC, requireAsset, runsFromExecutable, TRAILER_BYTES, unpackContentAddressed } from '../../src/runtime/assets.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -105,6 +105,10 @@ describe('assets appended after an executable', () => {
     assert.throws(() => openAppendedAssets(file), /damaged asset payload/);
   });
 });
+
+/** Unpacks `bytes` as an executable would an asset whose hash and length the build recorded. */
+const writeContentAddressed = (dir: string, fileName: string, bytes: Buffer): string =>
+  unpackContentAddressed(dir, fileName, { length: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }, () => bytes);
 
 describe('content-addressed addon cache', () => {
   it('an addon already unpacked under its hash is used as it is, without reading it from the executable', () => {
