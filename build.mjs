@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSyn
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
-import { runtimeAssets, SEA_MAIN } from './src/runtime/asset-manifest.mjs';
+import { DECODE_WORKER_PART, PROGRAM_PARTS, runtimeAssets, SEA_MAIN } from './src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -43,26 +43,46 @@ export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, e
   },
 };
 
-// The Opus decoder threads' code (src/voice/opus/decode-worker.ts), bundled on its own and carried in the
-// service's bundle as a string that a Worker evaluates (src/voice/opus/decode-thread.ts): inside an
-// executable there is no file a Worker could be started from.
 // import.meta.url in a CommonJS bundle: the bundle's own file (inside an executable, the executable).
 const IMPORT_META_URL = {
   define: { 'import.meta.url': '__import_meta_url' },
   banner: "const __import_meta_url = require('url').pathToFileURL(__filename).href;",
 };
 
-const decodeWorker = await build({
-  entryPoints: [path.join(root, 'src/voice/opus/decode-worker.ts')],
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  write: false,
-  minify: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+// ws tries these optional native speed-ups in a try/catch; the defines stop it from trying at all,
+// since inside a single executable the failed require prints a warning at every start. The program and
+// the MQTT part each carry a ws.
+const WITHOUT_WS_ADDONS = {
+  external: ['bufferutil', 'utf-8-validate'],
+  define: { 'process.env.WS_NO_BUFFER_UTIL': '"1"', 'process.env.WS_NO_UTF_8_VALIDATE': '"1"' },
+};
+
+// The program's parts (src/runtime/asset-manifest.mjs): packages used in some starts only, each bundled
+// into a file of its own whose exports are its packages' modules by name, and the wasm decoder threads'
+// code. The program's bundle resolves each such package to a loader of its part (src/runtime/program-parts.ts),
+// run when something first imports the package. Whitespace only is minified, as in the program: stack
+// traces keep their names.
+const PART_OPTIONS = { ...WITHOUT_WS_ADDONS, bundle: true, platform: 'node', target: 'node20', format: 'cjs', legalComments: 'none', minifyWhitespace: true, logLevel: 'warning' };
+async function buildParts() {
+  for (const part of PROGRAM_PARTS) {
+    const contents = `module.exports = {${part.packages.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(', ')}};`;
+    await build({ ...PART_OPTIONS, stdin: { contents, resolveDir: root, sourcefile: part.name }, outfile: path.join(dist, part.name) });
+  }
+  await build({ ...PART_OPTIONS, entryPoints: [path.join(root, 'src/voice/opus/decode-worker.ts')], outfile: path.join(dist, DECODE_WORKER_PART) });
+}
+const partLoader = path.join(root, 'src/runtime/program-parts.ts');
+const partOf = new Map(PROGRAM_PARTS.flatMap((part) => part.packages.map((p) => [p, part.name])));
+const programParts = {
+  name: 'program-parts',
+  setup(b) {
+    b.onResolve({ filter: /^[@a-z]/ }, (args) => (partOf.has(args.path) ? { path: args.path, namespace: 'program-parts' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'program-parts' }, (args) => ({
+      resolveDir: root,
+      loader: 'js',
+      contents: `module.exports = require(${JSON.stringify(partLoader)}).loadProgramPart(${JSON.stringify(partOf.get(args.path))})[${JSON.stringify(args.path)}];`,
+    }));
+  },
+};
 
 // The configuration's and the request bodies' validators as standalone code
 // (scripts/standalone-validators.ts): the service then neither carries ajv nor compiles a validator.
@@ -100,7 +120,7 @@ const standaloneValidators = {
 };
 
 await build({
-  plugins: [y18nWithoutFiles, standaloneValidators],
+  plugins: [y18nWithoutFiles, standaloneValidators, programParts],
   entryPoints: [path.join(root, 'src/main.ts')],
   outfile: path.join(dist, 'voice-hub.cjs'),
   bundle: true,
@@ -112,23 +132,20 @@ await build({
   minifyWhitespace: true,
   logLevel: 'warning',
   alias: { 'uWebSockets.js': path.join(root, 'src/http/uws-alias.ts') },
-  // ws tries these optional native speed-ups in a try/catch; the defines stop it from trying at all,
-  // since inside a single executable the failed require prints a warning at every start.
-  external: ['bufferutil', 'utf-8-validate'],
+  external: WITHOUT_WS_ADDONS.external,
   define: {
+    ...WITHOUT_WS_ADDONS.define,
     VOICE_HUB_VERSION: JSON.stringify(pkg.version),
-    VOICE_HUB_DECODE_WORKER: JSON.stringify(decodeWorker.outputFiles[0].text),
     ...IMPORT_META_URL.define,
     // Only the run-from-source branch of src/voice/opus/decode-thread.ts resolves a module this way.
     'import.meta.resolve': 'undefined',
-    'process.env.WS_NO_BUFFER_UTIL': '"1"',
-    'process.env.WS_NO_UTF_8_VALIDATE': '"1"',
   },
   // The #! line and the run bit (below) let the npm `bin` entry, `npm link`, `npx voice-hub` and
   // `./dist/voice-hub.cjs` start it without naming node.
   banner: { js: `#!/usr/bin/env node\n${IMPORT_META_URL.banner}` },
 });
 chmodSync(path.join(dist, 'voice-hub.cjs'), 0o755);
+await buildParts();
 
 // The single executables' main script (src/runtime/sea-main.ts): it runs the bundle above, which
 // scripts/build-binaries.mjs appends to each executable as an asset.

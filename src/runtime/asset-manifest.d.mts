@@ -14,5 +14,11 @@ export declare function opusAddonFileName(arch: string): string;
 export declare const PROGRAM_ASSET: string;
 export declare const SEA_MAIN: string;
 export declare const SQL_WASM: string;
+export interface ProgramPart {
+  readonly name: string;
+  readonly packages: readonly string[];
+}
+export declare const PROGRAM_PARTS: readonly ProgramPart[];
+export declare const DECODE_WORKER_PART: string;
 export declare const SWAGGER_UI_FILES: readonly string[];
 export declare function runtimeAssets(arch: string, abi: string): readonly RuntimeAsset[];

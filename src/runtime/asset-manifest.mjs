@@ -3,8 +3,7 @@
 // executable, and src/runtime/assets.ts looks up (by these names and no others). Plain JavaScript, so
 // the build scripts, which run on plain node without a TypeScript loader, share it with the service.
 //
-// Not listed because nothing is read from disk for them: the Opus decoder (opus-decoder carries its
-// wasm inside its JavaScript, which is bundled) and the OpenAPI document (built from the route table).
+// Not listed because nothing is read from disk for it: the OpenAPI document (built from the route table).
 
 /**
  * Node's module ABI (process.versions.modules) -> where the pinned uWebSockets.js addons for it are
@@ -61,10 +60,32 @@ export const SWAGGER_UI_FILES = Object.freeze([
 ]);
 
 /**
+ * Code the service runs only in some starts or on some requests, bundled by build.mjs apart from the
+ * program and loaded on first use (src/runtime/program-parts.ts). V8 keeps a script's whole source in
+ * the heap for as long as the process lives, used or not: in the program they were about half of its
+ * 1.7 MB, held by every idle service. `packages`: the npm packages a part carries; the program's
+ * bundle resolves each to its part, and nothing else carries them.
+ *   mqtt            MQTT on (Mqtt.BrokerAddress set)
+ *   signalr-client  the `simulate` command's hub client
+ *   opus-decoder    the bundled wasm libopus, when the system libopus did not load and decoding is inline
+ */
+export const PROGRAM_PARTS = Object.freeze([
+  Object.freeze({ name: 'parts/mqtt.cjs', packages: Object.freeze(['mqtt']) }),
+  Object.freeze({ name: 'parts/signalr-client.cjs', packages: Object.freeze(['@microsoft/signalr', '@microsoft/signalr-protocol-msgpack']) }),
+  Object.freeze({ name: 'parts/opus-decoder.cjs', packages: Object.freeze(['opus-decoder']) }),
+]);
+
+/**
+ * The wasm decoder threads' code (src/voice/opus/decode-worker.ts, with its own opus-decoder), bundled on
+ * its own: a Worker evaluates it (src/voice/opus/decode-thread.ts).
+ */
+export const DECODE_WORKER_PART = 'parts/decode-worker.cjs';
+
+/**
  * The assets of a Linux process whose Node arch is `arch` (x64, arm64, arm) and module ABI `abi`:
  * `name` inside the build (a path relative to the bundle's folder, and the asset key inside an
  * executable) and either `source`, the file under node_modules it is copied from, or `built`, the
- * project source it is compiled from (no such file exists under tsx, in development). Throws for an
+ * source it is compiled or bundled from (no such file exists under tsx, in development). Throws for an
  * ABI or arch without a uWebSockets.js addon, naming the ones there are.
  */
 export function runtimeAssets(arch, abi) {
@@ -80,5 +101,7 @@ export function runtimeAssets(arch, abi) {
     { name: `native/${addon}`, source: `${uws.dir}/${addon}` },
     { name: `native/${mallocAddonFileName(arch)}`, built: 'src/native/malloc-tune.c' },
     { name: `native/${opusAddonFileName(arch)}`, built: 'src/native/opus-decode.c' },
+    ...PROGRAM_PARTS.map((part) => ({ name: part.name, built: part.packages.map((p) => `node_modules/${p}`).join(' and ') })),
+    { name: DECODE_WORKER_PART, built: 'src/voice/opus/decode-worker.ts' },
   ]);
 }

@@ -1,16 +1,14 @@
 // `voice-hub simulate` (src/cli/simulate.ts) against the whole service and the echo voice server on
 // loopback: every packet comes back, the service's own count agrees, devices are cleaned up (or the user
 // is told they were not), and a run that cannot register every device fails with a hint.
-import { build } from 'esbuild';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { formatSimulationReport, percentile, runSimulation, simulateCommand, type SimulationReport } from '../../src/cli/simulate.js';
 import { simPackets } from '../../src/cli/sim-packets.js';
 import { opusPacketDurationMs } from '../../src/voice/opus/packet.js';
 import { call } from '../support/http.js';
-import { ROOT, runBundle, runProcess } from '../support/service.js';
+import { copyBuild, runBundle, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
 import { startVoiceRig, type VoiceRig } from '../support/voice.js';
@@ -86,22 +84,13 @@ describe('simulate against the service and the echo server', () => {
   });
 
   // The shipped forms are a bundle and SEA executables, where the client's own runtime `require('ws')`
-  // finds nothing: bundled as build.mjs does, and run from a folder with no node_modules above it.
-  it('bundled and run away from node_modules, the simulator still streams with the official client', async () => {
-    const dir = tmpDir('voice-hub-sim-bundle-');
-    const entry = path.join(dir, 'entry.ts');
-    writeFileSync(entry, [
-      `import { simulateCommand } from ${JSON.stringify(path.join(ROOT, 'src/cli/simulate.js'))};`,
-      'const [url, protocol, admin] = process.argv.slice(2);',
-      "simulateCommand({ url, devices: 2, seconds: 1, protocol, adminToken: admin }).then((r) => { process.stdout.write(r.text); process.exitCode = r.code; });",
-    ].join('\n'));
-    const outfile = path.join(dir, 'sim.cjs');
-    await build({
-      entryPoints: [entry], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs',
-      external: ['bufferutil', 'utf-8-validate'], logLevel: 'silent',
-    });
+  // finds nothing, and the client is a part of the program (parts/signalr-client.cjs) loaded by the
+  // command: the build as build.mjs lays it out, run from a folder with no node_modules above it.
+  it('the build run away from node_modules: the simulator still streams with the official client', async () => {
+    const dir = copyBuild();
     for (const protocol of ['json', 'messagepack']) {
-      const { code, stdout, stderr } = await runProcess(process.execPath, [outfile, rig.svc.url, protocol, admin], { cwd: dir, timeoutMs: 30_000 });
+      const args = [path.join(dir, 'voice-hub.cjs'), 'simulate', '--url', rig.svc.url, '--devices', '2', '--seconds', '1', '--protocol', protocol, '--admin-token', admin];
+      const { code, stdout, stderr } = await runProcess(process.execPath, args, { cwd: dir, timeoutMs: 30_000 });
       assert.equal(code, 0, stdout + stderr);
       assert.match(stdout, /^packets +100 +100 +0 +0 +0$/m);
     }

@@ -4,36 +4,43 @@
 // looked. The bundled CLI opens no file of yargs' translations.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { runtimeAssets, SEA_MAIN, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { DECODE_WORKER_PART, PROGRAM_PARTS, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { call } from '../support/http.js';
-import { BUNDLE, ROOT, runProcess } from '../support/service.js';
+import { BUNDLE, copyBuild, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
-const ASSETS = runtimeAssets(process.arch, process.versions.modules);
 const ADDON = `native/${uwsAddonFileName(process.arch, process.platform, process.versions.modules)}`;
-
-/** The bundle and its assets copied to a fresh folder (no node_modules around it), minus `without`. */
-function copyBuild(without?: string): string {
-  const dir = path.join(tmpDir('voice-hub-bundle-'), 'dist');
-  mkdirSync(dir);
-  copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
-  copyFileSync(path.join(ROOT, 'dist', SEA_MAIN), path.join(dir, SEA_MAIN));
-  for (const { name } of ASSETS) {
-    if (name === without) continue;
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    copyFileSync(path.join(ROOT, 'dist', name), path.join(dir, name));
-  }
-  return dir;
-}
 
 function runBundleIn(dir: string, args: string[], timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const cwd = tmpDir();
   return runProcess(process.execPath, [path.join(dir, 'voice-hub.cjs'), ...args], { cwd, env: { PATH: '/usr/bin:/bin', HOME: cwd, TMPDIR: cwd }, timeoutMs });
 }
+
+describe('the program and its parts', () => {
+  // V8 holds a script's whole source for the life of the process: what is in the program costs every
+  // idle service, used or not. The source map names every file the build put into the program.
+  it('the program carries none of the packages of its parts, nor the decoder threads\' code', () => {
+    const sources = (JSON.parse(readFileSync(`${BUNDLE}.map`, 'utf8')) as { sources: string[] }).sources;
+    assert.ok(sources.some((s) => s.includes('node_modules/ws/')), 'the list is real: it names ws');
+    const packages = PROGRAM_PARTS.flatMap((p) => p.packages);
+    assert.deepEqual(sources.filter((s) => packages.some((p) => s.includes(`node_modules/${p}/`)) || s.endsWith('decode-worker.ts')), []);
+  });
+
+  it('each part is a file of the build that exports its packages by name', () => {
+    for (const part of PROGRAM_PARTS) {
+      const file = path.join(ROOT, 'dist', part.name);
+      const exported = createRequire(file)(file) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(exported), part.packages, part.name);
+      for (const p of part.packages) assert.ok(exported[p] && typeof exported[p] === 'object', `${part.name}: ${p}`);
+    }
+    assert.ok(statSync(path.join(ROOT, 'dist', DECODE_WORKER_PART)).size > 0);
+  });
+});
 
 describe('the bundle copied with its files', () => {
   it('runs without node_modules: health with a Healthy database, and a Swagger UI file', async () => {
@@ -73,7 +80,7 @@ describe('the bundle copied with its files', () => {
   });
 
   const hint = '(put beside the bundle by node build.mjs)';
-  for (const missing of [SQL_WASM, 'swagger/swagger-ui-bundle.js']) {
+  for (const missing of [SQL_WASM, 'swagger/swagger-ui-bundle.js', PROGRAM_PARTS[0]!.name]) {
     it(`without ${missing}: start-up fails before anything listens, naming the file and where it looked`, async () => {
       const dir = copyBuild(missing);
       const res = await runBundleIn(dir, ['--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir()]);

@@ -15,7 +15,9 @@ import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection }
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { call } from '../support/http.js';
 import { BUNDLE, ROOT, runProcess } from '../support/service.js';
+import { startMosquitto } from '../support/mosquitto.js';
 import { tmpDir } from '../support/tmp.js';
+import { Subscriber } from '../mqtt/helpers.js';
 import { audioArg, HubEvents } from '../support/voice.js';
 import { comparePcm, referenceDecode, speechPackets } from '../voice/helpers.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
@@ -171,7 +173,8 @@ export async function startExecutable(sb: Sandbox, args: string[] = []): Promise
   const started = performance.now();
   const { proc, match, output, exited } = await spawnUntil(
     sb,
-    ['--host', '127.0.0.1', '--port', '0', '--data-dir', sb.dataDir, '--Mqtt.BrokerAddress', '', ...args],
+    // MQTT off unless the caller says where its broker is.
+    ['--host', '127.0.0.1', '--port', '0', '--data-dir', sb.dataDir, ...(args.includes('--Mqtt.BrokerAddress') ? [] : ['--Mqtt.BrokerAddress', '']), ...args],
     /listening on http:\/\/127\.0\.0\.1:(\d+)/,
   );
   const url = `http://127.0.0.1:${match[1]}`;
@@ -338,6 +341,29 @@ export function nativeTest(platform: Platform): void {
       assert.doesNotMatch(second.output(), /warning/);
     });
 
+    it('talks MQTT and runs the simulator with the parts of the program it carries (mqtt.js, the SignalR client)', async () => {
+      const sb = sandbox(platform);
+      const broker = await startMosquitto();
+      const sub = await Subscriber.connect(broker.port, ['#']);
+      try {
+        const echo = await spawnUntil(sb, ['echo-server', '--host', '127.0.0.1', '--port', '0'], /listening on ws:\/\/127\.0\.0\.1:(\d+)\/voice/);
+        const svc = await startExecutable(sb, ['--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port), '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.match[1]}/voice`]);
+        await sub.waitFor((m) => m.payload === 'online' && m.topic.endsWith('/status'), 'the hub publishing that it is online');
+        const sim = await runExecutable(sb, ['simulate', '--url', svc.url, '--devices', '1', '--seconds', '1', '--protocol', 'messagepack']);
+        assert.equal(sim.code, 0, sim.stdout + sim.stderr);
+        assert.match(sim.stdout, /^packets +50 +50 +0 +0 +0$/m);
+        assert.match(sim.stderr, /1 device\(s\) streaming 50 packets each/, 'its progress goes to stderr');
+        assert.doesNotMatch(sim.stderr, /warn|error/i);
+        assert.equal(await svc.stop(), 0, svc.output());
+        assert.doesNotMatch(svc.output(), /warn/i);
+        echo.proc.kill('SIGTERM');
+        assert.equal(await echo.exited, 0, echo.output());
+      } finally {
+        await sub.end();
+        await broker.stop();
+      }
+    });
+
     it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {
       const sb = sandbox(platform);
       const bytes = readFileSync(sb.exe);
@@ -359,8 +385,9 @@ export function nativeTest(platform: Platform): void {
  * The hub end to end: a voice round trip against the executable's own echo-server, its Opus decoded inside
  * the executable sample-exact with libopus, every way of decoding: the system libopus (the one of the
  * library root these run on: each has libopus0) through the executable's addon, and the bundled wasm
- * libopus (OpusLibrary ""), each on a decoder thread (the wasm one's code the executable carries as a
- * string, since a Worker cannot be started from a file inside it) and on the event loop.
+ * libopus (OpusLibrary ""), each on a decoder thread and on the event loop. The wasm decoder is two
+ * parts of the program inside the executable (parts/opus-decoder.cjs inline, parts/decode-worker.cjs,
+ * which a Worker evaluates, on a thread), compiled from the payload when first used.
  */
 export function voiceTest(platform: Platform): void {
   describe(`${describeName(platform)}: the hub end to end`, () => {

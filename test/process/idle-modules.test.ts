@@ -1,26 +1,36 @@
 // What an idle service has loaded: the built bundle as users start it, with a preload that writes the
 // Node built-in modules loaded so far to a file every 100 ms. The upstream client (ws, and with it
 // node:http, https, tls and zlib), the Node worker threads of the wasm decoder and the systemd notifier's
-// child process are loaded by their first use, not at start: together about 1 MiB of idle RSS.
+// child process are loaded by their first use, not at start: together about 1 MiB of idle RSS. So are
+// the program's parts (src/runtime/asset-manifest.mjs, PROGRAM_PARTS): packages bundled apart from the
+// program, whose source V8 would otherwise hold for the life of every process (about 1 MiB of idle RSS).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { PROGRAM_PARTS } from '../../src/runtime/asset-manifest.mjs';
 import { call } from '../support/http.js';
+import { startMosquitto } from '../support/mosquitto.js';
 import { spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { startEcho } from '../support/voice.js';
+import { Subscriber } from '../mqtt/helpers.js';
 
 const DEFERRED = ['http', 'https', 'tls', 'zlib', 'worker_threads', 'child_process'];
 
-/** A preload writing the loaded built-ins (one per line) to `file`, and the reader of that file. */
+/**
+ * A preload writing the loaded built-ins, and the files Node's loader has loaded (`parts/mqtt.cjs` for
+ * a part beside the bundle), one per line to `file`, and the reader of that file.
+ */
 function moduleWatch(): { env: Record<string, string>; loaded: () => Promise<Set<string>> } {
   const dir = tmpDir();
   const file = path.join(dir, 'modules.txt');
   const preload = path.join(dir, 'watch.cjs');
   writeFileSync(preload, `
 const { writeFileSync } = require('node:fs');
-const write = () => writeFileSync(${JSON.stringify(file)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join('\\n'));
+const path = require('node:path');
+const files = () => Object.keys(require.cache).map((f) => path.relative(path.dirname(process.mainModule?.filename ?? ''), f));
+const write = () => writeFileSync(${JSON.stringify(file)}, [...process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), ...files()].join('\\n'));
 setInterval(write, 100).unref();
 `);
   return {
@@ -44,7 +54,9 @@ describe('modules an idle service loads', () => {
     assert.equal(reg.status, 200, reg.text);
     const idle = await watch.loaded();
     assert.ok(idle.has('net'), 'the list is real: net is loaded at start');
+    assert.ok(idle.has('voice-hub.cjs'), 'the list is real: it names the bundle');
     assert.deepEqual(DEFERRED.filter((m) => idle.has(m)), []);
+    assert.deepEqual(PROGRAM_PARTS.filter((p) => idle.has(p.name)), []);
 
     // The first voice session opens the upstream link through ws, which brings node:http with it.
     const start = await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId: 'idle-1' }, token: reg.json.deviceToken });
@@ -66,5 +78,24 @@ describe('modules an idle service loads', () => {
     assert.equal((await watch.loaded()).has('http'), true);
     svc.proc.kill('SIGTERM');
     assert.equal(await svc.exited, 0);
+  });
+
+  it('loads the MQTT part with the first broker connection, and no other part', async () => {
+    const broker = await startMosquitto();
+    const sub = await Subscriber.connect(broker.port, ['#']);
+    try {
+      const watch = moduleWatch();
+      const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port), '--VoiceService.ServerUrl', 'ws://127.0.0.1:9/voice'], watch.env);
+      // The hub's own state, published over the connection the part's client made.
+      const online = await sub.waitFor((m) => m.payload === 'online', 'the hub publishing that it is online');
+      assert.match(online.topic, /\/status$/);
+      const loaded = await watch.loaded();
+      assert.deepEqual(PROGRAM_PARTS.filter((p) => loaded.has(p.name)).map((p) => p.name), ['parts/mqtt.cjs']);
+      svc.proc.kill('SIGTERM');
+      assert.equal(await svc.exited, 0, svc.output());
+    } finally {
+      await sub.end();
+      await broker.stop();
+    }
   });
 });

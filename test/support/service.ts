@@ -1,11 +1,12 @@
 // Running the real service for tests: in-process (createApp on port 0) or as the built bundle in a
 // child process (start-up, signals, durability). Both talk HTTP on 127.0.0.1 only.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after } from 'node:test';
 import { createApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
+import { runtimeAssets, SEA_MAIN } from '../../src/runtime/asset-manifest.mjs';
 import type { LoadedConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log/logger.js';
 import { tmpDir } from './tmp.js';
@@ -18,6 +19,23 @@ after(async () => {
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BUNDLE = path.join(ROOT, 'dist/voice-hub.cjs');
+
+/**
+ * The bundle and its assets (program parts included) copied to a fresh folder with no node_modules
+ * around it, minus asset `without`; returns the folder that holds voice-hub.cjs.
+ */
+export function copyBuild(without?: string): string {
+  const dir = path.join(tmpDir('voice-hub-bundle-'), 'dist');
+  mkdirSync(dir);
+  copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+  copyFileSync(path.join(ROOT, 'dist', SEA_MAIN), path.join(dir, SEA_MAIN));
+  for (const { name } of runtimeAssets(process.arch, process.versions.modules)) {
+    if (name === without) continue;
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    copyFileSync(path.join(ROOT, 'dist', name), path.join(dir, name));
+  }
+  return dir;
+}
 
 export interface ServiceOptions {
   /** Contents of the configuration file (merged over nothing: keys not given keep their defaults). */
