@@ -2,10 +2,13 @@
 // bench's own servers, reading a process's CPU time and memory from /proc, and stopping everything
 // that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
+import { PROGRAM_ASSET } from '../../src/runtime/asset-manifest.mjs';
+import { openAppendedAssets } from '../../src/runtime/assets.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const DIST = path.join(ROOT, 'dist');
@@ -25,9 +28,18 @@ export function executableSetting(): { cwd: string; args: string[] } {
 }
 /** The note of a row measured on an executable older than the bundle, or undefined. */
 export function staleExecutableNote(): string | undefined {
-  return statSync(EXECUTABLE).mtimeMs < statSync(BUNDLE).mtimeMs
-    ? 'the executable is older than this run\'s bundle: run `make binaries` to measure the current code'
-    : undefined;
+  // By content, not by date: each run rebuilds the bundle first, so the executable is always the older
+  // file. The build records each appended asset's SHA-256, the program's among them.
+  const assets = openAppendedAssets(EXECUTABLE);
+  if (!assets) return 'the executable carries no program: run `make binaries`';
+  try {
+    const carried = assets.entries.get(PROGRAM_ASSET)?.sha256;
+    return carried === createHash('sha256').update(readFileSync(BUNDLE)).digest('hex')
+      ? undefined
+      : 'the executable carries another program than this run\'s bundle: run `make binaries` to measure the current code';
+  } finally {
+    closeSync(assets.fd);
+  }
 }
 
 const CLK_TCK = (() => {
