@@ -41,25 +41,30 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
   }
 }
 
-/** glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations. */
-function tuneMemory(logger: Logger): void {
-  if (process.platform !== 'linux') return;
+/**
+ * glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations.
+ * Returns what sets the steady thresholds once the service listens (STARTUP_TRIM_THRESHOLD says why).
+ */
+function tuneMemory(logger: Logger): (() => boolean) | undefined {
+  if (process.platform !== 'linux') return undefined;
   try {
     const addon = tuneMalloc(bundleDir);
     logger.debug(`malloc thresholds set through ${addon.file}`);
     setInterval(addon.trim, TRIM_INTERVAL_MS).unref();
+    return addon.settle;
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
     // The environment may already do it (the systemd unit sets GLIBC_TUNABLES): then this is no news.
     if (process.env.GLIBC_TUNABLES?.includes('glibc.malloc.mmap_threshold')) logger.debug(`${why}; GLIBC_TUNABLES sets the thresholds`);
     else logger.warn(`${why}; memory a burst takes may stay taken: set ${GLIBC_TUNABLES_TEXT} in the environment instead`);
+    return undefined;
   }
 }
 
 async function serve(cli: CliConfig): Promise<void> {
   const loaded = loadCliConfig(cli, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
-  tuneMemory(logger);
+  const settleMemory = tuneMemory(logger);
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
@@ -101,6 +106,7 @@ async function serve(cli: CliConfig): Promise<void> {
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
+  settleMemory?.();
   notifier?.ready();
 }
 
