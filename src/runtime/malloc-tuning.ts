@@ -24,7 +24,7 @@ export const TRIM_THRESHOLD = 64 * 1024;
  * The trim threshold until the service listens; then TRIM_THRESHOLD, and one trim. Start-up allocates
  * and frees in waves (V8 compiling the program; sql.js' first statements compiling sqlite's functions),
  * and at 64 KiB each wave's free top went back to the kernel only to be taken again: 324 brk calls
- * against 75, 2,000 more page faults and 20-30 ms more before listening, here. What start-up leaves free
+ * against 53, 2,000 more page faults and 20-40 ms more before listening, here. What start-up leaves free
  * goes back all the same, with the trim when it is done.
  */
 export const STARTUP_TRIM_THRESHOLD = 16 * 1024 * 1024;
@@ -52,9 +52,8 @@ interface MallocTune {
 /**
  * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim(), and
  * settle(), which sets the steady thresholds and trims once start-up is done (false when glibc refused
- * either). Throws saying why when it
- * cannot: the caller says so in the log (the service still works, its memory just does not shrink after
- * a burst).
+ * either). Throws saying why when it cannot: the caller says so in the log (the service still works,
+ * its memory just does not shrink after a burst).
  */
 export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; settle: () => boolean } {
   const file = assetFile(`native/${mallocAddonFileName(process.arch)}`, bundleDir);
