@@ -17,36 +17,39 @@ function rssBytes(): number {
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
+/**
+ * RSS before and after `release` runs on `count` 8 KiB heap blocks with every other one freed: below the
+ * mmap threshold they come from the heap, and with the last one kept the holes (count / 2 x 8 KiB) are
+ * memory no top-of-heap trimming can return.
+ */
+function holesReleasedBy(release: () => boolean, count: number): { released: boolean; before: number; after: number } {
+  let blocks: (Buffer | undefined)[] = Array.from({ length: count }, () => Buffer.allocUnsafeSlow(8 * 1024).fill(1));
+  for (let i = 0; i < blocks.length - 1; i += 2) blocks[i] = undefined;
+  gc();
+  gc();
+  const before = rssBytes();
+  const released = release();
+  const after = rssBytes();
+  blocks = [];
+  return { released, before, after };
+}
+
 describe('malloc trim', () => {
   // First in this process: tuneMalloc sets the start-up thresholds, settle() the steady ones and trims.
   // (Whether the start-up threshold keeps the heap's top cannot be seen from here: something live above
   // the freed blocks keeps it as well. Its effect, brk calls and the time to listen, is in bench/RESULTS.md.)
   it('settle() sets the steady thresholds and gives back what start-up left free', () => {
     const { settle } = tuneMalloc(path.dirname(BUNDLE));
-    let blocks: (Buffer | undefined)[] = Array.from({ length: 4_000 }, () => Buffer.allocUnsafeSlow(8 * 1024).fill(1));
-    for (let i = 0; i < blocks.length - 1; i += 2) blocks[i] = undefined;
-    gc();
-    gc();
-    const before = rssBytes();
-    assert.equal(settle(), true, 'glibc refused the steady thresholds, or the trim released nothing');
-    const after = rssBytes();
+    const { released, before, after } = holesReleasedBy(settle, 4_000);
+    assert.equal(released, true, 'glibc refused the steady thresholds, or the trim released nothing');
     assert.ok(before - after > 8 * 1024 * 1024, `RSS ${before} -> ${after}: less than 8 MiB came back`);
-    blocks = [];
   });
 
   it('gives back the free pages between live heap blocks', () => {
     const { trim } = tuneMalloc(path.dirname(BUNDLE));
-    // 8 KiB blocks come from the heap (below the mmap threshold); freeing every other one, with
-    // the last one kept, leaves ~40 MiB of holes that no top-of-heap trimming can return.
-    let blocks: (Buffer | undefined)[] = Array.from({ length: 10_000 }, () => Buffer.allocUnsafeSlow(8 * 1024).fill(1));
-    for (let i = 0; i < blocks.length - 1; i += 2) blocks[i] = undefined;
-    gc();
-    gc();
-    const before = rssBytes();
-    assert.equal(trim(), true, 'malloc_trim released nothing');
-    const after = rssBytes();
+    const { released, before, after } = holesReleasedBy(trim, 10_000);
+    assert.equal(released, true, 'malloc_trim released nothing');
     assert.ok(before - after > 16 * 1024 * 1024, `RSS ${before} -> ${after}: less than 16 MiB came back`);
-    blocks = [];
   });
 
   it('the unit sets the thresholds the process sets itself', () => {
