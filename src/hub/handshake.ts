@@ -4,6 +4,7 @@
 import { ErrorText, InvalidDataError, tooLarge } from './errors.js';
 import { nestsDeeperThan } from './json-depth.js';
 import { parseLeadingObject } from './json-leading-object.js';
+import { isIntegerToken, topLevelMembers } from './json-members.js';
 import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
 
@@ -35,8 +36,10 @@ export function parseHandshakeRequest(buffer: Uint8Array, maxMessageSize: number
   }
   if (end + 1 > maxMessageSize) throw tooLarge(maxMessageSize);
   let obj: unknown;
+  let text: string;
   try {
-    obj = parseLeadingObject(decodeUtf8(buffer.subarray(0, end)));
+    text = decodeUtf8(buffer.subarray(0, end));
+    obj = parseLeadingObject(text);
   } catch {
     throw new InvalidDataError('The handshake request is not valid JSON.');
   }
@@ -46,11 +49,24 @@ export function parseHandshakeRequest(buffer: Uint8Array, maxMessageSize: number
   if (nestsDeeperThan(obj)) throw new InvalidDataError('The handshake request nests too deep.');
   const { protocol, version } = obj as Record<string, unknown>;
   if (typeof protocol !== 'string') throw new InvalidDataError("Missing required property 'protocol'.");
-  // ASP.NET reads the version as an Int32: one out of its range fails the handshake, not the version check.
+  checkVersion(version);
+  // ASP.NET reads each occurrence of the two as it meets it, and the version's as written: `1.0` is no Int32.
+  for (const member of topLevelMembers(text)) {
+    if (member.name === 'version' && member.value !== 'null') {
+      if (!isIntegerToken(member.value)) throw new InvalidDataError("Missing required property 'version'.");
+      checkVersion(JSON.parse(member.value));
+    } else if (member.name === 'protocol' && member.value !== 'null' && typeof JSON.parse(member.value) !== 'string') {
+      throw new InvalidDataError("Missing required property 'protocol'.");
+    }
+  }
+  return { kind: 'request', request: { protocol, version: version as number }, rest: buffer.subarray(end + 1) };
+}
+
+/** ASP.NET reads the version as an Int32: one out of its range fails the handshake, not the version check. */
+function checkVersion(version: unknown): void {
   if (typeof version !== 'number' || !Number.isInteger(version) || version < INT32_MIN || version > INT32_MAX) {
     throw new InvalidDataError("Missing required property 'version'.");
   }
-  return { kind: 'request', request: { protocol, version }, rest: buffer.subarray(end + 1) };
 }
 
 const INT32_MIN = -(2 ** 31);

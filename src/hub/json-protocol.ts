@@ -5,6 +5,7 @@ import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 import { parseLeadingObject } from './json-leading-object.js';
+import { isIntegerToken, topLevelMembers } from './json-members.js';
 import {
   MessageType,
   type HubMessage,
@@ -122,6 +123,38 @@ function presentInvocationId(obj: Json): string {
   return id;
 }
 
+/** The integers ASP.NET reads with GetInt32 / GetInt64, which refuse a number written with a fraction or an exponent. */
+const INTEGER_PROPERTIES: Readonly<Record<string, string>> = { type: 'Int32', sequenceId: 'Int64' };
+
+/**
+ * What the parsed object no longer shows, checked in the text: an integer property written as `1.0`
+ * or `1e0`, and each occurrence of a property written twice (ASP.NET checks every one it meets, where
+ * JSON.parse keeps the last). A message without either costs one pass over its members' names.
+ */
+function checkAsWritten(text: string): void {
+  const members = topLevelMembers(text);
+  let repeated = false;
+  for (let i = 0; i < members.length; i++) {
+    const { name, value } = members[i]!;
+    const integer = INTEGER_PROPERTIES[name];
+    if (integer !== undefined && value !== 'null' && isNumberToken(value) && !isIntegerToken(value)) {
+      throw new InvalidDataError(`Expected '${name}' to be of type ${integer}.`);
+    }
+    for (let j = 0; j < i && !repeated; j++) repeated = members[j]!.name === name;
+  }
+  if (!repeated) return;
+  for (const { name, value } of members) {
+    const one: Json = { [name]: JSON.parse(value) as unknown };
+    if (name === 'type' && one.type !== null) requireMessageType(one);
+    else checkKnownProperties(one);
+  }
+}
+
+const isNumberToken = (value: string): boolean => {
+  const c = value.charCodeAt(0);
+  return c === 0x2d || (c >= 0x30 && c <= 0x39);
+};
+
 export function decodeJsonMessage(text: string): HubMessage | null {
   let obj: unknown;
   try {
@@ -131,6 +164,7 @@ export function decodeJsonMessage(text: string): HubMessage | null {
   }
   if (!isObject(obj)) throw new InvalidDataError('Unexpected JSON Token Type. Expected a JSON Object.');
   if (nestsDeeperThan(obj)) throw new InvalidDataError(`Error reading JSON: more than ${MAX_JSON_DEPTH} levels of nesting.`);
+  checkAsWritten(text);
   const type = requireMessageType(obj);
   checkKnownProperties(obj);
   const headers = obj.headers as MessageHeaders | undefined;

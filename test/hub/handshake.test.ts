@@ -32,6 +32,12 @@ describe('handshake request', () => {
     ['no version', '{"protocol":"json"}\u001e'],
     ['fractional version', '{"protocol":"json","version":1.5}\u001e'],
     ['a version past Int32', '{"protocol":"json","version":2147483648}\u001e'],
+    // JSON.parse makes these 1; ASP.NET's GetInt32 refuses how they are written.
+    ['a version written 1.0', '{"protocol":"json","version":1.0}\u001e'],
+    ['a version written 1e0', '{"protocol":"json","version":1e0}\u001e'],
+    // Each occurrence is read as ASP.NET reads it, not only the last one JSON.parse keeps.
+    ['a version written twice, first as a string', '{"protocol":"json","version":"1","version":1}\u001e'],
+    ['a protocol written twice, first as a number', '{"protocol":1,"protocol":"json","version":1}\u001e'],
     ['invalid UTF-8', '\u00ff'],
   ];
   for (const [name, input] of bad) {

@@ -31,6 +31,18 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
   const jsonClosing: [string, string][] = [
     ['a fractional type', `{"type":1.5,"target":"Echo","arguments":[1]}${RS}`],
     ['a type past Int32', `{"type":2147483649,"target":"Echo","arguments":[1]}${RS}`],
+    // JSON.parse makes each of these the integer 1, 6 or 8; GetInt32 / GetInt64 refuse how it is written.
+    ['a type written with a fraction (1.0)', `{"type":1.0,"target":"Echo","arguments":[7]}${RS}`],
+    ['a type written with an exponent (1e0)', `{"type":1e0,"target":"Echo","arguments":[7]}${RS}`],
+    ['a Ping type written as 6E+0', `{ "type" : 6E+0 }${RS}`],
+    ['a type written as 0.6e1 under an escaped name', `{"t\\u0079pe":0.6e1}${RS}`],
+    ['an Ack whose id is written 1.0', `{"type":8,"sequenceId":1.0}${RS}`],
+    ['a Sequence whose id is written 1e0', `{"type":9,"sequenceId":1e0}${RS}`],
+    // Written twice: ASP.NET reads each occurrence; JSON.parse would keep only the last.
+    ['a type written twice, first as a string', `{"type":"x","type":1,"target":"Echo","arguments":[7]}${RS}`],
+    ['a type written twice, first as 1.0', `{"type":1.0,"target":"Echo","arguments":[7],"type":1}${RS}`],
+    ['a target written twice, first as a number', `{"type":1,"target":5,"target":"Echo","arguments":[7]}${RS}`],
+    ['arguments written twice, first as an object', `{"type":1,"target":"Echo","arguments":{},"arguments":[7]}${RS}`],
   ];
   for (const [name, bad] of jsonClosing) {
     it(`JSON: ${name} closes the connection`, async () => {
@@ -52,6 +64,15 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
       assert.deepEqual(await answersTo(hub, 'messagepack', framed(bytes)), [[7, CLOSE_ERROR, false]]);
     });
   }
+
+  it('JSON: integers written as integers read as before, whatever else in the message looks like a number', async () => {
+    const echoes = [{ type: 3, invocationId: 'e', result: 1 }];
+    // Ping: a negative zero is an integer to GetInt32 (type 0, unknown, ignored); 1.0 inside a string or an argument is no type.
+    assert.deepEqual(await answersTo(hub, 'json', `{"type":-0}${RS}`), echoes);
+    assert.deepEqual(await answersTo(hub, 'json', `{"headers":{"type":"1.0"},"type":6,"error":"type\\":1.0"}${RS}`), echoes);
+    const invoked = await answersTo(hub, 'json', `{"arguments":[{"type":1.0,"n":[1e0,{"type":2.5}]}],"type":1,"invocationId":"a","target":"Echo"}${RS}`);
+    assert.deepEqual(invoked, [{ type: 3, invocationId: 'a', result: { type: 1, n: [1, { type: 2.5 }] } }, ...echoes]);
+  });
 
   it('an unknown integer type is ignored in both protocols, in any integer format', async () => {
     assert.deepEqual(await answersTo(hub, 'json', `{"type":2147483647}${RS}`), [{ type: 3, invocationId: 'e', result: 1 }]);
