@@ -25,7 +25,8 @@ export const TRIM_THRESHOLD = 64 * 1024;
  * and frees in waves (V8 compiling the program; sql.js' first statements compiling sqlite's functions),
  * and at 64 KiB each wave's free top went back to the kernel only to be taken again: 324 brk calls
  * against 53, 2,000 more page faults and 20-40 ms more before listening, here. What start-up leaves free
- * goes back all the same, with the trim when it is done.
+ * goes back all the same, when it is done: the main heap's with the trim, and the other threads' heaps'
+ * tops, which no trim reaches, by a free in each (the addon's trimThreadHeaps).
  */
 export const STARTUP_TRIM_THRESHOLD = 16 * 1024 * 1024;
 
@@ -33,7 +34,9 @@ export const STARTUP_TRIM_THRESHOLD = 16 * 1024 * 1024;
  * Heaps (arenas) for all threads (glibc.malloc.arena_max): the main thread's and one the others share
  * (V8's helpers, libuv's pool, the decoder threads). Each arena keeps its free memory resident; by
  * default glibc makes up to eight per core, and idle RSS was 0.4 MiB higher. CPU per packet at 150
- * talking devices was the same with two.
+ * talking devices was the same with two. Set from inside the process it caps only the threads started
+ * after it: V8's helpers, started before the service's code runs, already have theirs (an idle service
+ * started without GLIBC_TUNABLES had three or four thread heaps, one with the unit's environment).
  */
 export const ARENA_MAX = 2;
 
@@ -47,15 +50,17 @@ export const TRIM_INTERVAL_MS = 15_000;
 interface MallocTune {
   setThresholds(mmapThreshold: number, trimThreshold: number, arenaMax: number): boolean;
   trim(): boolean;
+  trimThreadHeaps(): boolean;
 }
 
 /**
- * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim(), and
- * settle(), which sets the steady thresholds and trims once start-up is done (false when glibc refused
- * either). Throws saying why when it cannot: the caller says so in the log (the service still works,
- * its memory just does not shrink after a burst).
+ * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim() and
+ * trimThreadHeaps(), and settle(), which sets the steady thresholds and gives back what start-up left free, in every thread's
+ * heap, once start-up is done (false when glibc refused the thresholds or a step could not run). Throws
+ * saying why when it cannot: the caller says so in the log (the service still works, its memory just
+ * does not shrink after a burst).
  */
-export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; settle: () => boolean } {
+export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; trimThreadHeaps: () => boolean; settle: () => boolean } {
   const file = assetFile(`native/${mallocAddonFileName(process.arch)}`, bundleDir);
   let mod: Partial<MallocTune>;
   try {
@@ -63,11 +68,18 @@ export function tuneMalloc(bundleDir?: string): { file: string; trim: () => bool
   } catch (e) {
     throw new Error(`the malloc-tune addon ${file} did not load: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`);
   }
-  if (typeof mod.setThresholds !== 'function' || typeof mod.trim !== 'function') throw new Error(`${file} is not the malloc-tune addon of this build`);
-  const { setThresholds, trim } = mod as MallocTune;
+  if (typeof mod.setThresholds !== 'function' || typeof mod.trim !== 'function' || typeof mod.trimThreadHeaps !== 'function') {
+    throw new Error(`${file} is not the malloc-tune addon of this build`);
+  }
+  const { setThresholds, trim, trimThreadHeaps } = mod as MallocTune;
   if (!setThresholds(MMAP_THRESHOLD, STARTUP_TRIM_THRESHOLD, ARENA_MAX)) throw new Error('glibc refused the malloc thresholds');
-  const settle = (): boolean => setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX) && trim();
-  return { file, trim, settle };
+  // The thread heaps' tops first, at the steady threshold (their trim checks the threshold of the moment).
+  const settle = (): boolean => {
+    const steady = setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX);
+    const threads = steady && trimThreadHeaps();
+    return trim() && threads;
+  };
+  return { file, trim, trimThreadHeaps, settle };
 }
 
 /** The same settings as an environment variable, for the log line that tells an operator what to do instead. */
