@@ -103,8 +103,8 @@ static napi_value trim(napi_env env, napi_callback_info info) {
 
 /*
  * The heaps of threads other than the main one (glibc's arenas) give their free top back only from a
- * free() in that arena of a block of 64 KiB or more, checked against the trim threshold of that moment;
- * malloc_trim() returns the free pages between their blocks but never their top. So whatever V8's and
+ * free() in that arena that leaves a free block of 64 KiB or more, checked against the trim threshold of
+ * that moment; malloc_trim() returns the free pages between their blocks but never their top. So whatever V8's and
  * libuv's threads freed while start-up's high threshold held stayed resident once they went quiet:
  * 2.1-4.6 MiB of an idle service in half the starts. The way to reach an arena is to be a thread in it:
  * threads started together each attach to the next arena in glibc's rotation (enough of them for every
