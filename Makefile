@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 NODE ?= node
 PORT ?= 5000
-# build.mjs compiles our own small addons (src/native/*.c) for this machine with gcc.
+# build.mjs compiles our own small addons (src/native/*.c, with src/native/node-exports.h) for this machine with gcc.
 NATIVE_DEBS := gcc
 # make binaries: strip each runtime with its own binutils, make the ARM SEA blobs under qemu-user,
 # cross-compile our addons for each target.
@@ -19,7 +19,7 @@ BOOTED_ROOT_DEBS := debootstrap util-linux
 # archive's signatures (gpgv, the keyring), patchelf points a Node 24 at them for check-node24.
 DEBIAN13_DEBS := gpgv debian-archive-keyring patchelf
 TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) $(DEBIAN13_DEBS) systemd
-SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c') build.mjs scripts/build-native.mjs package.json
+SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c' -o -name '*.h') build.mjs scripts/build-native.mjs package.json
 
 .PHONY: deps run test check check-node24 typecheck build bench clean binaries deb install
 

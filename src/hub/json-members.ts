@@ -1,11 +1,13 @@
 // What JSON.parse hides of a hub message's text and ASP.NET Core's Utf8JsonReader still sees: how a
 // number is written (GetInt32 and GetInt64 refuse `1.0` and `1e0`, which JSON.parse makes 1) and a
 // property written twice (the reader checks each occurrence as it meets it; JSON.parse keeps the
-// last). The members of the message's own object are found in its text, skipping what they hold.
+// last). The members of the message's own object are found in its text, skipping what they hold; the
+// same scanning finds where a record's leading object ends (json-leading-object.ts).
 
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
 
-function skipSpace(text: string, i: number): number {
+/** The offset of the first character at or after `i` that is no JSON white space. */
+export function skipJsonSpace(text: string, i: number): number {
   while (i < text.length && isSpace(text.charCodeAt(i))) i++;
   return i;
 }
@@ -23,8 +25,11 @@ function endOfString(text: string, i: number): number {
   }
 }
 
-/** The offset after the value that starts at `i`: a string, an object or array, or a literal. */
-function endOfValue(text: string, i: number): number {
+/**
+ * The offset after the value that starts at `i`: a string, an object or array (by its brackets outside
+ * strings), or a literal; the text's length when it does not end.
+ */
+export function endOfJsonValue(text: string, i: number): number {
   const first = text.charCodeAt(i);
   if (first === 0x22) return endOfString(text, i);
   if (first === 0x7b || first === 0x5b) {
@@ -65,19 +70,19 @@ export interface JsonMember {
  */
 export function topLevelMembers(text: string): JsonMember[] {
   const members: JsonMember[] = [];
-  let i = skipSpace(text, 0);
+  let i = skipJsonSpace(text, 0);
   if (text.charCodeAt(i) !== 0x7b) return members;
   i++;
   for (;;) {
-    i = skipSpace(text, i);
+    i = skipJsonSpace(text, i);
     if (text.charCodeAt(i) !== 0x22) return members;
     const nameEnd = endOfString(text, i);
     const raw = text.slice(i + 1, nameEnd - 1);
     const name = raw.includes('\\') ? (JSON.parse(text.slice(i, nameEnd)) as string) : raw;
-    i = skipSpace(text, skipSpace(text, nameEnd) + 1);
-    const end = endOfValue(text, i);
+    i = skipJsonSpace(text, skipJsonSpace(text, nameEnd) + 1);
+    const end = endOfJsonValue(text, i);
     members.push({ name, value: text.slice(i, end) });
-    i = skipSpace(text, end);
+    i = skipJsonSpace(text, end);
     if (text.charCodeAt(i) !== 0x2c) return members;
     i++;
   }

@@ -9,13 +9,11 @@
  * left 100 MiB live. A fixed threshold (set here, which also turns the dynamic one off) keeps large
  * blocks in mmap, returned on free, and a low trim threshold gives back the top of the heap.
  *
- * A Node-API module (ABI-stable across Node versions) with its few declarations written out here, so
- * it builds with a bare C compiler for each target, native or cross: no Node headers, no libc headers
- * or start files (it links with -nostdlib; mallopt and napi_* resolve against the running node).
+ * A Node-API module (ABI-stable across Node versions) that builds with a bare C compiler for each target,
+ * native or cross, and links with -nostdlib: what it calls is declared in node-exports.h or below, and
+ * resolves against the running node.
  */
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "node-exports.h"
 
 /* From glibc's <malloc.h>: fixed values of its mallopt() interface. */
 #define M_TRIM_THRESHOLD (-1)
@@ -23,45 +21,8 @@
 #define M_ARENA_MAX (-8)
 extern int mallopt(int param, int value);
 extern int malloc_trim(size_t pad);
-extern void *malloc(size_t size);
-extern void free(void *ptr);
 
-/*
- * libuv's threads and locks, as node exports them (declared as in opus-decode.c: pthread's mutex and
- * condition differ in size by arch, so they are opaque storage larger than any of them, passed by
- * pointer; uv_thread_t is pthread_t, an unsigned long on Linux). libuv's, not pthread's: no glibc
- * symbol versions to raise the package's libc6 dependency.
- */
-typedef union {
-  unsigned char bytes[128];
-  long double align_;
-  void *pointer_;
-} uv_sync_t;
-typedef unsigned long uv_thread_t;
-extern int uv_mutex_init(uv_sync_t *mutex);
-extern void uv_mutex_destroy(uv_sync_t *mutex);
-extern void uv_mutex_lock(uv_sync_t *mutex);
-extern void uv_mutex_unlock(uv_sync_t *mutex);
-extern int uv_cond_init(uv_sync_t *cond);
-extern void uv_cond_destroy(uv_sync_t *cond);
-extern void uv_cond_broadcast(uv_sync_t *cond);
-extern void uv_cond_wait(uv_sync_t *cond, uv_sync_t *mutex);
-extern int uv_thread_create(uv_thread_t *tid, void (*entry)(void *arg), void *arg);
-extern int uv_thread_join(uv_thread_t *tid);
-
-typedef struct napi_env__ *napi_env;
-typedef struct napi_value__ *napi_value;
-typedef struct napi_callback_info__ *napi_callback_info;
-typedef int napi_status; /* an enum in node_api_types.h; napi_ok is 0 */
-typedef napi_value (*napi_callback)(napi_env env, napi_callback_info info);
-
-extern napi_status napi_get_cb_info(napi_env env, napi_callback_info info, size_t *argc, napi_value *argv,
-                                    napi_value *this_arg, void **data);
-extern napi_status napi_get_value_int32(napi_env env, napi_value value, int32_t *result);
 extern napi_status napi_get_boolean(napi_env env, bool value, napi_value *result);
-extern napi_status napi_create_function(napi_env env, const char *name, size_t length, napi_callback cb, void *data,
-                                        napi_value *result);
-extern napi_status napi_set_named_property(napi_env env, napi_value object, const char *name, napi_value value);
 extern napi_status napi_throw_type_error(napi_env env, const char *code, const char *msg);
 
 /*
@@ -115,8 +76,8 @@ static napi_value trim(napi_env env, napi_callback_info info) {
 #define ARENA_BLOCK (68 * 1024)
 
 typedef struct {
-  uv_sync_t lock;
-  uv_sync_t all_here;
+  uv_mutex_t lock;
+  uv_cond_t all_here;
   int arrived;
   int expected;
 } visit_t;

@@ -19,65 +19,33 @@
  * offset -1 for an open) and the PCM one packet after another. Jobs run in the order submitted; every
  * job but close answers (a refuse job, a packet JavaScript refused, answers ST_REFUSED at once).
  *
- * Like malloc-tune.c it needs no headers beyond the compiler's own: Node-API, the few libc functions and
- * libuv's threads, locks and dlopen are declared here and resolve against the running node, which
- * exports them. So no libc headers for each target, and no glibc symbol versions that would raise the
- * package's libc6 dependency (glibc 2.34 moved pthread_create and dlopen to new versions).
+ * Like malloc-tune.c it needs no headers beyond the compiler's own and node-exports.h: Node-API, the few
+ * libc functions and libuv's threads, locks and dlopen are declared there or here and resolve against the
+ * running node, which exports them.
  */
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "node-exports.h"
 
-extern void *malloc(size_t size);
 extern void *calloc(size_t count, size_t size);
 extern void *realloc(void *ptr, size_t size);
-extern void free(void *ptr);
 extern void *memcpy(void *dest, const void *src, size_t n);
 extern size_t strlen(const char *s);
 
-/*
- * libuv (uv.h), as node exports it. Its mutex and condition types are pthread's, whose size differs by
- * arch (a mutex is 24 to 48 bytes, a condition 48): here they are opaque storage larger than any of
- * them, only ever passed by pointer. uv_thread_t is pthread_t, an unsigned long on Linux.
- */
-typedef union {
-  unsigned char bytes[128];
-  long double align_;
-  void *pointer_;
-} uv_sync_t;
-typedef uv_sync_t uv_mutex_t;
-typedef uv_sync_t uv_cond_t;
-typedef unsigned long uv_thread_t;
+/* libuv's dlopen (uv.h). */
 typedef struct {
   void *handle;
   char *errmsg;
 } uv_lib_t;
-extern int uv_mutex_init(uv_mutex_t *mutex);
-extern void uv_mutex_lock(uv_mutex_t *mutex);
-extern void uv_mutex_unlock(uv_mutex_t *mutex);
-extern int uv_cond_init(uv_cond_t *cond);
-extern void uv_cond_signal(uv_cond_t *cond);
-extern void uv_cond_wait(uv_cond_t *cond, uv_mutex_t *mutex);
-extern int uv_thread_create(uv_thread_t *tid, void (*entry)(void *arg), void *arg);
-extern int uv_thread_join(uv_thread_t *tid);
 extern int uv_dlopen(const char *filename, uv_lib_t *lib);
 extern int uv_dlsym(uv_lib_t *lib, const char *name, void **ptr);
 extern const char *uv_dlerror(const uv_lib_t *lib);
 extern void uv_dlclose(uv_lib_t *lib);
 
-typedef struct napi_env__ *napi_env;
-typedef struct napi_value__ *napi_value;
-typedef struct napi_callback_info__ *napi_callback_info;
 typedef struct napi_threadsafe_function__ *napi_threadsafe_function;
-typedef int napi_status; /* an enum in node_api_types.h; napi_ok is 0 */
-typedef napi_value (*napi_callback)(napi_env env, napi_callback_info info);
 typedef void (*napi_finalize)(napi_env env, void *data, void *hint);
 typedef void (*napi_threadsafe_function_call_js)(napi_env env, napi_value js_callback, void *context, void *data);
 enum { napi_tsfn_release = 0 };
 enum { napi_tsfn_nonblocking = 0 };
 
-extern napi_status napi_get_cb_info(napi_env, napi_callback_info, size_t *, napi_value *, napi_value *, void **);
-extern napi_status napi_get_value_int32(napi_env, napi_value, int32_t *);
 extern napi_status napi_get_value_string_utf8(napi_env, napi_value, char *, size_t, size_t *);
 extern napi_status napi_get_buffer_info(napi_env, napi_value, void **, size_t *);
 extern napi_status napi_create_int32(napi_env, int32_t, napi_value *);
@@ -88,8 +56,6 @@ extern napi_status napi_create_external(napi_env, void *, napi_finalize, void *,
 extern napi_status napi_get_value_external(napi_env, napi_value, void **);
 extern napi_status napi_get_undefined(napi_env, napi_value *);
 extern napi_status napi_call_function(napi_env, napi_value, napi_value, size_t, const napi_value *, napi_value *);
-extern napi_status napi_create_function(napi_env, const char *, size_t, napi_callback, void *, napi_value *);
-extern napi_status napi_set_named_property(napi_env, napi_value, const char *, napi_value);
 extern napi_status napi_throw_error(napi_env, const char *, const char *);
 extern napi_status napi_create_threadsafe_function(napi_env, napi_value, napi_value, napi_value, size_t, size_t, void *,
                                                    napi_finalize, void *, napi_threadsafe_function_call_js,

@@ -54,13 +54,13 @@ interface MallocTune {
 }
 
 /**
- * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim() and
- * trimThreadHeaps(), and settle(), which sets the steady thresholds and gives back what start-up left free, in every thread's
- * heap, once start-up is done (false when glibc refused the thresholds or a step could not run). Throws
- * saying why when it cannot: the caller says so in the log (the service still works, its memory just
- * does not shrink after a burst).
+ * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim(), and
+ * settle(), which sets the steady thresholds and gives back what start-up left free in every thread's
+ * heap (false when glibc refused the thresholds or a step could not run). Throws saying why when it
+ * cannot: the caller says so in the log (the service still works, its memory just does not shrink
+ * after a burst).
  */
-export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; trimThreadHeaps: () => boolean; settle: () => boolean } {
+export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; settle: () => boolean } {
   const file = assetFile(`native/${mallocAddonFileName(process.arch)}`, bundleDir);
   let mod: Partial<MallocTune>;
   try {
@@ -79,7 +79,7 @@ export function tuneMalloc(bundleDir?: string): { file: string; trim: () => bool
     const threads = steady && trimThreadHeaps();
     return trim() && threads;
   };
-  return { file, trim, trimThreadHeaps, settle };
+  return { file, trim, settle };
 }
 
 /** The same settings as an environment variable, for the log line that tells an operator what to do instead. */

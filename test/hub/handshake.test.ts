@@ -24,26 +24,29 @@ describe('handshake request', () => {
     assert.deepEqual(parseHandshakeRequest(bytes('{"protocol":"json"'), 1024), { kind: 'incomplete' });
   });
 
-  const bad: [string, string][] = [
-    ['not JSON', 'hello\u001e'],
-    ['a JSON array', '[1]\u001e'],
-    ['no protocol', '{"version":1}\u001e'],
-    ['protocol not a string', '{"protocol":1,"version":1}\u001e'],
-    ['no version', '{"protocol":"json"}\u001e'],
-    ['fractional version', '{"protocol":"json","version":1.5}\u001e'],
-    ['a version past Int32', '{"protocol":"json","version":2147483648}\u001e'],
+  const NOT_JSON = 'The handshake request is not valid JSON.';
+  const NO_PROTOCOL = "Missing required property 'protocol'.";
+  const NO_VERSION = "Missing required property 'version'.";
+  const bad: [string, string, string][] = [
+    ['not JSON', 'hello\u001e', NOT_JSON],
+    ['a JSON array', '[1]\u001e', 'Unexpected JSON Token Type. Expected a JSON Object.'],
+    ['no protocol', '{"version":1}\u001e', NO_PROTOCOL],
+    ['protocol not a string', '{"protocol":1,"version":1}\u001e', NO_PROTOCOL],
+    ['no version', '{"protocol":"json"}\u001e', NO_VERSION],
+    ['fractional version', '{"protocol":"json","version":1.5}\u001e', NO_VERSION],
+    ['a version past Int32', '{"protocol":"json","version":2147483648}\u001e', NO_VERSION],
     // JSON.parse makes these 1; ASP.NET's GetInt32 refuses how they are written.
-    ['a version written 1.0', '{"protocol":"json","version":1.0}\u001e'],
-    ['a version written 1e0', '{"protocol":"json","version":1e0}\u001e'],
+    ['a version written 1.0', '{"protocol":"json","version":1.0}\u001e', NO_VERSION],
+    ['a version written 1e0', '{"protocol":"json","version":1e0}\u001e', NO_VERSION],
     // Each occurrence is read as ASP.NET reads it, not only the last one JSON.parse keeps.
-    ['a version written twice, first as a string', '{"protocol":"json","version":"1","version":1}\u001e'],
-    ['a protocol written twice, first as a number', '{"protocol":1,"protocol":"json","version":1}\u001e'],
-    ['invalid UTF-8', '\u00ff'],
+    ['a version written twice, first as a string', '{"protocol":"json","version":"1","version":1}\u001e', NO_VERSION],
+    ['a protocol written twice, first as a number', '{"protocol":1,"protocol":"json","version":1}\u001e', NO_PROTOCOL],
+    ['invalid UTF-8', '\u00ff', NOT_JSON],
   ];
-  for (const [name, input] of bad) {
-    it(`rejects ${name}`, () => {
+  for (const [name, input, message] of bad) {
+    it(`rejects ${name}: ${message}`, () => {
       const data = name === 'invalid UTF-8' ? Uint8Array.from([0xc3, 0x28, 0x1e]) : bytes(input);
-      assert.throws(() => parseHandshakeRequest(data, 1024), InvalidDataError);
+      assert.throws(() => parseHandshakeRequest(data, 1024), (e) => e instanceof InvalidDataError && e.message === message);
     });
   }
 
