@@ -1,7 +1,8 @@
 // The project's own native addons, compiled for each target into dist/native/<name>_linux_<arch>.node:
 // natively with `gcc` for this machine's arch, with Debian's cross compilers (gcc-aarch64-linux-gnu,
-// gcc-arm-linux-gnueabihf) for the others. Neither needs Node, libc or library headers (see the sources):
-// what they call resolves against the running node, so they link with -nostdlib.
+// gcc-arm-linux-gnueabihf) for the others. Neither needs Node, libc or library headers: what they call is
+// declared in src/native/node-exports.h or in the source, resolves against the running node, and so they
+// link with -nostdlib.
 //   src/native/malloc-tune.c   glibc malloc thresholds set from inside the process.
 //   src/native/opus-decode.c   the system libopus (opened at run time, so no libopus to link against),
 //                              inline or on decoder threads of its own; libgcc for the compiler's helpers
