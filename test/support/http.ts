@@ -20,7 +20,15 @@ export async function call(
     headers['content-type'] ??= 'application/json';
   }
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  const res = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000) });
+  let res: Response;
+  try {
+    res = await fetch(base + path, { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 15_000) });
+  } catch (err) {
+    // undici says only "fetch failed"; what failed (a reset, a refused or timed-out connect) is its cause.
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if (cause === undefined) throw err;
+    throw new Error(`${method} ${path}: ${(err as Error).message}: ${cause.code ?? ''} ${cause.message ?? ''}`.trim(), { cause });
+  }
   const text = await res.text();
   let json: unknown;
   try {
