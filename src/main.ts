@@ -16,7 +16,7 @@ import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
-import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc } from './runtime/malloc-tuning.js';
+import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
@@ -45,7 +45,7 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
  * glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations.
  * Returns what sets the steady thresholds once the service listens (STARTUP_TRIM_THRESHOLD says why).
  */
-function tuneMemory(logger: Logger): (() => boolean) | undefined {
+function tuneMemory(logger: Logger): (() => Settled) | undefined {
   if (process.platform !== 'linux') return undefined;
   try {
     const addon = tuneMalloc(bundleDir);
@@ -106,7 +106,8 @@ async function serve(cli: CliConfig): Promise<void> {
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
   }
-  settleMemory?.();
+  const problem = settleMemory?.().problem;
+  if (problem) logger.warn(problem);
   notifier?.ready();
 }
 

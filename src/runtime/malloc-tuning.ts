@@ -53,14 +53,20 @@ interface MallocTune {
   trimThreadHeaps(): boolean;
 }
 
+/** What settle() did: whether the trim gave memory back (nothing to give is no failure), and what failed. */
+export interface Settled {
+  readonly released: boolean;
+  /** Set when glibc refused the steady thresholds or the thread heaps could not all be visited. */
+  readonly problem: string | undefined;
+}
+
 /**
- * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim(), and
- * settle(), which sets the steady thresholds and gives back what start-up left free in every thread's
- * heap (false when glibc refused the thresholds or a step could not run). Throws saying why when it
- * cannot: the caller says so in the log (the service still works, its memory just does not shrink
- * after a burst).
+ * Sets the thresholds, the start-up trim threshold first; returns the addon's file, its trim() (true
+ * when memory went back), and settle(), which sets the steady thresholds and gives back what start-up
+ * left free in every thread's heap. Throws saying why when it cannot: the caller says so in the log (the
+ * service still works, its memory just does not shrink after a burst).
  */
-export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; settle: () => boolean } {
+export function tuneMalloc(bundleDir?: string): { file: string; trim: () => boolean; settle: () => Settled } {
   const file = assetFile(`native/${mallocAddonFileName(process.arch)}`, bundleDir);
   let mod: Partial<MallocTune>;
   try {
@@ -74,10 +80,12 @@ export function tuneMalloc(bundleDir?: string): { file: string; trim: () => bool
   const { setThresholds, trim, trimThreadHeaps } = mod as MallocTune;
   if (!setThresholds(MMAP_THRESHOLD, STARTUP_TRIM_THRESHOLD, ARENA_MAX)) throw new Error('glibc refused the malloc thresholds');
   // The thread heaps' tops first, at the steady threshold (their trim checks the threshold of the moment).
-  const settle = (): boolean => {
-    const steady = setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX);
-    const threads = steady && trimThreadHeaps();
-    return trim() && threads;
+  const settle = (): Settled => {
+    if (!setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX)) {
+      return { released: trim(), problem: 'glibc refused the steady malloc thresholds: the start-up ones stay' };
+    }
+    const visited = trimThreadHeaps();
+    return { released: trim(), problem: visited ? undefined : 'not every thread heap could be visited: some may keep what start-up freed' };
   };
   return { file, trim, settle };
 }
