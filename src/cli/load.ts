@@ -36,6 +36,8 @@ export function defaultConfigFile(bundleDir: string | undefined): string | undef
 export interface CliConfig {
   file?: string;
   flags: Record<string, unknown>;
+  /** Key -> the flag as typed (`port` for Server.Port), so a problem names what the user wrote. */
+  flagNames?: Record<string, string>;
 }
 
 export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
@@ -45,6 +47,7 @@ export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env
       defaultFile: defaultConfigFile(bundleDir),
       env,
       flags: cli.flags,
+      ...(cli.flagNames ? { flagNames: cli.flagNames } : {}),
     });
   } catch (e) {
     if (e instanceof ConfigError) {

@@ -141,13 +141,14 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv): string[] {
 /**
  * Adds flags given as dot paths (`{"Server.Port": 5001}`); an array is given whole (`ApiKeys`, a
  * string or a list) or by index (`ApiKeys.0`). Unknown keys are problems: flags are typed on purpose.
+ * `typed` names the flag as the user wrote it (`--port`), for the problems and the sources.
  */
-export function addFlags(entries: Entries, flags: Record<string, unknown>): string[] {
+export function addFlags(entries: Entries, flags: Record<string, unknown>, typed: Record<string, string> = {}): string[] {
   const problems: string[] = [];
   const arrays = new Map<string, IndexedArray>();
   for (const [name, value] of Object.entries(flags)) {
     if (value === undefined) continue;
-    const origin = `flag --${name}`;
+    const origin = `flag --${Object.hasOwn(typed, name) ? typed[name] : name}`;
     const key = resolveKey(name.split('.'));
     if (!key) {
       problems.push(unknownKey(name.split('.'), origin));

@@ -39,6 +39,8 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** Dot-path keys to values, as parsed from the command line. */
   flags?: Record<string, unknown>;
+  /** Dot-path keys to the flag as typed, when it was not the key itself (`--port`). */
+  flagNames?: Record<string, string>;
 }
 
 export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
@@ -46,7 +48,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const problems: string[] = [];
   const file = readFile(opts, problems, entries);
   problems.push(...addEnv(entries, opts.env ?? {}));
-  problems.push(...addFlags(entries, opts.flags ?? {}));
+  problems.push(...addFlags(entries, opts.flags ?? {}, opts.flagNames));
   const tree = buildTree(entries);
   problems.push(...validate(tree, entries));
   if (problems.length > 0) throw new ConfigError(problems);

@@ -98,6 +98,15 @@ describe('one line per bad value: key, value, source, expectation', () => {
     assert.match(line!, /^Hub\.ClientTimeout: "30s" from flag --Hub\.ClientTimeout is invalid/);
   });
 
+  it('names a flag as it was typed: the short --port, or the key in its own letter case', () => {
+    assert.deepEqual(problemsOf({ flags: { 'Server.Port': 99999 }, flagNames: { 'Server.Port': 'port' } }), [
+      'Server.Port: 99999 from flag --port is invalid: must be an integer from 0 to 65535',
+    ]);
+    assert.deepEqual(problemsOf({ flags: { 'Server.Port': 99999 }, flagNames: { 'Server.Port': 'server.port' } }), [
+      'Server.Port: 99999 from flag --server.port is invalid: must be an integer from 0 to 65535',
+    ]);
+  });
+
   it('names the array item and the variable it came from', () => {
     const problems = problemsOf({ env: { ApiKeys__0: 'good', ApiKeys__1: '' } });
     assert.deepEqual(problems, ['ApiKeys[1]: "" from env ApiKeys__1 is invalid: must be a non-empty string']);

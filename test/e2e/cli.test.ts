@@ -139,15 +139,15 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
   it('a value of the right type but out of range is the configuration\'s verdict: exit 78', async () => {
     const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--port', '70000']);
     assert.equal(res.code, 78, res.stderr);
-    assert.match(res.stderr, /^ {2}Server\.Port: 70000 from flag --Server\.Port is invalid: must be an integer from 0 to 65535$/m);
+    assert.match(res.stderr, /^ {2}Server\.Port: 70000 from flag --port is invalid: must be an integer from 0 to 65535$/m);
   });
 
   // A configuration key's value of the wrong type is a bad configuration value, as from the file or the
   // environment: exit 78 and the key, the source and what was expected.
   const mistyped: [string[], string][] = [
-    [['--port', 'abc'], 'Server.Port: "abc" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
-    [['--port='], 'Server.Port: "" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
-    [['--port', '5.5'], 'Server.Port: "5.5" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
+    [['--port', 'abc'], 'Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535'],
+    [['--port='], 'Server.Port: "" from flag --port is invalid: must be an integer from 0 to 65535'],
+    [['--port', '5.5'], 'Server.Port: "5.5" from flag --port is invalid: must be an integer from 0 to 65535'],
     [['--Server.Port', 'abc'], 'Server.Port: "abc" from flag --Server.Port is invalid: must be an integer from 0 to 65535'],
     [['--VoiceService.AudioSampleRate', 'abc'], 'VoiceService.AudioSampleRate: "abc" from flag --VoiceService.AudioSampleRate is invalid: must be one of 8000, 12000, 16000, 24000, 48000'],
     [['--VoiceService.EnableVoice', 'maybe'], 'VoiceService.EnableVoice: "maybe" from flag --VoiceService.EnableVoice is invalid: must be true or false'],
