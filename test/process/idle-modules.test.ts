@@ -27,10 +27,14 @@ function moduleWatch(): { env: Record<string, string>; loaded: () => Promise<Set
   const file = path.join(dir, 'modules.txt');
   const preload = path.join(dir, 'watch.cjs');
   writeFileSync(preload, `
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const files = () => Object.keys(require.cache).map((f) => path.relative(path.dirname(process.mainModule?.filename ?? ''), f));
-const write = () => writeFileSync(${JSON.stringify(file)}, [...process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), ...files()].join('\\n'));
+// Written beside and renamed over: a reader never sees the file truncated and half written.
+const write = () => {
+  writeFileSync(${JSON.stringify(file + '.new')}, [...process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)), ...files()].join('\\n'));
+  renameSync(${JSON.stringify(file + '.new')}, ${JSON.stringify(file)});
+};
 setInterval(write, 100).unref();
 `);
   return {
