@@ -74,7 +74,8 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
   const problems: string[] = [];
   const short: readonly ShortFlag[] = spec.config?.short ?? [];
   const options: Record<string, unknown> = {};
-  const config: CliConfig = { flags: {}, flagNames: {} };
+  const flagNames: Record<string, string> = {};
+  const config: CliConfig = { flags: {}, flagNames };
   const setBy = new Map<string, string>();
 
   for (const [name, raw] of Object.entries(argv)) {
@@ -101,7 +102,7 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
       if (earlier) problems.push(`${dash(earlier)} and ${dash(name)} both set ${flag.value.key}: give one`);
       setBy.set(id, name);
       config.flags[flag.value.key] = flag.value.value;
-      config.flagNames![flag.value.key] = name;
+      flagNames[flag.value.key] = name;
     }
   }
   for (const [name, option] of Object.entries(spec.options)) {
