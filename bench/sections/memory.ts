@@ -3,7 +3,8 @@
 // hub connection, an upstream link and a warmed Opus decoder). Idle RSS is read on the service as
 // users start it (no inspector, no flags) once V8 has collected its start-up garbage by itself: its
 // memory reducer runs full collections some seconds after allocation stops (8-12 s here), which is
-// where a service that sits idle on a Pi is.
+// where a service that sits idle on a Pi is. Beside it, a service of the same age with the inspector
+// open is read after a forced full collection, as issue 16 words the target; it has the same 60 MiB target.
 import { registerDevices, startSession } from '../lib/api.js';
 import { mapLimit } from '../lib/api.js';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -140,6 +141,11 @@ export const memorySection: Section = {
       if (!existsSync(path.join(dataDir, 'voice-hub.db'))) throw new Error(`the first start left no database in ${dataDir}`);
       const plain = await startService(ctx.procs, { upstreamUrl: echo.url, dataDir, args: ['--DeviceManagement.MaxDevices', '1000'] });
       let exe: Service | undefined;
+      // The same service with the inspector open idles beside it, for the reading after a forced full
+      // collection at the same age: read 2 s after start, as it once was, it held start-up's garbage
+      // still (70-76 MiB against 57.5-58.5 at 35 s).
+      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });
+      const serviceStarted = Date.now();
       try {
         if (existsSync(EXECUTABLE)) {
           const { cwd, args } = executableSetting();
@@ -173,15 +179,15 @@ export const memorySection: Section = {
         await exe?.stop();
       }
 
-      const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });
       try {
-        // The same idle service after a forced full collection (the inspector itself costs a little).
-        await sleep(SETTLE_MS);
+        // The same idle service, as old, after a forced full collection (the inspector itself costs a little).
+        await sleep(Math.max(0, serviceStarted + IDLE_SETTLE_MS - Date.now()));
         await collectGarbage(service.output());
         const usage = await evaluate(service.output(), 'process.memoryUsage()') as NodeJS.MemoryUsage;
         rows.push({
-          section: '5', name: 'idle RSS after a forced GC (inspector open)', value: usage.rss, unit: 'B',
+          section: '5', name: `idle RSS after a forced GC (${IDLE_SETTLE_MS / 1000} s after start, inspector open)`, value: usage.rss, unit: 'B',
           baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: usage.rss / bareIdle,
+          target: { text: '< 60 MiB', pass: usage.rss < IDLE_TARGET },
           detail: { ...usage },
           note: `V8 heap ${mib(usage.heapUsed)} used of ${mib(usage.heapTotal)}; external ${mib(usage.external)} (wasm memories are counted at their full size, mostly not resident; ArrayBuffers ${mib(usage.arrayBuffers)}); ${describeMemoryMap(memoryMap(service.pid))}`,
         });
