@@ -212,6 +212,8 @@ export interface ServiceOptions {
   cwd?: string;
   dataDir?: string;
   nodeFlags?: string[];
+  /** Environment of this service alone, over the run's --service-env. */
+  env?: Record<string, string>;
 }
 
 /** The service as users run it: the built bundle (or an executable), MQTT off, a fresh data dir. */
@@ -222,7 +224,7 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     '--Mqtt.BrokerAddress', '', '--voice-server-url', opts.upstreamUrl,
     ...(opts.args ?? []),
   ];
-  const env = { ...process.env, ...procs.serviceEnv };
+  const env = { ...process.env, ...procs.serviceEnv, ...opts.env };
   const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env, ...where })

@@ -14,8 +14,11 @@ import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, sl
 import type { Row } from '../lib/report.js';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../../test/support/inspector.js';
 import { describeMemoryMap, memoryMap } from '../lib/smaps.js';
+import { GLIBC_TUNABLES_TEXT } from '../../src/runtime/malloc-tuning.js';
 
 const IDLE_TARGET = 60 * 1024 * 1024;
+/** The value of GLIBC_TUNABLES the systemd unit sets. */
+const UNIT_TUNABLES = GLIBC_TUNABLES_TEXT.slice(GLIBC_TUNABLES_TEXT.indexOf('=') + 1);
 const PER_CONNECTION_TARGET = 6 * 1024;
 const SETTLE_MS = 2000;
 /** After start: V8's memory reducer has run (see the header) and the service has given freed malloc memory back (every 15 s). */
@@ -146,6 +149,9 @@ export const memorySection: Section = {
       // still (70-76 MiB against 57.5-58.5 at 35 s).
       const service = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], nodeFlags: [INSPECT_FLAG] });
       const serviceStarted = Date.now();
+      // And one with the systemd unit's malloc settings in its environment (the others set them from
+      // inside, which binds fewer of the threads started before).
+      const underUnit = await startService(ctx.procs, { upstreamUrl: echo.url, args: ['--DeviceManagement.MaxDevices', '1000'], env: { GLIBC_TUNABLES: UNIT_TUNABLES } });
       try {
         if (existsSync(EXECUTABLE)) {
           const { cwd, args } = executableSetting();
@@ -162,6 +168,14 @@ export const memorySection: Section = {
           detail: { early, map: memoryMap(plain.pid) },
           note: `${mib(early)} ${SETTLE_MS / 1000} s after start; service ${serviceSplit}: ${describeMemoryMap(memoryMap(plain.pid))}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
         });
+        const unitIdle = memory(underUnit.pid).rss;
+        rows.push({
+          section: '5', name: 'idle RSS, the unit\'s malloc settings (GLIBC_TUNABLES)', value: unitIdle, unit: 'B',
+          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: unitIdle / bareIdle,
+          target: { text: '< 60 MiB', pass: unitIdle < IDLE_TARGET },
+          detail: { map: memoryMap(underUnit.pid) },
+          note: `started beside the service above on a fresh data dir, read at the same time: ${split(underUnit.pid)}: ${describeMemoryMap(memoryMap(underUnit.pid))}`,
+        });
         if (exe) {
           const exeIdle = memory(exe.pid).rss;
           const stale = staleExecutableNote();
@@ -177,6 +191,7 @@ export const memorySection: Section = {
       } finally {
         await plain.stop();
         await exe?.stop();
+        await underUnit.stop();
       }
 
       try {
