@@ -70,8 +70,8 @@ const registerBody = Buffer.from(JSON.stringify({ deviceId: 'big', deviceName: '
  * POSTs `body` on a connection of its own and resolves with the status. node:http queues the head and
  * the body before connecting and writes them as the connection opens: fetch (undici) opened all 400
  * connections, then spent seconds on its side before writing each request, and uWS closes a connection
- * that has sent no request for 10 s (CI saw "fetch failed": ECONNRESET). The service must never see
- * a client idle that is not.
+ * that has sent no request for 10 s (CI saw "fetch failed": ECONNRESET). A client that connects must
+ * write at once, or the service rightly takes it for an idle one (test/hardening/slow-clients.test.ts).
  */
 function postAtOnce(url: string, path: string, body: Buffer, timeoutMs: number): Promise<number> {
   return withTimeout(new Promise((resolve, reject) => {
