@@ -2,7 +2,8 @@
 // single executable), other files (shared libraries, the uWS addon), malloc's main heap ([heap]) and
 // the other anonymous mappings (V8's heap pages, wasm memories, malloc's mmap'd blocks and arenas,
 // thread stacks).
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
+import { readMappings } from '../../test/support/smaps.js';
 
 export interface MemoryMap {
   program: number;
@@ -16,24 +17,13 @@ export interface MemoryMap {
 export function memoryMap(pid: number): MemoryMap {
   const program = realpathSync(`/proc/${pid}/exe`);
   const out: MemoryMap = { program: 0, libraries: 0, mallocHeap: 0, anonymous: 0, largest: [] };
-  let name = '';
-  let size = 0;
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (head) {
-      name = head[3] ?? '';
-      size = parseInt(head[2]!, 16) - parseInt(head[1]!, 16);
-      continue;
-    }
-    const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (!rss) continue;
-    const bytes = Number(rss[1]) * 1024;
-    if (name === program) out.program += bytes;
-    else if (name === '[heap]') out.mallocHeap += bytes;
-    else if (name.startsWith('/')) out.libraries += bytes;
+  for (const { start, end, name, rss } of readMappings(pid)) {
+    if (name === program) out.program += rss;
+    else if (name === '[heap]') out.mallocHeap += rss;
+    else if (name.startsWith('/')) out.libraries += rss;
     else {
-      out.anonymous += bytes;
-      out.largest.push({ rss: bytes, size });
+      out.anonymous += rss;
+      out.largest.push({ rss, size: Number(end - start) });
     }
   }
   out.largest = out.largest.sort((a, b) => b.rss - a.rss).slice(0, 3);

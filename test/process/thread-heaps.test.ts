@@ -4,9 +4,9 @@
 // half the starts when two started side by side (so several start here, side by side, as the bench
 // starts the bundle beside the executable). src/native/malloc-tune.c's trimThreadHeaps gives it back.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { spawnService, type SpawnedService } from '../support/service.js';
+import { readMappings } from '../support/smaps.js';
 import { tmpDir } from '../support/tmp.js';
 import { sleep } from '../support/wait.js';
 import { TRIM_INTERVAL_MS } from '../../src/runtime/malloc-tuning.js';
@@ -28,21 +28,13 @@ interface ThreadHeap {
  */
 function threadHeaps(pid: number): ThreadHeap[] {
   const heaps: ThreadHeap[] = [];
-  const mappings: { start: bigint; end: bigint; perms: string; anonymous: boolean; rss: number; range: string }[] = [];
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ (\S+) (\d+)\s*(.*)$/.exec(line);
-    if (m) {
-      mappings.push({ start: BigInt(`0x${m[1]}`), end: BigInt(`0x${m[2]}`), perms: m[3]!, anonymous: m[4] === '00:00' && m[5] === '0' && m[6] === '', rss: 0, range: `${m[1]}-${m[2]}` });
-    } else if (line.startsWith('Rss:') && mappings.length > 0) {
-      mappings.at(-1)!.rss = Number(line.split(/\s+/)[1]);
-    }
-  }
+  const mappings = readMappings(pid);
   const size = BigInt(HEAP_RESERVATION);
   for (let i = 0; i + 1 < mappings.length; i++) {
     const heap = mappings[i]!;
     const rest = mappings[i + 1]!;
-    if (heap.anonymous && heap.perms === 'rw-p' && heap.start % size === 0n && rest.perms === '---p' && rest.start === heap.end && rest.end === heap.start + size) {
-      heaps.push({ range: heap.range, residentKiB: heap.rss });
+    if (heap.anonymous && heap.name === '' && heap.perms === 'rw-p' && heap.start % size === 0n && rest.perms === '---p' && rest.start === heap.end && rest.end === heap.start + size) {
+      heaps.push({ range: `${heap.start.toString(16)}-${heap.end.toString(16)}`, residentKiB: heap.rss / 1024 });
     }
   }
   return heaps;
