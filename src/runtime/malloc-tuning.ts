@@ -81,11 +81,11 @@ export function tuneMalloc(bundleDir?: string): { file: string; trim: () => bool
   if (!setThresholds(MMAP_THRESHOLD, STARTUP_TRIM_THRESHOLD, ARENA_MAX)) throw new Error('glibc refused the malloc thresholds');
   // The thread heaps' tops first, at the steady threshold (their trim checks the threshold of the moment).
   const settle = (): Settled => {
-    if (!setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX)) {
-      return { released: trim(), problem: 'glibc refused the steady malloc thresholds: the start-up ones stay' };
-    }
-    const visited = trimThreadHeaps();
-    return { released: trim(), problem: visited ? undefined : 'not every thread heap could be visited: some may keep what start-up freed' };
+    const steady = setThresholds(MMAP_THRESHOLD, TRIM_THRESHOLD, ARENA_MAX);
+    const problem = !steady
+      ? 'glibc refused the steady malloc thresholds: the start-up ones stay'
+      : trimThreadHeaps() ? undefined : 'not every thread heap could be visited: some may keep what start-up freed';
+    return { released: trim(), problem };
   };
   return { file, trim, settle };
 }
