@@ -54,6 +54,9 @@ function connect(port: number): Promise<RawConnection> {
   });
 }
 
+/** A whole answer has come: its head and its JSON body (every answer here ends with an object). */
+const fullyAnswered = (conn: RawConnection): boolean => /\r\n\r\n[\s\S]*\}$/.test(conn.received().toString('latin1'));
+
 /** A register request's body of exactly `size` bytes: the JSON object, then spaces (still valid JSON). */
 function registerBody(deviceId: string, size: number): Buffer {
   const json = JSON.stringify({ deviceId, deviceName: deviceId, deviceType: 'speaker' });
@@ -101,7 +104,7 @@ describe('slow clients: what the HTTP listener closes and what it waits for', ()
       conn.socket.write('GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
       // The answer ends with its (small, JSON) body; wait for it, then stay silent.
       const deadline = performance.now() + 10_000;
-      while (!/\r\n\r\n[\s\S]*\}$/.test(conn.received().toString('latin1')) && performance.now() < deadline) await sleep(20);
+      while (!fullyAnswered(conn) && performance.now() < deadline) await sleep(20);
       const answered = performance.now();
       // Unhealthy: this daemon's voice server (port 9) is not there. Answered all the same.
       assert.match(conn.received().toString('latin1'), /^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -128,7 +131,7 @@ describe('slow clients: what the HTTP listener closes and what it waits for', ()
       conn.socket.write(registerHead(body.length));
       await trickle(conn, body, 6 * 1024, 125);
       const deadline = performance.now() + LATEST_CLOSE_MS;
-      while (!/\r\n\r\n[\s\S]*\}$/.test(conn.received().toString('latin1')) && performance.now() < deadline) {
+      while (!fullyAnswered(conn) && performance.now() < deadline) {
         const state = await Promise.race([conn.closed.then(() => 'closed'), sleep(50).then(() => 'waiting')]);
         if (state === 'closed') break;
       }
