@@ -2,6 +2,7 @@
 // Exit codes: 0 Healthy, 1 Degraded, 2 Unhealthy, 3 the service could not be reached or answered nonsense.
 import type { HealthReport } from '../health/report.js';
 import { exitCodeFor, formatHealthTable } from '../health/table.js';
+import { stripEnds } from '../trim.js';
 
 export const EXIT_UNREACHABLE = 3;
 
@@ -30,7 +31,7 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
  */
 export function healthUrlFrom(given: string): string {
   const url = new URL(given);
-  const path = url.pathname.replace(/\/+$/, '');
+  const path = stripEnds(url.pathname, '/', false);
   url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;
   return url.href;
 }

@@ -21,7 +21,7 @@ function readableDuration(text: string): string {
 }
 
 /** One line per cell: a multi-line error message must not break the table. */
-const oneLine = (s: string): string => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+const oneLine = (s: string): string => s.split(/[\r\n]+/).map((part) => part.trim()).filter(Boolean).join(' ');
 
 export function formatHealthTable(report: HealthReport): string {
   const header = ['COMPONENT', 'STATUS', 'DURATION', 'DESCRIPTION'];

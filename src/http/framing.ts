@@ -4,6 +4,7 @@
 // here has ambiguous framing (two parsers could split the stream differently: request smuggling behind
 // a proxy), so it is answered and the connection closed; nothing after it on the connection runs.
 import type { HttpRequest } from 'uWebSockets.js';
+import { trimOws } from './ows.js';
 
 /** Kestrel's `MaxRequestLineSize` default: a longer request target is a 414. */
 export const MAX_REQUEST_TARGET_BYTES = 8 * 1024;
@@ -38,8 +39,6 @@ export interface FramingError {
 }
 
 const DIGITS = /^[0-9]+$/;
-// OWS around the value is not part of it (RFC 9110 section 5.5); uWS passes it through.
-const trimOws = (value: string): string => value.replace(/^[ \t]+|[ \t]+$/g, '');
 
 /** Undefined when the request may proceed; otherwise what to answer before closing. */
 export function checkFraming(target: string, lines: HeaderLines): FramingError | undefined {

@@ -3,6 +3,7 @@
 // in brackets, Unicode names as punycode; and what a well-formed Host is at all (parseHost).
 import { isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { trimOws } from './ows.js';
 
 export type HostMatcher = (host: string) => boolean;
 
@@ -30,7 +31,7 @@ const NUMERIC_LABEL = /^(?:\d+|0x[0-9a-f]*)$/;
  * punycode, as HTTP sends them. Undefined when the value is none of these.
  */
 export function parseHost(value: string): HostAuthority | undefined {
-  const h = value.replace(/^[ \t]+|[ \t]+$/g, '').toLowerCase();
+  const h = trimOws(value).toLowerCase();
   let name: string;
   let rest: string;
   if (h.startsWith('[')) {

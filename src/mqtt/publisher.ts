@@ -5,6 +5,7 @@
 import os from 'node:os';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
+import { stripEnds } from '../trim.js';
 import { RetainedBacklog, type Owed } from './backlog.js';
 import { BrokerConnection } from './client.js';
 import {
@@ -114,8 +115,8 @@ export class MqttPublisher {
   constructor(private readonly options: MqttPublisherOptions) {
     // A trailing slash in a configured prefix would give `voice-hub//status`.
     this.names = {
-      topicPrefix: options.topicPrefix.replace(/\/+$/, ''),
-      discoveryPrefix: options.discoveryPrefix.replace(/\/+$/, ''),
+      topicPrefix: stripEnds(options.topicPrefix, '/', false),
+      discoveryPrefix: stripEnds(options.discoveryPrefix, '/', false),
       instanceId: options.instanceId,
       version: options.version,
     };

@@ -97,7 +97,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
 }
 
 function operation(route: Route, settings: { apiKeysEnabled: boolean; requireDeviceToken: boolean }): Json {
-  const params = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+  const params = [...route.path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!);
   const security = securityOf(route.auth, settings);
   return {
     tags: [route.tag],
