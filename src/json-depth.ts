@@ -1,28 +1,34 @@
-// The nesting limit of ASP.NET Core's JSON reading: its hub protocol and handshake read with a
-// Utf8JsonReader of default options, whose MaxDepth is 64, so a message nesting more objects and
-// arrays than that (the message's own object counts) is an error and closes the connection, even
-// where the deep part sits in a property nobody reads.
+// The nesting limits of what clients send. ASP.NET Core reads JSON (hub messages, the hub handshake,
+// request bodies) with System.Text.Json, whose default MaxDepth is 64: a value nesting more objects and
+// arrays than that (the outermost counts) is an error, even where the deep part sits in a property
+// nobody reads. Its MessagePack hub protocol reads with MessagePack-CSharp's UntrustedData security,
+// whose MaximumObjectGraphDepth is 500. Besides matching the reference, a limit keeps what is done per
+// nested level (a path to an ill-formed string, a validator's walk) bounded.
 
 export const MAX_JSON_DEPTH = 64;
+export const MAX_MESSAGEPACK_DEPTH = 500;
 
 /**
- * Whether `value` (parsed JSON) nests more than `max` objects and arrays. Recursive, but never deeper
- * than `max` + 1 calls, and without allocating: it runs on every JSON message.
+ * Whether `value` (decoded JSON or MessagePack) nests more than `max` objects and arrays. Byte arrays
+ * are data, not nesting. Recursive, but never deeper than `max` + 1 calls, and without allocating: it
+ * runs on every hub message.
  */
 export function nestsDeeperThan(value: unknown, max: number = MAX_JSON_DEPTH): boolean {
-  return typeof value === 'object' && value !== null && deeper(value, max);
+  return isContainer(value) && deeper(value, max);
 }
+
+const isContainer = (value: unknown): value is object => typeof value === 'object' && value !== null && !ArrayBuffer.isView(value);
 
 /** `container` is one level; `levels` is how many it may still take, itself included. */
 function deeper(container: object, levels: number): boolean {
   if (levels === 0) return true;
   if (Array.isArray(container)) {
-    for (const child of container) if (typeof child === 'object' && child !== null && deeper(child, levels - 1)) return true;
+    for (const child of container) if (isContainer(child) && deeper(child, levels - 1)) return true;
     return false;
   }
   for (const key in container) {
     const child = (container as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null && deeper(child, levels - 1)) return true;
+    if (isContainer(child) && deeper(child, levels - 1)) return true;
   }
   return false;
 }

@@ -3,6 +3,10 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { DomainError } from '../errors.js';
 import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+
+/** As many ill-formed strings as are named in one answer: ASP.NET's MaxModelValidationErrors, 200. */
+const MAX_REPORTED_ILL_FORMED = 200;
 
 export { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
@@ -18,9 +22,12 @@ function validatorFor(schemaName: string): ValidateFunction {
  * string validation here, not of particular fields, so no id, name or message can be stored changed.
  */
 export function validateBody(schemaName: string, body: unknown): void {
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_JSON_DEPTH} objects and arrays.`] });
+  }
   const validate = validatorFor(schemaName);
   const valid = validate(body);
-  const illFormed = illFormedTextPaths(body);
+  const illFormed = illFormedTextPaths(body, MAX_REPORTED_ILL_FORMED);
   if (valid && illFormed.length === 0) return;
   throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(validate.errors ?? [], illFormed));
 }

@@ -59,7 +59,7 @@ export class HubDispatcher {
       return failure(id, ErrorText.bindingFailure(target));
     }
     // Ill-formed text (a lone UTF-16 surrogate) does not bind: ASP.NET's JSON reader cannot read it as a string either.
-    const illFormed = illFormedTextPaths(message.arguments)[0];
+    const illFormed = illFormedTextPaths(message.arguments, 1)[0];
     if (illFormed !== undefined) {
       this.logger.debug(`'${target}' from ${ctx.connectionId}: argument ${illFormed.join('.')} ${ILL_FORMED_TEXT}`);
       return failure(id, ErrorText.bindingFailure(target));

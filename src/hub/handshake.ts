@@ -2,7 +2,7 @@
 // 0x1E, `{"protocol":"json"|"messagepack","version":N}`; the server answers `{}` or `{"error":...}`,
 // also JSON with 0x1E, and closes the connection after an error.
 import { ErrorText, InvalidDataError, tooLarge } from './errors.js';
-import { nestsDeeperThan } from './json-depth.js';
+import { nestsDeeperThan } from '../json-depth.js';
 import { parseLeadingObject } from './json-leading-object.js';
 import { isIntegerToken, topLevelMembers } from './json-members.js';
 import type { ProtocolName } from './messages.js';

@@ -48,6 +48,7 @@ const LAYER_OF: Record<string, Layer> = {
   'end-of-turn.ts': 'foundation', // the end-of-turn flush both transports batch their writes with
   'version.ts': 'foundation',
   'fifo.ts': 'foundation', // the queue read from a moving head (decoder jobs, stateful reconnect's frames)
+  'json-depth.ts': 'foundation', // the nesting limits of JSON and MessagePack input, for the hub and request bodies
   'trim.ts': 'foundation', // trimming by scanning (header values, prefixes): a pattern would backtrack
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
 };

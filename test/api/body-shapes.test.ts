@@ -1,0 +1,41 @@
+// Request bodies shaped to make per-request work grow faster than their size, under the default 64 KiB
+// body limit: nesting 20,000 arrays deep (System.Text.Json refuses more than 64 levels, MaxDepth), and
+// thousands of ill-formed strings (each named in the answer by its path, which costs its depth: 5,000 of
+// them 20,000 levels deep took gigabytes before the depth limit and the cap on how many are named).
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { call } from '../support/http.js';
+import { startService, type TestService } from '../support/service.js';
+
+let svc: TestService;
+// Stopped when the file ends (test/support/service.ts).
+before(async () => {
+  svc = await startService();
+});
+
+const post = (raw: string) => call(svc.url, 'POST', '/api/device/register', { raw, headers: { 'content-type': 'application/json' } });
+const ILL_FORMED = 'must be well-formed Unicode text (it holds a lone UTF-16 surrogate)';
+
+describe('request bodies shaped to grow the work', () => {
+  it('a body nesting more than 64 objects and arrays is refused with one error', async () => {
+    const deep = await post(`{"deviceId":${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
+    assert.equal(deep.status, 400);
+    assert.equal(deep.json.detail, 'The request body is invalid.');
+    assert.deepEqual(deep.json.errors, { $: ['The JSON value nests more than 64 objects and arrays.'] });
+  });
+
+  it('64 levels are read as the schema says', async () => {
+    const atLimit = await post(`{"deviceId":${'['.repeat(63)}${']'.repeat(63)}}`);
+    assert.equal(atLimit.status, 400);
+    assert.deepEqual(atLimit.json.errors.deviceId, ['must be string']);
+  });
+
+  it('at most 200 ill-formed strings are named, the first ones', async () => {
+    const many = await post(`{"deviceId":"d","x":[${Array.from({ length: 5000 }, () => '"\\ud800"').join(',')}]}`);
+    assert.equal(many.status, 400);
+    const named = Object.keys(many.json.errors).filter((k) => k.startsWith('x.'));
+    assert.equal(named.length, 200);
+    assert.deepEqual(named.slice(0, 3), ['x.0', 'x.1', 'x.2']);
+    assert.deepEqual(many.json.errors['x.199'], [ILL_FORMED]);
+  });
+});
