@@ -109,7 +109,7 @@ export function parseUpstreamMessage(text: string): UpstreamMessage | Invalid {
       const format = optionalFormat(obj);
       if ('reason' in format) return format;
       // Devices get the text as received, unless its padding bits make it an encoding strict decoders refuse.
-      const data = isCanonicalBase64(obj.data) ? obj.data : packet.toString('base64');
+      const data = isCanonicalBase64(obj.data, packet.length) ? obj.data : packet.toString('base64');
       return { kind: 'audio', data, packet, ...format };
     }
     case 'text':
