@@ -20,6 +20,23 @@ for (const c of ' \t\r\n') KIND[c.charCodeAt(0)] = SPACE;
 
 /** True when `text` is strict Base64 (the empty string is: callers that need bytes say so themselves). */
 export function isBase64(text: string): boolean {
+  return isUnbrokenBase64(text) || isSpacedBase64(text);
+}
+
+/** Without white space: what encoders write, checked by position alone (every audio packet takes this path). */
+function isUnbrokenBase64(text: string): boolean {
+  const length = text.length;
+  if ((length & 3) !== 0) return false;
+  let end = length;
+  if (length > 0 && text.charCodeAt(length - 1) === PAD) end = text.charCodeAt(length - 2) === PAD ? length - 2 : length - 1;
+  for (let i = 0; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 127 || KIND[code] !== DATA) return false;
+  }
+  return true;
+}
+
+function isSpacedBase64(text: string): boolean {
   let significant = 0;
   let padding = 0;
   for (let i = 0; i < text.length; i++) {
