@@ -4,6 +4,7 @@
 import { Base64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { requireWellFormedEnvelope } from './envelope-text.js';
 import { parseLeadingObject } from './json-leading-object.js';
 import { isIntegerToken, topLevelMembers } from './json-members.js';
 import {
@@ -373,7 +374,9 @@ export const jsonProtocol: HubProtocol = {
     } catch {
       throw new InvalidDataError('Invalid UTF-8 in a JSON message.');
     }
-    return decodeJsonMessage(text);
+    const message = decodeJsonMessage(text);
+    requireWellFormedEnvelope(message);
+    return message;
   },
   // Text is decoded into strings: nothing of the body is kept.
   decodesViews: false,

@@ -6,6 +6,7 @@ import { readBinaryMessage, writeBinaryMessage } from './binary-format.js';
 import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
 import { MAX_MESSAGEPACK_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
 import { arrayItems, isIntegerItem, mapKeysAreStrings } from './msgpack-walk.js';
@@ -319,6 +320,7 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
         message = decodeItemsSeparately(body, decoder, e);
       }
       requireWireFormats(body, message);
+      requireWellFormedEnvelope(message);
       return message;
     },
     // bin values come back as views into the body.
