@@ -296,13 +296,14 @@ export class HubConnection {
 
   /**
    * The transport reported `socket` closed (either side); nothing may touch it any more. A stateful
-   * connection whose socket dropped without a close frame (`abnormal`: the network, not the client,
-   * ended it) waits Disconnected for the client to come back. Returns true when it does.
+   * connection whose socket the network `dropped` (no close frame, and not the transport refusing what
+   * the client sent: the transport tells) waits Disconnected for the client to come back. Returns true
+   * when it does; any other close ends it for good.
    */
-  onSocketClosed(socket: HubSocket = this.socket, abnormal = false): boolean {
+  onSocketClosed(socket: HubSocket = this.socket, dropped = false): boolean {
     // A socket replaced by a reconnect closing late changes nothing.
     if (socket !== this.socket || this.stateValue === ConnectionState.Closed) return false;
-    if (this.stateful && abnormal && this.stateValue === ConnectionState.Connected) {
+    if (this.stateful && dropped && this.stateValue === ConnectionState.Connected) {
       this.stateValue = ConnectionState.Disconnected;
       this.disconnectedAt = this.env.now();
       // Bytes read and not handled yet are dropped: the client sends every unacknowledged message again.

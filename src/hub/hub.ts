@@ -108,9 +108,9 @@ export class HubCore {
     return connection;
   }
 
-  /** A socket closed; `abnormal`: without a close frame. The connection ends, or waits for a reconnect. */
-  closed(connection: HubConnection, socket?: HubSocket, abnormal = false): void {
-    if (connection.onSocketClosed(socket, abnormal)) {
+  /** A socket closed; `dropped`: by the network (HubConnection.onSocketClosed). The connection ends, or waits for a reconnect. */
+  closed(connection: HubConnection, socket?: HubSocket, dropped = false): void {
+    if (connection.onSocketClosed(socket, dropped)) {
       this.env.counters.disconnects++;
       this.options.logger.debug(`connection ${connection.connectionId} dropped; kept ${this.disconnectTimeoutMs} ms for a reconnect`);
     }

@@ -26,10 +26,30 @@ import type { HubOptions, VoiceHubServer } from './types.js';
 import { adaptUwsSocket, type UwsSocket } from './uws-socket.js';
 
 /**
- * The code uWS reports for a connection that ended without a close frame: the client went away, or
- * sent a frame over maxPayloadLength, which uWS drops at once from the frame header, unread.
+ * The code uWS reports for a socket that ended without a close frame: the network ended it, or uWS did
+ * because of what the client sent (the reason says which; see NETWORK_DROPS).
  */
 const ABNORMAL_CLOSURE = 1006;
+
+/**
+ * The reasons uWS gives with 1006 for a socket the network ended, not the client: none (a TCP reset;
+ * on the Node 20 addon, uWS 20.30, also the end of the stream), the end of the stream as the Node 24
+ * addon (uWS 20.56) names it, and inactivity (idleTimeout, off here; listed so that turning it on
+ * cannot make a drop final). Only these leave a stateful connection waiting for its client. Any other
+ * reason is uWS refusing what the client sent, and the connection ends for good, as ASP.NET Core ends
+ * it on a size or protocol violation: kept, the official client reconnects at once and replays the
+ * frame that got it dropped, without end. Provoked on uWS 20.30: "Received too big message" (a frame
+ * over maxPayloadLength, refused at its header), "Received invalid UTF-8" (a text frame), "Received too
+ * big message, or other inflation error" (compressed frames; compression is off); a malformed frame or
+ * close payload comes with no reason there, so it cannot be told from a drop. uWS 20.56 (its addon
+ * needs a newer glibc than the development machine has: read from the addon's strings and uWS's
+ * source) also names those: "Received invalid WebSocket frame", "Received invalid close payload". An
+ * unknown reason ends the connection: the client starts afresh, where the opposite guess could loop.
+ */
+const NETWORK_DROPS: ReadonlySet<string> = new Set(['', 'Received TCP FIN before WebSocket close frame', 'WebSocket timed out from inactivity']);
+
+/** uWS's reason for a frame over maxPayloadLength, counted apart from the other refusals. */
+const FRAME_TOO_LARGE = 'Received too big message';
 
 /** One uWS app the hub is served on; the hub may be on several (HTTP and HTTPS) and groups span them. */
 export interface HubListener {
@@ -306,10 +326,18 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     });
   }
 
+  /** uWS ended a socket for what its client sent (NETWORK_DROPS): counted, and logged as a misbehaving client is. */
+  const refusedByTransport = (connectionId: string, reason: string): void => {
+    if (reason === FRAME_TOO_LARGE) counters.framesTooLarge++;
+    else counters.protocolErrors++;
+    const what = reason === FRAME_TOO_LARGE ? `a frame over ${maxFrame} bytes` : reason;
+    core.env.closings.info(`${connectionId}: closed by the WebSocket layer for what the client sent (${what}): the connection ends`);
+  };
+
   const behavior = (secure: boolean): WebSocketBehavior<SocketData> => ({
     // uWS drops the connection at a larger frame's header, before buffering it (no close frame: the
-    // client sees 1006). Frames may carry many messages (the official client batches); the
-    // per-message limit is the parser's.
+    // client sees 1006), and the connection ends for good (NETWORK_DROPS). Frames may carry many
+    // messages (the official client batches); the per-message limit is the parser's.
     maxPayloadLength: maxFrame,
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
@@ -340,13 +368,17 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         logger.error(`hub message handling failed: ${stack(e)}`);
       }
     },
-    close: (ws, code) => {
+    close: (ws, code, message) => {
       try {
         const data = ws.getUserData();
         data.socket?.markClosed();
-        if (code === ABNORMAL_CLOSURE) logger.debug(`${data.connectionId}: closed without a close frame: the client went away, or sent a frame over ${maxFrame} bytes`);
-        // No close frame: the network ended it, and a stateful connection waits for its client to reconnect.
-        if (data.connection) core.closed(data.connection, data.socket, code === ABNORMAL_CLOSURE);
+        // The message is only valid during this callback.
+        const reason = code === ABNORMAL_CLOSURE ? Buffer.from(message).toString() : '';
+        const dropped = code === ABNORMAL_CLOSURE && NETWORK_DROPS.has(reason);
+        if (dropped) logger.debug(`${data.connectionId}: closed without a close frame${reason ? `: ${reason}` : ''}`);
+        else if (code === ABNORMAL_CLOSURE) refusedByTransport(data.connectionId, reason);
+        // A stateful connection waits for its client to reconnect only after a drop that was not the client's doing.
+        if (data.connection) core.closed(data.connection, data.socket, dropped);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
         if (data.resume && data.reconnectKey !== undefined && !data.connection) core.releaseReconnect(data.reconnectKey);
       } catch (e) {
