@@ -132,12 +132,12 @@ export const CONFIG_SCHEMA = {
       description: 'The upstream voice server and voice sessions.',
       additionalProperties: false,
       properties: {
-        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`).', {
+        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). Shown (in `/health` and in session records) as scheme, host, port and path only: a key may be given in its user info or query.', {
           format: 'ws-url',
           'x-expected': 'must be a ws:// or wss:// URL',
         }),
         ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.'),
-        EnableVoice: bool(true, 'Voice features on or off; when off, voice endpoints answer 503.'),
+        EnableVoice: bool(true, 'Voice features on or off. Off: `POST /api/voice/start` and `/api/voice/message` answer 503, `/api/voice/stop` still ends a session, and `/health` does not probe the voice server. Switching it off (`PUT /api/config/voice`) ends no session: a running one keeps its upstream link, its device\'s audio over the hub and the upstream\'s answers go on until it is stopped or idles out.'),
         AudioSampleRate: oneOfInts(16000, OPUS_SAMPLE_RATES, 'Audio sample rate in Hz of a voice session that does not name one.'),
         AudioChannels: oneOfInts(1, OPUS_CHANNEL_COUNTS, 'Audio channel count of a voice session that does not name one.'),
         ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection; after that it fails with 502.'),

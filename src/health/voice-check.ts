@@ -4,6 +4,7 @@
 import type WebSocket from 'ws';
 import { loadWebSocket } from '../upstream/websocket.js';
 import type { CheckResult, HealthCheck } from './checks.js';
+import { publicServerUrl } from '../upstream/public-url.js';
 
 export interface VoiceCheckOptions {
   serverUrl: string;
@@ -20,16 +21,6 @@ export interface VoiceCheckOptions {
 
 const TAGS = ['voice', 'upstream'];
 
-/** The URL without credentials or query (a key could hide in either): safe for a public /health body. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
-
 /** Readable text of a connection failure, TLS errors verbatim. */
 function failureText(e: unknown): string {
   // With happy eyeballs (`localhost` -> ::1 and 127.0.0.1) Node reports an AggregateError with an
@@ -42,7 +33,7 @@ function failureText(e: unknown): string {
 
 export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck {
   const cacheMs = options.cacheMs ?? 2000;
-  const shown = displayUrl(options.serverUrl);
+  const shown = publicServerUrl(options.serverUrl);
   let inflight: Promise<CheckResult> | undefined;
   let last: { result: CheckResult; at: number } | undefined;
 

@@ -1,11 +1,11 @@
-// The HTTP API's request pipeline, free of any socket: framing checks, the host gate, routing, the
-// API key, the body's type, size, syntax and schema, bearer authentication, the handler and the
-// problem answers. A transport hands it a copied request and an `HttpExchange` (how to read the body,
+// The HTTP API's request pipeline, free of any socket: framing checks, the host gate, routing,
+// authentication (API key, bearer token), the body's type, size, syntax and schema, the handler and
+// the problem answers. A transport hands it a copied request and an `HttpExchange` (how to read the body,
 // when the handler may run, how to write the answer): the uWS adapter (server.ts) for the listeners,
 // `inject` (inject.ts) for calls in the same process. Both run this one code path.
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { authenticate, apiKeyAccepted, INVALID_API_KEY, type AuthDeps } from './auth.js';
+import { authenticate, apiKeyAccepted, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
 import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
@@ -164,29 +164,38 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       return respond({ status: 405, body: problem(405, `Method ${request.method} is not allowed here.`), headers: { Allow: match.allow.join(', ') } });
     }
     const { route, params } = match;
+    // The order every route answers in, as ASP.NET runs authentication and authorization before model
+    // binding: who may call (401/403), then what the body is (415), then its size and content (413/400).
+    // The API key is checked here, the bearer token only once it is verified; the checks below that
+    // need no await wait for it, while the body (which uWS hands over only to a reader attached now)
+    // is already being read.
     if (route.auth.apiKey && !apiKeyAccepted(request.headers['x-api-key'], opts.auth.apiKeys)) {
       return respond({ status: 401, text: INVALID_API_KEY });
     }
 
     let body: Promise<Buffer> | undefined;
+    let notJson = false;
     if (route.body) {
       const type = request.headers['content-type'];
-      if (!type || !isJsonContentType(type)) {
-        return respond({ status: 415, body: problem(415, 'The request body must be JSON (Content-Type: application/json).') });
+      // Not read at all: uWS drops what no reader takes, and the answer will be a refusal anyway.
+      if (!type || !isJsonContentType(type)) notJson = true;
+      else {
+        // Framing was checked above: the length, when given, is plain digits.
+        const lengthHeader = request.headers['content-length'];
+        const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
+        if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
+        else if (declared !== undefined && declared > opts.maxBodyBytes) body = Promise.reject(tooLarge(opts.maxBodyBytes));
+        else body = exchange.readBody(opts.maxBodyBytes);
+        // Observed below; this keeps an early rejection from being reported as unhandled.
+        body.catch(() => {});
       }
-      // Framing was checked above: the length, when given, is plain digits.
-      const lengthHeader = request.headers['content-length'];
-      const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
-      if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
-      else if (declared !== undefined && declared > opts.maxBodyBytes) body = Promise.reject(tooLarge(opts.maxBodyBytes));
-      else body = exchange.readBody(opts.maxBodyBytes);
-      // Observed below; this keeps an early rejection from being reported as unhandled.
-      body.catch(() => {});
     }
 
     void (async () => {
       try {
         const principal = await authenticate(request.headers, route.auth, opts.auth);
+        if (route.auth.device) requireDeviceAccess(principal, params[route.auth.device]!);
+        if (notJson) throw new DomainError('unsupported_media', 'The request body must be JSON (Content-Type: application/json).');
         let parsed: unknown;
         if (body && route.body) {
           const bytes = await body;

@@ -1,7 +1,7 @@
 // The route table: one entry per endpoint, matched by method and path template. The same table
 // feeds the OpenAPI document, so a route cannot exist without being described.
 import type { Principal } from '../auth/tokens.js';
-import { literalKey, withoutTrailingSlash } from './route-path.js';
+import { literalKey, requestedKey, withoutTrailingSlash } from './route-path.js';
 import type { JsonSchema } from './schemas.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -38,11 +38,15 @@ export interface Reply {
  * What a route needs before its handler runs (docs/security.md, "Authentication"):
  * - `apiKey`: `X-API-Key` from `ApiKeys` when that list is non-empty;
  * - `bearer`: 'any' a valid device or admin token, 'admin' an admin token, 'voice' a valid token only
- *   when `VoiceService.RequireDeviceToken` is on. Per-device ownership is the handler's check.
+ *   when `VoiceService.RequireDeviceToken` is on;
+ * - `device`: the path parameter naming the device a device token must belong to (403 otherwise), so
+ *   that it is refused before the body is looked at. A device named in the body (voice sessions) can
+ *   only be checked by the handler, once the body is valid.
  */
 export interface AuthRequirement {
   apiKey?: boolean;
   bearer?: 'any' | 'admin' | 'voice';
+  device?: string;
 }
 
 export interface ResponseDoc {
@@ -105,7 +109,7 @@ export class Router {
       for (let i = 0; i < parts.length && ok; i++) {
         const seg = c.segments[i]!;
         const part = parts[i]!;
-        if ('literal' in seg) ok = seg.literal === literalKey(part);
+        if ('literal' in seg) ok = seg.literal === requestedKey(part);
         else if (part === '') ok = false;
         else {
           try {

@@ -38,7 +38,7 @@ export interface SessionStats {
 export interface VoiceSessionOptions {
   /** The new session's record, in state Starting. */
   record: SessionRecord;
-  /** The upstream URL to connect to (the record keeps a copy without credentials). */
+  /** The upstream URL to connect to (the record keeps only its public form). */
   serverUrl: string;
   apiKey: string;
   connectTimeoutMs: number;

@@ -12,6 +12,7 @@ import { DevicePresence } from './device-presence.js';
 import { DecoderPool } from './opus/decoder-pool.js';
 import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
 import { SessionListeners, type SessionListener } from './session-events.js';
+import { publicServerUrl } from '../upstream/public-url.js';
 
 export interface VoiceSessionDeps {
   config: {
@@ -87,9 +88,7 @@ export class VoiceSessionService {
   /** Starts a session for a device; a session the device already has is stopped first ('replaced'). */
   async start(req: StartRequest): Promise<SessionRecord> {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
-    if (!this.deps.config.enableVoice()) {
-      throw new DomainError('unavailable', 'voice features are disabled (VoiceService.EnableVoice is false)');
-    }
+    this.refuseWhileDisabled();
     if (!this.deps.deviceExists(req.deviceId)) {
       throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
     }
@@ -108,7 +107,7 @@ export class VoiceSessionService {
         startTime: this.now().toISOString(),
         endTime: null,
         endReason: null,
-        config: { ...config, serverUrl: withoutCredentials(this.deps.config.serverUrl) },
+        config: { ...config, serverUrl: publicServerUrl(this.deps.config.serverUrl) },
         audioPacketsSent: 0,
       },
       serverUrl: this.deps.config.serverUrl,
@@ -150,7 +149,9 @@ export class VoiceSessionService {
     if (typeof messageType !== 'string' || messageType.length === 0) {
       throw new DomainError('invalid_argument', 'messageType must be a non-empty string', { messageType: ['must be a non-empty string'] });
     }
-    this.activeSession(sessionId).sendText(text, messageType);
+    const session = this.activeSession(sessionId);
+    this.refuseWhileDisabled();
+    session.sendText(text, messageType);
   }
 
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent {
@@ -202,6 +203,16 @@ export class VoiceSessionService {
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
     // Only once every session has freed its decoder: the threads go last.
     await this.decoders.close();
+  }
+
+  /**
+   * Voice switched off refuses new voice work from HTTP: starts and text messages. It ends no session
+   * (stopping one is always allowed), and the audio of a session that is still running goes on.
+   */
+  private refuseWhileDisabled(): void {
+    if (!this.deps.config.enableVoice()) {
+      throw new DomainError('unavailable', 'voice features are disabled (VoiceService.EnableVoice is false)');
+    }
   }
 
   private activeSession(sessionId: string): VoiceSession {
@@ -265,16 +276,4 @@ const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 function notFound(sessionId: string): DomainError {
   return new DomainError('not_found', `session '${sessionId}' does not exist`);
-}
-
-/** The server address as recorded with the session: never with a user name or password in it. */
-function withoutCredentials(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }

@@ -205,6 +205,52 @@ describe('what uWS refuses before the request reaches the service', () => {
     ['a space before the colon', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A : b'])],
     ['an absolute-form target', raw(['GET http://127.0.0.1/health HTTP/1.1', 'Host: 127.0.0.1'])],
   ];
+  // Methods uWS does not know, lower-case ones included, are closed at once: no 405 can be written.
+  // The ones it passes on get the service's 405 with Allow.
+  for (const method of ['FOO', 'PROPFIND', 'M-SEARCH', 'QUERY', 'LINK', 'PURGE', 'get', 'Get']) {
+    it(`method ${method}: closed at once, nothing answered`, async () => {
+      const answer = await exchange(svc.port, [raw([`${method} /health HTTP/1.1`, 'Host: 127.0.0.1'])]);
+      assert.deepEqual(answer.responses, []);
+      assert.ok(answer.closedByServer && answer.ms < 1000, `closed at once (${answer.ms.toFixed(0)} ms)`);
+    });
+  }
+  it('methods uWS passes on (PATCH, TRACE, CONNECT, OPTIONS) get the 405 with Allow', async () => {
+    for (const method of ['PATCH', 'TRACE', 'CONNECT', 'OPTIONS']) {
+      const answer = await exchange(svc.port, [raw([`${method} /health HTTP/1.1`, 'Host: 127.0.0.1'])], { expect: 1 });
+      assert.deepEqual(answer.responses.map((r) => [r.status, r.headers.allow]), [[405, 'GET']], method);
+    }
+  });
+
+  it('a Content-Length of 10 digits or more: closed at once, where 9 digits over the limit get a 413', async () => {
+    const nine = await exchange(svc.port, [raw([...REGISTER, 'Content-Length: 999999999'], '{')]);
+    assert.deepEqual(nine.responses.map((r) => r.status), [413]);
+    const ten = await exchange(svc.port, [raw([...REGISTER, 'Content-Length: 1000000000'], '{')]);
+    assert.deepEqual(ten.responses, []);
+    assert.ok(ten.closedByServer && ten.ms < 1000, `closed at once (${ten.ms.toFixed(0)} ms)`);
+  });
+
+  it('a chunk extension (`2;a=b`): held without an answer', async () => {
+    const answer = await exchange(svc.port, [raw([...REGISTER, 'Transfer-Encoding: chunked'], '2;a=b\r\n{}\r\n0\r\n\r\n')], { idleMs: 600 });
+    assert.deepEqual(answer.responses, []);
+    assert.equal(answer.closedByServer, false, 'uWS now closes it; update docs/security.md "HTTP/1.1 framing and pipelining"');
+  });
+
+  it('Expect: 100-continue is answered 100 Continue by uWS, before the service refuses the request', async () => {
+    const answer = await exchange(svc.port, [raw([...REGISTER, 'Content-Length: 2', 'Expect: 100-continue', 'X-API-Key: wrong'])], { idleMs: 600 });
+    assert.equal(answer.rest.toString('latin1'), 'HTTP/1.1 100 Continue\r\n\r\n');
+  });
+
+  it('Connection: close with a request behind it in the same read: uWS answers both and keeps the connection', async () => {
+    const first = raw(['GET /api/nothing HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close']);
+    const second = raw(['GET /api/nothing HTTP/1.1', 'Host: 127.0.0.1']);
+    const answer = await exchange(svc.port, [Buffer.concat([first, second])], { idleMs: 600 });
+    assert.deepEqual(answer.responses.map((r) => r.status), [404, 404]);
+    assert.equal(answer.closedByServer, false, 'uWS now honours the close; update docs/security.md');
+    const alone = await exchange(svc.port, [first], { idleMs: 600 });
+    assert.deepEqual(alone.responses.map((r) => r.status), [404]);
+    assert.ok(alone.closedByServer, 'alone, the close is honoured');
+  });
+
   it('held without an answer: HTTP/1.0, no Host, obs-fold, bare LF, too many headers, other malformed heads', async () => {
     const answers = await Promise.all(held.map(([, bytes]) => exchange(svc.port, [bytes], { idleMs: 600 })));
     answers.forEach((a, i) => {

@@ -173,6 +173,28 @@ describe('no change without its answer', () => {
     assert.deepEqual(retry.responses.map((r) => r.status), [200]);
   });
 
+  it('status updates with a token checked before: GETs pipeline in one read, changes only in separate reads (docs/security.md)', async () => {
+    const list = (): Buffer => keepAliveRequest('GET', '/api/device/list', [['Authorization', `Bearer ${admin}`]]);
+    const status = (value: string): Buffer =>
+      keepAliveRequest('PUT', `/api/device/${device.id}/status`, [['Content-Type', 'application/json'], ['Authorization', `Bearer ${device.token}`]], json({ status: value }));
+    const current = async (): Promise<string> => {
+      const res = await call(svc.url, 'GET', '/api/device/list', { token: admin });
+      return (res.json as { devices: Array<{ id: string; status: string }> }).devices.find((d) => d.id === device.id)!.status;
+    };
+    // Both tokens checked once, so that neither answer below waits for a first check.
+    await exchange(svc.port, [status('before')], { expect: 1 });
+    assert.equal(await current(), 'before');
+    const reads = await exchange(svc.port, [Buffer.concat(Array.from({ length: 10 }, list))], { expect: 10 });
+    assert.deepEqual(reads.responses.map((r) => r.status), Array(10).fill(200));
+    const together = await exchange(svc.port, [Buffer.concat([status('first'), status('second')])]);
+    assert.deepEqual(together.responses.map((r) => r.status), []);
+    assert.ok(together.closedByServer && together.ms < 1000, `closed at once (${together.ms.toFixed(0)} ms)`);
+    assert.equal(await current(), 'before');
+    const apart = await exchange(svc.port, [status('first'), status('second')], { gapMs: 100, expect: 2 });
+    assert.deepEqual(apart.responses.map((r) => r.status), [200, 200]);
+    assert.equal(await current(), 'second');
+  });
+
   it('two changes in one read behind a slow answer: the slow one is answered, neither change applied', async () => {
     const answer = await exchange(svc.port, [slowStart(), Buffer.concat([register('queued-1'), register('queued-2')])], { gapMs: 200 });
     assert.deepEqual(answer.responses.map((r) => r.status), [502]);

@@ -29,3 +29,8 @@ export function assertProblem(
   const [type, title] = TYPES[status] ?? assert.fail(`no problem type known for ${status}`);
   assert.deepEqual({ ...body, traceId: '' }, { type, title, status, traceId: '', ...extra });
 }
+
+/** A `call` result (support/http.ts) in the form assertProblem reads. */
+export function answered(res: { status: number; headers: Headers; text: string }): { status: number; headers: Record<string, string>; body: string } {
+  return { status: res.status, headers: Object.fromEntries(res.headers), body: res.text };
+}

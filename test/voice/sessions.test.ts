@@ -106,6 +106,19 @@ test('text round trip, upstream error and a corrupt upstream packet reach the gr
   assert.equal(events.of('AudioData', id).length, 1, 'no AudioData for the corrupt packet');
 });
 
+test('voice switched off: text is refused, a running session goes on with its audio and can be stopped', async (t) => {
+  const { events, state, service } = await setup(t);
+  const { id } = await start(service);
+  state.voice = false;
+  assert.throws(() => service.sendText(id, 'hello', 'text'), isError('unavailable', /^voice features are disabled \(VoiceService.EnableVoice is false\)$/));
+  assert.equal(service.get(id)?.state, 'Active');
+  assert.deepEqual(service.sendAudio(id, speechPackets()[0]!), { sequence: 1, bytes: speechPackets()[0]!.length, durationMs: 20 });
+  await events.waitFor('AudioResponse', 1, id);
+  assert.equal(events.of('TextResponse', id).length, 0, 'the refused text never went upstream');
+  const stopped = await service.stop(id, 'stopped by request');
+  assert.deepEqual([stopped.state, stopped.endReason], ['Stopped', 'stopped by request']);
+});
+
 test('bad audio and text from the client are refused without counting', async (t) => {
   const { service } = await setup(t);
   const { id } = await start(service);

@@ -94,7 +94,11 @@ export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
           sampleRate: { type: 'integer' },
           channels: { type: 'integer' },
           autoMode: { type: 'boolean' },
-          serverUrl: { type: 'string' },
+          serverUrl: {
+            type: 'string',
+            description: 'VoiceService.ServerUrl without user info, query or fragment',
+            example: 'ws://voice.local:5050/voice',
+          },
         },
       },
     },

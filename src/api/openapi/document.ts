@@ -189,6 +189,7 @@ function responses(route: Route): Json {
   }
   if (route.auth.bearer === 'any' || route.auth.bearer === 'admin' || route.auth.bearer === 'voice') add(401, PROBLEM.unauthorized);
   if (route.auth.bearer === 'admin') add(403, { description: 'Not an admin token', ...PROBLEM.any });
+  if (route.auth.device) add(403, { description: 'Token of another device', ...PROBLEM.any });
   if (route.auth.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain' });
 
   const apiKey401 = { schema: { type: 'string', example: INVALID_API_KEY } };

@@ -1,6 +1,5 @@
 // Device endpoints: register, status update, list, delete and token refresh.
 import type { DeviceRegistry, RegisterRequest, StatusRequest } from '../../devices/registry.js';
-import { requireDeviceAccess } from '../../http/auth.js';
 import type { Route } from '../../http/router.js';
 import { PROBLEM, ref } from '../openapi/components.js';
 
@@ -29,19 +28,15 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       operationId: 'updateDeviceStatus',
       summary: 'Report status and metrics; sets lastSeen',
       tag: 'Devices',
-      auth: { bearer: 'any' },
+      auth: { bearer: 'any', device: 'deviceId' },
       body: 'DeviceStatusRequest',
       responses: {
         200: { description: 'The updated device', schema: ref('Device') },
         400: PROBLEM.validation,
         401: PROBLEM.unauthorized,
-        403: { description: 'Token of another device', ...PROBLEM.any },
         404: { description: 'Unknown device', ...PROBLEM.any },
       },
-      handler: ({ params, body, principal }) => {
-        requireDeviceAccess(principal, params.deviceId!);
-        return { status: 200, body: registry.updateStatus(params.deviceId!, body as StatusRequest) };
-      },
+      handler: ({ params, body }) => ({ status: 200, body: registry.updateStatus(params.deviceId!, body as StatusRequest) }),
     },
     {
       method: 'GET',
@@ -78,17 +73,13 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       operationId: 'refreshDeviceToken',
       summary: 'Exchange a still-valid device token (or an admin token) for a fresh one',
       tag: 'Devices',
-      auth: { bearer: 'any' },
+      auth: { bearer: 'any', device: 'deviceId' },
       responses: {
         200: { description: 'A fresh token', schema: ref('TokenGrant') },
         401: PROBLEM.unauthorized,
-        403: { description: 'Token of another device', ...PROBLEM.any },
         404: { description: 'Unknown device', ...PROBLEM.any },
       },
-      handler: async ({ params, principal }) => {
-        requireDeviceAccess(principal, params.deviceId!);
-        return { status: 200, body: await registry.refreshToken(params.deviceId!) };
-      },
+      handler: async ({ params }) => ({ status: 200, body: await registry.refreshToken(params.deviceId!) }),
     },
   ];
 }

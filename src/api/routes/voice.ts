@@ -5,6 +5,7 @@ import { requireDeviceAccess } from '../../http/auth.js';
 import { parseHost } from '../../http/hosts.js';
 import type { RequestInfo, Route } from '../../http/router.js';
 import { PROBLEM, ref } from '../openapi/components.js';
+import { publicServerUrl } from '../../upstream/public-url.js';
 
 /** What the routes need of the session service (src/voice/sessions.ts). */
 export interface VoiceSessionsApi {
@@ -25,7 +26,8 @@ export function sessionView(s: SessionRecord): Record<string, unknown> {
     endTime: s.endTime,
     endReason: s.endReason,
     audioPacketsSent: s.audioPacketsSent,
-    config: s.config,
+    // Records written before the public form existed may still hold the full address.
+    config: { ...s.config, serverUrl: publicServerUrl(s.config.serverUrl) },
   };
 }
 
@@ -79,6 +81,7 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       responses: {
         200: { description: 'Started', schema: ref('StartSessionResponse') },
         ...voiceErrors,
+        409: { description: "A concurrent start for the same device replaced this one before it started (`session '<id>' ended before it started (replaced)`)", ...PROBLEM.any },
         502: { description: 'Upstream voice server unreachable', ...PROBLEM.any },
         503: { description: 'Voice features disabled', ...PROBLEM.any },
       },
