@@ -22,7 +22,10 @@ export interface ConnectionOptions {
   /** Sent by the broker when we vanish without a DISCONNECT (crash, power loss, network cut). */
   will: OutgoingMessage;
   keepaliveSeconds: number;
-  /** First reconnect delay; doubles per failed attempt up to `reconnectMaxMs`, back to the first on success. */
+  /**
+   * First reconnect delay; doubles per failed attempt up to `reconnectMaxMs`, back to the first once a
+   * connection has lasted SHORT_LIVED_MS.
+   */
   reconnectMinMs: number;
   reconnectMaxMs: number;
   connectTimeoutMs: number;
@@ -51,9 +54,25 @@ export function connectionErrorText(e: unknown): string {
   return String(e);
 }
 
+/**
+ * A connection the broker closes this soon after accepting it, with no error of ours, counts as a failed
+ * attempt (the back-off keeps growing) and is reported as a likely takeover: an MQTT broker closes a
+ * connection when another one presents the same client id, and two hubs sharing one id (a second hub
+ * started from a copy of the data directory, whose instance-id names the client) took the connection
+ * from each other every second, each time sending all their state again (60 messages a second here).
+ */
+const SHORT_LIVED_MS = 5000;
+
+/** What is reported for a connection the broker closed SHORT_LIVED_MS or less after accepting it. */
+export const takenOverText = (clientId: string): string =>
+  `the broker closed the connection right after accepting it: another client may be connected as ${clientId} ` +
+  `(a hub started from a copy of this one's data directory shares its instance-id file: delete that file on one of them and restart it)`;
+
 export class BrokerConnection {
   private client: MqttClient | undefined;
   private failedAttempts = 0;
+  /** When the current connection was accepted (CONNACK), while it lasts. */
+  private connectedAt: number | undefined;
   private ended = false;
   /** Between start() and the first connect, while mqtt.js loads. */
   private loading = false;
@@ -111,6 +130,8 @@ export class BrokerConnection {
     // is prepended so it runs before mqtt.js' own `close` handler.
     client.prependListener('close', () => {
       if (this.ended) return;
+      // Only a connection that lasted starts the back-off again from its first delay.
+      if (this.connectedAt !== undefined && performance.now() - this.connectedAt > SHORT_LIVED_MS) this.failedAttempts = 0;
       this.failedAttempts++;
       const delay = Math.min(o.reconnectMinMs * 2 ** Math.max(0, this.failedAttempts - 1), o.reconnectMaxMs);
       client.options.reconnectPeriod = delay;
@@ -121,13 +142,14 @@ export class BrokerConnection {
     });
     client.on('close', () => {
       if (this.ended) return;
-      const reason = lastError ?? 'connection closed';
+      const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
+      this.connectedAt = undefined;
+      const reason = lastError ?? (lasted !== undefined && lasted <= SHORT_LIVED_MS ? takenOverText(o.clientId) : 'connection closed');
       lastError = undefined;
       this.events.disconnected(reason);
     });
     client.on('connect', () => {
-      this.failedAttempts = 0;
-      client.options.reconnectPeriod = o.reconnectMinMs;
+      this.connectedAt = performance.now();
       lastError = undefined;
       this.events.connected();
     });

@@ -1,0 +1,46 @@
+// Two hubs with one client id (a hub started from a copy of another's data directory: the instance-id
+// file names the MQTT client). The broker closes one connection whenever the other connects; both used to
+// reconnect every second, each time publishing all their state again, without end and with nothing in
+// the log saying why. Now a connection the broker closes right after accepting it counts as a failed
+// attempt, so the back-off grows, and the warning names the likely cause. A real mosquitto.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../src/log/logger.js';
+import { takenOverText } from '../../src/mqtt/client.js';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { sleep } from '../support/wait.js';
+import { publisherOptions } from './helpers.js';
+
+/** How long the two fight in the test; the back-off runs 100 ms, 200, 400, 800, then 1 s. */
+const FIGHT_MS = 6000;
+
+describe('two hubs sharing one MQTT client id', () => {
+  let broker: Mosquitto;
+  before(async () => {
+    broker = await startMosquitto();
+  });
+  after(() => broker?.stop());
+
+  it('back off as a failing connection does, and say which client id the broker gives away', async () => {
+    const lines: string[][] = [[], []];
+    const instanceId = 'c10ned1d0000';
+    const hubs = lines.map((into) => new MqttPublisher(publisherOptions(broker.port, {
+      instanceId,
+      reconnectMinMs: 100,
+      reconnectMaxMs: 1000,
+      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
+    })));
+    try {
+      for (const h of hubs) h.start();
+      await sleep(FIGHT_MS);
+    } finally {
+      await Promise.all(hubs.map((h) => h.close()));
+    }
+    const connects = lines.map((l) => l.filter((x) => /(re)?connected to MQTT broker/.test(x)).length);
+    // With a fixed 100 ms between attempts each hub connected 25 times and more in 6 s.
+    assert.ok(connects.every((n) => n >= 2 && n <= 12), `connects per hub: ${connects.join(', ')}`);
+    const warning = `unavailable: ${takenOverText(`voice-hub-${instanceId}`)}; retrying`;
+    assert.ok(lines.some((l) => l.some((x) => x.includes(warning))), lines.flat().join('\n'));
+  });
+});
