@@ -249,11 +249,10 @@ export class MqttPublisher {
     // Messages in flight on the old connection are mqtt.js' to resend; they no longer hold our slots.
     this.generation++;
     this.inFlight = 0;
-    if (this.options.homeAssistantDiscovery) {
-      this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
-      // This hub's own node only (it carries the instance id): the broker answers with what an earlier run left there.
-      this.connection.subscribe(`${this.ownNode()}/+/config`);
-    }
+    if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
+    // This hub's own node only (it carries the instance id): the broker answers with what an earlier run
+    // left there, all of it stale once discovery is switched off.
+    this.connection.subscribe(`${this.ownNode()}/+/config`);
     // `online` first, ahead of anything queued during the outage.
     this.transmit({ topic: statusTopic(this.names.topicPrefix), payload: 'online', retain: true });
     // The broker may have restarted without persistence and lost every retained message: all known
@@ -299,11 +298,12 @@ export class MqttPublisher {
   }
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
-    if (!this.options.homeAssistantDiscovery || this.closing) return;
+    if (this.closing) return;
     if (retained && payload.length > 0 && topic.startsWith(`${this.ownNode()}/`) && topic.endsWith('/config')) {
       this.clearIfStale(topic, topic.slice(this.ownNode().length + 1, -'/config'.length));
       return;
     }
+    if (!this.options.homeAssistantDiscovery) return;
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     this.log.debug(`Home Assistant came online; re-sending discovery for the hub and ${this.known.size} device(s)`);
@@ -319,9 +319,16 @@ export class MqttPublisher {
   /**
    * A retained config of this hub's node that neither the hub nor a known device accounts for was left
    * by an earlier run (a device deleted while the broker was away, whose clearing a restart abandoned;
-   * a restored backup): left there, Home Assistant would show that device, available, for good.
+   * a restored backup): left there, Home Assistant would show that device, available, for good. With
+   * discovery switched off, every config an earlier run left is such a one.
    */
   private clearIfStale(topic: string, object: string): void {
+    if (!this.options.homeAssistantDiscovery) {
+      // Switched off: Home Assistant must not keep showing the hub and its devices from what was left.
+      this.clearingLog.info(`clearing ${topic}: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`);
+      this.send({ topic, payload: '', retain: true });
+      return;
+    }
     if (HUB_SENSOR_OBJECTS.some((s) => haHubObject(s) === object)) return;
     this.knownNodes ??= new Set(Array.from(this.known.keys(), haNodeId));
     const nodes = this.knownNodes;

@@ -63,6 +63,31 @@ describe('retained discovery configs an earlier run left behind', () => {
     assert.deepEqual(await retainedConfigs(otherNode), [...hub, 'gone_battery', 'gone_cpu', 'gone_memory', 'gone_status', 'gone_temperature'].sort());
   });
 
+  it('with discovery switched off, every config of the hub\'s node is cleared at connect; another hub\'s stay', async () => {
+    broker ??= await startMosquitto();
+    const options = publisherOptions(broker.port);
+    const other = publisherOptions(broker.port, { discoveryPrefix: options.discoveryPrefix });
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    const otherNode = `${options.discoveryPrefix}/sensor/voice-hub_${other.instanceId}`;
+    const neighbour = await connectedPublisher(other);
+    cleanup.push(() => neighbour.close());
+    const earlier = await connectedPublisher(options);
+    earlier.syncDevices([device('kept')]);
+    await waitUntil(() => earlier.stats().queued + earlier.stats().inFlight + neighbour.stats().queued + neighbour.stats().inFlight === 0, 'the first run to be delivered');
+    await earlier.close();
+    assert.equal((await retainedConfigs(node)).length, 9);
+
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const later = new MqttPublisher({ ...options, homeAssistantDiscovery: false, logger });
+    cleanup.push(() => later.close());
+    later.syncDevices([device('kept')]);
+    later.start();
+    await waitUntil(async () => (await retainedConfigs(node)).length === 0, 'the configs to be cleared', 10_000, 200);
+    assert.ok(lines.includes(`info: Mqtt: clearing ${node}/kept_battery/config: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`), lines.join('\n'));
+    assert.deepEqual(await retainedConfigs(otherNode), ['hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version']);
+  });
+
   it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
     broker ??= await startMosquitto();
     const options = publisherOptions(broker.port);
