@@ -5,13 +5,14 @@
 // otherwise stay in its heap for good.
 import yargs from 'yargs';
 import { createApp } from './app.js';
-import { prototypeFlagProblems, usageError, yargsCommand } from './cli/command.js';
+import { preParseProblems, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
+import { expectedFailure } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { errorText } from './errors.js';
 import { versionText } from './cli/version.js';
-import { createLogger, type Logger } from './log/logger.js';
+import { createLogger, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
@@ -21,8 +22,10 @@ import { systemdNotifier } from './systemd/notify.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
-/** After SIGTERM the service has this long to drain and flush before it exits anyway. */
+/** After a shutdown signal the service has this long to drain and flush before it exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
+/** The signals that stop the service cleanly: drain, flush, exit 0. */
+const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
  * The ports and the data directory, before anything is written: a second voice-hub (a second
@@ -90,8 +93,10 @@ async function serve(cli: CliConfig): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  // SIGHUP too: a foreground run (docs/operations.md suggests one for debugging) gets it when its SSH
+  // session drops, and its default, dying at once, lost the telemetry not yet flushed. SIGQUIT keeps
+  // its default (exit with a core dump): Ctrl-\ is asked for when a hung process is to be examined.
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => shutdown(signal));
   process.on('uncaughtException', (e) => {
     logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
     app.stop().finally(() => process.exit(1));
@@ -113,7 +118,7 @@ async function serve(cli: CliConfig): Promise<void> {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const unparsable = prototypeFlagProblems(args);
+  const unparsable = preParseProblems(args);
   if (unparsable.length > 0) throw usageError(undefined, unparsable);
   await yargs(args)
     .scriptName('voice-hub')
@@ -133,9 +138,8 @@ async function main(): Promise<void> {
       process.stdout.write((await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs)) + '\n');
     }))
     .command(yargsCommand(CONFIG, async ({ config }) => {
-      const { configCheckLines } = await import('./cli/config-check.js');
-      const lines = await configCheckLines(loadCliConfig(config, bundleDir));
-      process.stdout.write(lines.join('\n') + '\n');
+      const { configCheck } = await import('./cli/config-check.js');
+      await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.join('\n') + '\n'));
     }))
     .command(yargsCommand(HEALTH, async ({ options, config }) => {
       const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } = await import('./cli/health.js');
@@ -190,12 +194,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  if (e instanceof CliExit) {
-    process.stderr.write(e.message + '\n');
-    process.exit(e.code);
-  }
-  process.stderr.write(`voice-hub: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  process.exit(1);
+  // Under journald with the Error priority, like the logger's lines: `journalctl -p warning` shows why
+  // the service did not start.
+  const exit = expectedFailure(e);
+  process.stderr.write(withPriority('Error', exit ? exit.message : `voice-hub: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
+  process.exit(exit ? exit.code : 1);
 });
 
 export { EXIT_CONFIG };

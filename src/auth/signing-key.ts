@@ -2,7 +2,7 @@
 // start and kept in the data dir with mode 0600, so `voice-hub token admin` on the box signs with
 // the same key as the running service.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const SIGNING_KEY_FILE = 'signing.key';
@@ -23,16 +23,25 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
     return readKey(file);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+  let fd: number | undefined;
   try {
-    const fd = openSync(file, 'wx', 0o600);
-    try {
-      writeSync(fd, randomBytes(32).toString('base64url') + '\n');
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    fd = openSync(file, 'wx', 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  if (fd !== undefined) {
+    try {
+      try {
+        writeSync(fd, randomBytes(32).toString('base64url') + '\n');
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    } catch (e) {
+      // An empty or partial key left by a full disk would stop every later start as "damaged".
+      rmSync(file, { force: true });
+      throw e;
+    }
   }
   // A key file copied in with loose permissions is tightened rather than refused.
   chmodSync(file, 0o600);

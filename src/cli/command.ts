@@ -6,6 +6,7 @@
 // word its messages (and pick its exit code) itself.
 import type { Argv, CommandModule } from 'yargs';
 import { leafKeys } from '../config/schema.js';
+import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
 import { COMMANDS, SERVE, type CommandSpec } from './commands.js';
 import { CONFIG_FILE_FLAG, configYargsOptions, readConfigFlag, type ShortFlag } from './config-flags.js';
@@ -29,19 +30,37 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
 }
 
 /**
- * Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
- * takes. yargs looks flag names up in plain objects and throws a TypeError on these, so they are
- * refused before it parses.
+ * What must be refused before yargs parses, one line each:
+ * - A secret flag (a key the configuration masks, or a command's own secret such as simulate's
+ *   --api-key) followed by a word that starts with '-': yargs would read that word, the secret itself,
+ *   as flags of its own (`-xSECRET` as -x -S -E ...) and every problem line would spell it out. The word
+ *   is never quoted; the line says how such a value is written.
+ * - Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
+ *   takes: yargs looks flag names up in plain objects and throws a TypeError on these.
  */
-export function prototypeFlagProblems(args: readonly string[]): string[] {
+export function preParseProblems(args: readonly string[]): string[] {
   const problems: string[] = [];
-  for (const arg of args) {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
     if (arg === '--') break;
+    const bare = /^--?([^=]+)$/.exec(arg)?.[1];
+    if (bare !== undefined && isSecret(bare) && args[i + 1]?.startsWith('-')) {
+      // In the spelling the command line takes (`--Mqtt:Password` would be refused in turn).
+      const key = secretFlagKey(bare);
+      const flag = key !== undefined && /:|__/.test(bare) ? `--${key}` : arg;
+      problems.push(`${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`);
+      i++;
+      continue;
+    }
     const name = /^--([^=]+)/.exec(arg)?.[1];
     if (name !== undefined && Object.hasOwn(Object.prototype, name)) problems.push(`unknown flag --${name}`);
   }
   return problems;
 }
+
+/** Whether `--name` takes a secret, for any command (before parsing, the command is not known yet). */
+const isSecret = (name: string): boolean =>
+  isSecretFlag(name) || COMMANDS.some((c) => Object.hasOwn(c.options, name) && c.options[name]!.secret === true);
 
 export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (args: ParsedArgs<S>) => Promise<void> | void): CommandModule {
   const isDefault = spec === (SERVE as CommandSpec);

@@ -6,10 +6,15 @@ import type { LoadedConfig } from '../config/types.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
 import { openSettingsReadOnly } from '../store/read-only.js';
 
-export async function configCheckLines(loaded: LoadedConfig, wasmBinary?: Uint8Array): Promise<string[]> {
-  const lines = formatConfigReport(loaded);
+/**
+ * Prints the configuration, then what the database stores: the first part comes out even when the
+ * database cannot be read (damaged, not this user's), and the failure after it says why.
+ */
+export async function configCheck(loaded: LoadedConfig, print: (lines: string[]) => void, wasmBinary?: Uint8Array): Promise<void> {
+  print(formatConfigReport(loaded));
   const store = await openSettingsReadOnly(loaded.config.Storage.DataDir, wasmBinary);
-  if (!store) return lines;
+  if (!store) return;
+  const lines: string[] = [];
   try {
     const categories = new ConfigCategories(loaded, store.settings);
     lines.push('# stored through the API (override the file and defaults, not env or flags)');
@@ -22,5 +27,5 @@ export async function configCheckLines(loaded: LoadedConfig, wasmBinary?: Uint8A
   } finally {
     store.close();
   }
-  return lines;
+  print(lines);
 }

@@ -4,7 +4,7 @@
 // once, not missing its value): that is bad usage, exit 64. Whether the value is allowed, of the wrong
 // type (`--port abc`) or out of range (`--port 70000`), is the configuration's judgement, the same for a
 // file, the environment and a flag: exit 78.
-import { SHORT_FLAGS } from '../config/load.js';
+import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
 import { singleText, yargsOption, type Read } from './options.js';
 
@@ -53,8 +53,7 @@ export function configYargsOptions(short: readonly ShortFlag[]): Record<string, 
  * with its value, or undefined when it names no configuration key.
  */
 export function readConfigFlag(name: string, raw: unknown, short: readonly ShortFlag[]): Read<{ key: string; value: unknown }> | undefined {
-  const key = (short as readonly string[]).includes(name) ? SHORT_FLAGS[name as ShortFlag] : name;
-  const resolved = /^[A-Za-z]/.test(key) ? resolveKey(key.split('.')) : undefined;
+  const resolved = resolveFlag(name, short);
   if (!resolved) return undefined;
   const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
   if (!node) return undefined;

@@ -6,6 +6,8 @@ import { closest } from '../config/spelling.js';
 
 interface Common {
   describe: string;
+  /** A credential: never quoted in a message (see preParseProblems). */
+  secret?: true;
 }
 export type OptionSpec =
   | (Common & { kind: 'string'; default?: string })

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
 import { own, setOwn } from './own.js';
-import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
+import { CONFIG_SCHEMA, resolveKey, type Resolved, type SchemaNode } from './schema.js';
 import { toConfigValue } from './schema-value.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
 import { buildTree, validate } from './validate.js';
@@ -29,6 +29,15 @@ export const SHORT_FLAGS = {
   cert: 'Server.Certificate.Path',
   key: 'Server.Certificate.KeyPath',
 } as const satisfies Record<string, string>;
+
+/**
+ * The key a command-line flag names: one of the `short` flags given, or a key in dot form (any case, an
+ * array item by index); undefined for anything else.
+ */
+export function resolveFlag(name: string, short: readonly string[] = Object.keys(SHORT_FLAGS)): Resolved | undefined {
+  const key = short.includes(name) && Object.hasOwn(SHORT_FLAGS, name) ? SHORT_FLAGS[name as keyof typeof SHORT_FLAGS] : name;
+  return /^[A-Za-z]/.test(key) ? resolveKey(key.split('.')) : undefined;
+}
 
 export interface LoadOptions {
   /** `--config PATH`: must exist. */

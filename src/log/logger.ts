@@ -57,15 +57,30 @@ export function oneLine(msg: string): string {
   return msg.replace(LINE_BREAKS, ' ').replace(HIDDEN, escapeHidden);
 }
 
+/** Whether stderr goes to the journal, which then reads a `<N>` priority at the start of each line. */
+export const underJournald = (env: NodeJS.ProcessEnv = process.env): boolean => Boolean(env.JOURNAL_STREAM);
+
+/** The syslog priority prefix of a line at `level`: empty unless stderr goes to the journal. */
+export const priorityPrefix = (level: LogLevelName, journald = underJournald()): string => (journald ? `<${SYSLOG[level]}>` : '');
+
+/**
+ * Text written to stderr outside a logger (a fatal start-up message, before or without one): each line
+ * with the priority prefix, since the journal makes an entry of every line.
+ */
+export function withPriority(level: LogLevelName, text: string, journald = underJournald()): string {
+  const prefix = priorityPrefix(level, journald);
+  return text.split('\n').map((line) => prefix + line).join('\n') + '\n';
+}
+
 export function createLogger(options: LogOptions, category = 'App'): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
-  const journald = options.journald ?? Boolean(process.env.JOURNAL_STREAM);
+  const journald = options.journald ?? underJournald();
   const timestamps = options.timestamps ?? !journald;
   const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {
     if (ORDER[level] < min || level === 'None') return;
     const text = oneLine(msg);
-    const prefix = journald ? `<${SYSLOG[level]}>` : '';
+    const prefix = priorityPrefix(level, journald);
     const time = timestamps ? new Date().toISOString() + ' ' : '';
     write(`${prefix}${time}${SHORT[level]}: ${category}: ${text}`);
   };

@@ -9,7 +9,7 @@
 // before or after a reboot, is told apart by the start time and the boot id.
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync,
+  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeSync,
 } from 'node:fs';
 import path from 'node:path';
 
@@ -56,8 +56,11 @@ export interface DataDirLock {
 
 const procStat = (pid: number | 'self'): string => readFileSync(`/proc/${pid}/stat`, 'utf8');
 
-/** Start time of `pid` (field 22 of its stat line), or undefined when this user cannot see it. */
-function startTime(pid: number | 'self'): string | undefined {
+/**
+ * What /proc/<pid>/stat says of `pid`: its state (field 3) and start time (field 22), or undefined when
+ * this user cannot see it.
+ */
+function procState(pid: number | 'self'): { state: string; start: string | undefined } | undefined {
   let line: string;
   try {
     line = procStat(pid);
@@ -66,8 +69,14 @@ function startTime(pid: number | 'self'): string | undefined {
   }
   // The command name (field 2) is in parentheses and may hold spaces and ')': count from the last ')'.
   const fields = line.slice(line.lastIndexOf(')') + 2).split(' ');
-  return fields[19];
+  return { state: fields[0] ?? '', start: fields[19] };
 }
+
+/**
+ * A process that has exited but is not reaped yet (its parent has not waited for it) still has its PID
+ * and stat line; it holds nothing any more.
+ */
+const EXITED_STATES = new Set(['Z', 'X']);
 
 function bootId(): string | undefined {
   try {
@@ -78,7 +87,7 @@ function bootId(): string | undefined {
 }
 
 function ownHolder(): LockHolder {
-  return { pid: process.pid, start: startTime('self'), boot: bootId(), uid: process.getuid?.(), since: new Date().toISOString() };
+  return { pid: process.pid, start: procState('self')?.start, boot: bootId(), uid: process.getuid?.(), since: new Date().toISOString() };
 }
 
 /** Parses a lock file's text; undefined for anything that is not one (it is then treated as stale). */
@@ -109,8 +118,11 @@ export function holderLiveness(holder: LockHolder): Liveness {
   if (holder.pid === process.pid) return 'gone';
   const boot = bootId();
   if (holder.boot && boot && holder.boot !== boot) return 'gone';
-  const start = startTime(holder.pid);
-  if (start !== undefined) return holder.start === undefined || holder.start === start ? 'alive' : 'gone';
+  const seen = procState(holder.pid);
+  if (seen !== undefined) {
+    if (EXITED_STATES.has(seen.state)) return 'gone';
+    return holder.start === undefined || holder.start === seen.start ? 'alive' : 'gone';
+  }
   try {
     process.kill(holder.pid, 0);
   } catch (e) {
@@ -184,10 +196,16 @@ function writeTemp(file: string, text: string): string {
   const temp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
   const fd = openSync(temp, 'wx', 0o644);
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (e) {
+    // Created but not written (a full disk): the caller never learns its name, so it goes here.
+    rmSync(temp, { force: true });
+    throw e;
   }
   return temp;
 }

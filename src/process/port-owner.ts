@@ -3,12 +3,13 @@
 // themselves are exclusive (see src/http/server.ts); this only makes the refusal early and readable.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
+import { maskSecretArgs } from '../config/mask.js';
 
 export interface PortOwner {
   readonly port: number;
   /** Undefined when the process is not visible to this user (another user's, or hidden /proc). */
   readonly pid?: number;
-  /** Its command line, shortened, where readable. */
+  /** Its command line, shortened, secrets masked, where readable. */
   readonly command?: string;
 }
 
@@ -16,11 +17,13 @@ export class PortInUseError extends Error {
   constructor(
     readonly host: string,
     readonly owner: PortOwner,
+    /** Where the port is chosen, for the advice. */
+    choose = '--port, Server.Port',
   ) {
     const who = owner.pid !== undefined
       ? `PID ${owner.pid}${owner.command ? ` (${owner.command})` : ''}`
       : 'a process this user cannot see (another user\'s)';
-    super(`port ${owner.port} on ${host} is already in use by ${who}: stop it or choose another port (--port, Server.Port)`);
+    super(`port ${owner.port} on ${host} is already in use by ${who}: stop it or choose another port (${choose})`);
   }
 }
 
@@ -85,7 +88,8 @@ export function findPortOwner(port: number): PortOwner {
 
 function commandLine(pid: string): string | undefined {
   try {
-    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    // The owner may be a voice-hub given a secret as a flag: the message goes to a terminal or the journal.
+    const args = maskSecretArgs(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').split('\0')).filter(Boolean);
     const text = args.join(' ');
     return text.length > 120 ? `${text.slice(0, 117)}...` : text || undefined;
   } catch {

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
+import { withPriority } from '../log/logger.js';
 import { embeddedProgram, nativeCacheDir } from './assets.js';
 import { ProgramCodeCache } from './code-cache.js';
 
@@ -16,13 +17,13 @@ try {
   // Emptied rather than removed, so that line numbers in stack traces stay the bundle's.
   program = embeddedProgram().toString('utf8').replace(/^#!.*/, '');
 } catch (e) {
-  process.stderr.write(`start-up failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(withPriority('Error', `start-up failed: ${e instanceof Error ? e.message : String(e)}`));
   process.exit(1);
 }
 const cache = new ProgramCodeCache(nativeCacheDir(), program);
 // CommonJS' own wrapper, on the program's first line.
 const script = new Script(`(function (exports, require, module, __filename, __dirname) {${program}\n})`, { filename, cachedData: cache.data });
 const run = script.runInThisContext() as (this: unknown, ...args: unknown[]) => void;
-cache.saveLater(script, (message) => process.stderr.write(`warning: ${message}\n`));
+cache.saveLater(script, (message) => process.stderr.write(withPriority('Warning', `warning: ${message}`)));
 const module = { exports: {} };
 run.call(module.exports, module.exports, createRequire(filename), module, filename, path.dirname(filename));

@@ -9,8 +9,14 @@ import { requireAsset } from '../runtime/assets.js';
 export type Param = string | number | null;
 export type Row = Record<string, SqlValue>;
 
+/**
+ * A database file the service will not open, left exactly as found; the message names it and says what to
+ * do, so it is reported as it is (no stack: it is the file's fault, not the program's).
+ */
+export class StoreFileError extends Error {}
+
 /** The database file is damaged; it was left exactly as found. */
-export class StoreCorruptError extends Error {
+export class StoreCorruptError extends StoreFileError {
   constructor(readonly file: string, reason: string) {
     super(
       `database file ${file} is damaged (${reason}); it was left untouched. ` +
@@ -21,7 +27,7 @@ export class StoreCorruptError extends Error {
 }
 
 /** A valid SQLite file whose tables are not voice-hub's (another program's, or one made by hand); left untouched. */
-export class StoreForeignError extends Error {
+export class StoreForeignError extends StoreFileError {
   constructor(readonly file: string, reason: string) {
     super(
       `database file ${file} is not a voice-hub database (${reason}); it was left untouched. ` +
@@ -32,7 +38,7 @@ export class StoreForeignError extends Error {
 }
 
 /** The file was written by a newer voice-hub (its schema version is higher than any migration known here). */
-export class StoreVersionError extends Error {
+export class StoreVersionError extends StoreFileError {
   constructor(readonly file: string, found: number, known: number) {
     super(
       `database file ${file} has schema version ${found}, but this voice-hub knows versions up to ${known}; ` +

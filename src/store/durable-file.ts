@@ -71,6 +71,8 @@ export async function checkDirWritable(dir: string): Promise<void> {
     await writeFile(probe, 'ok', { mode: 0o600 });
     await unlink(probe);
   } catch (e) {
+    // On a full disk the file is created and only its write fails: each /health would leave one more.
+    await unlink(probe).catch(() => {});
     const err = e as NodeJS.ErrnoException;
     throw new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);
   }

@@ -1,6 +1,6 @@
 // Storage entry point: opens `<dataDir>/voice-hub.db`, migrates it, and runs the timed flush of
 // coalesced telemetry (docs/operations.md, "Storage"). Everything sql.js stays behind these repositories.
-import { copyFile, mkdir } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -68,7 +68,11 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     if (existed && found > 0 && found < MIGRATIONS.length) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
       const backup = `${file}.v${found}.bak`;
-      await copyFile(file, backup);
+      await copyFile(file, backup).catch(async (e: unknown) => {
+        // A partial copy (a full disk) must not pass for the backup.
+        await rm(backup, { force: true });
+        throw e;
+      });
       logger.info(`upgrading ${file} from schema version ${found} to ${MIGRATIONS.length}; previous file kept as ${backup}`);
     }
     // A new database gets the page size before its first table; an existing one is rebuilt once.

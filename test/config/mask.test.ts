@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
-import { maskedView, SECRET_KEYS } from '../../src/config/mask.js';
+import { isSecretFlag, maskedView, maskSecretArgs, SECRET_KEYS } from '../../src/config/mask.js';
 import { formatConfigReport } from '../../src/config/report.js';
 import { leafKeys } from '../../src/config/schema.js';
 import { configFile, problemsOf } from './helpers.js';
@@ -121,5 +121,30 @@ describe('formatConfigReport', () => {
 
   it('says when no file was read', () => {
     assert.equal(formatConfigReport(loadConfig({}))[0], '# configuration file: none (built-in defaults)');
+  });
+});
+
+describe('secrets on a command line', () => {
+  it('every secret key is a secret flag in each spelling the command line resolves, and no other key is', () => {
+    for (const key of SECRET_KEYS) {
+      // An array's items are its flags too (`--ApiKeys.0 KEY`).
+      const flag = leafKeys().find((k) => k.key === key)!.node.type === 'array' ? `${key}.0` : key;
+      for (const spelling of [flag, flag.toLowerCase(), flag.replace(/\./g, ':'), flag.replace(/\./g, '__')]) {
+        assert.ok(isSecretFlag(spelling), spelling);
+      }
+    }
+    for (const { key } of leafKeys().filter((k) => !SECRET_KEYS.includes(k.key))) assert.equal(isSecretFlag(key), false, key);
+    for (const short of ['port', 'host', 'data-dir', 'key', 'cert', 'constructor', 'toString']) assert.equal(isSecretFlag(short), false, short);
+  });
+
+  it('masks the value of each secret flag, separate or after =, and nothing else', () => {
+    const argv = [
+      'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '-xSECRET1', '--ApiKeys.0=SECRET2',
+      '--voiceservice:apikey', 'SECRET3', '--Auth__SigningKey=', '--ApiKeys', '--SECRET4', '--data-dir', '/d', '--Mqtt.Password',
+    ];
+    assert.deepEqual(maskSecretArgs(argv), [
+      'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '***', '--ApiKeys.0=***',
+      '--voiceservice:apikey', '***', '--Auth__SigningKey=***', '--ApiKeys', '***', '--data-dir', '/d', '--Mqtt.Password',
+    ]);
   });
 });

@@ -81,6 +81,35 @@ describe('unknown flags, per command: exit 64 with "did you mean"', () => {
     ]));
 });
 
+// A secret flag followed by a word that starts with '-' made yargs read the secret as flags of its own:
+// `--Mqtt.Password -xSECRETPW` printed `unknown flag -x`, `-S`, `-E`... into the terminal or the journal.
+describe('a secret flag followed by a dash word: exit 64, the word never quoted', () => {
+  const how = (flag: string): string => `${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`;
+  const cases: [string[], string, string][] = [
+    [['config', 'check', '--Mqtt.Password', '-xSECRETPW'], 'voice-hub', how('--Mqtt.Password')],
+    [['config', 'check', '--Mqtt.Password', '--SECRETPW'], 'voice-hub', how('--Mqtt.Password')],
+    // Any spelling that names a secret key; the advice in the one the command line takes.
+    [['--mqtt:password', '-SECRETPW'], 'voice-hub', how('--Mqtt.Password')],
+    [['--VoiceService__ApiKey', '-SECRETPW'], 'voice-hub', how('--VoiceService.ApiKey')],
+    [['--ApiKeys.0', '-SECRETPW'], 'voice-hub', how('--ApiKeys.0')],
+    [['--apikeys', '-SECRETPW'], 'voice-hub', how('--apikeys')],
+    [['--Auth.SigningKey', '--constructor'], 'voice-hub', how('--Auth.SigningKey')],
+    // A command's own credentials too.
+    [['simulate', '--admin-token', '-SECRETPW'], 'voice-hub', how('--admin-token')],
+    [['simulate', '--api-key', '--SECRETPW'], 'voice-hub', how('--api-key')],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+
+  it('given as --Key=VALUE, such a value is taken (and shown masked)', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Password=-xSECRETPW']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^Mqtt\.Password = "\*\*\*"  \(flag\)$/m);
+    assert.ok(!(res.stdout + res.stderr).includes('SECRETPW'));
+  });
+});
+
 describe('unknown commands and extra arguments: exit 64, nothing started', () => {
   const cases: [string[], string, string][] = [
     [['confg', 'check'], 'voice-hub', "unknown command 'confg' (did you mean config?)"],

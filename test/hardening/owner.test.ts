@@ -12,10 +12,10 @@ import { after, describe, it } from 'node:test';
 import { EXIT_IN_USE } from '../../src/cli/load.js';
 import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
 import { call } from '../support/http.js';
-import { BUNDLE, runBundle } from '../support/service.js';
+import { BUNDLE, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
-import { withTimeout } from '../support/wait.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 
 const running: Daemon[] = [];
@@ -140,6 +140,50 @@ describe('one owner per port and data directory', () => {
     // Stopped cleanly, it removes its lock.
     assert.equal(await next.stop(), 0);
     assert.equal(existsSync(lock), false, 'the lock outlived a clean stop');
+  });
+
+  // After kill -9 the holder stays a zombie until its parent waits for it; a restart in that window
+  // (a supervisor that reaps late) was refused with 75 "in use by another voice-hub".
+  it('a holder that has exited but is not reaped yet (a zombie) does not keep the directory', async () => {
+    const dataDir = tmpDir('voice-hub-owner-zombie-');
+    // sh starts the service in the background and becomes sleep, which never waits for it.
+    const parent = spawn('sh', ['-c', '"$0" "$@" & echo $!; exec sleep 60', process.execPath, BUNDLE, '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
+      env: { PATH: process.env.PATH ?? '', ...QUIET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    parent.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    parent.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      await waitUntil(() => /listening on/.test(err), 'the first service to listen', 15_000);
+      const pid = Number(out.trim());
+      assert.match(readFileSync(path.join(dataDir, LOCK_FILE_NAME), 'utf8'), new RegExp(`"pid":${pid}\\b`));
+      process.kill(pid, 'SIGKILL');
+      const state = (): string => {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+      };
+      await waitUntil(() => state() === 'Z', 'the killed service to be a zombie');
+      const next = await daemon({ dataDir });
+      assert.equal(state(), 'Z', 'reaped meanwhile: the case was not tested');
+      assert.match(readFileSync(path.join(dataDir, LOCK_FILE_NAME), 'utf8'), new RegExp(`"pid":${next.pid}\\b`));
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+
+  it('a port owner\'s command line is quoted with the values of its secret flags masked', async () => {
+    const first = await spawnService(['--Mqtt.Password', 'FLAGSECRET1', '--ApiKeys.0=-FLAGSECRET2', '--data-dir', tmpDir('voice-hub-owner-')], QUIET);
+    const res = await second(['--port', String(first.port), '--data-dir', tmpDir('voice-hub-owner-')]);
+    assert.equal(res.code, EXIT_IN_USE, res.stderr);
+    assert.ok(!res.stderr.includes('FLAGSECRET'), res.stderr);
+    assert.match(
+      res.stderr,
+      new RegExp(`^port ${first.port} on 127\\.0\\.0\\.1 is already in use by PID ${first.proc.pid} \\(\\S+ \\S+voice-hub\\.cjs --host 127\\.0\\.0\\.1 --port 0 --Mqtt\\.Password \\*\\*\\* --ApiKeys\\.0=\\*\\*\\* .*\\): stop it`, 'm'),
+    );
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
   });
 
   it('a lock naming a PID that now belongs to another process, or an earlier boot, or holding garbage, is stale', async () => {

@@ -151,6 +151,26 @@ describe('durability', () => {
     assert.equal(await again.exited, 0);
   });
 
+  // A foreground run gets SIGHUP when its SSH session drops: it used to die at once (exit 129), losing
+  // the status updates answered within the last Storage.FlushInterval.
+  it('takes SIGHUP like SIGTERM: drains, flushes the telemetry it acknowledged, exits 0', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir, '--Storage.FlushInterval', '01:00:00']);
+    const reg = await register(svc.url, 'hangup');
+    const put = await call(svc.url, 'PUT', '/api/device/hangup/status', { token: reg.json.deviceToken, body: { status: 'busy', batteryLevel: 17 } });
+    assert.equal(put.status, 200);
+    svc.proc.kill('SIGHUP');
+    assert.equal(await svc.exited, 0, svc.output());
+    assert.match(svc.output(), /^\S+ info: App: SIGHUP received: draining and flushing$/m);
+    const again = await spawnService(['--data-dir', dataDir]);
+    const list = await call(again.url, 'GET', '/api/device/list', { token: await adminTokenFor(dataDir) });
+    assert.equal(list.json.devices[0].status, 'busy');
+    assert.equal(list.json.devices[0].metrics.batteryLevel, 17);
+    assert.equal(list.json.devices[0].lastSeen, put.json.lastSeen);
+    again.proc.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+  });
+
   it('refuses a truncated database with a clear message and leaves it untouched', async () => {
     const dataDir = tmpDir();
     const svc = await spawnService(['--data-dir', dataDir]);

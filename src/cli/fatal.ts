@@ -1,0 +1,38 @@
+// What ends a command when it fails: the top-level catch of src/main.ts prints one line for a failure
+// the operator can act on, and a stack only for what must be a bug. Expected are the system's refusals
+// (a file or folder this user may not read, a full or read-only disk, a port in use: errors with a
+// `syscall`) and a database file the service will not open (StoreFileError, whose message says what to
+// do); anything else is a programming error, and its stack is what a bug report needs.
+import { getSystemErrorMap } from 'node:util';
+import { findPortOwner, PortInUseError } from '../process/port-owner.js';
+import { StoreFileError } from '../store/database.js';
+import { CliExit, EXIT_IN_USE } from './load.js';
+
+type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
+
+const isSystemError = (e: unknown): e is SystemError => e instanceof Error && typeof (e as SystemError).syscall === 'string' && typeof (e as SystemError).code === 'string';
+
+/** What to do about a system error, by its code; nothing where the cause alone says it. */
+const ADVICE: Readonly<Record<string, string>> = {
+  EACCES: 'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access',
+  EPERM: 'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access',
+  ENOSPC: 'free some space on that file system',
+  EDQUOT: 'free some space on that file system, or raise the quota',
+  EROFS: 'that file system is read-only: choose a writable folder (--data-dir, Storage.DataDir)',
+  EADDRNOTAVAIL: 'that address is not one of this machine\'s: choose another (--host)',
+};
+
+/** The exit for an expected failure (see above), or undefined for one that deserves its stack. */
+export function expectedFailure(e: unknown, who = 'voice-hub'): CliExit | undefined {
+  if (e instanceof CliExit) return e;
+  if (e instanceof StoreFileError) return new CliExit(1, `${who}: ${e.message}`);
+  if (!isSystemError(e)) return undefined;
+  if (e.code === 'EADDRINUSE' && e.port !== undefined) {
+    const host = e.address ?? '0.0.0.0';
+    return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port), '--port').message}`);
+  }
+  const what = e.path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
+  const cause = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
+  const advice = e.code ? ADVICE[e.code] : undefined;
+  return new CliExit(1, `${who}: cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`);
+}

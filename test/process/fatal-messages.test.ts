@@ -1,0 +1,103 @@
+// Why a command or the service stops, as the operator reads it: one line naming the file or the port and
+// what to do, the exit code the unit's retry rules expect, never a stack for a failure of the machine
+// (permissions, a busy port, a damaged database); and under journald every such line carries the Error
+// priority, so `journalctl -p warning` shows why the service did not start.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { EXIT_CONFIG, EXIT_IN_USE, EXIT_USAGE } from '../../src/cli/load.js';
+import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
+import { BUNDLE, ROOT, runBundle, runProcess, spawnService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
+import { waitUntil } from '../support/wait.js';
+
+/** Any value systemd would set: the service only asks whether it is set. */
+const JOURNAL = { JOURNAL_STREAM: '8:12345' };
+
+describe('fatal messages under journald carry the Error priority on every line', () => {
+  it('an invalid configuration value (exit 78)', async () => {
+    const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()], JOURNAL);
+    assert.equal(res.code, EXIT_CONFIG);
+    assert.equal(res.stderr, '<3>invalid configuration:\n<3>  Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535\n');
+  });
+
+  it('bad usage (exit 64)', async () => {
+    const res = await runBundle(['--prot', '5001'], JOURNAL);
+    assert.equal(res.code, EXIT_USAGE);
+    assert.equal(res.stderr, "<3>voice-hub: unknown flag --prot (did you mean --port?)\n<3>Run 'voice-hub --help' for usage.\n");
+  });
+
+  it('without JOURNAL_STREAM the same lines come bare', async () => {
+    const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()]);
+    assert.equal(res.code, EXIT_CONFIG);
+    assert.equal(res.stderr, 'invalid configuration:\n  Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535\n');
+  });
+
+  it("what the systemd notification sender says comes through the logger, with the Error priority", async () => {
+    const socket = path.join(tmpDir(), 'no-such.sock');
+    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { ...JOURNAL, NOTIFY_SOCKET: socket });
+    // READY=1 goes out once it listens; the send to a socket that is not there makes perl die.
+    await waitUntil(() => svc.output().includes('sender exited'), 'the sender to exit');
+    const lines = svc.output().split('\n').filter((l) => l.includes('systemd notification sender'));
+    assert.deepEqual(lines, [
+      `<3>fail: App: systemd notification sender: send to ${socket}: No such file or directory`,
+      '<3>fail: App: systemd notification sender exited (2): systemd sees no readiness and no watchdog pings',
+    ]);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+});
+
+describe('operational failures: one line, no stack', () => {
+  it('config check with a damaged database prints the configuration, then the file and what to do (exit 1)', async () => {
+    const dataDir = tmpDir();
+    const db = path.join(dataDir, 'voice-hub.db');
+    writeFileSync(db, 'this is not a database\n');
+    const res = await runBundle(['config', 'check', '--data-dir', dataDir]);
+    assert.equal(res.code, 1);
+    assert.equal(
+      res.stderr,
+      `voice-hub: database file ${db} is damaged (not an SQLite database); it was left untouched. ` +
+        'Restore it from a backup, or move it away to start with an empty database.\n',
+    );
+    assert.match(res.stdout, /^# configuration file: /);
+    assert.match(res.stdout, new RegExp(`^Storage\\.DataDir = "${dataDir}"  \\(flag\\)$`, 'm'));
+  });
+
+  const asNobody = process.getuid?.() === 0 ? false : 'needs root, to run the bundle as another user (setpriv)';
+  for (const command of [['config', 'check'], ['token', 'admin']]) {
+    it(`${command.join(' ')} as a user who cannot read the data dir: names the file and what to do (exit 1)`, { skip: asNobody }, async () => {
+      const dataDir = path.join(tmpDir(), 'data');
+      mkdirSync(dataDir, { mode: 0o700 });
+      writeFileSync(path.join(dataDir, LOCK_FILE_NAME), '{}');
+      writeFileSync(path.join(dataDir, 'voice-hub.db'), '');
+      chmodSync(path.dirname(dataDir), 0o755);
+      const res = await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BUNDLE, ...command, '--data-dir', dataDir], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', HOME: '/tmp' },
+      });
+      const file = command[0] === 'token' ? LOCK_FILE_NAME : 'voice-hub.db';
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(
+        res.stderr,
+        `voice-hub: cannot open ${path.join(dataDir, file)}: permission denied (EACCES); ` +
+          'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access\n',
+      );
+    });
+  }
+
+  it('echo-server on a busy port names the owner (exit 75)', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const res = await runBundle(['echo-server', '--port', String(port)]);
+      assert.equal(res.code, EXIT_IN_USE, res.stderr);
+      assert.match(res.stderr, new RegExp(`^voice-hub: port ${port} on 127\\.0\\.0\\.1 is already in use by PID ${process.pid} \\(.+\\): stop it or choose another port \\(--port\\)\\n$`));
+    } finally {
+      server.close();
+    }
+  });
+});
