@@ -15,11 +15,11 @@ const SENDER = `
 use Socket;
 my $to = $ENV{NOTIFY_SOCKET};
 $to =~ s/^@/\\0/;
-socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "voice-hub notify: socket: $!\\n";
+socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "socket: $!\\n";
 my $addr = pack_sockaddr_un($to);
 while (my $line = <STDIN>) {
   chomp $line;
-  defined(send($s, $line, 0, $addr)) or die "voice-hub notify: send to $ENV{NOTIFY_SOCKET}: $!\\n";
+  defined(send($s, $line, 0, $addr)) or die "send to $ENV{NOTIFY_SOCKET}: $!\\n";
 }
 `;
 
@@ -36,8 +36,17 @@ export function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifie
   if (!socket) return undefined;
   // Loaded here, not at start: run by hand (or in tests) no co-process is started.
   const { spawn } = createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
-  const child = spawn('perl', ['-e', SENDER], { stdio: ['pipe', 'ignore', 'inherit'], env: { PATH: env.PATH, NOTIFY_SOCKET: socket } });
+  // Its stderr comes through the logger, so what perl says (why it died) carries a priority in the journal.
+  const child = spawn('perl', ['-e', SENDER], { stdio: ['pipe', 'ignore', 'pipe'], env: { PATH: env.PATH, NOTIFY_SOCKET: socket } });
   const stdin = child.stdin as Socket;
+  const stderr = child.stderr as Socket;
+  let said = '';
+  stderr.setEncoding('utf8');
+  stderr.on('data', (text: string) => {
+    const lines = (said + text).split('\n');
+    said = lines.pop()!;
+    for (const line of lines) if (line) logger.error(`systemd notification sender: ${line}`);
+  });
   let exiting = false;
   process.once('exit', () => {
     exiting = true;
@@ -46,11 +55,13 @@ export function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): Notifie
     if (!exiting) logger.error(`systemd notification sender ${why}: systemd sees no readiness and no watchdog pings`);
   };
   child.on('error', (e) => lost(`could not run perl (${e.message})`));
-  child.on('exit', (code, signal) => lost(`exited (${signal ?? code})`));
+  // 'close', not 'exit': after its stderr is read, so what it said comes before that it is gone.
+  child.on('close', (code, signal) => lost(`exited (${signal ?? code})`));
   stdin.on('error', (e) => lost(`lost its input (${e.message})`));
   // Neither may keep a finished service alive.
   child.unref();
   stdin.unref();
+  stderr.unref();
   const send = (message: string): void => {
     if (stdin.writable) stdin.write(`${message}\n`);
   };
