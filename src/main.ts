@@ -135,7 +135,9 @@ async function main(): Promise<void> {
       } catch (e) {
         throw usageError(TOKEN, [errorText(e)]);
       }
-      process.stdout.write((await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs)) + '\n');
+      const { token, note } = await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs);
+      if (note) process.stderr.write(`voice-hub token: ${note}\n`);
+      process.stdout.write(token + '\n');
     }))
     .command(yargsCommand(CONFIG, async ({ config }) => {
       const { configCheck } = await import('./cli/config-check.js');

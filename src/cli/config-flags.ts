@@ -11,7 +11,7 @@ import { singleText, yargsOption, type Read } from './options.js';
 export type ShortFlag = keyof typeof SHORT_FLAGS;
 
 export const CONFIG_FILE_FLAG = 'config';
-const CONFIG_FILE_DESCRIBE = 'configuration file (default: config/appsettings.json beside the program, if present)';
+const CONFIG_FILE_DESCRIBE = 'configuration file (default: config/appsettings.json in the working directory, else beside the program, if present)';
 
 /** What each short flag sets, in a few words; the key, type and default come from the schema. */
 const SHORT_DESCRIBE: Record<ShortFlag, string> = {

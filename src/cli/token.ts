@@ -1,5 +1,7 @@
 // `voice-hub token admin`: mints an admin token with this installation's signing key.
-import { loadSigningKey } from '../auth/signing-key.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { loadSigningKey, SIGNING_KEY_FILE } from '../auth/signing-key.js';
 import { TokenService } from '../auth/tokens.js';
 import { MAX_TOKEN_LIFETIME } from '../config/schema.js';
 import { parseTimeSpan } from '../config/timespan.js';
@@ -23,9 +25,14 @@ export function parseTtl(text: string): number {
   return ms;
 }
 
-export async function mintAdminToken(loaded: LoadedConfig, ttlMs: number): Promise<string> {
-  const { token } = await new TokenService(signingKey(loaded)).issueAdmin(ttlMs);
-  return token;
+/** The token, and a note for stderr when the signing key had to be created for it. */
+export async function mintAdminToken(loaded: LoadedConfig, ttlMs: number): Promise<{ token: string; note?: string }> {
+  const { key, created } = signingKey(loaded);
+  const { token } = await new TokenService(key).issueAdmin(ttlMs);
+  // A token signed with a key made just now is accepted only by a service started on this directory:
+  // a mistyped --data-dir handed out a token every running service refuses, and said nothing.
+  const dir = loaded.config.Storage.DataDir;
+  return created ? { token, note: `no signing key was in ${dir}: created ${path.join(dir, SIGNING_KEY_FILE)}; a service using another data directory will refuse this token` } : { token };
 }
 
 /**
@@ -34,13 +41,13 @@ export async function mintAdminToken(loaded: LoadedConfig, ttlMs: number): Promi
  * Auth.SigningKey this command was not given. With no service running, the key is created if needed
  * under the data directory lock, exactly as the service would at its next start.
  */
-function signingKey(loaded: LoadedConfig): Uint8Array {
+function signingKey(loaded: LoadedConfig): { key: Uint8Array; created: boolean } {
   const { Auth, Storage } = loaded.config;
-  if (Auth.SigningKey) return loadSigningKey(Auth.SigningKey, Storage.DataDir);
+  if (Auth.SigningKey) return { key: loadSigningKey(Auth.SigningKey, Storage.DataDir), created: false };
   const owner = dataDirOwner(Storage.DataDir);
   if (owner) {
     try {
-      return loadSigningKey('', Storage.DataDir, { create: false });
+      return { key: loadSigningKey('', Storage.DataDir, { create: false }), created: false };
     } catch (e) {
       throw new CliExit(1, `${e instanceof Error ? e.message : String(e)}, although voice-hub (PID ${owner.holder.pid}) runs on ` +
         `${Storage.DataDir}: it signs with a configured Auth.SigningKey; give this command the same configuration`);
@@ -54,7 +61,8 @@ function signingKey(loaded: LoadedConfig): Uint8Array {
     throw e;
   }
   try {
-    return loadSigningKey('', Storage.DataDir);
+    const created = !existsSync(path.join(Storage.DataDir, SIGNING_KEY_FILE));
+    return { key: loadSigningKey('', Storage.DataDir), created };
   } finally {
     lock.release();
   }

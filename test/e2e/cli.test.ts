@@ -148,7 +148,8 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     [['echo-server', '--port', '70000'], 'voice-hub echo-server', '--port must be 0 to 65535, not 70000'],
     [['echo-server', '--port', 'x'], 'voice-hub echo-server', "--port needs a whole number, not 'x'"],
     [['simulate', '--devices', 'two'], 'voice-hub simulate', "--devices needs a whole number, not 'two'"],
-    [['simulate', '--devices', '0'], 'voice-hub simulate', '--devices must be at least 1, not 0'],
+    [['simulate', '--devices', '0'], 'voice-hub simulate', '--devices must be 1 to 500, not 0'],
+    [['simulate', '--devices', '100000'], 'voice-hub simulate', '--devices must be 1 to 500, not 100000'],
     [['simulate', '--seconds', '0'], 'voice-hub simulate', '--seconds must be more than 0, not 0'],
     [['simulate', '--protocol', 'jsn'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'jsn' (did you mean json?)"],
     [['simulate', '--protocol', 'msgpack'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'msgpack'"],
@@ -163,6 +164,16 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     assert.equal(res.code, 0, res.stderr);
     const claims = JSON.parse(Buffer.from(res.stdout.trim().split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
     assert.equal(claims.exp - claims.iat, 3650 * 86_400);
+  });
+
+  it('token admin on a data directory without a signing key says that it created one; with one it says nothing', async () => {
+    const dir = tmpDir();
+    const first = await runBundle(['token', 'admin', '--data-dir', dir, '--ttl', '1h']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.equal(first.stderr, `voice-hub token: no signing key was in ${dir}: created ${path.join(dir, 'signing.key')}; a service using another data directory will refuse this token\n`);
+    const second = await runBundle(['token', 'admin', '--data-dir', dir, '--ttl', '1h']);
+    assert.equal(second.code, 0, second.stderr);
+    assert.equal(second.stderr, '');
   });
 
   it('a value of the right type but out of range is the configuration\'s verdict: exit 78', async () => {
