@@ -2,3 +2,9 @@
 // command list (read by every start, `serve` included) does not pull in the simulator and its SignalR client.
 export const DEFAULT_DROP_FOR_MS = 1000;
 export const DEFAULT_LATE_MS = 1000;
+/**
+ * Most simulated devices one run takes: each holds a hub connection and, while it registers and starts,
+ * HTTP connections; a process's default limit of 1,024 open files ran out at a few hundred more, and
+ * 100,000 set up for minutes before the first packet.
+ */
+export const MAX_SIMULATED_DEVICES = 500;

@@ -10,7 +10,7 @@ import { startDropRelay, type DropRelay } from './drop-relay.js';
 import type { SimProtocol } from './sim-client.js';
 import { SimDevice, type SimApi } from './sim-device.js';
 import { SIM_PACKET_MS, simPackets } from './sim-packets.js';
-import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS } from './sim-defaults.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES } from './sim-defaults.js';
 import { formatSimulationReport, summarise, type SimulationReport } from './sim-report.js';
 
 export { formatSimulationReport, percentile, type SimulationReport } from './sim-report.js';
@@ -46,7 +46,7 @@ const DEFAULT_STEP_TIMEOUT_MS = 10_000;
 
 /** What is wrong with the options (the CLI exits 64 with it), or undefined. */
 export function simulateOptionProblem(o: SimulateOptions): string | undefined {
-  if (!Number.isInteger(o.devices) || o.devices < 1) return '--devices must be a whole number of at least 1';
+  if (!Number.isInteger(o.devices) || o.devices < 1 || o.devices > MAX_SIMULATED_DEVICES) return `--devices must be a whole number from 1 to ${MAX_SIMULATED_DEVICES}`;
   if (!(o.seconds > 0)) return '--seconds must be more than 0';
   if (o.dropEverySeconds !== undefined && !(o.dropEverySeconds > 0)) return '--drop-every must be more than 0 seconds';
   if (o.dropForMs !== undefined) {

@@ -154,7 +154,7 @@ describe('simulate against the service and the echo server', () => {
   });
 
   it('bad options are refused before anything is registered', async () => {
-    assert.deepEqual(await simulateCommand({ url: rig.svc.url, devices: 0, seconds: 1 }), { code: 2, text: 'voice-hub simulate: --devices must be a whole number of at least 1\n' });
+    assert.deepEqual(await simulateCommand({ url: rig.svc.url, devices: 0, seconds: 1 }), { code: 2, text: 'voice-hub simulate: --devices must be a whole number from 1 to 500\n' });
     assert.equal((await simulateCommand({ url: rig.svc.url, devices: 1, seconds: 0 })).code, 2);
     const refused: [Parameters<typeof simulateCommand>[0], string][] = [
       [{ url: rig.svc.url, devices: 1, seconds: 1, dropForMs: 100 }, '--drop-for needs --drop-every'],
