@@ -67,6 +67,7 @@ function tuneMemory(logger: Logger): (() => Settled) | undefined {
 async function serve(cli: CliConfig): Promise<void> {
   const loaded = loadCliConfig(cli, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  for (const text of loaded.ignored ?? []) logger.warn(text);
   const settleMemory = tuneMemory(logger);
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);

@@ -100,10 +100,14 @@ interface IndexedArray {
 }
 
 /**
- * Adds `Section__Key` variables that name a known key; the rest of the environment is ignored.
- * An array given by index (`ApiKeys__0`) replaces the file's array entirely.
+ * Adds `Section__Key` variables that name a known key; the rest of the environment is ignored. One that
+ * starts with a section of ours and names no key in it (`Server__Prot`, a typo in a systemd drop-in) is
+ * listed in `ignored`, to be warned about: it is no error, as ASP.NET Core ignores keys it does not
+ * know and the environment may hold its other settings (`Logging__Console__FormatterName`), but left
+ * unsaid the service starts with the default and the typo is never seen. An array given by index
+ * (`ApiKeys__0`) replaces the file's array entirely.
  */
-export function addEnv(entries: Entries, env: NodeJS.ProcessEnv): string[] {
+export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, ignored: string[] = []): string[] {
   const problems: string[] = [];
   const seen = new Map<string, string>();
   const arrays = new Map<string, IndexedArray>();
@@ -112,7 +116,13 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv): string[] {
     const segments = name.split('__');
     if (raw === undefined || segments.some((s) => s === '')) continue;
     const key = resolveKey(segments);
-    if (!key) continue;
+    if (!key) {
+      if (segments.length > 1 && findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
+        const hint = closestKey(segments.join('.'));
+        ignored.push(`environment variable ${name} names no configuration key and is ignored${hint ? ` (did you mean ${hint.replaceAll('.', '__')}?)` : ''}`);
+      }
+      continue;
+    }
     const origin = `env ${name}`;
     const label = key.kind === 'item' ? `${key.path.join('.')}[${key.index}]` : key.path.join('.');
     const earlier = seen.get(label.toLowerCase());

@@ -55,14 +55,15 @@ export interface LoadOptions {
 export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const entries = defaultEntries();
   const problems: string[] = [];
+  const ignored: string[] = [];
   const file = readFile(opts, problems, entries);
-  problems.push(...addEnv(entries, opts.env ?? {}));
+  problems.push(...addEnv(entries, opts.env ?? {}, ignored));
   problems.push(...addFlags(entries, opts.flags ?? {}, opts.flagNames));
   const tree = buildTree(entries);
   problems.push(...validate(tree, entries));
   if (problems.length > 0) throw new ConfigError(problems);
   // The tree passed the schema's validation just above, so it has the shape AppConfig reads from the schema.
-  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), timeSpanTexts: timeSpanTexts(tree), file });
+  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), timeSpanTexts: timeSpanTexts(tree), file, ignored });
 }
 
 /** Reads and adds the configuration file; returns its absolute path, or undefined when none was read. */

@@ -10,6 +10,7 @@ export function formatConfigReport(loaded: LoadedConfig): string[] {
   for (const [key, value] of leaves) {
     lines.push(`${key} = ${JSON.stringify(value)}  (${loaded.sources.get(key) ?? 'default'})`);
   }
+  for (const text of loaded.ignored ?? []) lines.push(`# ${text}`);
   return lines;
 }
 

@@ -22,4 +22,6 @@ export interface LoadedConfig {
   readonly timeSpanTexts: ReadonlyMap<string, string>;
   /** The configuration file that was read, if any. */
   readonly file: string | undefined;
+  /** What was given but not taken, to be warned about (an environment variable of our sections that names no key). */
+  readonly ignored?: readonly string[];
 }

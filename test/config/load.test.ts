@@ -265,3 +265,17 @@ describe('result', () => {
     assert.equal(loaded.config.VoiceService.SessionIdleTimeout, 300_000);
   });
 });
+
+describe('environment variables that name no key', () => {
+  it('of one of our sections are listed as ignored, with the key meant; the rest of the environment is not looked at', () => {
+    const loaded = loadConfig({
+      env: { Server__Prot: '80', SERVER__PORT: '5002', Mqtt__Pasword: 'x', Kestrel__Endpoints__Http__Url: 'http://*:80', PATH: '/bin', Logging__Console__FormatterName: 'json' },
+    });
+    assert.equal(loaded.config.Server.Port, 5002);
+    assert.deepEqual(loaded.ignored, [
+      'environment variable Logging__Console__FormatterName names no configuration key and is ignored',
+      'environment variable Mqtt__Pasword names no configuration key and is ignored (did you mean Mqtt__Password?)',
+      'environment variable Server__Prot names no configuration key and is ignored (did you mean Server__Port?)',
+    ]);
+  });
+});

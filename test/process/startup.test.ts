@@ -27,6 +27,13 @@ describe('start-up', () => {
     assert.equal(await svc.exited, 0);
   });
 
+  it('warns about an environment variable of its sections that names no key (a typo in a drop-in), and starts', async () => {
+    const svc = await spawnService(['--data-dir', tmpDir()], { Server__Prot: '80' });
+    assert.match(svc.output(), /warn: App: environment variable Server__Prot names no configuration key and is ignored \(did you mean Server__Port\?\)/);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
   it('refuses to start when the native addon cannot load (no silent JS fallback)', async () => {
     const dir = tmpDir();
     const copy = path.join(dir, 'voice-hub.cjs');
