@@ -43,20 +43,38 @@ export function preParseProblems(args: readonly string[]): string[] {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--') break;
-    const bare = /^--?([^=]+)$/.exec(arg)?.[1];
-    if (bare !== undefined && isSecret(bare) && args[i + 1]?.startsWith('-')) {
+    const secret = /^--?([^=]+)(=?)(.*)$/.exec(arg);
+    if (secret && isSecret(secret[1]!)) {
       // In the spelling the command line takes (`--Mqtt:Password` would be refused in turn).
-      const key = secretFlagKey(bare);
-      const flag = key !== undefined && /:|__/.test(bare) ? `--${key}` : arg;
-      problems.push(`${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`);
-      i++;
-      continue;
+      const key = secretFlagKey(secret[1]!);
+      const flag = key !== undefined && /:|__/.test(secret[1]!) ? `--${key}` : `${arg.startsWith('--') ? '--' : '-'}${secret[1]}`;
+      const given = secret[2] === '=';
+      if (!given && args[i + 1]?.startsWith('-')) {
+        problems.push(`${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`);
+        i++;
+        continue;
+      }
+      // The word after the value (or after an empty `--Key=`) is taken as an argument of the command, and
+      // an unexpected one is quoted: when it is no word a command takes, it may well be a secret too
+      // (`--ApiKeys k1 k2`, `--Mqtt.Password= SECRET`).
+      const after = given ? i + 1 : i + 2;
+      const word = args[after];
+      if ((given ? secret[3] === '' : true) && word !== undefined && !word.startsWith('-') && !COMMAND_WORDS.has(word)) {
+        problems.push(given
+          ? `${flag}= has no value; write the value right after the '=' (${flag}=VALUE)`
+          : `${flag} takes one word: the word after its value is no command or argument (an array is given item by item, --ApiKeys.0 VALUE --ApiKeys.1 VALUE)`);
+        i = after;
+        continue;
+      }
     }
     const name = /^--([^=]+)/.exec(arg)?.[1];
     if (name !== undefined && Object.hasOwn(Object.prototype, name)) problems.push(`unknown flag --${name}`);
   }
   return problems;
 }
+
+/** The words a command line may hold besides flags and their values: command names and their arguments. */
+const COMMAND_WORDS: ReadonlySet<string> = new Set(COMMANDS.flatMap((c) => [c.name, ...(c.positional?.choices ?? [])]));
 
 /** Whether `--name` takes a secret, for any command (before parsing, the command is not known yet). */
 const isSecret = (name: string): boolean =>

@@ -97,10 +97,19 @@ describe('a secret flag followed by a dash word: exit 64, the word never quoted'
     // A command's own credentials too.
     [['simulate', '--admin-token', '-SECRETPW'], 'voice-hub', how('--admin-token')],
     [['simulate', '--api-key', '--SECRETPW'], 'voice-hub', how('--api-key')],
+    // A word after the value, or after an empty `--Key=`, would be quoted as an unexpected argument.
+    [['--ApiKeys', 'k1SECRET', 'k2SECRET'], 'voice-hub', '--ApiKeys takes one word: the word after its value is no command or argument (an array is given item by item, --ApiKeys.0 VALUE --ApiKeys.1 VALUE)'],
+    [['config', 'check', '--Mqtt.Password=', 'SECRETPW'], 'voice-hub', "--Mqtt.Password= has no value; write the value right after the '=' (--Mqtt.Password=VALUE)"],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
   }
+
+  it('a command word after a secret value is still the command', async () => {
+    const res = await runBundle(['--Mqtt.Password', 'pwSECRET', 'config', 'check', '--data-dir', tmpDir()]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^Mqtt\.Password = "\*\*\*"  \(flag\)$/m);
+  });
 
   it('given as --Key=VALUE, such a value is taken (and shown masked)', async () => {
     const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Password=-xSECRETPW']);
