@@ -97,6 +97,12 @@ export class VoiceSessionService {
     for (let previous = this.byDevice.get(req.deviceId); previous; previous = this.byDevice.get(req.deviceId)) {
       await previous.stop('replaced');
     }
+    // Those awaits let a shutdown or a DELETE of the device run, which ended the sessions it saw, not the
+    // one about to open: checked again, or a deleted device kept a running session.
+    if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
+    if (!this.deps.deviceExists(req.deviceId)) {
+      throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
+    }
 
     const session = new VoiceSession({
       record: {
@@ -127,7 +133,13 @@ export class VoiceSessionService {
     await this.deps.sessions.save(session.snapshot());
     await session.open(); // on failure the session has ended as Failed and been persisted by ended()
     const record = session.snapshot();
-    await this.deps.sessions.save(record);
+    // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
+    try {
+      await this.deps.sessions.save(record, true);
+    } catch (e) {
+      await session.stop('its record could not be written');
+      throw e;
+    }
     this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
     return record;
   }
@@ -243,8 +255,8 @@ export class VoiceSessionService {
     if (this.byDevice.get(session.deviceId) === session) this.byDevice.delete(session.deviceId);
     const record = session.snapshot();
     try {
-      // Sessions ended by shutdown must be on disk before the process exits.
-      await this.deps.sessions.save(record, this.shuttingDown);
+      // On disk at once, as the start was: an ended session must not come back as running (or unknown) after a crash.
+      await this.deps.sessions.save(record, true);
     } catch (e) {
       this.deps.logger.error(`session ${session.id}: saving the final record failed: ${errorText(e)}`);
     }

@@ -56,7 +56,8 @@ test('start and stop: Starting -> Active -> Stopped, stored as history, SessionE
   assert.equal(record.state, 'Active');
   assert.deepEqual(record.config, { audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false, serverUrl: `ws://127.0.0.1:${echo.port}/voice` });
   assert.equal(record.endTime, null);
-  assert.deepEqual(repo.saves.map((s) => s.record.state), ['Starting', 'Active']);
+  // The answered states go to disk before the answer; Starting is a step on the way.
+  assert.deepEqual(repo.saves.map((s) => [s.record.state, s.durable]), [['Starting', false], ['Active', true]]);
   assert.equal(service.get(record.id)?.state, 'Active');
   assert.equal(echo.connections(), 1);
 
@@ -65,6 +66,7 @@ test('start and stop: Starting -> Active -> Stopped, stored as history, SessionE
   assert.equal(final.endReason, 'stopped');
   assert.ok(final.endTime !== null);
   assert.deepEqual(repo.records.get(record.id), final);
+  assert.deepEqual([repo.saves.at(-1)?.record.state, repo.saves.at(-1)?.durable], ['Stopped', true]);
   assert.deepEqual((await events.waitFor('SessionEnded'))[0]!.payload, { sessionId: record.id, reason: 'stopped' });
   await waitUntil(() => echo.connections() === 0, 'the upstream socket to close');
   assert.deepEqual(await service.stop(record.id), final, 'stopping again returns the final record');
@@ -267,4 +269,28 @@ test('upstream audio at another rate and channel count reconfigures the session 
   for (const r of responses) assert.equal(Buffer.from(String(r.payload), 'base64').length, 960 * 2 * 2, '20 ms at 48 kHz stereo');
   const data = await events.waitFor('AudioData', 3, id);
   assert.deepEqual(data.map((d) => [(d.payload as { sampleRate: number }).sampleRate, (d.payload as { channels: number }).channels]), [[48000, 2], [48000, 2], [48000, 2]]);
+});
+
+test('a device deleted while its earlier session is being replaced gets no new session: 404', async (t) => {
+  // An upstream that stops reading once a session started: the replaced session waits out its close
+  // grace (1 s), in which the DELETE comes; it ends the sessions it sees, not the one the start is about to open.
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
+  wss.on('connection', (socket) => socket.on('message', (raw) => {
+    if ((JSON.parse(raw.toString()) as { type: string }).type === 'start') socket.pause();
+  }));
+  const { devices, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` });
+  const first = await start(service);
+  // `start` reached the upstream on its own, before `stop` follows.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  let settled = false;
+  const second = start(service).finally(() => (settled = true));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(settled, false, 'the start still waits for the first session to close');
+  assert.equal(service.get(first.id)?.endReason, 'replaced');
+  devices.delete('dev-1');
+  await service.stopAllForDevice('dev-1');
+  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
+  assert.deepEqual(service.list(), []);
 });
