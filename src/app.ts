@@ -108,12 +108,13 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     }
   }
 
-  // Order matters: stop taking work, end sessions (their end records are written), then flush.
+  // Order matters: stop taking connections, end sessions (their members get SessionEnded on the hub
+  // connections still open, and their end records are written), close the hub, then flush.
   function stop(): Promise<void> {
     stopping ??= (async () => {
       for (const listener of parts.listeners) listener.close();
-      parts.hub?.closeAll({ allowReconnect: true });
       await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
+      parts.hub?.closeAll({ allowReconnect: true });
       await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));
       await parts.store?.close();
       logger.info('stopped');

@@ -16,6 +16,7 @@ export interface WireMessage {
   invocationId?: string;
   error?: string;
   result?: unknown;
+  allowReconnect?: boolean;
 }
 
 /** One MessagePack hub message with its length prefix. */
@@ -34,7 +35,7 @@ function fromMsgpack(items: unknown): WireMessage | undefined {
     case 3:
       return { type, invocationId: items[2], ...(items[3] === 1 ? { error: items[4] } : { result: items[4] }) };
     case 7:
-      return { type, error: items[1] ?? undefined };
+      return { type, error: items[1] ?? undefined, ...(items.length > 2 ? { allowReconnect: items[2] } : {}) };
     default:
       return { type };
   }
