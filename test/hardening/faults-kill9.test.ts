@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { tmpDir } from '../support/tmp.js';
-import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startEchoServer } from '../../src/upstream/echo-server.js';
+import { adminTokenFor, startDaemon, startSession, type Daemon } from './daemon.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
 
 const CYCLES = 3;
@@ -76,5 +78,34 @@ describe('kill -9 during a stream of registrations', () => {
     assert.deepEqual(phantoms, [], 'devices nobody registered');
     assert.ok(acknowledged.size >= CYCLES * ACKS_PER_CYCLE);
     t.diagnostic(`${acknowledged.size} acknowledged, ${present.size} present after ${CYCLES} kills (${inFlightAtKills} requests in flight at the kills)`);
+  });
+});
+
+describe('kill -9 right after a session start and a stop', () => {
+  it('both sessions are known after the restart: the stopped one as stopped, the running one as ended by the restart', async () => {
+    const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+    const dataDir = tmpDir();
+    try {
+      const d = await startDaemon({ dataDir, settings: { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` }, Storage: { FlushInterval: '01:00:00' } } });
+      daemon = d;
+      const stopped = await startSession(d.url);
+      const stop = await call(d.url, 'POST', '/api/voice/stop', { token: stopped.token, body: { sessionId: stopped.sessionId } });
+      assert.equal(stop.status, 200, stop.text);
+      const running = await startSession(d.url);
+      // At once: only what was on disk before each answer survives.
+      d.svc.proc.kill('SIGKILL');
+      await withTimeout(d.svc.exited, 5000, 'exit after SIGKILL');
+
+      const again = await startDaemon({ dataDir, settings: { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` } } });
+      daemon = again;
+      const first = await call(again.url, 'POST', '/api/voice/stop', { token: stopped.token, body: { sessionId: stopped.sessionId } });
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual([first.json.state, first.json.endReason], ['Stopped', 'stopped by request']);
+      const second = await call(again.url, 'POST', '/api/voice/stop', { token: running.token, body: { sessionId: running.sessionId } });
+      assert.equal(second.status, 200, second.text);
+      assert.deepEqual([second.json.state, second.json.endReason], ['Stopped', 'service restarted']);
+    } finally {
+      await echo.close();
+    }
   });
 });
