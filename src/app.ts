@@ -1,6 +1,6 @@
 // createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
 // process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
-import { hubSessionBridge } from './api/hub-session-bridge.js';
+import { hubReceiversUnsent, hubSessionBridge } from './api/hub-session-bridge.js';
 import type { LoadedConfig } from './config/types.js';
 import type { VoiceHubServer } from './hub/index.js';
 import type { Inject } from './http/inject.js';
@@ -96,6 +96,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       const hub = createHub(config, { endpoints, verifyToken, sessions, logger });
       parts.hub = hub;
       sessions.addListener(hubSessionBridge(hub));
+      sessions.paceBy(hubReceiversUnsent(hub));
       const checks = createHealthChecks(config, { store, categories, mqtt, voiceCa });
       const { router, inject } = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
 

@@ -53,3 +53,6 @@ export function hubSessionBridge(hub: Pick<VoiceHubServer, 'sendToGroup'>): Sess
     if (event.type === 'ended') groups.delete(sessionId);
   };
 }
+
+/** What the session service paces its upstream reading by: the slowest member of the session's group. */
+export const hubReceiversUnsent = (hub: VoiceHubServer) => (sessionId: string): number => hub.groupUnsentBytes(sessionGroup(sessionId));

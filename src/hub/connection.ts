@@ -206,6 +206,16 @@ export class HubConnection {
   }
 
   /**
+   * Bytes of messages this connection has been given and its client not yet sent: held back for its acks
+   * (stateful reconnect) or queued in the transport. Each is bounded (past the bound the connection ends as
+   * too slow); a sender that checks this first can wait instead.
+   */
+  unsentBytes(): number {
+    const held = this.stateful?.heldBytes ?? 0;
+    return this.stateValue === ConnectionState.Connected ? held + this.socket.bufferedAmount() : held;
+  }
+
+  /**
    * A group message, encoded once for every member of its protocol: a stateful member keeps it for
    * replay (and may hold it back), any other is sent it.
    */

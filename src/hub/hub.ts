@@ -175,6 +175,11 @@ export class HubCore {
       const connection = this.connections.get(connectionId);
       return connection ? this.groups.groupsOf(connection) : [];
     },
+    groupUnsentBytes: (group) => {
+      let most = 0;
+      for (const member of this.groups.membersOf(group) ?? []) most = Math.max(most, member.unsentBytes());
+      return most;
+    },
     connectionCount: () => this.connections.size,
     stats: () => ({
       ...this.env.counters,

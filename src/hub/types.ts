@@ -109,6 +109,11 @@ export interface VoiceHubServer {
   sendToConnection(connectionId: string, target: string, ...args: unknown[]): boolean;
   /** The groups a connection is in; empty for an unknown connection. */
   groupsOf(connectionId: string): string[];
+  /**
+   * The most bytes any member of `group` has been given and not yet sent (HubConnection.unsentBytes):
+   * what a sender to the group can wait on before a member is ended as too slow.
+   */
+  groupUnsentBytes(group: string): number;
   /** Connections, handshake done or not, including those waiting for a stateful reconnect. */
   connectionCount(): number;
   /** Counters and gauges for /health and logs. */

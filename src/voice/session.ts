@@ -10,6 +10,7 @@ import type { AudioDecoder } from './opus/decoder-pool.js';
 import { opusPacketDurationMs } from './opus/packet.js';
 import type { ReconnectPolicy } from '../upstream/reconnect-budget.js';
 import type { SessionListener } from './session-events.js';
+import { ReceiverPace } from './receiver-pace.js';
 import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
 import type { DropCounts } from './upstream-drops.js';
 import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from '../upstream/link.js';
@@ -54,6 +55,8 @@ export interface VoiceSessionOptions {
   /** The session's Opus decoder (from the service's DecoderPool); the session frees it when it ends. */
   decoder: AudioDecoder;
   link?: LinkTuning;
+  /** The most bytes any receiver of the session's events has been given and not yet sent (ReceiverPace). */
+  receiversUnsent?: () => number;
 }
 
 export class VoiceSession {
@@ -65,6 +68,9 @@ export class VoiceSession {
   private idleTimer: NodeJS.Timeout | undefined;
   private ending: Promise<void> | undefined;
   private readonly inbound: UpstreamInbound;
+  private readonly pace: ReceiverPace | undefined;
+  /** Reading upstream is paused on the decoder's account (its queue is full). */
+  private decoderBehind = false;
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.record = { ...options.record, config: { ...options.record.config } };
@@ -72,16 +78,30 @@ export class VoiceSession {
     this.deviceId = this.record.deviceId;
     this.decoder = options.decoder;
     const { sampleRate, channels } = this.record.config;
+    const unsent = options.receiversUnsent;
+    this.pace = unsent ? new ReceiverPace(unsent, () => this.applyPause()) : undefined;
     this.inbound = new UpstreamInbound({
       sessionId: this.id,
       decoder: this.decoder,
       format: { sampleRate, channels },
       budget: options.budgets.decode,
-      emit: options.emit,
+      // What it hands on is what piles up for slow receivers: checked as it goes out.
+      emit: this.pace ? (event) => {
+        options.emit(event);
+        this.pace!.check();
+      } : options.emit,
       isActive: () => this.record.state === 'Active',
-      onBacklog: (behind) => this.link?.pauseReading(behind),
+      onBacklog: (behind) => {
+        this.decoderBehind = behind;
+        this.applyPause();
+      },
       logger: options.logger,
     });
+  }
+
+  /** Upstream is read while neither the decoder nor the receivers are behind. */
+  private applyPause(): void {
+    this.link?.pauseReading(this.decoderBehind || this.pace?.paused === true);
   }
 
   get state(): SessionState { return this.record.state; }
@@ -198,6 +218,7 @@ export class VoiceSession {
     // Only a session that was Active told anyone it started: a failed start ends without events.
     if (wasActive) this.options.emit({ type: 'ended', sessionId: this.id, deviceId: this.deviceId, state, reason, at });
     this.ending = (async () => {
+      this.pace?.close();
       this.inbound.close();
       this.decoder.free();
       await this.link?.close();

@@ -53,6 +53,7 @@ export class VoiceSessionService {
   private readonly newId: () => string;
   private readonly now: () => Date;
   private readonly listeners: SessionListeners;
+  private receiversUnsent: ((sessionId: string) => number) | undefined;
   private readonly presence: DevicePresence;
   private readonly decoders: DecoderPool;
   private shuttingDown = false;
@@ -72,6 +73,14 @@ export class VoiceSessionService {
   /** `listener` is told every event of every session from now on. */
   addListener(listener: SessionListener): void {
     this.listeners.add(listener);
+  }
+
+  /**
+   * How many bytes of a session's events its slowest receiver has been given and not yet sent: sessions
+   * started from now on read upstream only as fast as that drains (receiver-pace.ts).
+   */
+  paceBy(unsent: (sessionId: string) => number): void {
+    this.receiversUnsent = unsent;
   }
 
   /** At start-up: sessions the previous process left open are recorded as ended. Returns how many. */
@@ -104,9 +113,11 @@ export class VoiceSessionService {
       throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
     }
 
+    const id = this.newId();
+    const unsent = this.receiversUnsent;
     const session = new VoiceSession({
       record: {
-        id: this.newId(),
+        id,
         deviceId: req.deviceId,
         userId: req.userId,
         state: 'Starting',
@@ -127,6 +138,7 @@ export class VoiceSessionService {
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
       ...(this.deps.link ? { link: this.deps.link } : {}),
+      ...(unsent ? { receiversUnsent: () => unsent(id) } : {}),
     });
     this.live.set(session.id, session);
     this.byDevice.set(session.deviceId, session);

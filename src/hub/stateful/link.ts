@@ -59,6 +59,11 @@ export class StatefulLink {
     return this.received.takeAck();
   }
 
+  /** Bytes held back until acks make room: what the client has yet to be sent. */
+  get heldBytes(): number {
+    return this.sent.heldBytes;
+  }
+
   /** For the log line when the held-back messages overflow. */
   describe(): string {
     return `${this.sent.bytes} bytes unacknowledged and ${this.sent.heldBytes} held back (at most ${this.sent.holdLimit})`;
