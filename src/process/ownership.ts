@@ -5,17 +5,20 @@ import type { AppConfig } from '../config/types.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { findPortOwner, portTaken, PortInUseError } from './port-owner.js';
 
-/** The ports this configuration listens on; 0 (any free port) can never be taken by someone else. */
-export function configuredPorts(server: AppConfig['Server']): number[] {
-  const ports = [server.Port];
-  if (server.Certificate.Path) ports.push(server.HttpsPort);
-  return ports.filter((p) => p !== 0);
+/**
+ * The ports this configuration listens on, each with where it is chosen (for the advice of a refusal);
+ * 0 (any free port) can never be taken by someone else.
+ */
+export function configuredPorts(server: AppConfig['Server']): Array<{ port: number; choose: string }> {
+  const ports = [{ port: server.Port, choose: '--port, Server.Port' }];
+  if (server.Certificate.Path) ports.push({ port: server.HttpsPort, choose: '--https-port, Server.HttpsPort' });
+  return ports.filter((p) => p.port !== 0);
 }
 
 /** Throws PortInUseError for the first configured port that another process listens on. */
 export async function assertPortsFree(server: AppConfig['Server']): Promise<void> {
-  for (const port of configuredPorts(server)) {
-    if (await portTaken(server.Host, port)) throw new PortInUseError(server.Host, findPortOwner(port));
+  for (const { port, choose } of configuredPorts(server)) {
+    if (await portTaken(server.Host, port)) throw new PortInUseError(server.Host, findPortOwner(port), choose);
   }
 }
 

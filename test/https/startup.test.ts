@@ -77,6 +77,16 @@ describe('the bundle', () => {
     assert.equal(await svc.exited, 0);
   });
 
+  it('an HTTPS port held by another process: exit 75, and the advice names the HTTPS port setting', async () => {
+    const first = await spawnService(['--cert', good.cert, '--key', good.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+    const httpsPort = Number(/listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(first.output())![1]);
+    const res = await runBundle(['--host', '127.0.0.1', '--port', '0', '--cert', good.cert, '--key', good.key, '--https-port', String(httpsPort), '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+    assert.equal(res.code, 75, res.stderr);
+    assert.match(res.stderr, new RegExp(`port ${httpsPort} on 127\\.0\\.0\\.1 is already in use by PID ${first.proc.pid} .*: stop it or choose another port \\(--https-port, Server\\.HttpsPort\\)`));
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+  });
+
   for (const [name, args, expected] of [
     ['a missing certificate', ['--cert', path.join(dir, 'nope.crt'), '--key', good.key], /Server\.Certificate\.Path: cannot read .*nope\.crt: it does not exist/],
     ['a key of another certificate', ['--cert', good.cert, '--key', other.key], /the private key in .*other\.key does not belong to the certificate in .*good\.crt/],
