@@ -145,4 +145,6 @@ export const PROBLEM = {
   any: { ...problemJson, schema: ref('ProblemDetails') },
   validation: { description: 'Invalid body or parameters', ...problemJson, schema: ref('ValidationProblemDetails') } as ResponseDoc,
   unauthorized: { description: 'Missing, malformed, expired, revoked or forged token', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
+  /** An operation whose change is on disk before its answer: with the data directory not writable (full, read-only) nothing changes. */
+  storage: { description: 'The database could not be written (data directory full or read-only); nothing was changed', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
 };

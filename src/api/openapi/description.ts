@@ -38,8 +38,9 @@ export function apiDescription(opts: DescriptionOptions): string {
     '## Errors',
     'Errors are RFC 7807 `application/problem+json` bodies `{type, title, status, detail, traceId}`, as ASP.NET',
     'Core writes them; validation errors add `errors: {field: [messages]}`. The one exception is the API-key 401',
-    '(plain text). Besides the codes listed per operation: 404 for an unknown path, 405 (with `Allow`) for a',
-    'wrong method, 413 for a body over `Server.MaxBodyBytes`, 415 for a body that is not JSON.',
+    '(plain text). Besides the codes listed per operation: 400 for a path that is not valid percent-encoding,',
+    '404 for an unknown path, 405 (with `Allow`) for a wrong method, 413 for a body over `Server.MaxBodyBytes`,',
+    '415 for a body that is not JSON.',
     '',
     ...hubDescription(opts.statefulReconnect),
   ].join('\n');

@@ -35,6 +35,7 @@ export function configRoutes(categories: ConfigCategories): Route[] {
         401: PROBLEM.unauthorized,
         403: { description: 'Not an admin token', ...PROBLEM.any },
         404: { description: 'Unknown category', ...PROBLEM.any },
+        503: PROBLEM.storage,
       },
       handler: async ({ params, body }) => {
         const category = params.category!;
