@@ -94,6 +94,10 @@ describe('Swagger UI files', () => {
     assert.equal(acceptsGzip('gzip;q=0, deflate'), false);
     assert.equal(acceptsGzip('br, *'), true);
     assert.equal(acceptsGzip(undefined), false);
+    // gzip named wins over `*`, in either order.
+    assert.equal(acceptsGzip('*;q=0, gzip'), true);
+    assert.equal(acceptsGzip('*, gzip;q=0'), false);
+    assert.equal(acceptsGzip('*;q=0'), false);
   });
 
   test('only the allow-list: no other file, no way out of the folder', async () => {

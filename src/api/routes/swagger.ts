@@ -109,13 +109,17 @@ function staticFile(bytes: Buffer, contentType: string, cacheControl: string, re
 /** Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: a q of 0 refuses). */
 export function acceptsGzip(header: string | undefined): boolean {
   if (!header) return false;
+  // RFC 9110 section 12.5.3: `gzip` named says it all, wherever it stands; `*` speaks only for codings not named.
+  let wildcard: boolean | undefined;
   for (const item of header.split(',')) {
     const [coding, ...params] = item.trim().toLowerCase().split(';');
     if (coding !== 'gzip' && coding !== '*') continue;
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
+    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    if (coding === 'gzip') return accepted;
+    wildcard ??= accepted;
   }
-  return false;
+  return wildcard ?? false;
 }
 
 function etagMatches(header: string | undefined, etag: string): boolean {
