@@ -7,12 +7,15 @@
 // before v256 (Debian 12 has 252) finds the unit of a notification by the sender's PID while handling
 // it, so a sender that has already exited, such as a `systemd-notify` child, can be ignored. Watchdog
 // pings come from a timer of the main event loop, so a hung loop stops them and systemd restarts us.
+// The stop signal reaches the whole control group: the sender ignores it and leaves when its input ends
+// (the service exited), so STOPPING=1 still goes out and its death is no error in the journal.
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { Logger } from '../log/logger.js';
 
 const SENDER = `
 use Socket;
+$SIG{TERM} = $SIG{INT} = $SIG{HUP} = 'IGNORE';
 my $to = $ENV{NOTIFY_SOCKET};
 $to =~ s/^@/\\0/;
 socket(my $s, PF_UNIX, SOCK_DGRAM, 0) or die "socket: $!\\n";
