@@ -50,7 +50,7 @@ describe('systemd unit', () => {
 
   it('verify does catch a broken unit (so the check above means something)', () => {
     const { root, unit } = scratchRoot();
-    writeFileSync(unit, UNIT.replace('Restart=on-failure', 'Restart=on-failure\nRestartSecs=2'));
+    writeFileSync(unit, UNIT.replace('Restart=always', 'Restart=always\nRestartSecs=2'));
     const res = analyze(['verify', `--root=${root}`, '--man=no', unit]);
     assert.match(res.stderr, /Unknown key 'RestartSecs'/);
   });
@@ -65,13 +65,15 @@ describe('systemd unit', () => {
     assert.match(res.stdout, /Overall exposure level for voice-hub\.service: \d\.\d OK/);
   });
 
-  it('runs as its own user with state, cache and configuration directories, restarting on failure', () => {
+  it('runs as its own user with state, cache and configuration directories, restarting unless stopped, giving up on a start that keeps failing', () => {
     for (const line of [
       'User=voice-hub',
       'StateDirectory=voice-hub',
       'CacheDirectory=voice-hub',
       'ConfigurationDirectory=voice-hub',
-      'Restart=on-failure',
+      'Restart=always',
+      'StartLimitIntervalSec=120',
+      'StartLimitBurst=5',
       'ExecStart=/usr/bin/voice-hub --config /etc/voice-hub/appsettings.json --data-dir /var/lib/voice-hub',
     ]) {
       assert.ok(UNIT.split('\n').includes(line), line);
