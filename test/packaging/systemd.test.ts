@@ -72,8 +72,8 @@ describe('systemd unit', () => {
       'CacheDirectory=voice-hub',
       'ConfigurationDirectory=voice-hub',
       'Restart=always',
-      'StartLimitIntervalSec=120',
-      'StartLimitBurst=5',
+      'StartLimitIntervalSec=60',
+      'StartLimitBurst=10',
       'ExecStart=/usr/bin/voice-hub --config /etc/voice-hub/appsettings.json --data-dir /var/lib/voice-hub',
     ]) {
       assert.ok(UNIT.split('\n').includes(line), line);
