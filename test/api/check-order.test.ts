@@ -81,12 +81,12 @@ describe('check order on every route that needs authentication', () => {
   const forbiddenAdmin: Expected = { status: 403, detail: 'This operation needs an admin token.' };
   const anotherDevice: Expected = { status: 403, detail: 'The token belongs to another device.' };
 
-  const table: Array<{ method: string; path: () => string; cases: () => Credentials[] }> = [
+  const table: Array<{ method: string; path: () => string; cases: () => Credentials[]; name?: string }> = [
     { method: 'POST', path: () => '/api/device/register', cases: () => keyCases(() => admin).slice(0, 2) },
-    { method: 'PUT', path: () => `/api/device/${ownId}/status`, cases: () => tokenCases({ token: () => other, expect: anotherDevice }) },
-    { method: 'POST', path: () => `/api/device/${ownId}/token`, cases: () => tokenCases({ token: () => other, expect: anotherDevice }) },
+    { method: 'PUT', name: '/api/device/{deviceId}/status', path: () => `/api/device/${ownId}/status`, cases: () => tokenCases({ token: () => other, expect: anotherDevice }) },
+    { method: 'POST', name: '/api/device/{deviceId}/token', path: () => `/api/device/${ownId}/token`, cases: () => tokenCases({ token: () => other, expect: anotherDevice }) },
     { method: 'GET', path: () => '/api/device/list', cases: () => tokenCases({ token: () => own, expect: forbiddenAdmin }) },
-    { method: 'DELETE', path: () => `/api/device/${ownId}`, cases: () => tokenCases({ token: () => own, expect: forbiddenAdmin }) },
+    { method: 'DELETE', name: '/api/device/{deviceId}', path: () => `/api/device/${ownId}`, cases: () => tokenCases({ token: () => own, expect: forbiddenAdmin }) },
     { method: 'GET', path: () => '/api/config/voice', cases: () => tokenCases(undefined) },
     { method: 'PUT', path: () => '/api/config/voice', cases: () => tokenCases({ token: () => own, expect: forbiddenAdmin }) },
     // The session's device is named in the body, so another device's token can only be refused once
@@ -100,7 +100,7 @@ describe('check order on every route that needs authentication', () => {
 
   for (const route of table) {
     for (const bodyCase of Object.keys(BODIES) as BodyCase[]) {
-      it(`${route.method} ${route.path()}: ${bodyCase}`, async () => {
+      it(`${route.method} ${route.name ?? route.path()}: ${bodyCase}`, async () => {
         const { type, body } = BODIES[bodyCase];
         for (const c of route.cases()) {
           const what = `${route.method} ${route.path()} ${c.name}, ${bodyCase}`;
@@ -108,7 +108,7 @@ describe('check order on every route that needs authentication', () => {
           const answer = await exchange(svc.port, [
             keepAliveRequest(route.method, route.path(), [['Content-Type', type], ...c.headers()], body),
             keepAliveRequest('GET', '/api/nothing', []),
-          ], { expect: 2, gapMs: 20 });
+          ], { expect: 2, stepwise: true });
           assertAnswer(answer.responses[0], expected, what);
           assert.equal(answer.responses[1]?.status, 404, `${what}: the next request on the connection`);
         }

@@ -123,6 +123,8 @@ export interface Exchange {
 export interface ExchangeOptions {
   /** Pause between writes: each piece then arrives in a read of its own. */
   readonly gapMs?: number;
+  /** Write each piece only once the one before it was answered (no pipelining, whatever the load). */
+  readonly stepwise?: boolean;
   /** Stop once this many responses came (the server may keep the connection open). */
   readonly expect?: number;
   /**
@@ -135,7 +137,7 @@ export interface ExchangeOptions {
 
 /** Writes `pieces` in order on one connection and collects the responses. Bounded to 15 s in all. */
 export function exchange(port: number, pieces: readonly Uint8Array[], options: ExchangeOptions = {}): Promise<Exchange> {
-  const { gapMs = 0, expect = Infinity, idleMs = expect === Infinity ? 1500 : 5000 } = options;
+  const { gapMs = 0, stepwise = false, expect = Infinity, idleMs = expect === Infinity ? 1500 : 5000 } = options;
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -157,10 +159,15 @@ export function exchange(port: number, pieces: readonly Uint8Array[], options: E
       clearTimeout(idle);
       if (written) idle = setTimeout(finish, idleMs);
     };
+    const answered = (n: number): Promise<void> => new Promise((resolve) => {
+      const poll = (): void => (done || splitResponses(Buffer.concat(chunks)).responses.length >= n ? resolve() : void setTimeout(poll, 5));
+      poll();
+    });
     socket.on('connect', async () => {
       started = performance.now();
       for (let i = 0; i < pieces.length && !done; i++) {
-        if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+        if (i > 0 && stepwise) await answered(i);
+        else if (i > 0 && gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
         if (!socket.destroyed) socket.write(pieces[i]!);
       }
       written = true;
