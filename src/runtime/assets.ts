@@ -288,7 +288,8 @@ export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
  * hash) through a synced temp file and a rename, so a file under the name is whole even after a power
  * cut. A start thus finds its addon by name instead of reading megabytes out of the executable to hash
  * and compare them (70-80 ms per start for the uWS addon on the 2-core x64 bench machine). Older
- * versions of the same base name are removed. Returns the file's path.
+ * versions of the same base name, or of the same addon for another Node ABI, are removed. Returns the
+ * file's path.
  */
 export function unpackContentAddressed(
   dir: string, fileName: string, expected: { length: number; sha256: string }, read: () => Buffer,
@@ -296,7 +297,15 @@ export function unpackContentAddressed(
   const ext = path.extname(fileName);
   const base = fileName.slice(0, fileName.length - ext.length);
   const name = `${base}-${expected.sha256.slice(0, 16)}${ext}`;
-  const supersedes = (other: string): boolean => other.startsWith(`${base}-`) && other.endsWith(ext);
+  // The same addon built for another Node ABI (`uws_linux_x64_115` after an upgrade to the Node 24
+  // package's `_137`) is an older version too: 7 MB each, left behind at every such upgrade.
+  const family = /^(.+)_\d+$/.exec(base)?.[1];
+  const otherAbi = (other: string): boolean => {
+    if (family === undefined || !other.startsWith(`${family}_`)) return false;
+    const abi = other.slice(family.length + 1, other.indexOf('-', family.length + 1));
+    return abi !== '' && [...abi].every((c) => c >= '0' && c <= '9');
+  };
+  const supersedes = (other: string): boolean => other.endsWith(ext) && (other.startsWith(`${base}-`) || otherAbi(other));
   assertPrivateDir(dir, true);
   const target = path.join(dir, name);
   if (isOwnFileOfLength(target, expected.length)) {

@@ -161,6 +161,16 @@ describe('content-addressed addon cache', () => {
     assert.deepEqual(readdirSync(dir), [path.basename(v2)]);
   });
 
+  it('removes the same addon built for another Node ABI (an upgrade to the Node 24 package), and no other addon', () => {
+    const dir = path.join(tmpDir(), 'cache');
+    const old = writeContentAddressed(dir, 'uws_linux_x64_115.node', Buffer.from('node 20 build'));
+    const ours = writeContentAddressed(dir, 'opus_decode_linux_x64.node', Buffer.from('opus'));
+    const other = writeContentAddressed(dir, 'uws_linux_arm64_115.node', Buffer.from('another arch'));
+    const current = writeContentAddressed(dir, 'uws_linux_x64_137.node', Buffer.from('node 24 build'));
+    assert.deepEqual(readdirSync(dir).sort(), [ours, other, current].map((f) => path.basename(f)).sort());
+    assert.ok(!readdirSync(dir).includes(path.basename(old)));
+  });
+
   it('refuses a folder others can write to, or a symlink', () => {
     const shared = path.join(tmpDir(), 'shared');
     mkdirSync(shared, { mode: 0o777 });
