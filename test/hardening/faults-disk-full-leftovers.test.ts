@@ -17,17 +17,8 @@ import { writePrivateFile } from '../../src/runtime/private-dir.js';
 import { writeFileDurably } from '../../src/store/durable-file.js';
 import { call } from '../support/http.js';
 import { runBundle, startService, type TestService } from '../support/service.js';
-import { tmpDir } from '../support/tmp.js';
+import { mountTmpfs, tmpDir } from '../support/tmp.js';
 
-function mountTmpfs(bytes: number): { dir: string } | { skip: string } {
-  const dir = tmpDir();
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
-    return { dir };
-  } catch (e) {
-    return { skip: `cannot mount a tmpfs here (needs root): ${(e as Error).message.split('\n')[0]}` };
-  }
-}
 
 const mounted = mountTmpfs(1024 * 1024);
 const mountDir = 'dir' in mounted ? mounted.dir : '';

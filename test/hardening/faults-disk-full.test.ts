@@ -13,23 +13,13 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call, type HttpResult } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
-import { tmpDir } from '../support/tmp.js';
+import { mountTmpfs, tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
 
 const KIB = 1024;
 const FS_SIZE = 1024 * KIB;
 const MIN_FREE = 512 * KIB;
 
-/** Mounts a tmpfs of `bytes` at a new folder; undefined (and why) when this machine does not let us. */
-function mountTmpfs(bytes: number): { dir: string } | { skip: string } {
-  const dir = tmpDir();
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
-    return { dir };
-  } catch (e) {
-    return { skip: `cannot mount a tmpfs here (needs root): ${(e as Error).message.split('\n')[0]}` };
-  }
-}
 
 const mounted = mountTmpfs(FS_SIZE);
 const mountDir = 'dir' in mounted ? mounted.dir : '';

@@ -261,3 +261,24 @@ export async function answersTo(hub: TestHub, protocol: RawProtocol, bad: string
 
 /** `text` as one JSON record: followed by the record separator. */
 export const jsonRecord = (text: string): string => `${text}${RECORD_SEPARATOR}`;
+
+/** The upgrade's status and body when it is refused; 101 and '' when it is accepted. */
+export function upgrade(url: string): Promise<{ status: number; body: string }> {
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      ws.once('open', () => {
+        ws.close();
+        resolve({ status: 101, body: '' });
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      });
+      ws.once('error', reject);
+    }),
+    5000,
+    'upgrade',
+  );
+}

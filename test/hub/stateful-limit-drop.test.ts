@@ -10,32 +10,12 @@ import { HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection 
 import WebSocket from 'ws';
 import { createLogger } from '../../src/log/logger.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
-import { RawClient, shippedBudgets, startHub, type TestHub } from './helpers.js';
+import { RawClient, upgrade, shippedBudgets, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
 const STATEFUL = { bufferSize: 100_000, disconnectTimeoutMs: 5000 };
 const ENDED = { status: 404, body: 'No Connection with that ID' };
 
-/** The upgrade's status and body when it is refused; 101 and '' when it is accepted. */
-function upgrade(url: string): Promise<{ status: number; body: string }> {
-  return withTimeout(
-    new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      ws.once('open', () => {
-        ws.close();
-        resolve({ status: 101, body: '' });
-      });
-      ws.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      });
-      ws.once('error', reject);
-    }),
-    5000,
-    'upgrade',
-  );
-}
 
 const wsUrl = (hub: TestHub, id: string): string => `ws://127.0.0.1:${hub.port}/voice-hub?id=${id}`;
 

@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { HubError } from '../../src/hub/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
-import { RawClient, startHub, type TestHub } from './helpers.js';
+import { RawClient, upgrade, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
 const STATEFUL = { bufferSize: 100_000, disconnectTimeoutMs: 5000 };
@@ -21,26 +21,6 @@ async function negotiate(hub: TestHub, query: string, headers: Record<string, st
 
 const wsUrl = (hub: TestHub, query: string): string => `ws://127.0.0.1:${hub.port}/voice-hub?${query}`;
 
-/** The upgrade's status and body when it is refused; 101 and '' when it is accepted. */
-function upgrade(url: string): Promise<{ status: number; body: string }> {
-  return withTimeout(
-    new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      ws.once('open', () => {
-        ws.close();
-        resolve({ status: 101, body: '' });
-      });
-      ws.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      });
-      ws.once('error', reject);
-    }),
-    5000,
-    'upgrade',
-  );
-}
 
 /** JSON records of a raw frame. */
 const records = (data: Buffer): unknown[] => data.toString().split(RS).filter(Boolean).map((t) => JSON.parse(t));

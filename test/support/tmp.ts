@@ -1,4 +1,5 @@
 // Temporary folders that clean themselves up when the test file ends.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -23,4 +24,15 @@ export function tmpDir(prefix = 'voice-hub-test-'): string {
 export async function scratchDir(prefix = 'voice-hub-store-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
   return { path: dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Mounts a tmpfs of `bytes` at a new folder; undefined (and why) when this machine does not let us. */
+export function mountTmpfs(bytes: number): { dir: string } | { skip: string } {
+  const dir = tmpDir();
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
+    return { dir };
+  } catch (e) {
+    return { skip: `cannot mount a tmpfs here (needs root): ${(e as Error).message.split('\n')[0]}` };
+  }
 }
