@@ -134,7 +134,7 @@ export const CONFIG_SCHEMA = {
       properties: {
         ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). Shown (in `/health` and in session records) as scheme, host, port and path only: a key may be given in its user info or query.', {
           format: 'ws-url',
-          'x-expected': 'must be a ws:// or wss:// URL',
+          'x-expected': 'must be a ws:// or wss:// URL without a fragment',
         }),
         ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.'),
         EnableVoice: bool(true, 'Voice features on or off. Off: `POST /api/voice/start` and `/api/voice/message` answer 503, `/api/voice/stop` still ends a session, and `/health` does not probe the voice server. Switching it off (`PUT /api/config/voice`) ends no session: a running one keeps its upstream link, its device\'s audio over the hub and the upstream\'s answers go on until it is stopped or idles out.'),
@@ -281,6 +281,11 @@ export const CONFIG_SCHEMA = {
 
 /** `ws://` or `wss://` with a host: the upstream link is a WebSocket. */
 export function isWebSocketUrl(text: string): boolean {
+  // A fragment is never sent to a server, and the WebSocket client refuses a URL that has one at
+  // every connection attempt: a session start would fail each time with a 502 instead of the
+  // service refusing the setting once, at start. `#` can only begin a fragment (`%23` is the
+  // character), so its presence is the test, an empty fragment included.
+  if (text.includes('#')) return false;
   try {
     const url = new URL(text);
     return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
