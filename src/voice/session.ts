@@ -146,10 +146,7 @@ export class VoiceSession {
       if (this.record.state !== 'Starting') throw new Error('ended while starting');
       await this.link.connect();
     } catch (e) {
-      if (this.record.state !== 'Starting') {
-        await this.ending;
-        throw new DomainError('conflict', `session '${this.id}' ended before it started (${this.record.endReason ?? 'stopped'})`);
-      }
+      if (this.record.state !== 'Starting') throw await this.endedEarly();
       const local = e instanceof DomainError;
       const reason = local ? e.message : `upstream voice server unreachable: ${errorText(e)}`;
       if (!local) this.options.emit({ type: 'upstreamLink', sessionId: this.id, state: 'unreachable' });
@@ -162,6 +159,20 @@ export class VoiceSession {
       this.idleTimer.unref();
     }
     this.options.emit({ type: 'started', sessionId: this.id, deviceId: this.deviceId, userId: this.record.userId, at: this.options.now() });
+  }
+
+  /**
+   * Resolves while the session is Active; else throws the 409 of a start whose session ended before
+   * the start was answered (replaced by a concurrent start, stopped, its device deleted), once that
+   * end is recorded.
+   */
+  async confirmStarted(): Promise<void> {
+    if (this.record.state !== 'Active') throw await this.endedEarly();
+  }
+
+  private async endedEarly(): Promise<DomainError> {
+    await this.ending;
+    return new DomainError('conflict', `session '${this.id}' ended before it started (${this.record.endReason ?? 'stopped'})`);
   }
 
   /** Forwards one Opus packet upstream; `audioPacketsSent` counts the packets that went out. */

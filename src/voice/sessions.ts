@@ -144,16 +144,18 @@ export class VoiceSessionService {
     this.byDevice.set(session.deviceId, session);
     await this.deps.sessions.save(session.snapshot());
     await session.open(); // on failure the session has ended as Failed and been persisted by ended()
-    const record = session.snapshot();
     // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
     try {
-      await this.deps.sessions.save(record, true);
+      await this.deps.sessions.save(session.snapshot(), true);
     } catch (e) {
       await session.stop('its record could not be written');
       throw e;
     }
+    // That write let a concurrent start replace this session (or a stop, a DELETE end it): answered
+    // 200, its client would hold the id of a session that is already over.
+    await session.confirmStarted();
     this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
-    return record;
+    return session.snapshot();
   }
 
   /** Stops a session and returns its final record; stopping an ended session returns its record as is. */
