@@ -13,6 +13,7 @@ import { DecoderPool } from './opus/decoder-pool.js';
 import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } from './session.js';
 import { SessionListeners, type SessionListener } from './session-events.js';
 import { publicServerUrl } from '../upstream/public-url.js';
+import { UnsavedEnds } from './unsaved-ends.js';
 
 export interface VoiceSessionDeps {
   config: {
@@ -39,6 +40,8 @@ export interface VoiceSessionDeps {
   link?: LinkTuning;
   /** Where the sessions' Opus decoders come from; the service closes it at shutdown. Default: inline decoding. */
   decoders?: DecoderPool;
+  /** How often final records the store could not take are tried again (unsaved-ends.ts). */
+  unsavedEndRetryMs?: number;
 }
 
 export interface StartRequest {
@@ -56,6 +59,7 @@ export class VoiceSessionService {
   private receiversUnsent: ((sessionId: string) => number) | undefined;
   private readonly presence: DevicePresence;
   private readonly decoders: DecoderPool;
+  private readonly unsavedEnds: UnsavedEnds;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -68,6 +72,7 @@ export class VoiceSessionService {
       expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${seconds(graceMs)} of losing its connection`),
     }, () => this.now().getTime());
     this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
+    this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -160,14 +165,17 @@ export class VoiceSessionService {
 
   /** Stops a session and returns its final record; stopping an ended session returns its record as is. */
   async stop(sessionId: string, reason = 'stopped'): Promise<SessionRecord> {
-    const session = this.live.get(sessionId);
-    if (session) {
-      await session.stop(reason);
-      return session.snapshot();
+    await this.live.get(sessionId)?.stop(reason);
+    // A stop is answered once its end is on disk, as a start is once its record is: a final record that
+    // could not be written is tried again here, and its 503 says the session is over all the same.
+    try {
+      await this.unsavedEnds.write(sessionId);
+    } catch (e) {
+      throw new DomainError('unavailable', `session '${sessionId}' is stopped, but its final record could not be written (${errorText(e)}); it is written when storage recovers`);
     }
-    const stored = this.deps.sessions.get(sessionId);
-    if (!stored) throw notFound(sessionId);
-    return stored;
+    const record = this.get(sessionId);
+    if (!record) throw notFound(sessionId);
+    return record;
   }
 
   sendText(sessionId: string, text: string, messageType: string): void {
@@ -209,7 +217,7 @@ export class VoiceSessionService {
 
   /** The live record of an active session, else the stored one. */
   get(sessionId: string): SessionRecord | undefined {
-    return this.live.get(sessionId)?.snapshot() ?? this.deps.sessions.get(sessionId);
+    return this.live.get(sessionId)?.snapshot() ?? this.unsavedEnds.get(sessionId) ?? this.deps.sessions.get(sessionId);
   }
 
   /** Sessions currently Starting or Active. */
@@ -227,6 +235,8 @@ export class VoiceSessionService {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
+    await this.unsavedEnds.retry();
+    this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
     await this.decoders.close();
   }
@@ -244,7 +254,7 @@ export class VoiceSessionService {
   private activeSession(sessionId: string): VoiceSession {
     const session = this.live.get(sessionId);
     if (session) return session; // VoiceSession refuses with 'conflict' unless Active
-    const stored = this.deps.sessions.get(sessionId);
+    const stored = this.get(sessionId);
     if (!stored) throw notFound(sessionId);
     throw new DomainError('conflict', `session '${sessionId}' is not active (${stored.state})`);
   }
@@ -272,7 +282,8 @@ export class VoiceSessionService {
       // On disk at once, as the start was: an ended session must not come back as running (or unknown) after a crash.
       await this.deps.sessions.save(record, true);
     } catch (e) {
-      this.deps.logger.error(`session ${session.id}: saving the final record failed: ${errorText(e)}`);
+      this.deps.logger.error(`session ${session.id}: saving the final record failed (kept, and written when storage recovers): ${errorText(e)}`);
+      this.unsavedEnds.hold(record);
     }
   }
 

@@ -3,6 +3,8 @@
 // elsewhere the suite is skipped and says why). Four states, each with the exact database entry and HTTP
 // status: healthy; low space (Degraded while writes still work); full for the database file but not for a
 // small probe file (Unhealthy with ENOSPC, where a probe alone said Healthy); recovered once space is back.
+// A session stopped while the disk is full is over all the same: the stop says its record is not on disk
+// (503), the session answers as stopped, and its final record reaches the disk once space is back.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
@@ -27,6 +29,7 @@ const mountDir = 'dir' in mounted ? mounted.dir : '';
 let echo: EchoServer;
 let service: TestService;
 let dataDir: string;
+let session: { id: string; token: string };
 const filler = (): string => path.join(mountDir, 'filler');
 
 const freeBytes = async (): Promise<number> => {
@@ -48,6 +51,13 @@ async function fillUntilFree(target: number): Promise<void> {
   assert.equal(await freeBytes(), target);
 }
 
+const flags = () => ({
+  // An upstream that answers and no broker configured: /health then depends on the database alone.
+  'VoiceService.ServerUrl': `ws://127.0.0.1:${echo.port}/voice`,
+  'Mqtt.BrokerAddress': '',
+  'Storage.MinFreeBytes': MIN_FREE,
+});
+
 const register = (id: string): Promise<HttpResult> =>
   call(service.url, 'POST', '/api/device/register', { body: { deviceId: id, deviceName: 'Kitchen', deviceType: 'speaker' } });
 
@@ -64,15 +74,7 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
     echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
     dataDir = path.join(mountDir, 'data');
     mkdirSync(dataDir);
-    service = await startService({
-      dataDir,
-      flags: {
-        // An upstream that answers and no broker configured: /health then depends on the database alone.
-        'VoiceService.ServerUrl': `ws://127.0.0.1:${echo.port}/voice`,
-        'Mqtt.BrokerAddress': '',
-        'Storage.MinFreeBytes': MIN_FREE,
-      },
-    });
+    service = await startService({ dataDir, flags: flags() });
   });
 
   after(async () => {
@@ -82,7 +84,12 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
   });
 
   it('healthy: 200, database Healthy with the free space', async () => {
-    assert.equal((await register('before-1')).status, 200);
+    const registered = await register('before-1');
+    assert.equal(registered.status, 200);
+    const token = registered.json.deviceToken as string;
+    const started = await call(service.url, 'POST', '/api/voice/start', { token, body: { deviceId: 'before-1' } });
+    assert.equal(started.status, 200, started.text);
+    session = { id: started.json.sessionId, token };
     assert.deepEqual(await databaseEntry(), {
       http: 200,
       overall: 'Healthy',
@@ -134,6 +141,15 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
     }
   });
 
+  it('full: a stop ends the session and says its final record is not on disk; the session answers as stopped', async () => {
+    const stopped = await call(service.url, 'POST', '/api/voice/stop', { token: session.token, body: { sessionId: session.id } });
+    assert.equal(stopped.status, 503, stopped.text);
+    assert.equal(stopped.json.detail, `session '${session.id}' is stopped, but its final record could not be written (storage is not writable: ENOSPC: no space left on device, write); it is written when storage recovers`);
+    const message = await call(service.url, 'POST', '/api/voice/message', { token: session.token, body: { sessionId: session.id, text: 'hello' } });
+    assert.equal(message.status, 409, message.text);
+    assert.equal(message.json.detail, `session '${session.id}' is not active (Stopped)`);
+  });
+
   it('recovered: once space is back, the write /health retries succeeds, then writes work and it stays Healthy', async () => {
     await rm(filler());
     const { http, entry } = await databaseEntry();
@@ -152,5 +168,18 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
       ['after-1', 'before-1', 'while-low-1'],
       'the refused registration left no trace',
     );
+  });
+
+  it('recovered: the stopped session\'s final record is on disk, and stays after a restart', async () => {
+    const final = async () => {
+      const res = await call(service.url, 'POST', '/api/voice/stop', { token: session.token, body: { sessionId: session.id } });
+      assert.equal(res.status, 200, res.text);
+      return res.json;
+    };
+    const before = await final();
+    assert.deepEqual([before.state, before.endReason], ['Stopped', 'stopped by request']);
+    await service.stop();
+    service = await startService({ dataDir, flags: flags() });
+    assert.deepEqual(await final(), before, 'the same record, not one the restart wrote');
   });
 });

@@ -1,5 +1,6 @@
 // Shared helpers for the voice tests: an in-memory SessionRepository, a recording session listener, a
 // recording logger and the speech fixture.
+import { DomainError } from '../../src/errors.js';
 import { readFileSync } from 'node:fs';
 import { Decoder, Encoder } from '@evan/opus';
 import { loadConfig } from '../../src/config/load.js';
@@ -16,6 +17,10 @@ import type { SessionRecord, SessionRepository } from '../../src/store/types.js'
 export class MemorySessionRepository implements SessionRepository {
   readonly records = new Map<string, SessionRecord>();
   readonly saves: { record: SessionRecord; durable: boolean }[] = [];
+  /** How long a durable save waits for its (imagined) disk: what lets concurrent work run meanwhile. */
+  durableDelayMs = 0;
+  /** Durable saves fail as the store's do on a full disk: the change is reverted and the save rejects. */
+  failDurable = false;
 
   get(id: string): SessionRecord | undefined {
     const r = this.records.get(id);
@@ -26,8 +31,16 @@ export class MemorySessionRepository implements SessionRepository {
   }
   async save(session: SessionRecord, durable = false): Promise<void> {
     const copy = structuredClone(session);
+    const before = this.records.get(copy.id);
     this.records.set(copy.id, copy);
     this.saves.push({ record: copy, durable });
+    if (!durable) return;
+    if (this.durableDelayMs > 0) await new Promise((r) => setTimeout(r, this.durableDelayMs));
+    if (this.failDurable) {
+      if (before) this.records.set(copy.id, before);
+      else this.records.delete(copy.id);
+      throw new DomainError('unavailable', 'storage is not writable: ENOSPC: no space left on device, write');
+    }
   }
 }
 

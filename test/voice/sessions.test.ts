@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';
-import { waitUntil } from '../support/wait.js';
+import { sleep, waitUntil } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
 
 const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
@@ -17,6 +17,7 @@ const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
 interface Setup {
   idleMs?: number;
   serverUrl?: string;
+  unsavedEndRetryMs?: number;
 }
 
 async function setup(t: TestContext, options: Setup = {}) {
@@ -41,6 +42,7 @@ async function setup(t: TestContext, options: Setup = {}) {
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener],
     logger,
+    ...(options.unsavedEndRetryMs ? { unsavedEndRetryMs: options.unsavedEndRetryMs } : {}),
   });
   t.after(() => service.shutdown());
   return { echo, repo, events, lines, devices, state, service };
@@ -219,6 +221,55 @@ test('one active session per device: a new start replaces the old one', async (t
   const loser = racing.find((r) => r.status === 'rejected');
   assert.ok(loser && isError('conflict', /ended before it started \(replaced\)/)(loser.reason));
   assert.equal(service.list().filter((s) => s.deviceId === 'dev-2').length, 1, 'concurrent starts leave one session');
+});
+
+test('a start replaced while it writes its Active record is not answered as started', async (t) => {
+  const { repo, service } = await setup(t);
+  // Each durable write takes a while, as on an SD card: a later start replaces a session whose start is
+  // still writing its Active record, which must then not be answered as started.
+  repo.durableDelayMs = 100;
+  const first = start(service, 'dev-2');
+  await waitUntil(() => repo.saves.some((s) => s.record.state === 'Active' && s.durable), 'the first start writing its Active record');
+  const [a, b] = await Promise.allSettled([first, start(service, 'dev-2')]);
+  assert.ok(a.status === 'rejected' && isError('conflict', /ended before it started \(replaced\)/)(a.reason), String(a.status === 'rejected' ? a.reason : 'answered as started'));
+  assert.equal(b.status, 'fulfilled');
+  assert.deepEqual(service.list().map((s) => s.id), [b.status === 'fulfilled' ? b.value.id : '']);
+
+  // Many, each a little after the other: whatever the interleaving, only the running one is answered.
+  repo.durableDelayMs = 30;
+  const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => sleep(i * 12).then(() => start(service, 'dev-2'))));
+  const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.id] : []));
+  const live = service.list().filter((s) => s.deviceId === 'dev-2');
+  assert.equal(live.length, 1, 'one session runs');
+  assert.deepEqual(started, [live[0]!.id], 'only the running session is answered');
+  for (const r of results) if (r.status === 'rejected') assert.ok(isError('conflict', /ended before it started/)(r.reason), String(r.reason));
+});
+
+test('a final record the store cannot write: the stop is refused with 503, the session shows as stopped, and the record is written when storage recovers', async (t) => {
+  const { repo, lines, service } = await setup(t, { unsavedEndRetryMs: 100 });
+  const record = await start(service);
+  repo.failDurable = true;
+  await assert.rejects(service.stop(record.id, 'stopped by request'), isError('unavailable', /is stopped, but its final record could not be written \(storage is not writable: ENOSPC/));
+  assert.equal(repo.records.get(record.id)?.state, 'Active', 'the store reverted the write it could not make');
+  const shown = service.get(record.id);
+  assert.deepEqual([shown?.state, shown?.endReason], ['Stopped', 'stopped by request'], 'the service shows what happened');
+  assert.throws(() => service.sendText(record.id, 'hello', 'text'), isError('conflict', /is not active \(Stopped\)/));
+  await assert.rejects(service.stop(record.id), isError('unavailable'), 'a repeated stop tries again, and says so');
+
+  // A new session for the device changes nothing about the old one.
+  repo.failDurable = false;
+  const next = await start(service);
+  repo.failDurable = true;
+  assert.equal(service.get(record.id)?.state, 'Stopped');
+  await sleep(350); // a few retries, all failing: said once in the log, not at each
+  assert.equal(lines.filter((l) => l.includes('still not written')).length, 1, lines.join('\n'));
+
+  repo.failDurable = false;
+  await waitUntil(() => repo.records.get(record.id)?.state === 'Stopped', 'the held record written by the retry', 3000);
+  assert.deepEqual(await service.stop(record.id), { ...shown });
+  assert.equal(repo.records.get(record.id)?.endReason, 'stopped by request');
+  assert.ok(lines.some((l) => l.includes('wrote 1 final session record(s) held since storage failed')));
+  assert.equal(service.get(next.id)?.state, 'Active');
 });
 
 test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended', async (t) => {
