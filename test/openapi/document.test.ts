@@ -163,6 +163,14 @@ describe('OpenAPI document of the running service', () => {
     // The HTTP layer's own answers to any body.
     assert.ok(register.responses['413'] && register.responses['415']);
     assert.deepEqual(Object.keys(doc.paths['/health'].get.responses), ['200', '503']);
+    // /health answers the status word alone to a client that prefers text/plain.
+    assert.deepEqual(doc.paths['/health'].get.responses['200'].content['text/plain'].schema, { type: 'string', enum: ['Healthy', 'Degraded'] });
+    assert.deepEqual(doc.paths['/health'].get.responses['503'].content['text/plain'].schema, { type: 'string', enum: ['Unhealthy'] });
+    // The answers of a full data directory, of voice switched off and of a reconnecting upstream link.
+    assert.match(doc.paths['/api/voice/stop'].post.responses['503'].description, /final record could not be written/);
+    assert.match(doc.paths['/api/voice/message'].post.responses['503'].description, /disabled.*reconnecting/);
+    // What the HTTP layer answers on any route, listed once in the description.
+    assert.match(doc.info.description, /414 for a request target over 8192 bytes and 431 for header fields\s+over 32768 bytes/);
   });
 
   test('security follows route.auth, and says which token', () => {

@@ -2,6 +2,7 @@
 // format, and the SignalR hub at /voice-hub, which is no HTTP operation and so is described here in
 // words; its events table is generated from the hub's event map, as the bridge that sends them uses it.
 import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../hub-events.js';
+import { MAX_HEADER_FIELDS_BYTES, MAX_REQUEST_TARGET_BYTES } from '../../http/framing.js';
 
 export interface DescriptionOptions {
   apiKeysEnabled: boolean;
@@ -40,7 +41,8 @@ export function apiDescription(opts: DescriptionOptions): string {
     'Core writes them; validation errors add `errors: {field: [messages]}`. The one exception is the API-key 401',
     '(plain text). Besides the codes listed per operation: 400 for a path that is not valid percent-encoding,',
     '404 for an unknown path, 405 (with `Allow`) for a wrong method, 413 for a body over `Server.MaxBodyBytes`,',
-    '415 for a body that is not JSON.',
+    `415 for a body that is not JSON, 414 for a request target over ${MAX_REQUEST_TARGET_BYTES} bytes and 431 for header fields`,
+    `over ${MAX_HEADER_FIELDS_BYTES} bytes in all (as problem bodies).`,
     '',
     ...hubDescription(opts.statefulReconnect),
   ].join('\n');

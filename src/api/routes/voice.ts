@@ -110,7 +110,11 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       tag: 'Voice',
       auth: { apiKey: true, bearer: 'voice' },
       body: 'StopSessionRequest',
-      responses: { 200: { description: 'Final session record', schema: ref('VoiceSession') }, ...voiceErrors },
+      responses: {
+        200: { description: 'Final session record', schema: ref('VoiceSession') },
+        ...voiceErrors,
+        503: { description: 'The session is stopped, but its final record could not be written (data directory full or read-only); the service shows the session as stopped and writes the record when storage recovers, and a stop repeated then answers 200', ...PROBLEM.any },
+      },
       handler: async ({ body, principal }) => {
         const { sessionId } = body as { sessionId: string };
         owned(sessionId, principal);
@@ -129,6 +133,7 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
         200: { description: 'The session after the message was sent', schema: ref('VoiceSession') },
         ...voiceErrors,
         409: { description: 'Session is not active', ...PROBLEM.any },
+        503: { description: "Voice features disabled, or the session's upstream link is reconnecting (the text was not sent; send it again once the link is back)", ...PROBLEM.any },
       },
       handler: ({ body, principal }) => {
         const m = body as { sessionId: string; text: string; messageType?: string };
