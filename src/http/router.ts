@@ -53,6 +53,8 @@ export interface ResponseDoc {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Other media types the same answer comes in, chosen by the request's `Accept`. */
+  alternatives?: Record<string, JsonSchema>;
 }
 
 export interface Route {

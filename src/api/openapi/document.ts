@@ -200,6 +200,7 @@ function responses(route: Route): Json {
     const type = doc.contentType ?? 'application/json';
     const schema = doc.schema ?? (type.startsWith('text/') ? { type: 'string' } : undefined);
     if (schema) content[type] = { schema };
+    for (const [other, otherSchema] of Object.entries(doc.alternatives ?? {})) content[other] = { schema: otherSchema };
     let description = doc.description;
     // The API-key check answers plain text, whatever else the route's 401 covers (as the interface requires).
     if (code === 401 && route.auth.apiKey) {

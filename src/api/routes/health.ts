@@ -5,11 +5,33 @@ import { httpStatusFor, runHealth } from '../../health/report.js';
 import type { Route } from '../../http/router.js';
 import { ref } from '../openapi/components.js';
 
+/**
+ * Whether `Accept` prefers `text/plain` to `application/json`, by quality (RFC 9110 12.5.1: each type
+ * takes the `q` of its most specific range, `*` ranges included). A tie, or an Accept naming neither,
+ * gets JSON, the answer without an Accept.
+ */
 function wantsText(accept: string | undefined): boolean {
   if (!accept) return false;
-  const types = accept.split(',').map((t) => t.split(';')[0]!.trim().toLowerCase());
-  return types.includes('text/plain') && !types.includes('application/json');
+  const ranges = accept.split(',').map((entry) => {
+    const [range = '', ...params] = entry.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const quality = q === undefined ? 1 : Number(q.slice(2));
+    return { range, quality: Number.isFinite(quality) ? Math.min(Math.max(quality, 0), 1) : 0 };
+  });
+  const qualityOf = (type: string): number => {
+    const [major] = type.split('/');
+    let best = { specificity: -1, quality: 0 };
+    for (const { range, quality } of ranges) {
+      const specificity = range === type ? 2 : range === `${major}/*` ? 1 : range === '*/*' ? 0 : -1;
+      if (specificity > best.specificity) best = { specificity, quality };
+    }
+    return best.quality;
+  };
+  return qualityOf('text/plain') > qualityOf('application/json');
 }
+
+/** The bare status word of the text answer, as ASP.NET Core's default health writer sends it. */
+const statusWord = (words: string[]) => ({ type: 'string', enum: words });
 
 export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
   return [
@@ -21,8 +43,8 @@ export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
       tag: 'Health',
       auth: {},
       responses: {
-        200: { description: 'Healthy or Degraded', schema: ref('HealthReport') },
-        503: { description: 'Unhealthy', schema: ref('HealthReport') },
+        200: { description: 'Healthy or Degraded (the report; with `Accept: text/plain` preferred, the status word alone)', schema: ref('HealthReport'), alternatives: { 'text/plain': statusWord(['Healthy', 'Degraded']) } },
+        503: { description: 'Unhealthy (the report; with `Accept: text/plain` preferred, the status word alone)', schema: ref('HealthReport'), alternatives: { 'text/plain': statusWord(['Unhealthy']) } },
       },
       handler: async ({ request }) => {
         const report = await runHealth(checks);
