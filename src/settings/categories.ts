@@ -44,10 +44,7 @@ export class ConfigCategories {
   get(category: string): Record<string, unknown> {
     const cached = this.cache.get(category);
     if (cached) return cached;
-    const keys = categoryKeys(this.known(category));
-    const stored = this.repo.get(category);
-    const out: Record<string, unknown> = {};
-    for (const [name, key] of keys) out[name] = this.value(key, name, stored);
+    const out = this.effective(this.known(category), this.repo.get(category));
     this.cache.set(category, out);
     return out;
   }
@@ -66,12 +63,24 @@ export class ConfigCategories {
 
   /** Merges `patch` (already validated against the category's write schema) into the stored values, durably. */
   async put(category: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    this.known(category);
-    await this.repo.put(category, { ...this.repo.get(category), ...patch });
-    this.cache.delete(category);
-    const values = this.get(category);
-    for (const listener of this.listeners) listener(category, values);
-    return values;
+    const name = this.known(category);
+    const stored = { ...this.repo.get(category), ...patch };
+    try {
+      await this.repo.put(category, stored);
+    } finally {
+      this.cache.delete(category);
+    }
+    // The listeners apply what is stored now (a later write may have landed while this one was written);
+    // the answer is this write's result, which the client can check its own values against.
+    const current = this.get(category);
+    for (const listener of this.listeners) listener(category, current);
+    return this.effective(name, stored);
+  }
+
+  private effective(category: CategoryName, stored: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, key] of categoryKeys(category)) out[name] = this.value(key, name, stored);
+    return out;
   }
 
   /** Effective values of a category in the program's form: time spans in milliseconds. */

@@ -145,6 +145,18 @@ describe('ConfigCategories over a real store', () => {
     assert.equal(again.voice().audioSampleRate, 48000);
   });
 
+  it('concurrent writes: each is answered with its own result, the last stored one is what listeners end with', async () => {
+    const categories = new ConfigCategories(loadConfig(), store.settings);
+    const seen: Record<string, unknown>[] = [];
+    categories.onChange((_, values) => seen.push(values));
+    const bodies = [8000, 12000, 16000, 24000, 48000].map((rate, i) => ({ audioSampleRate: rate, audioChannels: (i % 2) + 1 }));
+    const answers = await Promise.all(bodies.map((body) => categories.put('voice', body)));
+    answers.forEach((answer, i) => assert.deepEqual([answer.audioSampleRate, answer.audioChannels], [bodies[i]!.audioSampleRate, bodies[i]!.audioChannels]));
+    const last = bodies.at(-1)!;
+    assert.deepEqual([categories.get('voice').audioSampleRate, categories.get('voice').audioChannels], [last.audioSampleRate, last.audioChannels]);
+    assert.deepEqual(seen.at(-1), categories.get('voice'));
+  });
+
   it('an unknown category is not_found, for reads and writes alike', async () => {
     const categories = new ConfigCategories(loadConfig(), store.settings);
     assert.equal(categories.has('lights'), false);
