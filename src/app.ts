@@ -19,6 +19,7 @@ import { createDevices } from './wiring/devices.js';
 import { createEndpoints, listenAll } from './wiring/endpoints.js';
 import { createHealthChecks } from './wiring/health.js';
 import { createHttp } from './wiring/http.js';
+import type { InFlightRequests } from './http/in-flight.js';
 import { createHub } from './wiring/hub.js';
 import { createMqtt } from './wiring/mqtt.js';
 import { createStore } from './wiring/store.js';
@@ -51,11 +52,18 @@ export interface App {
 
 interface Parts {
   listeners: Listening[];
+  inFlight?: InFlightRequests;
   hub?: VoiceHubServer;
   sessions?: VoiceSessionService;
   mqtt?: ConfiguredMqttPublisher;
   store?: Store;
 }
+
+/**
+ * How long a shutdown waits for HTTP requests already running. Theirs is work of milliseconds (a durable
+ * write, a session's end); only a client trickling a body takes longer, and it is not waited for.
+ */
+const REQUEST_DRAIN_MS = 3000;
 
 export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   const { config } = loaded;
@@ -98,7 +106,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       sessions.addListener(hubSessionBridge(hub));
       sessions.paceBy(hubReceiversUnsent(hub));
       const checks = createHealthChecks(config, { store, categories, mqtt, voiceCa });
-      const { router, inject } = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
+      const { router, inject, inFlight } = createHttp(config, { endpoints, registry, sessions, categories, checks, verifyToken, logger, bundleDir: deps.bundleDir });
+      parts.inFlight = inFlight;
 
       await listenAll(config, native.uws, endpoints, tls, logger, parts.listeners);
       mqtt.start(categories.mqtt());
@@ -110,11 +119,14 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   }
 
   // Order matters: stop taking connections, end sessions (their members get SessionEnded on the hub
-  // connections still open, and their end records are written), close the hub, then flush.
+  // connections still open, and their end records are written; starts still connecting are answered),
+  // answer the HTTP requests still running, close the hub, then flush.
   function stop(): Promise<void> {
     stopping ??= (async () => {
       for (const listener of parts.listeners) listener.close();
       await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
+      const unanswered = await parts.inFlight?.drained(REQUEST_DRAIN_MS);
+      if (unanswered) logger.warn(`${unanswered} HTTP request(s) still unanswered after ${REQUEST_DRAIN_MS} ms: their connections close with the process`);
       parts.hub?.closeAll({ allowReconnect: true });
       await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));
       await parts.store?.close();

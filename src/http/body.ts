@@ -9,6 +9,8 @@ export interface ResponseState {
   done: boolean;
   /** Reading from the connection is paused until this response is written (see server.ts). */
   paused: boolean;
+  /** Called once when the response is written or the request aborted (in-flight.ts). */
+  finished?: () => void;
 }
 
 /**

@@ -23,6 +23,7 @@ import { readBody, type ResponseState } from './body.js';
 import { endBounded } from './bounded-end.js';
 import { headerLines } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
+import type { InFlightRequests } from './in-flight.js';
 
 function copyRequest(req: HttpRequest, secure: boolean): IncomingRequest {
   return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', lines: headerLines(req), secure };
@@ -65,6 +66,7 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
 function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, closeConnection = false): void {
   if (state.aborted || state.done) return;
   state.done = true;
+  state.finished?.();
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
     if (state.paused && !closeConnection) res.resume();
@@ -105,12 +107,13 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): Ht
 }
 
 /** `secure`: this is the TLS listener (hub URLs with `wss://`, no HTTPS redirect). */
-export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: boolean): void {
+export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: boolean, inFlight: InFlightRequests): void {
   app.any('/*', (res, req) => {
     const request = copyRequest(req, secure);
-    const state: ResponseState = { aborted: false, done: false, paused: false };
+    const state: ResponseState = { aborted: false, done: false, paused: false, finished: inFlight.begin() };
     res.onAborted(() => {
       state.aborted = true;
+      state.finished?.();
     });
     pipeline(request, uwsExchange(res, state, request.method === 'HEAD'));
   });

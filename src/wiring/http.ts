@@ -14,6 +14,7 @@ import { createInject, type Inject } from '../http/inject.js';
 import { httpPipeline } from '../http/pipeline.js';
 import { Router, type Route } from '../http/router.js';
 import { mountHttpApi } from '../http/server.js';
+import { InFlightRequests } from '../http/in-flight.js';
 import type { Logger } from '../log/logger.js';
 import type { ConfigCategories } from '../settings/categories.js';
 import { builtVersion } from '../version.js';
@@ -35,6 +36,8 @@ export interface HttpApi {
   readonly router: Router;
   /** Runs a request through the HTTP API in this process, as the listeners do, without a socket. */
   readonly inject: Inject;
+  /** Requests of the listeners not answered yet: a shutdown waits for them. */
+  readonly inFlight: InFlightRequests;
 }
 
 export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
@@ -71,6 +74,7 @@ export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
     gate: deps.endpoints.gate,
     cors: deps.endpoints.cors,
   });
-  for (const { app, secure } of deps.endpoints.apps) mountHttpApi(app, pipeline, secure);
-  return { router, inject: createInject(pipeline) };
+  const inFlight = new InFlightRequests();
+  for (const { app, secure } of deps.endpoints.apps) mountHttpApi(app, pipeline, secure, inFlight);
+  return { router, inject: createInject(pipeline), inFlight };
 }
