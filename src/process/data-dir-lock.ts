@@ -121,7 +121,7 @@ export function holderLiveness(holder: LockHolder): Liveness {
   const seen = procState(holder.pid);
   if (seen !== undefined) {
     if (EXITED_STATES.has(seen.state)) return 'gone';
-    return holder.start === undefined || holder.start === seen.start ? 'alive' : 'gone';
+    return holder.start === undefined || sameStart(holder.start, seen.start) ? 'alive' : 'gone';
   }
   try {
     process.kill(holder.pid, 0);
@@ -130,6 +130,22 @@ export function holderLiveness(holder: LockHolder): Liveness {
   }
   return holder.uid !== undefined && holder.uid === process.getuid?.() ? 'gone' : 'unverified';
 }
+
+/**
+ * Start times (clock ticks since boot) of one process, as its holder read its own and as we read it. Equal
+ * on a kernel; qemu-user, which runs the ARM builds on other machines, makes up the emulated process's
+ * /proc/self/stat and was seen one tick off the kernel's own value, which took a live holder for gone.
+ * A PID handed out again within a few ticks (tens of ms) would need the whole PID space to wrap meanwhile.
+ */
+function sameStart(recorded: string, seen: string | undefined): boolean {
+  if (seen === undefined) return false;
+  if (recorded === seen) return true;
+  const a = Number(recorded);
+  const b = Number(seen);
+  return Number.isSafeInteger(a) && Number.isSafeInteger(b) && Math.abs(a - b) <= START_TICKS_SLACK;
+}
+
+const START_TICKS_SLACK = 2;
 
 interface Seen {
   readonly text: string;
