@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROGRAM_ASSET, runtimeAssets, SQL_WASM, type RuntimeAsset } from './asset-manifest.mjs';
+import { errorText } from '../errors.js';
 import { assertPrivateDir, removeSuperseded, writePrivateFile } from './private-dir.js';
 
 /** Trailer at the very end of an executable with appended assets; see scripts/sea-payload.mjs. */
@@ -244,7 +245,14 @@ export function assetFile(name: string, bundleDir: string | undefined = BUNDLE_D
   if (loc.kind === 'embedded') {
     const entry = appendedEntry(name);
     if (!entry) throw new MissingAssetError(name, loc.where, loc.hint);
-    return unpackContentAddressed(cacheDir, path.basename(name), entry, () => requireAsset(name, bundleDir));
+    try {
+      return unpackContentAddressed(cacheDir, path.basename(name), entry, () => requireAsset(name, bundleDir));
+    } catch (e) {
+      // The folder is the likely cause (read-only, full, a file, another user's): say which and what to do.
+      const fsProblem = (e as NodeJS.ErrnoException).code !== undefined || errorText(e).startsWith(cacheDir);
+      if (!fsProblem) throw e;
+      throw new Error(`cannot unpack ${name} into the cache directory ${cacheDir} (${errorText(e)}): it must be a writable directory of this user that nobody else can write; set CACHE_DIRECTORY (systemd's CacheDirectory=) or TMPDIR to one`);
+    }
   }
   if (!loc.file || !existsSync(loc.file)) throw new MissingAssetError(name, loc.where, loc.hint);
   return loc.file;

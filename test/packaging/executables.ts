@@ -304,6 +304,18 @@ export function nativeTest(platform: Platform): void {
       assert.deepEqual(readdirSync(cache).length, 1, 'one addon, no temp files left behind');
     });
 
+    it('names the cache directory and what to do when the addon cannot be unpacked there', async () => {
+      const sb = sandbox(platform);
+      const notADir = path.join(sb.cwd, 'cache-file');
+      writeFileSync(notADir, 'a file, not a directory');
+      const res = await runExecutable(sb, ['--version'], { CACHE_DIRECTORY: notADir });
+      assert.match(
+        res.stdout,
+        new RegExp(`^uWebSockets\\.js NOT LOADED: .*cannot unpack native/${addonOf(platform)}\\.node into the cache directory ${notADir} \\(EEXIST: file already exists, mkdir '${notADir}'\\): it must be a writable directory of this user that nobody else can write; set CACHE_DIRECTORY \\(systemd's CacheDirectory=\\) or TMPDIR to one$`, 'm'),
+        res.stdout,
+      );
+    });
+
     it('keeps a registered device across a restart, and speaks MessagePack on the hub', async (t: TestContext) => {
       const sb = sandbox(platform);
       const first = await startExecutable(sb);
