@@ -100,7 +100,7 @@ export class DeviceRegistry {
         memoryUsage: null,
         cpuUsage: null,
         // A new generation, so tokens of an earlier device with this id stay dead.
-        tokenGeneration: this.deps.repo.generationOf(id) + 1,
+        tokenGeneration: this.deps.repo.lastGeneration() + 1,
       };
       const grant = await this.grant(device, settings.tokenExpiration);
       // The repository counts the device from the moment insert() starts; leaving it in `pending`

@@ -1,4 +1,4 @@
-// Devices and their token generations. Registration and deletion are durable; telemetry is kept as
+// Devices and the counter of their token generations. Registration and deletion are durable; telemetry is kept as
 // the latest value per device and written at the next flush (docs/operations.md, "Storage").
 import { DomainError } from '../errors.js';
 import type { StoreContext } from './context.js';
@@ -49,15 +49,16 @@ export class SqlDeviceRepository implements DeviceRepository {
     if (db.one('SELECT 1 AS x FROM devices WHERE id = ?', [device.id])) {
       throw new DomainError('conflict', `device '${device.id}' already exists`);
     }
-    const undoGeneration = db.captureRow('device_generations', 'id', device.id);
+    const lastBefore = this.lastGeneration();
     db.transaction(() => {
       db.run(`INSERT INTO devices (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deviceParams(device));
-      rememberGeneration(db, device.id, device.tokenGeneration);
+      db.run('UPDATE token_generation SET last = max(last, ?)', [device.tokenGeneration]);
     });
     this.rows.delete(device.id);
     await this.ctx.commit(() => {
       db.run('DELETE FROM devices WHERE id = ?', [device.id]);
-      undoGeneration();
+      // Back to where it was unless a later registration took it further meanwhile (it reverts itself).
+      db.run('UPDATE token_generation SET last = ? WHERE last = ?', [lastBefore, device.tokenGeneration]);
       this.rows.delete(device.id);
     });
   }
@@ -68,30 +69,20 @@ export class SqlDeviceRepository implements DeviceRepository {
     const row = db.one('SELECT token_generation FROM devices WHERE id = ?', [id]);
     if (!row) return false;
     const undoDevice = db.captureRow('devices', 'id', id);
-    const undoGeneration = db.captureRow('device_generations', 'id', id);
     // Telemetry queued for the deleted device must not land on a device later registered under its id.
     this.telemetry.delete(id);
-    db.transaction(() => {
-      db.run('DELETE FROM devices WHERE id = ?', [id]);
-      rememberGeneration(db, id, Number(row.token_generation));
-    });
+    db.run('DELETE FROM devices WHERE id = ?', [id]);
     this.rows.delete(id);
     await this.ctx.commit(() => {
-      undoGeneration();
       undoDevice();
       this.rows.delete(id);
     });
     return true;
   }
 
-  generationOf(id: string): number {
+  lastGeneration(): number {
     this.ctx.assertOpen();
-    const row = this.ctx.db.one(
-      `SELECT max(coalesce((SELECT generation FROM device_generations WHERE id = ?1), 0),
-                  coalesce((SELECT token_generation FROM devices WHERE id = ?1), 0)) AS g`,
-      [id],
-    );
-    return Number(row?.g ?? 0);
+    return Number(this.ctx.db.one('SELECT last FROM token_generation')?.last ?? 0);
   }
 
   updateTelemetry(id: string, telemetry: DeviceTelemetry): void {
@@ -136,13 +127,6 @@ export class SqlDeviceRepository implements DeviceRepository {
   }
 }
 
-function rememberGeneration(db: SqlDb, id: string, generation: number): void {
-  db.run(
-    `INSERT INTO device_generations (id, generation) VALUES (?, ?)
-     ON CONFLICT (id) DO UPDATE SET generation = max(generation, excluded.generation)`,
-    [id, generation],
-  );
-}
 
 function deviceParams(d: DeviceRecord): Param[] {
   return [

@@ -8,7 +8,7 @@ import { loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
-import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
+import { MIGRATIONS, assertOwnAtItsVersion, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
@@ -65,6 +65,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   try {
     for (const name of await removeStaleTempFiles(file)) logger.info(`removed ${name} left by an interrupted write`);
     const found = schemaVersion(db);
+    if (existed) assertOwnAtItsVersion(db, file);
     if (existed && found > 0 && found < MIGRATIONS.length) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
       const backup = `${file}.v${found}.bak`;

@@ -41,6 +41,18 @@ export const MIGRATIONS: readonly string[] = [
      category TEXT PRIMARY KEY,
      json TEXT NOT NULL
    );`,
+  // 2: one generation counter for all devices instead of a row per id ever seen. A deleted id kept its
+  // row for good (the table grew by one row per device id that came and went, and every write of the
+  // file with it); a new registration now takes the next generation of the counter, which is above any
+  // generation an earlier device under its id had, so that device's tokens still never match.
+  `CREATE TABLE token_generation (
+     last INTEGER NOT NULL
+   );
+   INSERT INTO token_generation (last) VALUES (max(
+     coalesce((SELECT max(generation) FROM device_generations), 0),
+     coalesce((SELECT max(token_generation) FROM devices), 0)
+   ));
+   DROP TABLE device_generations;`,
 ];
 
 export function schemaVersion(db: SqlDb): number {
@@ -79,6 +91,7 @@ let wanted: SchemaShape | undefined;
  * schema version, later with "no such table". Tables of its own beside ours are kept.
  */
 export function migrateExisting(db: SqlDb, file: string): number {
+  assertOwnAtItsVersion(db, file);
   let applied: number;
   try {
     applied = migrate(db, file);
@@ -87,11 +100,25 @@ export function migrateExisting(db: SqlDb, file: string): number {
     throw new StoreForeignError(file, errorText(e));
   }
   wanted ??= schemaShape(MIGRATIONS);
+  assertShape(db, file, wanted);
+  return applied;
+}
+
+/**
+ * Refuses a file that lacks what its schema version says it holds, before a migration (or a backup of
+ * it for one) reads it: a foreign file is named as such, not by the SQL error of the first migration
+ * step that needs one of our tables.
+ */
+export function assertOwnAtItsVersion(db: SqlDb, file: string): void {
+  const version = schemaVersion(db);
+  if (version > 0 && version < MIGRATIONS.length) assertShape(db, file, schemaShape(MIGRATIONS.slice(0, version)));
+}
+
+function assertShape(db: SqlDb, file: string, shape: SchemaShape): void {
   const found = tablesOf(db);
-  for (const [table, columns] of wanted) {
+  for (const [table, columns] of shape) {
     const have = found.get(table);
     if (!have) throw new StoreForeignError(file, `table ${table} is missing`);
     for (const column of columns) if (!have.has(column)) throw new StoreForeignError(file, `table ${table} has no column ${column}`);
   }
-  return applied;
 }

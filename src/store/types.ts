@@ -37,12 +37,16 @@ export interface DeviceRepository {
   /** Durable: on disk when the promise resolves. Rejects with a DomainError('conflict') if the id exists. */
   insert(device: DeviceRecord): Promise<void>;
   /**
-   * Durable. Removes the device; returns false when it did not exist. The device's token generation
-   * is remembered so a device re-registered under the same id does not revive old tokens.
+   * Durable. Removes the device; returns false when it did not exist. (Its tokens stay dead for a device
+   * registered again under the same id: see `lastGeneration`.)
    */
   delete(id: string): Promise<boolean>;
-  /** Highest generation ever issued for this id (survives deletion); 0 when never seen. */
-  generationOf(id: string): number;
+  /**
+   * The highest token generation any device has had (0 for none). A registration takes the next one:
+   * above every generation an earlier device under the same id had, so that device's tokens never match
+   * the new one, with nothing kept per deleted id.
+   */
+  lastGeneration(): number;
   /** Telemetry is coalesced in memory and written at the next flush (Storage.FlushInterval) or on close. */
   updateTelemetry(id: string, telemetry: DeviceTelemetry): void;
 }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreForeignError, StoreVersionError } from '../../src/store/database.js';
 import { openSettingsReadOnly } from '../../src/store/read-only.js';
 import { migrate, MIGRATIONS, schemaVersion } from '../../src/store/migrations.js';
-import { device, open, sha256 } from './helpers.js';
+import { device, open, sha256, tableRows } from './helpers.js';
 import { scratchDir } from '../support/tmp.js';
 
 async function storeWithDevices(dataDir: string, n: number): Promise<string> {
@@ -89,6 +89,29 @@ test('migrations upgrade an older file step by step and keep its data', async ()
     ]);
     assert.equal(migrate(db, file, next), 0);
     db.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+test('a schema version 1 file: its per-id generations become one counter, kept above all of them, and a backup', async () => {
+  const dir = await scratchDir();
+  try {
+    const engine = await loadSqlEngine();
+    const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
+    migrate(db, 'none.db', MIGRATIONS.slice(0, 1));
+    db.exec(`INSERT INTO devices VALUES ('live', 'n', 't', '[]', 'l', 'online', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL, NULL, NULL, NULL, 3);
+             INSERT INTO device_generations VALUES ('live', 3), ('deleted-long-ago', 9), ('deleted', 4);`);
+    const file = join(dir.path, 'voice-hub.db');
+    await writeFile(file, db.export());
+    db.close();
+
+    const store = await open(dir.path);
+    assert.equal(store.devices.lastGeneration(), 9, 'above every generation any id had');
+    assert.equal(store.devices.get('live')?.tokenGeneration, 3, 'the live device keeps its tokens');
+    await store.close();
+    assert.deepEqual(await readdir(dir.path), ['voice-hub.db', 'voice-hub.db.v1.bak']);
+    assert.deepEqual(await tableRows(file), { devices: 1, sessions: 0, settings: 0, token_generation: 1 });
   } finally {
     await dir.cleanup();
   }

@@ -5,7 +5,7 @@ import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, open } from './helpers.js';
+import { device, open, tableRows } from './helpers.js';
 import { scratchDir } from '../support/tmp.js';
 
 test('the database file is created on first start, in a data dir created with mode 0750', async () => {
@@ -73,26 +73,35 @@ test('inserting an existing id is a conflict and changes nothing', async () => {
   }
 });
 
-test('the token generation of a deleted device is remembered across reopen', async () => {
+test('the token generation counter only grows, survives deletion and reopen, and keeps nothing per deleted id', async () => {
   const dir = await scratchDir();
   try {
     let store = await open(dir.path);
-    assert.equal(store.devices.generationOf('dev-1'), 0);
+    assert.equal(store.devices.lastGeneration(), 0);
     await store.devices.insert(device('dev-1', { tokenGeneration: 4 }));
-    assert.equal(store.devices.generationOf('dev-1'), 4);
+    assert.equal(store.devices.lastGeneration(), 4);
     await store.devices.delete('dev-1');
     await store.close();
 
     store = await open(dir.path);
     assert.equal(store.devices.get('dev-1'), undefined);
-    assert.equal(store.devices.generationOf('dev-1'), 4);
-    // Re-registered at a higher generation; a lower one never lowers the remembered value.
+    assert.equal(store.devices.lastGeneration(), 4);
     await store.devices.insert(device('dev-1', { tokenGeneration: 5 }));
-    assert.equal(store.devices.generationOf('dev-1'), 5);
+    assert.equal(store.devices.lastGeneration(), 5);
     await store.devices.delete('dev-1');
-    await store.devices.insert(device('dev-1', { tokenGeneration: 1 }));
-    assert.equal(store.devices.generationOf('dev-1'), 5);
+    // A lower one (never handed out by the registry) does not lower it.
+    await store.devices.insert(device('dev-2', { tokenGeneration: 1 }));
+    assert.equal(store.devices.lastGeneration(), 5);
+
+    // Devices that come and go under new ids leave nothing behind: the file does not grow with them.
+    for (let i = 0; i < 300; i++) {
+      await store.devices.insert(device(`churn-${i}`, { tokenGeneration: store.devices.lastGeneration() + 1 }));
+      await store.devices.delete(`churn-${i}`);
+    }
+    assert.equal(store.devices.lastGeneration(), 305);
     await store.close();
+    const tables = await tableRows(join(dir.path, 'voice-hub.db'));
+    assert.deepEqual(tables, { devices: 1, sessions: 0, settings: 0, token_generation: 1 });
   } finally {
     await dir.cleanup();
   }

@@ -4,6 +4,7 @@ import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
+import { loadSqlEngine, openDatabaseFile } from '../../src/store/database.js';
 import { scratchDir } from '../support/tmp.js';
 import type { DeviceRecord, SessionRecord } from '../../src/store/types.js';
 
@@ -27,6 +28,17 @@ export async function onDisk<T>(dataDir: string, read: (store: OpenedStore) => T
     }
   } finally {
     await copy.cleanup();
+  }
+}
+
+/** Rows per table of a database file, read with SQLite itself (no migration runs). */
+export async function tableRows(file: string): Promise<Record<string, number>> {
+  const { db } = await openDatabaseFile(await loadSqlEngine(), file);
+  try {
+    const tables = db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    return Object.fromEntries(tables.map((t) => [String(t.name), Number(db.one(`SELECT count(*) AS n FROM "${String(t.name)}"`)?.n)]));
+  } finally {
+    db.close();
   }
 }
 
