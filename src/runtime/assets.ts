@@ -123,8 +123,21 @@ function mappedProgram(): string | undefined {
   return undefined;
 }
 
-/** True inside a single executable; node:sea says so from Node 20.12 on, and armv7's 20.11 always has a payload. */
+/**
+ * Set by the single executable's main script (sea-main.ts) before anything else: it and the program it
+ * runs each bundle a copy of this module, and both read this one global flag. node:sea says the same
+ * from Node 20.12 on, but armv7's runtime is 20.11: without the flag a cut-off payload was reported as
+ * a missing program, and a start through an explicit dynamic loader failed.
+ */
+const SINGLE_EXECUTABLE = Symbol.for('voice-hub.single-executable');
+
+export function markSingleExecutable(): void {
+  (globalThis as Record<symbol, unknown>)[SINGLE_EXECUTABLE] = true;
+}
+
+/** True inside a single executable. */
 function runsAsSingleExecutable(): boolean {
+  if ((globalThis as Record<symbol, unknown>)[SINGLE_EXECUTABLE] === true) return true;
   try {
     return (createRequire(import.meta.url)('node:sea') as typeof import('node:sea')).isSea();
   } catch {

@@ -7,9 +7,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
 import { withPriority } from '../log/logger.js';
-import { embeddedProgram, nativeCacheDir } from './assets.js';
+import { embeddedProgram, markSingleExecutable, nativeCacheDir } from './assets.js';
 import { ProgramCodeCache } from './code-cache.js';
 
+markSingleExecutable();
 const filename = process.execPath;
 let program: string;
 try {

@@ -283,6 +283,21 @@ export function aloneTest(platform: Platform): void {
       assert.equal(await svc.stop(), 0, svc.output());
       assert.deepEqual(readdirSync(path.dirname(sb.exe)), ['voice-hub'], 'nothing was written beside the executable');
     });
+
+    it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {
+      const sb = sandbox(platform);
+      const bytes = readFileSync(sb.exe);
+      writeFileSync(sb.exe, bytes.subarray(0, bytes.length - 24)); // the payload's trailer
+      // The program and the addon it needs, lying beside the executable as dist/ holds them: not to be used.
+      const beside = path.dirname(sb.exe);
+      copyFileSync(BUNDLE, path.join(beside, 'voice-hub.cjs'));
+      mkdirSync(path.join(beside, 'native'));
+      copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(beside, 'native', addonOf(platform) + '.node'));
+      const res = await runExecutable(sb, ['--port', '0', '--data-dir', sb.dataDir]);
+      assert.equal(res.code, 1, res.stderr);
+      // The executable's loader (src/runtime/sea-main.ts) finds the program itself among the assets.
+      assert.equal(res.stderr, `start-up failed: ${sb.exe} carries no assets: the payload the build appends after the program is missing (was the file stripped or cut short?)\n`);
+    });
   });
 }
 
@@ -376,20 +391,6 @@ export function nativeTest(platform: Platform): void {
       }
     });
 
-    it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {
-      const sb = sandbox(platform);
-      const bytes = readFileSync(sb.exe);
-      writeFileSync(sb.exe, bytes.subarray(0, bytes.length - 24)); // the payload's trailer
-      // The program and the addon it needs, lying beside the executable as dist/ holds them: not to be used.
-      const beside = path.dirname(sb.exe);
-      copyFileSync(BUNDLE, path.join(beside, 'voice-hub.cjs'));
-      mkdirSync(path.join(beside, 'native'));
-      copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(beside, 'native', addonOf(platform) + '.node'));
-      const res = await runExecutable(sb, ['--port', '0', '--data-dir', sb.dataDir]);
-      assert.equal(res.code, 1, res.stderr);
-      // The executable's loader (src/runtime/sea-main.ts) finds the program itself among the assets.
-      assert.equal(res.stderr, `start-up failed: ${sb.exe} carries no assets: the payload the build appends after the program is missing (was the file stripped or cut short?)\n`);
-    });
   });
 }
 
