@@ -92,12 +92,26 @@ const logLevel = (def: string | undefined, description: string): Leaf<'string'> 
   description,
   'x-expected': `must be one of ${LOG_LEVELS.join(', ')} (any case)`,
 });
+/**
+ * What MQTT forbids in its UTF-8 strings (topic names, user name, client id), or lets the receiver close
+ * the connection for (MQTT 3.1.1 section 1.5.3, 5.0 section 1.5.4): U+0000 and unpaired surrogates must
+ * not appear; the other control characters (U+0001 to U+001F, U+007F to U+009F) and Unicode
+ * non-characters should not, and mosquitto closes the connection for each of them (a tab included). A
+ * setting with one would have every connection refused, logged only as "connection closed". The body of
+ * a character class, for patterns with the `u` flag (ajv's).
+ */
+export const NOT_IN_MQTT_TEXT = '\\p{Cc}\\p{Cs}\\p{Noncharacter_Code_Point}';
+const mqttText = (description: string): Leaf<'string'> =>
+  str('', description, {
+    pattern: `^[^${NOT_IN_MQTT_TEXT}]*$`,
+    'x-expected': 'must be a string without control characters (U+0000 to U+001F, U+007F to U+009F) or Unicode non-characters, which MQTT does not allow',
+  });
 const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
   str(def, description, {
     minLength: 1,
     // Wildcards and a leading or trailing slash would make every topic under it wrong.
-    pattern: '^[^#+/\\u0000](?:[^#+\\u0000]*[^#+/\\u0000])?$',
-    'x-expected': 'must be a non-empty MQTT topic prefix without +, # or a leading or trailing /',
+    pattern: `^[^#+/${NOT_IN_MQTT_TEXT}](?:[^#+${NOT_IN_MQTT_TEXT}]*[^#+/${NOT_IN_MQTT_TEXT}])?$`,
+    'x-expected': 'must be a non-empty MQTT topic prefix without +, #, a leading or trailing /, control characters or Unicode non-characters',
   });
 
 export const CONFIG_SCHEMA = {
@@ -176,7 +190,7 @@ export const CONFIG_SCHEMA = {
       properties: {
         BrokerAddress: str('localhost', 'MQTT broker host name or address; an empty address in the configuration switches MQTT off.'),
         Port: int(1883, 1, 65_535, 'MQTT broker port.'),
-        Username: str('', 'MQTT user name; empty for none.'),
+        Username: mqttText('MQTT user name; empty for none.'),
         Password: secret('MQTT password; empty for none.'),
         TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes: `<prefix>/status`, `<prefix>/hub/state`, `<prefix>/devices/<deviceId>/state`, `<prefix>/sessions/<sessionId>/event`. Hubs sharing a broker need different prefixes to keep their status and state apart (their client ids and Home Assistant entities differ anyway).'),
         HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs: the hub as a device (version, active sessions, devices online, upstream) and battery, temperature, memory, CPU and status of each device.'),

@@ -32,13 +32,21 @@ export { createDatabaseCheck, type DatabaseCheckOptions, type DatabaseStatusSour
 
 /** What the MQTT check needs of the publisher (src/mqtt/publisher.ts fits). */
 export interface MqttStatusSource {
-  state(): { connected: boolean; lastError?: string; broker?: string };
+  state(): {
+    connected: boolean;
+    lastError?: string;
+    broker?: string;
+    /** While connected: the oldest message the broker has not acknowledged has waited longer than `limitMs`. */
+    stalled?: { unacknowledged: number; limitMs: number };
+  };
   stats?(): { published: number; dropped: number; queued: number };
 }
 
 /**
- * Connected is Healthy; not connected is Degraded, not Unhealthy: devices and voice sessions work
- * without the broker, only the smart-home view of them lags, so a missing broker is Degraded, not Unhealthy.
+ * Connected is Healthy, unless the broker has left a message unacknowledged for too long (it then
+ * delivers nothing while the connection looks fine); not connected is Degraded, not Unhealthy: devices
+ * and voice sessions work without the broker, only the smart-home view of them lags, so a missing or
+ * stuck broker is Degraded, not Unhealthy.
  */
 export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
   const tags = ['mqtt'];
@@ -48,6 +56,16 @@ export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
     if (state.broker !== undefined) data.broker = state.broker;
     if (publisher.stats) Object.assign(data, publisher.stats());
     const where = state.broker ?? 'the MQTT broker';
+    if (state.connected && state.stalled) {
+      const { unacknowledged, limitMs } = state.stalled;
+      const which = unacknowledged === 1 ? 'the message' : `the oldest of the ${unacknowledged} messages`;
+      return {
+        status: 'Degraded',
+        description: `connected to ${where}, but ${which} it has not acknowledged was sent more than ${limitMs / 1000} s ago`,
+        data,
+        tags,
+      };
+    }
     if (state.connected) return { status: 'Healthy', description: `connected to ${where}`, data, tags };
     return { status: 'Degraded', description: state.lastError ?? `not connected to ${where}`, data, tags };
   };

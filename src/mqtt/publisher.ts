@@ -3,8 +3,11 @@
 // (an HTTP request or a hub message). While disconnected, session events and the clearing of deleted
 // devices wait in a bounded queue, and the retained state of the hub and its devices is owed (backlog.ts).
 import os from 'node:os';
+import { NOT_IN_MQTT_TEXT } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
+import { AcknowledgementWatch, UNACKNOWLEDGED_LIMIT_MS } from './acknowledgements.js';
+import { AtMostEvery } from './at-most-every.js';
 import { stripEnds } from '../trim.js';
 import { RetainedBacklog, type Owed } from './backlog.js';
 import { BrokerConnection } from './client.js';
@@ -48,10 +51,27 @@ export interface MqttPublisherOptions {
   /** MQTT keepalive; the broker declares us gone (and sends the last will) after 1.5 times this. Default 30. */
   keepaliveSeconds?: number;
   /**
-   * Most session events and clearing messages of deleted devices held while disconnected. Default 1000.
-   * The hub's and the known devices' retained state is owed apart from it and never dropped.
+   * Most session events held while disconnected (the oldest dropped first). Default 1000. The clearing
+   * of deleted devices' retained topics waits beside them, one message per topic, never pushed out by
+   * events (see `retainedQueueLimit`); the hub's and the known devices' retained state is owed apart
+   * from both and never dropped.
    */
   queueLimit?: number;
+  /**
+   * Most distinct retained topics (the clearing of deleted devices) held while disconnected. Default:
+   * those of the most devices the hub has known at once, and of RETAINED_QUEUE_MIN_DEVICES at least.
+   */
+  retainedQueueLimit?: number;
+  /**
+   * After Home Assistant's birth message everything is re-sent at once; another one within this many
+   * milliseconds waits for its end, and all that arrive meanwhile are one re-send. Default 10,000.
+   */
+  homeAssistantResendIntervalMs?: number;
+  /**
+   * Health is Degraded while the oldest QoS 1 message not yet acknowledged by the connected broker
+   * has waited longer than this many milliseconds. Default 30,000.
+   */
+  unacknowledgedLimitMs?: number;
   /** Reconnect back-off: first delay and ceiling. Defaults 1 s and 30 s. */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -63,6 +83,11 @@ export interface MqttState {
   lastError?: string;
   /** `host:port` of the broker, for messages such as "not connected to localhost:1883". */
   broker: string;
+  /**
+   * Present while connected and the oldest message the broker has not acknowledged has waited longer
+   * than `limitMs`: how many wait for their acknowledgement.
+   */
+  stalled?: { unacknowledged: number; limitMs: number };
 }
 
 export interface MqttStats {
@@ -79,6 +104,28 @@ export interface MqttStats {
 const CLOSE_TIMEOUT_MS = 2000;
 /** Messages handed to mqtt.js and not yet acknowledged, at most (see `send`). */
 const MAX_IN_FLIGHT = 100;
+/** Topics a device has retained messages on, all cleared when it is deleted: its state and a config per sensor. */
+const TOPICS_PER_DEVICE = 1 + SENSOR_OBJECTS.length;
+/**
+ * The clearing of deleted devices' topics waits in the queue, one message per topic, however many
+ * events push through it. What bounds it is what can exist: the topics of the most devices the hub has
+ * had at once (all of them can be deleted while the broker is away), and never fewer than those of
+ * 10,000 devices (60,000 topics; a thousand times the shipped DeviceManagement.MaxDevices), for devices
+ * registered and deleted in turn during one outage and stale configs the connect-time scan clears. A
+ * waiting topic costs about 250 bytes: 15 MiB at that floor.
+ */
+const RETAINED_QUEUE_MIN_DEVICES = 10_000;
+/**
+ * Home Assistant sends its birth message (`online`) once when it starts, and any client of the broker
+ * can send it as often as it likes: each one re-sends every config and state (six messages a device),
+ * so a flood of them was a flood of publishes. One re-send per 10 s bounds that to a tenth of the
+ * fleet's messages a second, and costs a Home Assistant that restarts twice within 10 s nothing but a
+ * wait: the second birth is answered at the end of the window. Home Assistant itself takes longer than
+ * that to restart.
+ */
+const HOME_ASSISTANT_RESEND_INTERVAL_MS = 10_000;
+/** A character MQTT does not allow in its strings, or lets a broker refuse (config/schema.ts). */
+const NOT_MQTT_TEXT = new RegExp(`[${NOT_IN_MQTT_TEXT}]`, 'u');
 
 export class MqttPublisher {
   private readonly names: TopicNames;
@@ -94,10 +141,15 @@ export class MqttPublisher {
    */
   private readonly skippedLog: ThrottledLog;
   private readonly clearingLog: ThrottledLog;
+  private readonly retainedDropLog: ThrottledLog;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
   /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
   private knownNodes: Set<string> | undefined;
+  /** The most devices known at once: the queue holds the clearing of that many (RETAINED_QUEUE_MIN_DEVICES). */
+  private mostKnown = 0;
+  /** Re-sends for Home Assistant's birth message, one per interval however many arrive. */
+  private readonly homeAssistantResend: AtMostEvery;
   /** The hub's latest state, re-sent with the devices'. */
   private hubState: HubState | undefined;
   private readonly broker: string;
@@ -106,6 +158,8 @@ export class MqttPublisher {
   private lastError: string | undefined;
   private published = 0;
   private inFlight = 0;
+  /** Messages of the current connection the broker has not acknowledged. */
+  private readonly acknowledgements: AcknowledgementWatch;
   /** Counts connections, so acknowledgements from an earlier one do not free slots of the current one. */
   private generation = 0;
   private refused = 0;
@@ -125,7 +179,20 @@ export class MqttPublisher {
       (count, seconds) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s`);
     this.clearingLog = new ThrottledLog(options.logger, 20, 60_000, () => performance.now(),
       (count, seconds) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s`);
-    this.queue = new OutgoingQueue(options.queueLimit ?? 1000);
+    this.retainedDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
+      (count, seconds) => `${count} more retained MQTT topics dropped from the full queue in the last ${seconds} s; their retained messages stay at the broker`);
+    this.queue = new OutgoingQueue(options.queueLimit ?? 1000, () => this.retainedQueueLimit());
+    this.homeAssistantResend = new AtMostEvery(options.homeAssistantResendIntervalMs ?? HOME_ASSISTANT_RESEND_INTERVAL_MS, () => this.resendForHomeAssistant());
+    this.acknowledgements = new AcknowledgementWatch(options.unacknowledgedLimitMs ?? UNACKNOWLEDGED_LIMIT_MS, {
+      stalled: (unacknowledged) =>
+        this.log.warn(
+          `MQTT broker ${this.broker} has not acknowledged a message for more than ${this.acknowledgements.limitMs / 1000} s ` +
+            `(${unacknowledged} unacknowledged, ${this.stats().queued} waiting behind them) although the connection is open; ` +
+            `/health says Degraded until it does`,
+        ),
+      resumed: () => this.log.info(`MQTT broker ${this.broker} acknowledges messages again`),
+      abandoned: () => this.log.info(`MQTT broker ${this.broker}: the connection that left messages unacknowledged has closed`),
+    });
     this.backlog = new RetainedBacklog(
       (item) => this.resolve(item),
       (item) => (item.kind === 'deviceDiscovery' ? SENSOR_OBJECTS.length : item.kind === 'hubDiscovery' ? HUB_SENSOR_OBJECTS.length : 1),
@@ -160,6 +227,13 @@ export class MqttPublisher {
   /** Starts connecting in the background. Publishing before that (or while the broker is down) queues. */
   start(): void {
     if (this.closing) return;
+    const refused = this.unsendableSetting();
+    if (refused !== undefined) {
+      // A value stored before the configuration refused it: the broker would close every connection.
+      this.lastError = refused;
+      this.log.error(`not connecting to MQTT broker ${this.broker}: ${refused}`);
+      return;
+    }
     // The client id in the log: a broker's own log names clients by it, e.g. when it closes one for another.
     this.log.info(`connecting to MQTT broker ${this.broker} as ${this.clientId}`);
     this.connection.start();
@@ -167,9 +241,9 @@ export class MqttPublisher {
 
   state(): MqttState {
     const connected = this.connection.connected;
-    return connected || this.lastError === undefined
-      ? { connected, broker: this.broker }
-      : { connected, lastError: this.lastError, broker: this.broker };
+    if (!connected) return this.lastError === undefined ? { connected, broker: this.broker } : { connected, lastError: this.lastError, broker: this.broker };
+    const stalled = this.acknowledgements.stall();
+    return stalled ? { connected, broker: this.broker, stalled } : { connected, broker: this.broker };
   }
 
   stats(): MqttStats {
@@ -189,6 +263,7 @@ export class MqttPublisher {
       const before = this.known.get(snapshot.id);
       this.known.set(snapshot.id, snapshot);
       if (before === undefined) this.knownNodes = undefined;
+      this.mostKnown = Math.max(this.mostKnown, this.known.size);
       // A device deleted and registered again before its clearing messages went out: they must not follow its new state.
       if (before === undefined) for (const topic of retainedTopicsOf(this.names, snapshot.id)) this.queue.discardRetained(topic);
       if (this.options.homeAssistantDiscovery && discoveryChanged(before, snapshot)) this.backlog.owe({ kind: 'deviceDiscovery', id: snapshot.id });
@@ -234,6 +309,8 @@ export class MqttPublisher {
 
   /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages are abandoned. */
   close(): Promise<void> {
+    this.homeAssistantResend.close();
+    this.acknowledgements.close();
     this.closing ??= (async () => {
       const offline = { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true };
       await this.connection.end(offline, CLOSE_TIMEOUT_MS);
@@ -249,6 +326,7 @@ export class MqttPublisher {
     // Messages in flight on the old connection are mqtt.js' to resend; they no longer hold our slots.
     this.generation++;
     this.inFlight = 0;
+    this.acknowledgements.reset();
     if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
     // This hub's own node only (it carries the instance id): the broker answers with what an earlier run
     // left there, all of it stale once discovery is switched off.
@@ -295,6 +373,7 @@ export class MqttPublisher {
     if (text !== this.lastError) this.log.warn(`MQTT broker ${this.broker} unavailable: ${text}; retrying`);
     else this.log.debug(`MQTT reconnect to ${this.broker} failed: ${text}`);
     this.lastError = text;
+    this.acknowledgements.reset();
   }
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
@@ -306,6 +385,13 @@ export class MqttPublisher {
     if (!this.options.homeAssistantDiscovery) return;
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
+    const wait = this.homeAssistantResend.request();
+    if (wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${Math.ceil(wait / 1000)} s`);
+  }
+
+  /** Everything again for Home Assistant's birth message (at most once per HOME_ASSISTANT_RESEND_INTERVAL_MS). */
+  private resendForHomeAssistant(): void {
+    if (this.closing) return;
     this.log.debug(`Home Assistant came online; re-sending discovery for the hub and ${this.known.size} device(s)`);
     this.oweAll();
     this.pump();
@@ -356,8 +442,19 @@ export class MqttPublisher {
    */
   private send(message: OutgoingMessage): void {
     if (this.closing) return;
-    this.queue.push(message);
+    const dropped = this.queue.push(message);
+    if (dropped) {
+      this.retainedDropLog.warn(
+        `MQTT queue full: ${this.retainedQueueLimit()} retained topics already wait for broker ${this.broker}; ` +
+          `dropped the oldest, ${dropped.topic}, whose retained message stays at the broker`,
+      );
+    }
     this.pump();
+  }
+
+  /** Distinct retained topics the queue holds at most (RETAINED_QUEUE_MIN_DEVICES). */
+  private retainedQueueLimit(): number {
+    return this.options.retainedQueueLimit ?? TOPICS_PER_DEVICE * Math.max(RETAINED_QUEUE_MIN_DEVICES, this.mostKnown);
   }
 
   /** Moves queued and owed messages to the broker, taking turns, while it is connected and keeping up. */
@@ -373,8 +470,12 @@ export class MqttPublisher {
   private transmit(message: OutgoingMessage): void {
     const generation = this.generation;
     this.inFlight++;
+    const acknowledged = this.acknowledgements.sent();
     this.connection.publish(message, (error) => {
-      if (generation === this.generation) this.inFlight--;
+      if (generation === this.generation) {
+        this.inFlight--;
+        acknowledged();
+      }
       if (error === undefined) this.published++;
       else if (!this.closing) {
         this.refused++;
@@ -382,6 +483,22 @@ export class MqttPublisher {
       }
       this.pump();
     });
+  }
+
+  /** Why the settings cannot make a connection the broker accepts (a character MQTT does not allow), if they cannot. */
+  private unsendableSetting(): string | undefined {
+    const settings: Array<[string, string, string]> = [
+      ['Mqtt.Username', this.options.username, 'a user name'],
+      ['Mqtt.TopicPrefix', this.names.topicPrefix, 'a topic'],
+      ['Mqtt.DiscoveryPrefix', this.names.discoveryPrefix, 'a topic'],
+    ];
+    for (const [key, value, what] of settings) {
+      const found = NOT_MQTT_TEXT.exec(value);
+      if (!found) continue;
+      const code = found[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      return `${key} holds U+${code}, which MQTT does not allow in ${what} (the broker would refuse every connection): set it without control characters or Unicode non-characters`;
+    }
+    return undefined;
   }
 
   private guard(what: string, work: () => void): void {

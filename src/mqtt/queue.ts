@@ -1,5 +1,6 @@
-// The bounded outgoing queue that holds messages while the broker is unreachable (a down
-// broker never slows or fails a request, the queue is bounded). Pure, no I/O.
+// The bounded outgoing queue that holds messages while the broker is unreachable (a down broker never
+// slows or fails a request, the queue is bounded). Pure, no I/O.
+import { Fifo } from '../fifo.js';
 
 export interface OutgoingMessage {
   topic: string;
@@ -7,74 +8,89 @@ export interface OutgoingMessage {
   retain: boolean;
 }
 
+interface Entry {
+  message: OutgoingMessage;
+  /** Publish order across both kinds. */
+  seq: number;
+}
+
 /**
- * Messages in publish order, at most `capacity` of them.
- * - A retained message replaces any queued retained message on the same topic (only the latest
- *   retained state matters to a subscriber) and takes its place at the end of the order.
- * - When full, the oldest non-retained message is dropped; if every queued message is retained, the
- *   oldest retained one goes. Each drop is counted.
+ * Messages in publish order, in two parts with bounds of their own:
+ * - Events (not retained) are news: at most `capacity` of them; when full, the oldest is dropped.
+ * - Retained messages are state (the clearing of a deleted device's topics): only the latest per topic
+ *   matters, so one replaces any queued on the same topic and takes its place at the end of the order.
+ *   No number of events ever pushes one out: they are bounded apart, at `retainedCapacity` distinct
+ *   topics, past which the oldest goes (and `push` returns it, for the caller to report).
+ * Each drop is counted.
  */
 export class OutgoingQueue {
-  /** Keys in publish order: `r:<topic>` for retained, `t:<n>` for transient messages. */
-  private readonly order = new Map<string, OutgoingMessage>();
-  /** Keys of queued transient messages, oldest first, so dropping one is cheap. */
-  private transient: string[] = [];
+  /** Queued retained messages by topic, oldest first. */
+  private readonly retained = new Map<string, Entry>();
+  /** Queued events, oldest first. */
+  private readonly events = new Fifo<Entry>();
   private seq = 0;
   private droppedCount = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(
+    readonly capacity: number,
+    /** Distinct retained topics held at most; read at each push, so it may grow with what the caller knows. */
+    private readonly retainedCapacity: () => number = () => Infinity,
+  ) {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('queue capacity must be a positive integer');
   }
 
   get size(): number {
-    return this.order.size;
+    return this.retained.size + this.events.length;
+  }
+
+  /** Distinct retained topics queued. */
+  get retainedSize(): number {
+    return this.retained.size;
   }
 
   get dropped(): number {
     return this.droppedCount;
   }
 
-  push(message: OutgoingMessage): void {
-    if (message.retain) {
-      const key = 'r:' + message.topic;
-      // Delete first so the replacement moves to the end: the newest state is sent last.
-      this.order.delete(key);
-      this.order.set(key, message);
-    } else {
-      const key = 't:' + this.seq++;
-      this.order.set(key, message);
-      this.transient.push(key);
+  /** Queues `message`; returns the retained message dropped to make room for it, if one was. */
+  push(message: OutgoingMessage): OutgoingMessage | undefined {
+    const entry = { message, seq: this.seq++ };
+    if (!message.retain) {
+      this.events.push(entry);
+      if (this.events.length > this.capacity) {
+        this.events.shift();
+        this.droppedCount++;
+      }
+      return undefined;
     }
-    while (this.order.size > this.capacity) this.dropOne();
+    // Delete first so the replacement moves to the end: the newest state is sent last.
+    const replaced = this.retained.delete(message.topic);
+    this.retained.set(message.topic, entry);
+    if (replaced || this.retained.size <= Math.max(1, this.retainedCapacity())) return undefined;
+    const oldest = this.retained.entries().next().value!;
+    this.retained.delete(oldest[0]);
+    this.droppedCount++;
+    return oldest[1].message;
   }
 
   /** The oldest queued message, removed from the queue. */
   shift(): OutgoingMessage | undefined {
-    const first = this.order.entries().next();
-    if (first.done) return undefined;
-    const [key, message] = first.value;
-    this.order.delete(key);
-    if (!message.retain) this.transient.shift(); // transient keys are in the same order as in `order`
-    return message;
+    const event = this.events.at(0);
+    const retained = this.retained.values().next().value;
+    if (retained === undefined || (event !== undefined && event.seq < retained.seq)) return this.events.shift()?.message;
+    this.retained.delete(retained.message.topic);
+    return retained.message;
   }
 
   /** Removes a queued retained message that is about to be superseded (not counted as dropped). */
   discardRetained(topic: string): void {
-    this.order.delete('r:' + topic);
+    this.retained.delete(topic);
   }
 
   /** Everything queued, in publish order; the queue is empty afterwards. */
   drain(): OutgoingMessage[] {
-    const all = [...this.order.values()];
-    this.order.clear();
-    this.transient = [];
+    const all: OutgoingMessage[] = [];
+    for (let m = this.shift(); m !== undefined; m = this.shift()) all.push(m);
     return all;
-  }
-
-  private dropOne(): void {
-    const key = this.transient.shift() ?? this.order.keys().next().value;
-    if (key === undefined) return;
-    this.order.delete(key);
-    this.droppedCount++;
   }
 }

@@ -3,13 +3,16 @@ import { createHash } from 'node:crypto';
 
 /**
  * One topic level made from a device or session id. MQTT forbids `+` and `#` in topic names
- * [MQTT-4.7.1-1], `/` would split the id into several levels, and U+0000 is forbidden [MQTT-4.7.3-2].
- * We percent-encode those (and `%` itself, and other control characters) as `%XX` of their UTF-8
- * bytes, as URLs do: ordinary ids stay readable (`kitchen-01` -> `kitchen-01`), `a/b` becomes `a%2Fb`,
- * and the mapping is one-to-one, so two different ids can never share a topic.
+ * [MQTT-4.7.1-1], `/` would split the id into several levels, and U+0000 is forbidden [MQTT-4.7.3-2];
+ * the other control characters (C0 and C1) and Unicode non-characters a broker may refuse, and
+ * mosquitto closes the connection for one in any topic (one device id with U+0085 did that to every
+ * connection, each of which published everything again). We percent-encode all of those (and `%`
+ * itself) as `%XX` of their UTF-8 bytes, as URLs do: ordinary ids stay readable (`kitchen-01` ->
+ * `kitchen-01`), `a/b` becomes `a%2Fb`, and the mapping is one-to-one, so two different ids can never
+ * share a topic. (Unpaired surrogates never get here: every transport refuses them, src/well-formed.ts.)
  */
 export function topicLevel(id: string): string {
-  return id.replace(/[%+#/\u0000-\u001f\u007f]/g, (ch) =>
+  return id.replace(/[%+#/\p{Cc}\p{Noncharacter_Code_Point}]/gu, (ch) =>
     Array.from(Buffer.from(ch, 'utf8'), (b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join(''),
   );
 }

@@ -1,4 +1,5 @@
-// The bounded outgoing queue: coalescing of retained state, dropping of the oldest events.
+// The bounded outgoing queue: coalescing of retained state, dropping of the oldest events, each bounded
+// apart (test/mqtt/deleted-while-down.test.ts has more of the retained side).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OutgoingQueue } from '../../src/mqtt/queue.js';
@@ -26,28 +27,30 @@ describe('OutgoingQueue', () => {
     assert.equal(q.dropped, 0, 'coalescing is not dropping');
   });
 
-  it('never keeps more than its capacity and drops the oldest events first', () => {
+  it('never keeps more than its capacity of events and drops the oldest first; retained messages do not count', () => {
     const q = new OutgoingQueue(3);
     q.push(r('state', '1'));
     for (let i = 0; i < 5; i++) q.push(t('event', String(i)));
-    assert.equal(q.size, 3);
-    assert.equal(q.dropped, 3);
-    assert.deepEqual(q.drain(), [r('state', '1'), t('event', '3'), t('event', '4')]);
+    assert.equal(q.size, 4);
+    assert.equal(q.dropped, 2);
+    assert.deepEqual(q.drain(), [r('state', '1'), t('event', '2'), t('event', '3'), t('event', '4')]);
   });
 
-  it('drops the oldest retained message when nothing else is left', () => {
-    const q = new OutgoingQueue(2);
+  it('keeps retained messages past its capacity of events: they are bounded by their own limit', () => {
+    const q = new OutgoingQueue(2, () => 3);
     for (const topic of ['a', 'b', 'c']) q.push(r(topic, '1'));
-    assert.deepEqual(q.drain().map((m) => m.topic), ['b', 'c']);
+    assert.equal(q.dropped, 0);
+    q.push(r('d', '1'));
+    assert.deepEqual(q.drain().map((m) => m.topic), ['b', 'c', 'd']);
     assert.equal(q.dropped, 1);
   });
 
   it('stays bounded under 100,000 pushes', () => {
     const q = new OutgoingQueue(1000);
     for (let i = 0; i < 100_000; i++) q.push(i % 2 ? t('e', String(i)) : r(`s/${(i / 2) % 50}`, String(i)));
-    assert.equal(q.size, 1000);
-    // 50 retained topics coalesce; of the 50,000 events the newest 950 fill the rest.
-    assert.equal(q.dropped, 50_000 - 950);
+    // 50 retained topics coalesce; of the 50,000 events the newest 1,000 are kept.
+    assert.equal(q.size, 1050);
+    assert.equal(q.dropped, 50_000 - 1000);
     const kept = q.drain();
     assert.equal(kept.filter((m) => m.retain).length, 50);
     assert.equal(kept.at(-1)!.payload, '99999');

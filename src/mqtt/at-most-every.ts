@@ -1,0 +1,39 @@
+// Work that a request from outside sets off, done at most once per interval: the first request at once,
+// any within the interval after it once at its end, together. What it bounds is what a flood of
+// requests can cost, not whether a request is answered.
+
+export class AtMostEvery {
+  private last = -Infinity;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly intervalMs: number, private readonly work: () => void) {}
+
+  /** Runs the work now, or once at the end of the current interval; returns the wait in ms (0: now). */
+  request(): number {
+    if (this.closed) return 0;
+    const wait = this.last + this.intervalMs - performance.now();
+    if (this.timer !== undefined) return Math.max(wait, 0);
+    if (wait <= 0) {
+      this.run();
+      return 0;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.run();
+    }, wait);
+    this.timer.unref();
+    return wait;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+  }
+
+  private run(): void {
+    if (this.closed) return;
+    this.last = performance.now();
+    this.work();
+  }
+}

@@ -1,0 +1,75 @@
+// Home Assistant's birth message (`online` on `<discovery>/status`) makes the hub send every config and
+// state again; any client of the broker can publish it as often as it likes. At most one re-send per
+// interval: the first at once, all that arrive within the interval together at its end. Real mosquitto.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import mqtt from 'mqtt';
+import { startMosquitto } from '../support/mosquitto.js';
+import { sleep, waitUntil } from '../support/wait.js';
+import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+
+describe("Home Assistant's birth message, sent too often", () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  after(async () => {
+    for (const c of cleanup.reverse()) await c();
+  });
+
+  it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more', async () => {
+    const b = await startMosquitto();
+    cleanup.push(() => b.stop());
+    const INTERVAL = 2000;
+    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: INTERVAL });
+    const pub = await connectedPublisher(options);
+    cleanup.push(() => pub.close());
+    pub.syncDevices([device('a'), device('b'), device('c')]);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the devices to be delivered');
+    // A re-send: the hub's 4 configs, and each device's 5 configs and its state.
+    const RESEND = 4 + 3 * 6;
+    const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/sensor/#`, `${options.topicPrefix}/devices/#`]);
+    cleanup.push(() => ha.end());
+    await ha.barrier(`${options.topicPrefix}/devices/barrier`);
+    const live = () => ha.messages.filter((m) => !m.retain && !m.topic.endsWith('/barrier')).length;
+
+    const flooder = await mqtt.connectAsync({ host: '127.0.0.1', port: b.port, reconnectPeriod: 0 });
+    cleanup.push(() => flooder.endAsync(true));
+    const before = pub.stats().published;
+    const resent = () => pub.stats().published - before;
+    for (let i = 0; i < 500; i++) flooder.publish(`${options.discoveryPrefix}/status`, 'online', { qos: 0 });
+    await waitUntil(() => resent() >= RESEND, 'the first re-send');
+    const first = performance.now();
+    await sleep(INTERVAL / 4);
+    assert.equal(resent(), RESEND, 'one re-send within the interval');
+
+    await waitUntil(() => resent() > RESEND, 'the re-send at the end of the interval', INTERVAL * 3);
+    const second = performance.now();
+    await waitUntil(() => resent() >= 2 * RESEND, 'the second re-send to complete');
+    assert.ok(second - first >= INTERVAL - 100, `the second re-send came ${Math.round(second - first)} ms after the first`);
+    await sleep(INTERVAL + 500);
+    assert.equal(resent(), 2 * RESEND, 'the 498 others were part of the second');
+    await waitUntil(() => live() >= 2 * RESEND, 'Home Assistant to get both');
+    assert.equal(live(), 2 * RESEND);
+    assert.equal(pub.stats().dropped, 0);
+  });
+
+  it('a birth message after a quiet interval is answered at once', async () => {
+    const b = await startMosquitto();
+    cleanup.push(() => b.stop());
+    const INTERVAL = 500;
+    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: INTERVAL });
+    const pub = await connectedPublisher(options);
+    cleanup.push(() => pub.close());
+    pub.syncDevices([device('a')]);
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the device to be delivered');
+    const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/#`]);
+    cleanup.push(() => ha.end());
+    const before = pub.stats().published;
+    for (let round = 1; round <= 2; round++) {
+      const sent = performance.now();
+      await ha.publish(`${options.discoveryPrefix}/status`, 'online');
+      await waitUntil(() => pub.stats().published - before >= round * (4 + 6), `re-send ${round}`);
+      assert.ok(performance.now() - sent < INTERVAL, `re-send ${round} came at once`);
+      await sleep(INTERVAL + 100);
+    }
+    assert.equal(pub.stats().published - before, 2 * (4 + 6));
+  });
+});

@@ -1,0 +1,90 @@
+// A broker that keeps the connection open and acknowledges nothing delivers nothing: health must not say
+// Healthy "connected" then. The mqtt check is Degraded once the oldest QoS 1 message the broker has not
+// acknowledged has waited longer than the limit (30 s as shipped; shortened here), and the hub logs
+// it once when it starts and once when it ends. A real mosquitto, stopped with SIGSTOP (its socket
+// stays open, nothing is answered; the keepalive is long enough not to notice during the test).
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { createMqttCheck } from '../../src/health/checks.js';
+import { createLogger } from '../../src/log/logger.js';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { sleep, waitUntil } from '../support/wait.js';
+import { publisherOptions } from './helpers.js';
+
+describe('a connected broker that acknowledges nothing', () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  after(async () => {
+    for (const c of cleanup.reverse()) await c();
+  });
+
+  const LIMIT = 400;
+  const setUp = async (): Promise<{ b: Mosquitto; pub: MqttPublisher; lines: string[]; where: string }> => {
+    const b = await startMosquitto();
+    cleanup.push(() => b.stop());
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const pub = new MqttPublisher(publisherOptions(b.port, { logger, keepaliveSeconds: 60, unacknowledgedLimitMs: LIMIT }));
+    cleanup.push(() => pub.close());
+    pub.start();
+    await waitUntil(() => pub.state().connected && pub.stats().queued === 0 && pub.stats().inFlight === 0, 'online and the hub\'s configs to be delivered');
+    lines.length = 0;
+    return { b, pub, lines, where: `127.0.0.1:${b.port}` };
+  };
+
+  it('is Degraded once the oldest unacknowledged message waited longer than the limit, Healthy again once acknowledgements flow', async () => {
+    const { b, pub, lines, where } = await setUp();
+    const check = createMqttCheck(pub);
+    assert.deepEqual(await check(), {
+      status: 'Healthy', description: `connected to ${where}`, data: { broker: where, published: 5, dropped: 0, queued: 0, inFlight: 0 }, tags: ['mqtt'],
+    });
+
+    b.pause();
+    for (let i = 0; i < 3; i++) pub.publishSessionEvent('s1', { n: i });
+    const sent = performance.now();
+    assert.equal((await check()).status, 'Healthy', 'within the limit');
+    await waitUntil(async () => (await check()).status === 'Degraded', 'the check to say Degraded', 5000);
+    assert.ok(performance.now() - sent >= LIMIT, 'not before the limit');
+    assert.deepEqual(await check(), {
+      status: 'Degraded',
+      description: `connected to ${where}, but the oldest of the 3 messages it has not acknowledged was sent more than 0.4 s ago`,
+      data: { broker: where, published: 5, dropped: 0, queued: 0, inFlight: 3 },
+      tags: ['mqtt'],
+    });
+    assert.deepEqual(pub.state(), { connected: true, broker: where, stalled: { unacknowledged: 3, limitMs: LIMIT } });
+    await waitUntil(() => lines.length > 0, 'the log line');
+    await sleep(3 * LIMIT);
+    const stalled = `warn: Mqtt: MQTT broker ${where} has not acknowledged a message for more than 0.4 s (3 unacknowledged, 0 waiting behind them) ` +
+      'although the connection is open; /health says Degraded until it does';
+    assert.deepEqual(lines, [stalled], 'logged once');
+
+    b.resume();
+    await waitUntil(() => pub.stats().inFlight === 0, 'the acknowledgements');
+    assert.deepEqual(await check(), {
+      status: 'Healthy', description: `connected to ${where}`, data: { broker: where, published: 8, dropped: 0, queued: 0, inFlight: 0 }, tags: ['mqtt'],
+    });
+    assert.deepEqual(lines, [stalled, `info: Mqtt: MQTT broker ${where} acknowledges messages again`]);
+  });
+
+  it('the one message left unacknowledged, then the connection closed: logged as ended, Degraded for the connection', async () => {
+    const { b, pub, lines, where } = await setUp();
+    const check = createMqttCheck(pub);
+    b.pause();
+    pub.publishSessionEvent('s1', { n: 1 });
+    await waitUntil(async () => (await check()).status === 'Degraded', 'the check to say Degraded', 5000);
+    assert.equal((await check()).description, `connected to ${where}, but the message it has not acknowledged was sent more than 0.4 s ago`);
+    await b.stop();
+    await waitUntil(() => !pub.state().connected, 'the connection to close');
+    // How the broker's end shows (a reset or a close) is the socket's to say.
+    const unavailable = lines.find((l) => l.includes(' unavailable: '));
+    assert.match(unavailable ?? '', new RegExp(`^warn: Mqtt: MQTT broker ${where} unavailable: (connection closed|read ECONNRESET); retrying$`));
+    assert.deepEqual(lines.slice(0, 3), [
+      `warn: Mqtt: MQTT broker ${where} has not acknowledged a message for more than 0.4 s (1 unacknowledged, 0 waiting behind them) ` +
+        'although the connection is open; /health says Degraded until it does',
+      unavailable,
+      `info: Mqtt: MQTT broker ${where}: the connection that left messages unacknowledged has closed`,
+    ]);
+    assert.equal((await check()).status, 'Degraded');
+    assert.equal(pub.state().stalled, undefined);
+  });
+});
