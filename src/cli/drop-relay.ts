@@ -16,6 +16,8 @@ export interface DropRelay {
   readonly port: number;
   /** Cuts every relayed connection now; for `outageMs` (default 0) new connections wait. */
   dropAll(outageMs?: number): void;
+  /** Ends an outage now: the connections that waited are joined to the service. */
+  resume(): void;
   /** Connections cut by `dropAll` so far. */
   readonly dropped: number;
   /** Cuts everything and stops listening. Idempotent. */
@@ -94,6 +96,11 @@ export async function startDropRelay(options: DropRelayOptions): Promise<DropRel
       } else {
         endOutage();
       }
+    },
+    resume() {
+      if (closed || !outageTimer) return;
+      clearTimeout(outageTimer);
+      endOutage();
     },
     close() {
       if (!closed) {

@@ -3,14 +3,15 @@
 // without being buffered (an HTTP 413).
 import type { HttpResponse } from 'uWebSockets.js';
 import { DomainError } from '../errors.js';
+import type { InFlightRequests } from './in-flight.js';
 
 export interface ResponseState {
   aborted: boolean;
   done: boolean;
   /** Reading from the connection is paused until this response is written (see server.ts). */
   paused: boolean;
-  /** Called once when the response is written or the request aborted (in-flight.ts). */
-  finished?: () => void;
+  /** Counts the request until its response is written or it is aborted (in-flight.ts). */
+  readonly inFlight?: InFlightRequests;
 }
 
 /**

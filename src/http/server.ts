@@ -66,7 +66,7 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
 function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, closeConnection = false): void {
   if (state.aborted || state.done) return;
   state.done = true;
-  state.finished?.();
+  state.inFlight?.end();
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
     if (state.paused && !closeConnection) res.resume();
@@ -110,10 +110,12 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): Ht
 export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: boolean, inFlight: InFlightRequests): void {
   app.any('/*', (res, req) => {
     const request = copyRequest(req, secure);
-    const state: ResponseState = { aborted: false, done: false, paused: false, finished: inFlight.begin() };
+    inFlight.begin();
+    const state: ResponseState = { aborted: false, done: false, paused: false, inFlight };
     res.onAborted(() => {
+      // A response already written (a large one still draining) was counted out then.
+      if (!state.done) inFlight.end();
       state.aborted = true;
-      state.finished?.();
     });
     pipeline(request, uwsExchange(res, state, request.method === 'HEAD'));
   });

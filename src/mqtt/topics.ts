@@ -1,5 +1,9 @@
 // Topic names of the MQTT publisher (docs/protocol.md, "MQTT"). Pure functions, table-tested.
 import { createHash } from 'node:crypto';
+import { NOT_IN_MQTT_TEXT } from '../config/schema.js';
+
+/** What `topicLevel` percent-encodes: what MQTT refuses in its strings (config/schema.ts) and the topic syntax. */
+const ENCODED_IN_TOPICS = new RegExp(`[%+#/${NOT_IN_MQTT_TEXT}]`, 'gu');
 
 /**
  * One topic level made from a device or session id. MQTT forbids `+` and `#` in topic names
@@ -12,7 +16,7 @@ import { createHash } from 'node:crypto';
  * share a topic. (Unpaired surrogates never get here: every transport refuses them, src/well-formed.ts.)
  */
 export function topicLevel(id: string): string {
-  return id.replace(/[%+#/\p{Cc}\p{Noncharacter_Code_Point}]/gu, (ch) =>
+  return id.replace(ENCODED_IN_TOPICS, (ch) =>
     Array.from(Buffer.from(ch, 'utf8'), (b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join(''),
   );
 }

@@ -1,8 +1,8 @@
-// Devices and the counter of their token generations. Registration and deletion are durable; telemetry is kept as
-// the latest value per device and written at the next flush (docs/operations.md, "Storage").
+// Devices and the counter of their token generations. Registration and deletion are durable; telemetry is
+// kept as the latest value per device and written at the next flush (docs/operations.md, "Storage").
 import { DomainError } from '../errors.js';
 import type { StoreContext } from './context.js';
-import type { Param, Row, SqlDb } from './database.js';
+import type { Param, Row } from './database.js';
 import type { DeviceRecord, DeviceRepository, DeviceTelemetry } from './types.js';
 
 const COLUMNS = `id, name, type, capabilities, location, status, registered_at, last_seen,
@@ -66,8 +66,7 @@ export class SqlDeviceRepository implements DeviceRepository {
   async delete(id: string): Promise<boolean> {
     this.ctx.assertWritable();
     const { db } = this.ctx;
-    const row = db.one('SELECT token_generation FROM devices WHERE id = ?', [id]);
-    if (!row) return false;
+    if (!db.one('SELECT 1 AS x FROM devices WHERE id = ?', [id])) return false;
     const undoDevice = db.captureRow('devices', 'id', id);
     // Telemetry queued for the deleted device must not land on a device later registered under its id.
     this.telemetry.delete(id);
@@ -126,7 +125,6 @@ export class SqlDeviceRepository implements DeviceRepository {
     return t ? { ...device, ...t } : { ...device };
   }
 }
-
 
 function deviceParams(d: DeviceRecord): Param[] {
   return [

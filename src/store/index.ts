@@ -8,7 +8,7 @@ import { loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
-import { MIGRATIONS, assertOwnAtItsVersion, migrate, migrateExisting, schemaVersion } from './migrations.js';
+import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
@@ -65,8 +65,11 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   try {
     for (const name of await removeStaleTempFiles(file)) logger.info(`removed ${name} left by an interrupted write`);
     const found = schemaVersion(db);
-    if (existed) assertOwnAtItsVersion(db, file);
-    if (existed && found > 0 && found < MIGRATIONS.length) {
+    // A new database gets the page size before its first table; an existing one is rebuilt once.
+    if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
+    // Migrated in memory: the file on disk is still the old one (and a foreign file was refused untouched).
+    const applied = existed ? migrateExisting(db, file) : migrate(db, file);
+    if (existed && found > 0 && applied > 0) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
       const backup = `${file}.v${found}.bak`;
       await copyFile(file, backup).catch(async (e: unknown) => {
@@ -76,9 +79,6 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
       });
       logger.info(`upgrading ${file} from schema version ${found} to ${MIGRATIONS.length}; previous file kept as ${backup}`);
     }
-    // A new database gets the page size before its first table; an existing one is rebuilt once.
-    if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
-    const applied = existed ? migrateExisting(db, file) : migrate(db, file);
     const resized = pageSize(db) !== PAGE_SIZE;
     if (resized) {
       logger.info(`rewriting ${file} with ${PAGE_SIZE}-byte pages (smaller writes)`);

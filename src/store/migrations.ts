@@ -109,7 +109,7 @@ export function migrateExisting(db: SqlDb, file: string): number {
  * it for one) reads it: a foreign file is named as such, not by the SQL error of the first migration
  * step that needs one of our tables.
  */
-export function assertOwnAtItsVersion(db: SqlDb, file: string): void {
+function assertOwnAtItsVersion(db: SqlDb, file: string): void {
   const version = schemaVersion(db);
   if (version > 0 && version < MIGRATIONS.length) assertShape(db, file, schemaShape(MIGRATIONS.slice(0, version)));
 }

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call, type HttpResult } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
 import { startService, type TestService } from '../support/service.js';
 import { mountTmpfs, tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
@@ -143,11 +144,11 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
 
   it('full: a stop ends the session and says its final record is not on disk; the session answers as stopped', async () => {
     const stopped = await call(service.url, 'POST', '/api/voice/stop', { token: session.token, body: { sessionId: session.id } });
-    assert.equal(stopped.status, 503, stopped.text);
-    assert.equal(stopped.json.detail, `session '${session.id}' is stopped, but its final record could not be written (storage is not writable: ENOSPC: no space left on device, write); it is written when storage recovers`);
+    assertProblem(answered(stopped), 503, {
+      detail: `session '${session.id}' is stopped, but its final record could not be written (storage is not writable: ENOSPC: no space left on device, write); it is written when storage recovers`,
+    });
     const message = await call(service.url, 'POST', '/api/voice/message', { token: session.token, body: { sessionId: session.id, text: 'hello' } });
-    assert.equal(message.status, 409, message.text);
-    assert.equal(message.json.detail, `session '${session.id}' is not active (Stopped)`);
+    assertProblem(answered(message), 409, { detail: `session '${session.id}' is not active (Stopped)` });
   });
 
   it('recovered: once space is back, the write /health retries succeeds, then writes work and it stays Healthy', async () => {

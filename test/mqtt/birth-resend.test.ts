@@ -14,15 +14,21 @@ describe("Home Assistant's birth message, sent too often", () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more', async () => {
+  /** A broker, and a publisher re-sending at most every `intervalMs` that has delivered these devices. */
+  const deliveredTo = async (intervalMs: number, ids: string[]) => {
     const b = await startMosquitto();
     cleanup.push(() => b.stop());
-    const INTERVAL = 2000;
-    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: INTERVAL });
+    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: intervalMs });
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
-    pub.syncDevices([device('a'), device('b'), device('c')]);
+    pub.syncDevices(ids.map((id) => device(id)));
     await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the devices to be delivered');
+    return { b, options, pub };
+  };
+
+  it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more', async () => {
+    const INTERVAL = 2000;
+    const { b, options, pub } = await deliveredTo(INTERVAL, ['a', 'b', 'c']);
     // A re-send: the hub's 4 configs, and each device's 5 configs and its state.
     const RESEND = 4 + 3 * 6;
     const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/sensor/#`, `${options.topicPrefix}/devices/#`]);
@@ -52,14 +58,8 @@ describe("Home Assistant's birth message, sent too often", () => {
   });
 
   it('a birth message after a quiet interval is answered at once', async () => {
-    const b = await startMosquitto();
-    cleanup.push(() => b.stop());
     const INTERVAL = 500;
-    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: INTERVAL });
-    const pub = await connectedPublisher(options);
-    cleanup.push(() => pub.close());
-    pub.syncDevices([device('a')]);
-    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the device to be delivered');
+    const { b, options, pub } = await deliveredTo(INTERVAL, ['a']);
     const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/#`]);
     cleanup.push(() => ha.end());
     const before = pub.stats().published;

@@ -5,100 +5,13 @@
 // by them. The broker stays up (and keeps its retained messages) behind a TCP relay the test cuts.
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { startDropRelay } from '../../src/cli/drop-relay.js';
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
-import { OutgoingQueue } from '../../src/mqtt/queue.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
 import { device, publisherOptions, Subscriber } from './helpers.js';
-
-/** A loopback relay to `port` that can be cut (open connections closed, new ones refused) and restored. */
-class Relay {
-  private readonly sockets = new Set<net.Socket>();
-  private up = true;
-  private constructor(
-    private readonly server: net.Server,
-    readonly port: number,
-  ) {}
-
-  static async to(target: number): Promise<Relay> {
-    let relay: Relay | undefined;
-    const server = net.createServer((client) => {
-      if (!relay!.up) {
-        client.destroy();
-        return;
-      }
-      const upstream = net.connect(target, '127.0.0.1');
-      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-        relay!.sockets.add(a);
-        a.on('error', () => b.destroy());
-        a.on('close', () => {
-          relay!.sockets.delete(a);
-          b.destroy();
-        });
-        a.pipe(b);
-      }
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    relay = new Relay(server, (server.address() as net.AddressInfo).port);
-    return relay;
-  }
-
-  cut(): void {
-    this.up = false;
-    for (const s of this.sockets) s.destroy();
-  }
-
-  restore(): void {
-    this.up = true;
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
-
-const r = (topic: string, payload = '') => ({ topic, payload, retain: true });
-const t = (topic: string, payload: string) => ({ topic, payload, retain: false });
-
-describe('OutgoingQueue: retained messages and events bounded apart', () => {
-  it('a full queue of events never pushes out a retained message', () => {
-    const q = new OutgoingQueue(3);
-    for (let i = 0; i < 10; i++) q.push(r(`clear/${i}`));
-    for (let i = 0; i < 100; i++) q.push(t('event', String(i)));
-    assert.equal(q.size, 13);
-    assert.equal(q.retainedSize, 10);
-    assert.equal(q.dropped, 97, 'the 97 oldest events');
-    assert.deepEqual(q.drain(), [...Array.from({ length: 10 }, (_, i) => r(`clear/${i}`)), t('event', '97'), t('event', '98'), t('event', '99')]);
-  });
-
-  it('retained messages past the queue\'s event limit are all kept, one per topic, latest wins, in publish order', () => {
-    const q = new OutgoingQueue(2);
-    q.push(r('a', '1'));
-    q.push(t('e', '1'));
-    q.push(r('b', '1'));
-    q.push(r('c', '1'));
-    q.push(r('a', '2'));
-    q.push(t('e', '2'));
-    assert.deepEqual(q.drain(), [t('e', '1'), r('b', '1'), r('c', '1'), r('a', '2'), t('e', '2')]);
-    assert.equal(q.dropped, 0);
-  });
-
-  it('past its own limit of distinct topics the oldest retained message goes, returned for the caller to report', () => {
-    let limit = 2;
-    const q = new OutgoingQueue(5, () => limit);
-    assert.equal(q.push(r('a')), undefined);
-    assert.equal(q.push(r('b')), undefined);
-    assert.equal(q.push(r('b', 'again')), undefined, 'the same topic replaces, whatever the limit');
-    assert.deepEqual(q.push(r('c')), r('a'));
-    limit = 3; // read at each push: it may grow with what the caller knows
-    assert.equal(q.push(r('d')), undefined);
-    assert.equal(q.dropped, 1);
-    assert.deepEqual(q.drain(), [r('b', 'again'), r('c'), r('d')]);
-  });
-});
 
 describe('devices deleted while the broker is unreachable', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -120,13 +33,14 @@ describe('devices deleted while the broker is unreachable', () => {
   it('all their retained topics are cleared once it is back, whatever the events did to the queue', async () => {
     const b = await startMosquitto();
     cleanup.push(() => b.stop());
-    const relay = await Relay.to(b.port);
+    const relay = await startDropRelay({ host: '127.0.0.1', port: b.port });
     cleanup.push(() => relay.close());
     // 40 devices are 240 retained topics to clear, twelve times the queue's 20 messages, and 300 events
     // push through it meanwhile.
     const DEVICES = 40;
     const QUEUE = 20;
     const EVENTS = 300;
+    const OUTAGE_MS = 60_000;
     const options = publisherOptions(relay.port, { queueLimit: QUEUE });
     const pub = new MqttPublisher(options);
     cleanup.push(() => pub.close());
@@ -141,14 +55,14 @@ describe('devices deleted while the broker is unreachable', () => {
     const events = await Subscriber.connect(b.port, [`${options.topicPrefix}/sessions/#`]);
     cleanup.push(() => events.end());
 
-    relay.cut();
+    relay.dropAll(OUTAGE_MS); // connections meanwhile wait, no byte forwarded, until resume()
     await waitUntil(() => !pub.state().connected, 'the publisher to lose the broker');
     const publishedBefore = pub.stats().published;
     for (const d of fleet) pub.removeDevice(d.id);
     for (let i = 0; i < EVENTS; i++) pub.publishSessionEvent('s1', { n: i });
     const whileDown = pub.stats();
 
-    relay.restore();
+    relay.resume();
     await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
     await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'the queue to be delivered');
     assert.deepEqual(await retained(b, `${states}/#`, `${states}/barrier`), [`${states}/stays/state`]);

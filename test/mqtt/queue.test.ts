@@ -1,10 +1,10 @@
 // The bounded outgoing queue: coalescing of retained state, dropping of the oldest events, each bounded
-// apart (test/mqtt/deleted-while-down.test.ts has more of the retained side).
+// apart (test/mqtt/deleted-while-down.test.ts runs the retained side against a broker).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { OutgoingQueue } from '../../src/mqtt/queue.js';
 
-const r = (topic: string, payload: string) => ({ topic, payload, retain: true });
+const r = (topic: string, payload = '') => ({ topic, payload, retain: true });
 const t = (topic: string, payload: string) => ({ topic, payload, retain: false });
 
 describe('OutgoingQueue', () => {
@@ -36,15 +36,6 @@ describe('OutgoingQueue', () => {
     assert.deepEqual(q.drain(), [r('state', '1'), t('event', '2'), t('event', '3'), t('event', '4')]);
   });
 
-  it('keeps retained messages past its capacity of events: they are bounded by their own limit', () => {
-    const q = new OutgoingQueue(2, () => 3);
-    for (const topic of ['a', 'b', 'c']) q.push(r(topic, '1'));
-    assert.equal(q.dropped, 0);
-    q.push(r('d', '1'));
-    assert.deepEqual(q.drain().map((m) => m.topic), ['b', 'c', 'd']);
-    assert.equal(q.dropped, 1);
-  });
-
   it('stays bounded under 100,000 pushes', () => {
     const q = new OutgoingQueue(1000);
     for (let i = 0; i < 100_000; i++) q.push(i % 2 ? t('e', String(i)) : r(`s/${(i / 2) % 50}`, String(i)));
@@ -74,5 +65,42 @@ describe('OutgoingQueue', () => {
 
   it('refuses a capacity below one', () => {
     assert.throws(() => new OutgoingQueue(0), RangeError);
+  });
+});
+
+describe('OutgoingQueue: retained messages and events bounded apart', () => {
+  it('a full queue of events never pushes out a retained message', () => {
+    const q = new OutgoingQueue(3);
+    for (let i = 0; i < 10; i++) q.push(r(`clear/${i}`));
+    for (let i = 0; i < 100; i++) q.push(t('event', String(i)));
+    assert.equal(q.size, 13);
+    assert.equal(q.retainedSize, 10);
+    assert.equal(q.dropped, 97, 'the 97 oldest events');
+    assert.deepEqual(q.drain(), [...Array.from({ length: 10 }, (_, i) => r(`clear/${i}`)), t('event', '97'), t('event', '98'), t('event', '99')]);
+  });
+
+  it('retained messages past the queue\'s event limit are all kept, one per topic, latest wins, in publish order', () => {
+    const q = new OutgoingQueue(2);
+    q.push(r('a', '1'));
+    q.push(t('e', '1'));
+    q.push(r('b', '1'));
+    q.push(r('c', '1'));
+    q.push(r('a', '2'));
+    q.push(t('e', '2'));
+    assert.deepEqual(q.drain(), [t('e', '1'), r('b', '1'), r('c', '1'), r('a', '2'), t('e', '2')]);
+    assert.equal(q.dropped, 0);
+  });
+
+  it('past its own limit of distinct topics the oldest retained message goes, returned for the caller to report', () => {
+    let limit = 2;
+    const q = new OutgoingQueue(5, () => limit);
+    assert.equal(q.push(r('a')), undefined);
+    assert.equal(q.push(r('b')), undefined);
+    assert.equal(q.push(r('b', 'again')), undefined, 'the same topic replaces, whatever the limit');
+    assert.deepEqual(q.push(r('c')), r('a'));
+    limit = 3; // read at each push: it may grow with what the caller knows
+    assert.equal(q.push(r('d')), undefined);
+    assert.equal(q.dropped, 1);
+    assert.deepEqual(q.drain(), [r('b', 'again'), r('c'), r('d')]);
   });
 });
