@@ -191,6 +191,7 @@ export class HubCore {
     closeAll: (reason: CloseReason) => {
       this.negotiations.clearWaiting();
       for (const connection of [...this.connections.values()]) connection.close(reason.error, reason.allowReconnect);
+      this.env.closings.flush();
     },
   };
 

@@ -8,6 +8,7 @@ export class ThrottledLog {
   private windowStart = -Infinity;
   private logged = 0;
   private suppressed = 0;
+  private lastSuppressed = '';
   private summaryTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -15,19 +16,19 @@ export class ThrottledLog {
     private readonly lines: number,
     private readonly windowMs: number,
     private readonly now: () => number,
-    /** The line for `count` lines left out in the last `seconds`. */
-    private readonly summary: (count: number, seconds: number) => string,
+    /** The line for `count` lines left out in the last `seconds`, the last of them `last`. */
+    private readonly summary: (count: number, seconds: number, last: string) => string,
   ) {}
 
   info(text: string): void {
-    if (this.take()) this.logger.info(text);
+    if (this.take(text)) this.logger.info(text);
   }
 
   warn(text: string): void {
-    if (this.take()) this.logger.warn(text);
+    if (this.take(text)) this.logger.warn(text);
   }
 
-  private take(): boolean {
+  private take(text: string): boolean {
     const now = this.now();
     if (now - this.windowStart >= this.windowMs) {
       this.windowStart = now;
@@ -38,14 +39,22 @@ export class ThrottledLog {
       return true;
     }
     this.suppressed++;
+    this.lastSuppressed = text;
     // Unref'd: a pending summary must not keep the process alive.
     this.summaryTimer ??= setTimeout(() => this.sum(), Math.max(0, this.windowStart + this.windowMs - now)).unref();
     return false;
   }
 
+  /** Writes the sum of the window so far now: at shutdown, or what it counted would be lost with the timer. */
+  flush(): void {
+    if (this.suppressed > 0) this.sum();
+  }
+
   private sum(): void {
+    clearTimeout(this.summaryTimer);
     this.summaryTimer = undefined;
-    this.logger.warn(this.summary(this.suppressed, Math.round(this.windowMs / 1000)));
+    this.logger.warn(this.summary(this.suppressed, Math.round(this.windowMs / 1000), this.lastSuppressed));
     this.suppressed = 0;
+    this.lastSuppressed = '';
   }
 }

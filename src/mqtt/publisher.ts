@@ -311,6 +311,7 @@ export class MqttPublisher {
   close(): Promise<void> {
     this.homeAssistantResend.close();
     this.acknowledgements.close();
+    for (const log of [this.skippedLog, this.clearingLog, this.retainedDropLog]) log.flush();
     this.closing ??= (async () => {
       const offline = { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true };
       await this.connection.end(offline, CLOSE_TIMEOUT_MS);

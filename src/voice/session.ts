@@ -48,6 +48,11 @@ export interface VoiceSessionOptions {
   /** Where the session's events go; must not throw (SessionListeners.emit does not). */
   emit: SessionListener;
   logger: Logger;
+  /**
+   * Where the line of a start that failed goes: a device can ask for starts as fast as it likes while the
+   * upstream is down, so these are throttled (a session that was Active fails at most once).
+   */
+  startFailures: Pick<Logger, 'warn'>;
   now: () => Date;
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
   onEnded: (session: VoiceSession) => Promise<void>;
@@ -224,7 +229,7 @@ export class VoiceSession {
     clearTimeout(this.idleTimer);
     const log = this.options.logger;
     const costs = this.upstreamCosts();
-    if (state === 'Failed') log.warn(`session ${this.id} failed: ${reason}${costs}`);
+    if (state === 'Failed') (wasActive ? log : this.options.startFailures).warn(`session ${this.id} failed: ${reason}${costs}`);
     else log.info(`session ${this.id} stopped: ${reason}${costs}`);
     // Only a session that was Active told anyone it started: a failed start ends without events.
     if (wasActive) this.options.emit({ type: 'ended', sessionId: this.id, deviceId: this.deviceId, state, reason, at });

@@ -14,6 +14,7 @@ import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } fr
 import { SessionListeners, type SessionListener } from './session-events.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { UnsavedEnds } from './unsaved-ends.js';
+import { ThrottledLog } from '../log/throttled.js';
 
 export interface VoiceSessionDeps {
   config: {
@@ -44,6 +45,9 @@ export interface VoiceSessionDeps {
   unsavedEndRetryMs?: number;
 }
 
+/** Failed starts logged per minute as they happen; the rest are summed up in one line. */
+const START_FAILURE_LINES = 5;
+
 export interface StartRequest {
   deviceId: string;
   userId: string;
@@ -60,6 +64,7 @@ export class VoiceSessionService {
   private readonly presence: DevicePresence;
   private readonly decoders: DecoderPool;
   private readonly unsavedEnds: UnsavedEnds;
+  private readonly startFailures: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -73,6 +78,8 @@ export class VoiceSessionService {
     }, () => this.now().getTime());
     this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
     this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
+    this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => performance.now(),
+      (count, seconds, last) => `${count} more session start(s) failed in the last ${seconds} s, each recorded as Failed; the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -138,6 +145,7 @@ export class VoiceSessionService {
       idleTimeoutMs: this.deps.config.sessionIdleTimeoutMs,
       emit: this.listeners.emit,
       logger: this.deps.logger,
+      startFailures: this.startFailures,
       now: this.now,
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
@@ -235,6 +243,7 @@ export class VoiceSessionService {
   async shutdown(): Promise<void> {
     this.shuttingDown = true;
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
+    this.startFailures.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.

@@ -166,6 +166,18 @@ test('upstream unreachable: upstream_unavailable, fast, and no session left behi
   assert.deepEqual(events.events, [], 'nobody could have joined a session that never started');
 });
 
+test('starts refused while the upstream is down: 5 lines a minute, the rest summed up at shutdown with the last reason; every record kept', async (t) => {
+  const port = await freePort();
+  const { repo, lines, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${port}` });
+  for (let i = 0; i < 30; i++) await assert.rejects(start(service), isError('upstream_unavailable'));
+  const failed = (): string[] => lines.filter((l) => / failed: upstream voice server unreachable/.test(l));
+  assert.equal(failed().length, 5, failed().join('\n'));
+  assert.equal([...repo.records.values()].filter((r) => r.state === 'Failed').length, 30, 'each refused start is recorded');
+  await service.shutdown();
+  const sums = lines.filter((l) => l.includes('more session start(s) failed'));
+  assert.deepEqual(sums.map((l) => /warn: .*?(\d+) more session start\(s\) failed in the last 60 s, each recorded as Failed; the last: session [0-9a-f-]{36} failed: upstream voice server unreachable: connect ECONNREFUSED/.exec(l)?.[1]), ['25'], sums.join('\n'));
+});
+
 test('echo server killed mid-session: reconnect attempts, then Failed + SessionEnded; a new session works once it is back', async (t) => {
   const { echo, repo, events, lines, service } = await setup(t);
   const { id } = await start(service);
