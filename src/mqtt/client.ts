@@ -56,14 +56,19 @@ export function connectionErrorText(e: unknown): string {
 
 /**
  * A connection the broker closes this soon after accepting it, with no error of ours, counts as a failed
- * attempt (the back-off keeps growing) and is reported as a likely takeover: an MQTT broker closes a
- * connection when another one presents the same client id, and two hubs sharing one id (a second hub
- * started from a copy of the data directory, whose instance-id names the client) took the connection
- * from each other every second, each time sending all their state again (60 messages a second here).
+ * attempt (the back-off keeps growing). Two in a row are reported as a likely takeover: an MQTT broker
+ * closes a connection when another one presents the same client id, and two hubs sharing one id (a
+ * second hub started from a copy of the data directory, whose instance-id names the client) took the
+ * connection from each other every second, each time sending all their state again (60 messages a second
+ * here). One alone is what a broker restarted just after we connected looks like (MQTT 3.1.1 gives no
+ * reason for a close), and the takeover advice sent operators after a second hub that did not exist.
  */
 const SHORT_LIVED_MS = 5000;
 
-/** What is reported for a connection the broker closed SHORT_LIVED_MS or less after accepting it. */
+/** What is reported for the first connection in a row the broker closed SHORT_LIVED_MS or less after accepting it. */
+export const closedSoonText = (ms: number): string => `the broker closed the connection ${(ms / 1000).toFixed(1)} s after accepting it`;
+
+/** What is reported for the second and later connections in a row the broker closed that soon. */
 export const takenOverText = (clientId: string): string =>
   `the broker closed the connection right after accepting it: another client may be connected as ${clientId} ` +
   `(a hub started from a copy of this one's data directory shares its instance-id file: delete that file on one of them and restart it)`;
@@ -73,6 +78,8 @@ export class BrokerConnection {
   private failedAttempts = 0;
   /** When the current connection was accepted (CONNACK), while it lasts. */
   private connectedAt: number | undefined;
+  /** Connections in a row the broker closed SHORT_LIVED_MS or less after accepting them. */
+  private closedSoonInARow = 0;
   private ended = false;
   /** Between start() and the first connect, while mqtt.js loads. */
   private loading = false;
@@ -144,7 +151,11 @@ export class BrokerConnection {
       if (this.ended) return;
       const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
       this.connectedAt = undefined;
-      const reason = lastError ?? (lasted !== undefined && lasted <= SHORT_LIVED_MS ? takenOverText(o.clientId) : 'connection closed');
+      // A connection that lasted, or a failed attempt (never accepted), ends a row of short ones.
+      if (lasted === undefined || lasted > SHORT_LIVED_MS) this.closedSoonInARow = 0;
+      else if (lastError === undefined) this.closedSoonInARow++;
+      const soon = lastError === undefined && lasted !== undefined && lasted <= SHORT_LIVED_MS;
+      const reason = lastError ?? (!soon ? 'connection closed' : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted!));
       lastError = undefined;
       this.events.disconnected(reason);
     });

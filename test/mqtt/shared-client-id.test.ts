@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log/logger.js';
-import { takenOverText } from '../../src/mqtt/client.js';
+import { closedSoonText, takenOverText } from '../../src/mqtt/client.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { sleep } from '../support/wait.js';
+import { sleep, waitUntil } from '../support/wait.js';
 import { publisherOptions } from './helpers.js';
 
 /** How long the two fight in the test; the back-off runs 100 ms, 200, 400, 800, then 1 s. */
@@ -42,5 +42,28 @@ describe('two hubs sharing one MQTT client id', () => {
     assert.ok(connects.every((n) => n >= 2 && n <= 12), `connects per hub: ${connects.join(', ')}`);
     const warning = `unavailable: ${takenOverText(`voice-hub-${instanceId}`)}; retrying`;
     assert.ok(lines.some((l) => l.some((x) => x.includes(warning))), lines.flat().join('\n'));
+  });
+
+  it('a broker restarted right after the hub connected is not called a takeover: one short connection says how long it lasted', async () => {
+    const into: string[] = [];
+    const hub = new MqttPublisher(publisherOptions(broker.port, {
+      instanceId: '5e1f0000a11e',
+      reconnectMinMs: 100,
+      reconnectMaxMs: 1000,
+      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
+    }));
+    const connects = (): number => into.filter((x) => /(re)?connected to MQTT broker/.test(x)).length;
+    try {
+      hub.start();
+      await waitUntil(() => connects() === 1, 'the first connection');
+      await broker.restart();
+      await waitUntil(() => connects() === 2, 'the connection after the restart', 10_000);
+    } finally {
+      await hub.close();
+    }
+    const unavailable = into.filter((x) => x.includes('unavailable'));
+    assert.equal(unavailable.length, 1, into.join('\n'));
+    assert.match(unavailable[0]!, new RegExp(`unavailable: ${closedSoonText(0).replace('0.0', '\\d\\.\\d').replace(/[()]/g, '\\$&')}; retrying$`));
+    assert.ok(!into.some((x) => x.includes(takenOverText('voice-hub-5e1f0000a11e'))), into.join('\n'));
   });
 });
