@@ -4,6 +4,7 @@ import type { TokenService, Principal } from '../auth/tokens.js';
 import { DomainError } from '../errors.js';
 import type { DeviceSettings } from '../settings/categories.js';
 import type { DeviceRecord, DeviceRepository } from '../store/types.js';
+import { randomGeneration } from './generation.js';
 
 export interface RegisterRequest {
   deviceId: string;
@@ -99,8 +100,8 @@ export class DeviceRegistry {
         temperature: null,
         memoryUsage: null,
         cpuUsage: null,
-        // A new generation, so tokens of an earlier device with this id stay dead.
-        tokenGeneration: this.deps.repo.lastGeneration() + 1,
+        // A generation of its own, so tokens of an earlier device with this id stay dead.
+        tokenGeneration: randomGeneration(),
       };
       const grant = await this.grant(device, settings.tokenExpiration);
       // The repository counts the device from the moment insert() starts; leaving it in `pending`

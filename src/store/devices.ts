@@ -1,4 +1,4 @@
-// Devices and the counter of their token generations. Registration and deletion are durable; telemetry is
+// Devices. Registration and deletion are durable; telemetry is
 // kept as the latest value per device and written at the next flush (docs/operations.md, "Storage").
 import { DomainError } from '../errors.js';
 import type { StoreContext } from './context.js';
@@ -49,16 +49,10 @@ export class SqlDeviceRepository implements DeviceRepository {
     if (db.one('SELECT 1 AS x FROM devices WHERE id = ?', [device.id])) {
       throw new DomainError('conflict', `device '${device.id}' already exists`);
     }
-    const lastBefore = this.lastGeneration();
-    db.transaction(() => {
-      db.run(`INSERT INTO devices (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deviceParams(device));
-      db.run('UPDATE token_generation SET last = max(last, ?)', [device.tokenGeneration]);
-    });
+    db.run(`INSERT INTO devices (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, deviceParams(device));
     this.rows.delete(device.id);
     await this.ctx.commit(() => {
       db.run('DELETE FROM devices WHERE id = ?', [device.id]);
-      // Back to where it was unless a later registration took it further meanwhile (it reverts itself).
-      db.run('UPDATE token_generation SET last = ? WHERE last = ?', [lastBefore, device.tokenGeneration]);
       this.rows.delete(device.id);
     });
   }
@@ -77,11 +71,6 @@ export class SqlDeviceRepository implements DeviceRepository {
       this.rows.delete(id);
     });
     return true;
-  }
-
-  lastGeneration(): number {
-    this.ctx.assertOpen();
-    return Number(this.ctx.db.one('SELECT last FROM token_generation')?.last ?? 0);
   }
 
   updateTelemetry(id: string, telemetry: DeviceTelemetry): void {

@@ -53,6 +53,11 @@ export const MIGRATIONS: readonly string[] = [
      coalesce((SELECT max(token_generation) FROM devices), 0)
    ));
    DROP TABLE device_generations;`,
+  // 3: no counter at all: a registration takes a random 53-bit generation (src/devices/generation.ts).
+  // A counter in the file went back with the file: a restored backup handed out again the generations
+  // it had handed out since, and tokens from that discarded time matched the new registrations of
+  // their ids.
+  `DROP TABLE token_generation;`,
 ];
 
 export function schemaVersion(db: SqlDb): number {

@@ -17,7 +17,7 @@ export interface DeviceRecord {
   temperature: number | null;
   memoryUsage: number | null;
   cpuUsage: number | null;
-  /** Bumped when the device is deleted or its tokens are revoked; tokens carry the generation they were issued at. */
+  /** Random per registration (src/devices/generation.ts); tokens carry the generation they were issued at. */
   tokenGeneration: number;
 }
 
@@ -38,15 +38,9 @@ export interface DeviceRepository {
   insert(device: DeviceRecord): Promise<void>;
   /**
    * Durable. Removes the device; returns false when it did not exist. (Its tokens stay dead for a device
-   * registered again under the same id: see `lastGeneration`.)
+   * registered again under the same id: that one has a generation of its own.)
    */
   delete(id: string): Promise<boolean>;
-  /**
-   * The highest token generation any device has had (0 for none). A registration takes the next one:
-   * above every generation an earlier device under the same id had, so that device's tokens never match
-   * the new one, with nothing kept per deleted id.
-   */
-  lastGeneration(): number;
   /** Telemetry is coalesced in memory and written at the next flush (Storage.FlushInterval) or on close. */
   updateTelemetry(id: string, telemetry: DeviceTelemetry): void;
 }

@@ -94,28 +94,30 @@ test('migrations upgrade an older file step by step and keep its data', async ()
   }
 });
 
-test('a schema version 1 file: its per-id generations become one counter, kept above all of them, and a backup', async () => {
-  const dir = await scratchDir();
-  try {
-    const engine = await loadSqlEngine();
-    const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
-    migrate(db, 'none.db', MIGRATIONS.slice(0, 1));
-    db.exec(`INSERT INTO devices VALUES ('live', 'n', 't', '[]', 'l', 'online', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL, NULL, NULL, NULL, 3);
-             INSERT INTO device_generations VALUES ('live', 3), ('deleted-long-ago', 9), ('deleted', 4);`);
-    const file = join(dir.path, 'voice-hub.db');
-    await writeFile(file, db.export());
-    db.close();
+for (const version of [1, 2]) {
+  test(`a schema version ${version} file: its devices keep their generations, what held the old ones goes, and a backup is kept`, async () => {
+    const dir = await scratchDir();
+    try {
+      const engine = await loadSqlEngine();
+      const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
+      migrate(db, 'none.db', MIGRATIONS.slice(0, 1));
+      db.exec(`INSERT INTO devices VALUES ('live', 'n', 't', '[]', 'l', 'online', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', NULL, NULL, NULL, NULL, 3);
+               INSERT INTO device_generations VALUES ('live', 3), ('deleted-long-ago', 9), ('deleted', 4);`);
+      migrate(db, 'none.db', MIGRATIONS.slice(0, version));
+      const file = join(dir.path, 'voice-hub.db');
+      await writeFile(file, db.export());
+      db.close();
 
-    const store = await open(dir.path);
-    assert.equal(store.devices.lastGeneration(), 9, 'above every generation any id had');
-    assert.equal(store.devices.get('live')?.tokenGeneration, 3, 'the live device keeps its tokens');
-    await store.close();
-    assert.deepEqual(await readdir(dir.path), ['voice-hub.db', 'voice-hub.db.v1.bak']);
-    assert.deepEqual(await tableRows(file), { devices: 1, sessions: 0, settings: 0, token_generation: 1 });
-  } finally {
-    await dir.cleanup();
-  }
-});
+      const store = await open(dir.path);
+      assert.equal(store.devices.get('live')?.tokenGeneration, 3, 'the live device keeps its tokens');
+      await store.close();
+      assert.deepEqual(await readdir(dir.path), ['voice-hub.db', `voice-hub.db.v${version}.bak`]);
+      assert.deepEqual(await tableRows(file), { devices: 1, sessions: 0, settings: 0 });
+    } finally {
+      await dir.cleanup();
+    }
+  });
+}
 
 test('a file at schema version 0 (an empty SQLite file) is migrated by openStore', async () => {
   const dir = await scratchDir();

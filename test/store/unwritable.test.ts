@@ -31,7 +31,6 @@ test('with the data dir gone, writes are refused and undone; they work again onc
 
     await assert.rejects(store.devices.insert(device('dev-b', { tokenGeneration: 7 })), unavailable);
     assert.equal(store.devices.get('dev-b'), undefined);
-    assert.equal(store.devices.lastGeneration(), 2, 'the refused registration took no generation');
     assert.equal(store.devices.count(), 1);
 
     await assert.rejects(store.devices.delete('dev-a'), unavailable);
