@@ -12,6 +12,7 @@ import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { loadWebSocket } from './websocket.js';
+import { serverUrlSecrets } from './public-url.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -93,8 +94,12 @@ export class UpstreamVoiceLink {
   /** The current connection's unanswered pings have been logged (once per connection). */
   private unansweredLogged = false;
 
+  /** What the server must not quote back to devices or the log: the API key and the URL's secret parts. */
+  private readonly secrets: string[];
+
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
+    this.secrets = [...new Set([options.apiKey, ...serverUrlSecrets(options.url)])].filter((s) => s !== '').sort((a, b) => b.length - a.length);
   }
 
   get state(): LinkState { return this.stateValue; }
@@ -276,7 +281,7 @@ export class UpstreamVoiceLink {
     if (message.kind === 'invalid') return this.invalid(message.reason);
     this.stats.framesReceived++;
     try {
-      this.options.onMessage(this.withoutApiKey(message));
+      this.options.onMessage(this.withoutSecrets(message));
     } catch (e) {
       this.options.logger.error(`handling upstream ${message.kind} failed: ${errorText(e)}`);
     }
@@ -284,11 +289,12 @@ export class UpstreamVoiceLink {
 
   /**
    * Text and errors go on to every device of the session and into the log: a server that quotes the
-   * request back ("invalid credentials: Bearer ...") must not hand them the key it was sent.
+   * request back ("invalid credentials: Bearer ...", "no such path /voice?token=...") must not hand them
+   * the key it was sent, in a header or in the URL.
    */
-  private withoutApiKey(message: UpstreamMessage): UpstreamMessage {
-    if (!this.options.apiKey || message.kind === 'audio') return message;
-    const scrub = (text: string): string => this.withoutKey(text);
+  private withoutSecrets(message: UpstreamMessage): UpstreamMessage {
+    if (this.secrets.length === 0 || message.kind === 'audio') return message;
+    const scrub = (text: string): string => this.scrubbed(text);
     if (message.kind === 'text') return { ...message, text: scrub(message.text) };
     const scrubbed = { ...message, message: scrub(message.message) };
     return typeof message.code === 'string' ? { ...scrubbed, code: scrub(message.code) } : scrubbed;
@@ -296,11 +302,11 @@ export class UpstreamVoiceLink {
 
   /**
    * Upstream's own words (a close reason, a frame's unknown type) that go into the log or a device's
-   * SessionEnded: a server may quote the key it was sent there too.
+   * SessionEnded: a server may quote what it was sent there too.
    */
-  private withoutKey(text: string): string {
-    const key = this.options.apiKey;
-    return key && text.includes(key) ? text.replaceAll(key, '***') : text;
+  private scrubbed(text: string): string {
+    for (const secret of this.secrets) if (text.includes(secret)) text = text.replaceAll(secret, '***');
+    return text;
   }
 
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
@@ -318,7 +324,7 @@ export class UpstreamVoiceLink {
     this.invalidLogged++;
     const more = this.invalidSuppressed > 0 ? ` (${this.invalidSuppressed} more not logged)` : '';
     this.invalidSuppressed = 0;
-    const text = this.withoutKey(reason);
+    const text = this.scrubbed(reason);
     const clipped = text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}...` : text;
     this.options.logger.warn(
       `session ${this.options.start.sessionId}: ignored upstream frame: ${clipped}; ${this.stats.invalidFrames} so far${more}`,
@@ -333,7 +339,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = Date.now();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${this.withoutKey(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${this.scrubbed(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {

@@ -1,5 +1,6 @@
 // The one form in which the upstream voice server's address leaves the process: /health, session
-// records (answered over HTTP and kept in the history) and the OpenAPI document all show this.
+// records (answered over HTTP and kept in the history) and the OpenAPI document all show this; and the
+// parts of it that are secret, scrubbed from whatever the voice server says.
 //
 // Only scheme, host, port and path are kept. User info is a password by definition; the query is where
 // upstream services conventionally take their keys (`?token=`, `?api_key=`), and nothing tells a secret
@@ -16,4 +17,48 @@ export function publicServerUrl(url: string): string {
     // Never the text itself: an unparsable value may still hold a secret.
     return '(invalid URL)';
   }
+}
+
+/**
+ * Shorter than this, a part of the URL is not taken for a secret: a voice server's text is scrubbed of
+ * every secret it could quote, and replacing `1` of `?v=1` everywhere would garble it for nothing.
+ */
+const MIN_SECRET_CHARS = 4;
+
+/**
+ * What of the URL a voice server could quote back (in a text, an error or a close reason) that must not
+ * reach devices, the log or the session history: the user info, raw and decoded, with the Basic
+ * credentials the WebSocket client makes of it, and the query, whole and value by value. Longest first,
+ * so that a part inside another is not replaced before it.
+ */
+export function serverUrlSecrets(url: string): string[] {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [];
+  }
+  const found = new Set<string>();
+  const decode = (text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text;
+    }
+  };
+  if (u.username || u.password) {
+    // Basic credentials from the user info as written (what the ws client sends) or decoded (Node's http).
+    for (const userInfo of [`${u.username}:${u.password}`, `${decode(u.username)}:${decode(u.password)}`]) {
+      found.add(userInfo).add(Buffer.from(userInfo).toString('base64'));
+    }
+    for (const part of [u.username, u.password, decode(u.username), decode(u.password)]) found.add(part);
+  }
+  if (u.search.length > 1) {
+    found.add(u.search.slice(1));
+    for (const raw of u.search.slice(1).split('&')) {
+      const value = raw.slice(raw.indexOf('=') + 1);
+      found.add(value).add(decode(value.replaceAll('+', ' ')));
+    }
+  }
+  return [...found].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
 }
