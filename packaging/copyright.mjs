@@ -1,153 +1,43 @@
 // debian/copyright for the packages (machine-readable format 1.0). The package holds one file of its
 // own making besides configuration and docs, /usr/bin/voice-hub, and that one file holds every
 // component: voice-hub itself (with our C addons), the Node.js runtime (its LICENSE lists every library
-// Node bundles), the npm packages of the production dependency tree that esbuild bundles, and the
-// target's uWebSockets.js addon, which links BoringSSL, lsquic (with ls-qpack, ls-hpack, xxHash) and
-// GCC's C++ runtime statically.
+// Node bundles), the npm packages of the production dependency tree that esbuild bundles, what some of
+// those packages carry compiled or bundled into their own files (the WebAssembly of opus-decoder,
+// @wasm-audio-decoders/common and sql.js: libopus, puff, SQLite and Emscripten's runtime; the libraries
+// in the Swagger UI files served at /swagger/, as their .LICENSE.txt files list them), and the target's
+// uWebSockets.js addon, which links BoringSSL, lsquic (with ls-qpack, ls-hpack, xxHash) and GCC's C++
+// runtime statically. The run-time assets (sql.js' wasm, Swagger UI's files, the addons) are appended
+// to the executable (scripts/build-binaries.mjs), so they are no path of their own in the package.
 //
 // In format 1.0, of the Files paragraphs that match a file the last one applies, so each path pattern
 // has exactly one paragraph: `*` (voice-hub's own files) and usr/bin/voice-hub. The latter lists the
-// holders of every component in Copyright and every license in License, as an `and` expression; each
-// short name in it has exactly one stand-alone License paragraph, which holds the texts of all
-// components under that license, each text as its component ships it (they carry the copyright notices
-// those licenses require to be reproduced), identical texts once. Texts of components that are not npm
-// packages are kept in packaging/licenses/ (see its README.md): the build reads nothing from the network.
+// holders of every component in Copyright and every license in License, as an `and` expression (led by
+// the choices a component offers, "A or B, and ..."); each short name in it has exactly one stand-alone
+// License paragraph, which holds the texts of all components under that license, each text as its
+// component ships it (they carry the copyright notices those licenses require to be reproduced),
+// identical texts once. Texts of components that are not npm packages are kept in packaging/licenses/
+// (see its README.md): the build reads nothing from the network.
+//
+// Not in this file, since the package does not ship it: the system's libopus, which our opus addon opens
+// with dlopen when it is installed (libopus0 is a Recommends of the package, not part of it).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TARGETS } from '../scripts/sea-runtime.mjs';
-import { UWS_ADDONS, uwsAddonFileName } from '../src/runtime/asset-manifest.mjs';
+import { SWAGGER_UI_FILES, UWS_ADDONS, uwsAddonFileName } from '../src/runtime/asset-manifest.mjs';
+import {
+  WIDTH, MIT, GENERIC, licenseFileText, ADDON_COMPONENTS, EMBEDDED, SWAGGER_LIBRARIES, licenseComments, NOTICE_FILES, NOTICE_NAME,
+} from './copyright-components.mjs';
 
-const LICENSES = path.join(path.dirname(new URL(import.meta.url).pathname), 'licenses');
 
-/** Width of the text lines, indent included: longer ones are wrapped between words. */
-const WIDTH = 80;
-
-const MIT = `Permission is hereby granted, free of charge, to any person obtaining a copy
-of this software and associated documentation files (the "Software"), to deal
-in the Software without restriction, including without limitation the rights
-to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
-copies of the Software, and to permit persons to whom the Software is
-furnished to do so, subject to the following conditions:
-
-The above copyright notice and this permission notice shall be included in all
-copies or substantial portions of the Software.
-
-THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
-IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
-FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
-AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
-LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
-OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
-SOFTWARE.`;
-
-const APACHE2 = `On Debian systems the full text of the Apache License 2.0 is in
-/usr/share/common-licenses/Apache-2.0.`;
-
-/** GCC's runtime libraries (libstdc++, libgcc), as the uWebSockets.js addons link them statically. */
-const GCC_RUNTIME = 'GPL-3+ with GCC-Runtime-Library-3.1 exception';
-
-/**
- * The text a short name's paragraph starts with, before the components' own texts: voice-hub's own
- * license, and the pointers to Debian's copies of the long ones. A short name with neither this nor a
- * component text fails the build.
- */
-const GENERIC = {
-  MIT,
-  'Apache-2.0': APACHE2,
-  [GCC_RUNTIME]: `On Debian systems the full text of the GNU General Public License version 3 is
-in /usr/share/common-licenses/GPL-3.`,
-};
-
-const licenseFileText = (name) => readFileSync(path.join(LICENSES, name), 'utf8');
-
-/** BoringSSL's holders, as Debian's copyright of android-libboringssl 13.0.0+r24 lists them. */
-const BORINGSSL_HOLDERS = [
-  '1995-1998 Eric Young <eay@cryptsoft.com>',
-  '1998-2017 The OpenSSL Project',
-  '2014-2021 Google Inc.',
-  '2002 Sun Microsystems, Inc.',
-  '2005 Nokia',
-  '2012 Intel Corporation',
-  '2015 CloudFlare Ltd',
-  '2016 Brian Smith',
-  '2017 Shay Gueron',
-  '2015-2016 the fiat-crypto authors',
-];
-const BORINGSSL_TEXTS = [
-  ['OpenSSL', 'boringssl-OpenSSL.txt'],
-  ['SSLeay', 'boringssl-SSLeay.txt'],
-  ['ISC', 'boringssl-ISC.txt'],
-  ['MIT', 'fiat-crypto-MIT.txt'],
-];
-const LITESPEED = [
-  {
-    name: 'lsquic',
-    what: "LiteSpeed's QUIC and HTTP/3 library",
-    markers: ['lsquic_engine_new', 'lsquic_cong_bbr_if'],
-    holders: ['2017-2022 LiteSpeed Technologies Inc', '2015-2016 The Chromium Authors'],
-    texts: [
-      ['MIT', 'lsquic-LICENSE.txt'],
-      // Its BBR congestion control (lsquic_bbr.c, lsquic_bw_sampler.c) is ported from Chromium's proto-quic.
-      ['BSD-3-Clause', 'lsquic-LICENSE.chrome.txt'],
-    ],
-  },
-  { name: 'ls-qpack', what: "lsquic's QPACK library", markers: ['lsqpack_dec_init'], holders: ['2018-2021 LiteSpeed Technologies Inc'], texts: [['MIT', 'ls-qpack-LICENSE.txt']] },
-  { name: 'ls-hpack', what: "lsquic's HPACK library", markers: ['lshpack_dec_init'], holders: ['2018 LiteSpeed Technologies Inc'], texts: [['MIT', 'ls-hpack-LICENSE.txt']] },
-  {
-    name: 'xxHash',
-    what: 'the hash functions ls-qpack and ls-hpack bundle (deps/xxhash)',
-    markers: ['XXH32_digest', 'XXH64_digest'],
-    holders: ['2012-2014 Yann Collet'],
-    texts: [['BSD-2-Clause', 'xxhash-LICENSE.txt']],
-  },
-  {
-    name: 'libstdc++ and libgcc',
-    what: "GCC's C++ runtime libraries",
-    markers: ['__gxx_personality_v0', '_ZNSt6localeC1Ev'],
-    absent: ['libstdc++.so'],
-    holders: ['Free Software Foundation, Inc.'],
-    texts: [[GCC_RUNTIME, 'gcc-runtime-library-exception-3.1.txt']],
-  },
-];
-/**
- * The components that the uWebSockets.js addon of each Node module ABI links statically, found with
- * `strings` in the addons (every arch of an ABI is one build of the same sources), each with strings
- * that must still be in the addon (and some that must not): a new addon that differs fails the build,
- * to be looked at again.
- */
-const ADDON_COMPONENTS = {
-  // @trufflesuite/uws-js-unofficial 20.30.0-unofficial.0: BoringSSL's C sources of about 2022 (the
-  // era of Debian's android-libboringssl 13.0.0+r24, whose copyright file these texts come from).
-  115: [
-    {
-      name: 'BoringSSL',
-      what: "Google's fork of OpenSSL (C sources of about 2022)",
-      markers: ['boringssl/crypto/x509/x509_vfy.c', 'boringssl/crypto/x509v3/v3_pci.c'],
-      absent: ['boringssl/crypto/x509/x509_vfy.cc'],
-      holders: [...BORINGSSL_HOLDERS, '2004 Kungliga Tekniska Högskolan'],
-      // crypto/x509v3/v3_pci.c is in this revision, under KTH's 3-clause BSD license.
-      texts: [...BORINGSSL_TEXTS, ['BSD-3-Clause', 'boringssl-KTH-BSD-3-Clause.txt']],
-    },
-    ...LITESPEED,
-  ],
-  // @btc-vision/uwebsockets.js 20.56.0 (upstream ff48755): BoringSSL's C++ sources of about early 2025
-  // (X25519MLKEM768 beside the Kyber draft; uSockets updated its BoringSSL early in 2025).
-  137: [
-    {
-      name: 'BoringSSL',
-      what: "Google's fork of OpenSSL (C++ sources of about early 2025)",
-      markers: ['boringssl/crypto/x509/x509_vfy.cc', 'boringssl/crypto/fipsmodule/bn/bn.cc.inc'],
-      holders: [...BORINGSSL_HOLDERS, 'The BoringSSL Authors'],
-      texts: BORINGSSL_TEXTS,
-      note: `BoringSSL has since relicensed its code under Apache-2.0, and the addon does not show
-whether its revision predates that change. Its license texts here are those of BoringSSL's LICENSE
-before the change, with the notices of its holders; if the revision is already a relicensed one, its
-code is under Apache-2.0 (in this file) instead.`,
-    },
-    ...LITESPEED,
-  ],
-};
+/** Every file of a package's folder, its own node_modules aside, relative to the folder. */
+function packageFiles(dir, rel = '') {
+  return readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
+    const name = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : packageFiles(dir, name);
+    return [name];
+  });
+}
 
 /** A text as copyright-format continuation lines: indented, wrapped at WIDTH, blank lines as " .". */
 function indent(text) {
@@ -214,11 +104,61 @@ export function holdersOf(text) {
 }
 
 /** A package's license and notice files, license first: LICENSE, LICENSE-MIT.txt, UNLICENSE, NOTICE... */
+const LICENSE_FILE = /^(un)?(licen[cs]e|copying)(-[\w.-]+)?(\.(md|txt))?$/i;
+const NOTICE_FILE = /^notice(\.(md|txt))?$/i;
 function licenseFiles(dir) {
   const names = readdirSync(dir).sort();
-  const license = names.filter((f) => /^(un)?(licen[cs]e|copying)(-[\w.-]+)?(\.(md|txt))?$/i.test(f));
-  const notice = names.filter((f) => /^notice(\.(md|txt))?$/i.test(f));
+  const license = names.filter((f) => LICENSE_FILE.test(f));
+  const notice = names.filter((f) => NOTICE_FILE.test(f));
   return [...license, ...notice].map((f) => readFileSync(path.join(dir, f), 'utf8'));
+}
+
+/**
+ * Fails unless every notice or license file of the production tree (NOTICE_NAME) is one that
+ * licenseFiles() includes, a shipped Swagger UI `.LICENSE.txt` (or one of a bundle that does not ship),
+ * or listed in NOTICE_FILES.
+ */
+function checkNoticeFiles(packages) {
+  const unknown = [];
+  for (const p of packages) {
+    if (!existsSync(p.dir)) continue;
+    for (const rel of packageFiles(p.dir)) {
+      const base = path.posix.basename(rel);
+      if (!NOTICE_NAME.test(base)) continue;
+      if (rel === base && (LICENSE_FILE.test(base) || NOTICE_FILE.test(base))) continue;
+      if (p.name === 'swagger-ui-dist' && rel === base && /\.LICENSE\.txt$/.test(base)) continue;
+      if (!NOTICE_FILES[`${p.name}/${rel}`]) unknown.push(`${p.key}/${rel}`);
+    }
+  }
+  if (unknown.length) {
+    throw new Error(`notice or license files that packaging/copyright.mjs neither includes nor explains: ${unknown.join(', ')}; see what they cover and add them (NOTICE_FILES, EMBEDDED)`);
+  }
+}
+
+/**
+ * The libraries bundled into the Swagger UI files that ship, from the `.LICENSE.txt` files that ship
+ * beside them: { files, libraries: [{ ...SWAGGER_LIBRARIES entry, bundles: [file], texts: [text] }] }.
+ */
+function swaggerNotices(dir) {
+  const files = SWAGGER_UI_FILES.filter((f) => f.endsWith('.LICENSE.txt'));
+  const found = new Map();
+  for (const file of files) {
+    const bundle = file.replace(/\.LICENSE\.txt$/, '');
+    if (!SWAGGER_UI_FILES.includes(bundle)) throw new Error(`swagger-ui-dist: ${file} ships without ${bundle}`);
+    for (const text of licenseComments(readFileSync(path.join(dir, file), 'utf8'))) {
+      const matches = SWAGGER_LIBRARIES.filter((l) => l.match.test(text));
+      if (matches.length !== 1) throw new Error(`swagger-ui-dist ${file}: a notice that ${matches.length ? 'several' : 'no'} SWAGGER_LIBRARIES of packaging/copyright.mjs match${matches.length ? '' : ' (add it)'}: ${JSON.stringify(text.slice(0, 200))}`);
+      const lib = matches[0];
+      for (const holder of holdersOf(text)) {
+        if (!lib.holders.includes(holder)) throw new Error(`swagger-ui-dist ${file}: ${lib.name} names holder "${holder}", not among its holders in SWAGGER_LIBRARIES of packaging/copyright.mjs`);
+      }
+      if (!found.has(lib)) found.set(lib, { bundles: [], texts: [] });
+      const entry = found.get(lib);
+      if (!entry.bundles.includes(bundle)) entry.bundles.push(bundle);
+      if (!entry.texts.includes(text)) entry.texts.push(text);
+    }
+  }
+  return { files, libraries: [...found].map(([lib, entry]) => ({ ...lib, ...entry })) };
 }
 
 /** A package.json license, checked to be one short name (an SPDX expression needs someone to decide). */
@@ -290,7 +230,10 @@ export function copyrightFile(root, runtimePkg, runtimeTgz) {
       texts: [['Node.js', nodeLicense]],
     },
   ];
-  for (const p of productionPackages(root, lock)) {
+  const packages = productionPackages(root, lock);
+  checkNoticeFiles(packages);
+  const embedded = new Set();
+  for (const p of packages) {
     const files = existsSync(p.dir) ? licenseFiles(p.dir).map(shortenApache2) : [];
     const text = files.length ? files.join('\n\n') : undefined;
     const holders = text ? holdersOf(text) : [];
@@ -301,7 +244,46 @@ export function copyrightFile(root, runtimePkg, runtimeTgz) {
       label: `npm package ${p.label}`,
       bare: p.label,
     });
+    const inside = EMBEDDED[p.name];
+    if (inside) {
+      embedded.add(p.name);
+      for (const [file, marker] of inside.markers) {
+        if (!readFileSync(path.join(p.dir, file)).includes(marker)) throw new Error(`npm package ${p.label}: ${file} no longer contains "${marker}": look again at what it carries and update EMBEDDED in packaging/copyright.mjs`);
+      }
+      components.push({ line: `- npm package ${p.label} carries ${inside.holds}`, holders: [], texts: [] });
+      for (const c of inside.components) {
+        const what = typeof c.what === 'function' ? c.what(p.dir) : c.what;
+        const names = [...new Set(c.texts.map(([n]) => n))];
+        components.push({
+          line: `  - ${c.name}, ${what}: ${names.length ? names.join(' and ') : 'no license stated (see below)'}`,
+          holders: c.holders,
+          texts: c.texts.map(([n, t]) => [n, typeof t === 'function' ? t(p.dir) : licenseFileText(t)]),
+          label: `${c.name}, in npm package ${p.label}`,
+          note: c.note,
+        });
+      }
+    }
+    if (p.name === 'swagger-ui-dist') {
+      const { files: notices, libraries } = swaggerNotices(p.dir);
+      components.push({
+        line: `- npm package ${p.label}: its ${notices.map((f) => f.replace(/\.LICENSE\.txt$/, '')).join(' and ')}, which voice-hub serves at /swagger/, bundle these libraries, as the .LICENSE.txt files served beside them list them:`,
+        holders: [],
+        texts: [],
+      });
+      for (const lib of libraries) {
+        const names = Array.isArray(lib.license) ? lib.license : [lib.license];
+        components.push({
+          line: `  - ${lib.name}, in ${lib.bundles.join(' and ')}${lib.what ? ` (${lib.what})` : ''}: ${names.join(' or ')}`,
+          holders: lib.holders,
+          texts: names.flatMap((n) => lib.texts.map((t) => [n, t])),
+          choice: names.length > 1 ? names : undefined,
+          label: `${lib.name}, in ${lib.bundles.join(' and ')} of npm package ${p.label}`,
+        });
+      }
+    }
   }
+  const stale = Object.keys(EMBEDDED).filter((name) => !embedded.has(name));
+  if (stale.length) throw new Error(`EMBEDDED of packaging/copyright.mjs names ${stale.join(', ')}, no npm package of the production tree: remove them`);
   components.push({ line: `- the uWebSockets.js addon ${addon.file}, of npm package ${addon.label}, which links statically:`, holders: [], texts: [] });
   for (const c of addon.components) {
     components.push({
@@ -329,6 +311,10 @@ export function copyrightFile(root, runtimePkg, runtimeTgz) {
     }
   }
   const names = [...byName.keys()];
+  // The License expression: the choices first ("A or B, and ..."), then every name used without one.
+  const choices = [...new Set(components.filter((c) => c.choice).map((c) => c.choice.join(' or ')))];
+  const required = [...new Set(components.filter((c) => !c.choice).flatMap((c) => c.texts.map(([n]) => n)))];
+  const expression = [...choices, required.join(' and ')].join(', and ');
   const holders = [...new Set(components.flatMap((c) => c.holders))];
   const notes = components.filter((c) => c.note).map((c) => `${c.label}: ${c.note.replace(/\s*\n\s*/g, ' ')}`);
 
@@ -348,7 +334,7 @@ License: MIT
 
 Files: usr/bin/voice-hub
 Copyright: ${holders.join('\n ')}
-License: ${names.join(' and ')}
+License: ${expression}
 Comment: The components of the executable, with their licenses:
 ${indent([components.map((c) => c.line).join('\n'), ...notes].join('\n\n'))}`,
   ];

@@ -2,19 +2,23 @@
 // packages from the real tree, the way packaging/build-deb.mjs makes it (the runtime tarball from
 // .cache/node-runtimes, fetched with npm pack the first time), and read back as copyright-format 1.0:
 // one paragraph per path pattern, one stand-alone License paragraph per short name the License fields
-// use, every bundled component named with its license text, and lines that lintian and any deb822
-// reader take.
+// use, every bundled component named with its license text (with what npm packages carry inside their
+// own files: libopus, puff and Emscripten's runtime in opus-decoder's WebAssembly, SQLite in sql.js',
+// the libraries of the Swagger UI bundles that ship), and lines that lintian and any deb822 reader take.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { nodeRuntime, TARGETS } from '../../scripts/sea-runtime.mjs';
-import { uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
+import { SWAGGER_UI_FILES, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
 import { ROOT } from '../support/service.js';
 
 type CopyrightFile = (root: string, runtimePkg: string, runtimeTgz: string) => string;
-const { copyrightFile } = (await import(pathToFileURL(path.join(ROOT, 'packaging/copyright.mjs')).href)) as { copyrightFile: CopyrightFile };
+const { copyrightFile, holdersOf } = (await import(pathToFileURL(path.join(ROOT, 'packaging/copyright.mjs')).href)) as {
+  copyrightFile: CopyrightFile;
+  holdersOf: (text: string) => string[];
+};
 
 /** Lintian's limit of a line (very-long-line-length-in-source-file); ours are wrapped well under it. */
 const LINTIAN_MAX_LINE = 512;
@@ -72,7 +76,8 @@ const flat = (f: Field | undefined): string => (f ? [f.first, ...f.rest].join(' 
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
 /** The short names of a License expression: "A and B or C with X exception". */
-const shortNames = (expression: string): string[] => expression.split(/\s+(?:and|or)\s+/).map((s) => s.trim().toLowerCase());
+/** The short names of a License expression: "A and B or C with X exception", "A or B, and C". */
+const shortNames = (expression: string): string[] => expression.split(/,?\s+(?:and|or)\s+/).map((s) => s.trim().toLowerCase());
 
 function copyrightOf(key: string): string {
   const target = TARGETS[key]!;
@@ -87,6 +92,39 @@ const production = Object.entries(lock.packages)
   .filter(([key, meta]) => key && !meta.dev && !meta.optional && !key.includes('node_modules/@types/'))
   .map(([key, meta]) => [key.slice(key.lastIndexOf('node_modules/') + 'node_modules/'.length), meta.version!] as const);
 const licenseText = (file: string): string => readFileSync(path.join(ROOT, 'packaging/licenses', file), 'utf8');
+const versionOf = (name: string): string => lock.packages[`node_modules/${name}`]!.version!;
+const inPackage = (name: string, file: string): string => readFileSync(path.join(ROOT, 'node_modules', name, file), 'utf8');
+
+/** libopus' holders as Debian's copyright of libopus0 1.3.1 gives them (`Files: *`). */
+const LIBOPUS_DEBIAN = ['Xiph.Org', 'Skype Limited', 'Octasic', 'Jean-Marc Valin', 'Timothy B. Terriberry', 'CSIRO', 'Gregory Maxwell', 'Mark Borgerding', 'Erik de Castro Lopo'];
+
+/** The license comments of a bundle's `.LICENSE.txt`, markers and leading stars removed. */
+const licenseComments = (file: string): string[] =>
+  [...file.matchAll(/\/\*[!*]?([\s\S]*?)\*\//g)].map((m) =>
+    m[1]!
+      .split('\n')
+      .map((l) => l.replace(/^\s*\*(?: |$)/, '').trim())
+      .join('\n')
+      .trim(),
+  );
+/** The `.LICENSE.txt` files of Swagger UI that ship, beside the bundles they describe. */
+const SWAGGER_NOTICES = SWAGGER_UI_FILES.filter((f) => f.endsWith('.LICENSE.txt'));
+
+/** Every NOTICE file (Apache 2.0, section 4(d)) of the production tree, at any depth of a package. */
+function noticeFiles(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) {
+        if (e.name !== 'node_modules') walk(path.join(dir, e.name));
+      } else if (/^notice(\.(md|txt))?$/i.test(e.name)) out.push(path.join(dir, e.name));
+    }
+  };
+  for (const [key] of Object.entries(lock.packages).filter(([k, m]) => k && !m.dev && !m.optional && !k.includes('node_modules/@types/'))) {
+    if (existsSync(path.join(ROOT, key))) walk(path.join(ROOT, key));
+  }
+  return out;
+}
 
 for (const [key, era] of [['x64', 'Node 24'], ['x64-legacy', 'Node 20']] as const) {
   describe(`copyright of the ${key} package (${era})`, () => {
@@ -139,9 +177,12 @@ for (const [key, era] of [['x64', 'Node 24'], ['x64-legacy', 'Node 20']] as cons
       assert.equal(new Set(defined).size, defined.length, `no short name twice: ${defined.join(', ')}`);
       assert.deepEqual([...used].sort(), [...defined].sort());
       for (const name of used) assert.ok(!/\s/.test(name) || /^\S+ with \S+ exception$/.test(name), `short name ${name}`);
-      // usr/bin/voice-hub: each license once, in an `and` expression.
-      const names = exe.get('License')!.first.split(' and ');
+      // usr/bin/voice-hub: each license once, in an `and` expression, after the choices components give
+      // ("A or B, and ...": DOMPurify's Apache-2.0 or MPL-2.0).
+      const segments = exe.get('License')!.first.split(', and ');
+      const names = segments.at(-1)!.split(' and ');
       assert.equal(new Set(names).size, names.length);
+      assert.deepEqual(segments.slice(0, -1), ['Apache-2.0 or MPL-2.0']);
       for (const name of ['MIT', 'Node.js', 'Apache-2.0', 'ISC', 'BSD-2-Clause', 'BSD-3-Clause', 'OpenSSL', 'SSLeay']) assert.ok(names.includes(name), name);
     });
 
@@ -192,6 +233,83 @@ for (const [key, era] of [['x64', 'Node 24'], ['x64-legacy', 'Node 20']] as cons
       const kth = licenseOf('BSD-3-Clause').includes(squash(licenseText('boringssl-KTH-BSD-3-Clause.txt')));
       assert.equal(kth, era === 'Node 20');
       assert.equal(holders.includes('2004 Kungliga Tekniska Högskolan'), era === 'Node 20');
+    });
+
+    it("names libopus in opus-decoder's WebAssembly, BSD-3-Clause and BSD-2-Clause, with Xiph.Org's notice", () => {
+      const comment = flat(exe.get('Comment'));
+      const holders = [exe.get('Copyright')!.first, ...exe.get('Copyright')!.rest];
+      assert.ok(comment.includes(`- npm package opus-decoder ${versionOf('opus-decoder')} carries its WebAssembly`), 'opus-decoder carries a wasm');
+      assert.match(comment, /- libopus, Xiph\.Org's Opus codec, its decoder \([^)]*\): BSD-3-Clause and BSD-2-Clause/);
+      for (const holder of LIBOPUS_DEBIAN) assert.ok(holders.includes(`2001-2018 ${holder}`), holder);
+      const label = `-- libopus, in npm package opus-decoder ${versionOf('opus-decoder')} --`;
+      // libopus' COPYING: Xiph.Org's notice and the 3-clause text Debian gives (which it cuts short).
+      const bsd3 = licenseOf('BSD-3-Clause');
+      assert.ok(bsd3.includes(`${label} ${squash(licenseText('libopus-COPYING.txt'))}`), 'COPYING under BSD-3-Clause');
+      assert.ok(bsd3.includes('Copyright 1994-2011 Xiph.Org, Skype Limited, Octasic, Jean-Marc Valin, Timothy B. Terriberry,'), "Xiph.Org's notice");
+      assert.ok(bsd3.includes('Neither the name of Internet Society, IETF or IETF Trust'), 'the third clause');
+      assert.ok(licenseOf('BSD-2-Clause').includes(`${label} ${squash(licenseText('libopus-BSD-2-Clause.txt'))}`), 'its 2-clause files');
+      // The wasm inflater of @wasm-audio-decoders/common (puff), with the notice its puff.h carries.
+      assert.ok(comment.includes('- puff, Mark Adler\'s inflate'), 'puff');
+      assert.ok(holders.includes('2002-2013 Mark Adler'), 'Mark Adler');
+      assert.ok(shortNames(exe.get('License')!.first).includes('zlib'), 'Zlib in the License expression');
+      const puff = licenseOf('Zlib');
+      assert.ok(puff.includes('Copyright (C) 2002-2013 Mark Adler, all rights reserved'), "puff.h's notice");
+      assert.ok(puff.includes('3. This notice may not be removed or altered from any source distribution.'), 'zlib license text');
+      assert.ok(inPackage('@wasm-audio-decoders/common', 'src/puff/puff.h').includes('Copyright (C) 2002-2013 Mark Adler'), 'the text is the package\'s');
+      // Emscripten's runtime, in opus-decoder's and sql.js' wasm and glue: Emscripten's LICENSE and musl's.
+      assert.ok(licenseOf('MIT').includes(squash(licenseText('emscripten-LICENSE.txt'))), "Emscripten's LICENSE");
+      assert.ok(licenseOf('MIT').includes(squash(licenseText('musl-COPYRIGHT.txt'))), "musl's COPYRIGHT");
+      for (const holder of ['2010-2014 Emscripten authors', '2005-2020 Rich Felker, et al.']) assert.ok(holders.includes(holder), holder);
+    });
+
+    it("names SQLite in sql.js' WebAssembly, with its public-domain dedication and blessing", () => {
+      const comment = flat(exe.get('Comment'));
+      const holders = [exe.get('Copyright')!.first, ...exe.get('Copyright')!.rest];
+      const wasm = readFileSync(path.join(ROOT, 'node_modules/sql.js/dist/sql-wasm.wasm'), 'latin1');
+      const version = /[\x00-\x1f](3\.\d+\.\d+)\x00/.exec(wasm)?.[1];
+      assert.ok(version, 'the SQLite version in the wasm');
+      assert.ok(comment.includes(`- npm package sql.js ${versionOf('sql.js')} carries its WebAssembly (dist/sql-wasm.wasm`), 'sql.js carries a wasm');
+      assert.match(comment, new RegExp(`- SQLite, the database engine, version ${version.replace(/\./g, '\\.')} \\(source id of [^)]+\\): public-domain`));
+      assert.ok(holders.includes('D. Richard Hipp <drh@hwaci.com>'), 'Debian names D. Richard Hipp');
+      assert.ok(shortNames(exe.get('License')!.first).includes('public-domain'), 'public-domain in the License expression');
+      const pd = licenseOf('public-domain');
+      assert.ok(pd.includes(`-- SQLite, in npm package sql.js ${versionOf('sql.js')} --`), 'labelled');
+      assert.ok(pd.includes('have been put on the public domain by the sqlite3 contributors'), "Debian's words");
+      for (const line of ['The author disclaims copyright to this source code.', 'May you do good and not evil.', 'May you find forgiveness for yourself and forgive others.', 'May you share freely, never taking more than you give.']) {
+        assert.ok(pd.includes(line), line);
+      }
+      // The other code its wasm shows: extension-functions.c (no license stated, said so) and musl.
+      assert.ok(comment.includes('- extension-functions.c, SQL math and string functions by Liam Healy'), 'extension-functions.c');
+      assert.ok(comment.includes('extension-functions.c states no copyright and no license'), 'its missing license, said');
+      assert.ok(comment.includes(`- Emscripten's runtime, the JavaScript glue and the C library functions it compiles in (its own and musl's): MIT`), 'Emscripten, musl');
+    });
+
+    it('names every library the shipped Swagger UI .LICENSE.txt files list, with their notices and holders', () => {
+      const comment = flat(exe.get('Comment'));
+      const holders = [exe.get('Copyright')!.first, ...exe.get('Copyright')!.rest];
+      const licenses = standalone.map((p) => squash(p.get('License')!.rest.join(' ')));
+      assert.deepEqual(SWAGGER_NOTICES, ['swagger-ui-bundle.js.LICENSE.txt', 'swagger-ui-standalone-preset.js.LICENSE.txt']);
+      let count = 0;
+      for (const file of SWAGGER_NOTICES) {
+        for (const notice of licenseComments(inPackage('swagger-ui-dist', file))) {
+          count++;
+          assert.ok(licenses.some((l) => l.includes(squash(notice))), `${file}: ${notice.slice(0, 60)}`);
+          for (const holder of holdersOf(notice)) assert.ok(holders.includes(holder), `${file}: holder ${holder}`);
+        }
+      }
+      assert.ok(count >= 15, `${count} notices`);
+      for (const lib of ['classnames', 'deep-extend', 'buffer', 'fast-json-patch', 'repeat-string', 'ieee754', 'regenerator-runtime', 'safe-buffer', 'Immutable', 'React (react, react-dom, scheduler)', 'use-sync-external-store']) {
+        assert.match(comment, new RegExp(`- ${lib.replace(/[()]/g, '\\$&')}, in swagger-ui-bundle\\.js[^:]*: (MIT|BSD-3-Clause)`), lib);
+      }
+      assert.ok(comment.includes('- DOMPurify, in swagger-ui-bundle.js: Apache-2.0 or MPL-2.0'), 'DOMPurify, a choice');
+      assert.ok(holders.includes('Cure53 and other contributors'), 'Cure53');
+      assert.ok(licenseOf('MPL-2.0').startsWith('On Debian systems the full text of the Mozilla Public License 2.0 is in /usr/share/common-licenses/MPL-2.0.'), 'MPL-2.0');
+    });
+
+    it('reproduces every NOTICE file of the production tree (Apache 2.0, section 4(d))', () => {
+      const notices = noticeFiles();
+      assert.ok(notices.some((f) => f.endsWith('swagger-ui-dist/NOTICE')), "swagger-ui-dist's NOTICE");
+      for (const file of notices) assert.ok(squash(text.replace(/^ \.$/gm, '')).includes(squash(readFileSync(file, 'utf8'))), path.relative(ROOT, file));
     });
 
     it("keeps the Node.js runtime's license text, as Node ships it", () => {
