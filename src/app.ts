@@ -48,6 +48,8 @@ export interface App {
   start(): Promise<RunningApp>;
   /** Stops accepting, ends sessions, flushes storage. Idempotent. */
   stop(): Promise<void>;
+  /** Writes what the store holds now (telemetry not yet written), waiting for nothing else. */
+  flush(): Promise<void>;
 }
 
 interface Parts {
@@ -135,5 +137,5 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     return stopping;
   }
 
-  return { start, stop };
+  return { start, stop, flush: async () => parts.store?.flush() };
 }

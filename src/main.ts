@@ -19,13 +19,14 @@ import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
+import { ServiceSignals } from './process/signals.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
 /** After a shutdown signal the service has this long to drain and flush before it exits anyway. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
-/** The signals that stop the service cleanly: drain, flush, exit 0. */
-const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+/** After a second shutdown signal, how long writing the database may take before the process exits anyway. */
+const FLUSH_DEADLINE_MS = 3_000;
 
 /**
  * The ports and the data directory, before anything is written: a second voice-hub (a second
@@ -67,19 +68,34 @@ function tuneMemory(logger: Logger): (() => Settled) | undefined {
 async function serve(cli: CliConfig): Promise<void> {
   const loaded = loadCliConfig(cli, bundleDir);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
+  // Before the data directory is claimed: a signal while it is taken must not leave its lock behind.
+  const signals = new ServiceSignals(logger);
   for (const text of loaded.ignored ?? []) logger.warn(text);
   const settleMemory = tuneMemory(logger);
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir });
   const notifier = systemdNotifier(process.env, logger);
-  let shuttingDown = false;
-  const shutdown = (signal: string): void => {
-    if (shuttingDown) {
-      logger.warn(`${signal} again: exiting without waiting`);
+  signals.handle = (signal, count) => {
+    if (count === 2) {
+      // Ctrl-C twice, or SIGHUP then SIGTERM: requests and sessions are not waited for any more, but
+      // what was acknowledged (telemetry answered 200) is written before the process goes.
+      logger.warn(`${signal} again: not waiting for requests and sessions; writing the database, then exiting`);
+      const deadline = setTimeout(() => process.exit(1), FLUSH_DEADLINE_MS);
+      app.flush().then(
+        () => process.exit(1),
+        (e: unknown) => {
+          clearTimeout(deadline);
+          logger.error(`writing the database failed: ${errorText(e)}`);
+          process.exit(1);
+        },
+      );
+      return;
+    }
+    if (count > 2) {
+      logger.warn(`${signal} a third time: exiting at once`);
       process.exit(1);
     }
-    shuttingDown = true;
     notifier?.stopping();
     logger.info(`${signal} received: draining and flushing`);
     setTimeout(() => {
@@ -94,10 +110,6 @@ async function serve(cli: CliConfig): Promise<void> {
       },
     );
   };
-  // SIGHUP too: a foreground run (docs/operations.md suggests one for debugging) gets it when its SSH
-  // session drops, and its default, dying at once, lost the telemetry not yet flushed. SIGQUIT keeps
-  // its default (exit with a core dump): Ctrl-\ is asked for when a hung process is to be examined.
-  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => shutdown(signal));
   process.on('uncaughtException', (e) => {
     logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
     app.stop().finally(() => process.exit(1));
