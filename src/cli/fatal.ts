@@ -6,7 +6,7 @@
 import { getSystemErrorMap } from 'node:util';
 import { findPortOwner, PortInUseError } from '../process/port-owner.js';
 import { StoreFileError } from '../store/database.js';
-import { CliExit, EXIT_IN_USE } from './load.js';
+import { CliExit, EXIT_DATA, EXIT_IN_USE } from './load.js';
 
 type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
 
@@ -25,7 +25,7 @@ const ADVICE: Readonly<Record<string, string>> = {
 /** The exit for an expected failure (see above), or undefined for one that deserves its stack. */
 export function expectedFailure(e: unknown, who = 'voice-hub'): CliExit | undefined {
   if (e instanceof CliExit) return e;
-  if (e instanceof StoreFileError) return new CliExit(1, `${who}: ${e.message}`);
+  if (e instanceof StoreFileError) return new CliExit(EXIT_DATA, `${who}: ${e.message}`);
   if (!isSystemError(e)) return undefined;
   if (e.code === 'EADDRINUSE' && e.port !== undefined) {
     const host = e.address ?? '0.0.0.0';

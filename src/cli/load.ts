@@ -11,6 +11,11 @@ export const EXIT_USAGE = 64;
 /** Invalid configuration (sysexits EX_CONFIG): restarting does not help. */
 export const EXIT_CONFIG = 78;
 /**
+ * A database file the service will not open: damaged, another program's, or from a newer voice-hub
+ * (sysexits EX_DATAERR). Left untouched; restarting does not help either.
+ */
+export const EXIT_DATA = 65;
+/**
  * Another process owns the port or the data directory (sysexits EX_TEMPFAIL: it may go away). Nothing
  * was written.
  */

@@ -1,5 +1,6 @@
 // The one file that imports sql.js: loading the wasm, opening the database file (refusing a damaged
 // one), and a small query wrapper whose cached statements survive `export()` (docs/operations.md, "Storage").
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
@@ -14,6 +15,9 @@ export type Row = Record<string, SqlValue>;
  * do, so it is reported as it is (no stack: it is the file's fault, not the program's).
  */
 export class StoreFileError extends Error {}
+
+/** Where an upgrade keeps the file as schema `version` had it, beside the database. */
+export const backupFileOf = (file: string, version: number): string => `${file}.v${version}.bak`;
 
 /** The database file is damaged; it was left exactly as found. */
 export class StoreCorruptError extends StoreFileError {
@@ -40,9 +44,12 @@ export class StoreForeignError extends StoreFileError {
 /** The file was written by a newer voice-hub (its schema version is higher than any migration known here). */
 export class StoreVersionError extends StoreFileError {
   constructor(readonly file: string, found: number, known: number) {
+    // The newer voice-hub kept the file as this version left it when it upgraded it (openStore).
+    const backup = backupFileOf(file, known);
     super(
       `database file ${file} has schema version ${found}, but this voice-hub knows versions up to ${known}; ` +
-        'it was left untouched. Run the newer voice-hub that wrote it, or restore a backup made by this version.',
+        'it was left untouched. Run the newer voice-hub that wrote it, or restore a backup made by this version' +
+        (existsSync(backup) ? ` (${backup} is the file as this version left it before the upgrade: copy it over ${file}; what changed since is lost)` : '') + '.',
     );
     this.name = 'StoreVersionError';
   }

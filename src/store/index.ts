@@ -4,7 +4,7 @@ import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
+import { backupFileOf, loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
@@ -71,7 +71,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     const applied = existed ? migrateExisting(db, file) : migrate(db, file);
     if (existed && found > 0 && applied > 0) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
-      const backup = `${file}.v${found}.bak`;
+      const backup = backupFileOf(file, found);
       await copyFile(file, backup).catch(async (e: unknown) => {
         // A partial copy (a full disk) must not pass for the backup.
         await rm(backup, { force: true });

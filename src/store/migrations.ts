@@ -117,6 +117,12 @@ export function migrateExisting(db: SqlDb, file: string): number {
 function assertOwnAtItsVersion(db: SqlDb, file: string): void {
   const version = schemaVersion(db);
   if (version > 0 && version < MIGRATIONS.length) assertShape(db, file, schemaShape(MIGRATIONS.slice(0, version)));
+  // Version 0 with tables is another program's file (ours has none before its first migration): it was
+  // migrated in place, our tables added beside its own and the file rewritten.
+  if (version === 0) {
+    const tables = [...tablesOf(db).keys()];
+    if (tables.length > 0) throw new StoreForeignError(file, `it holds tables of its own (${tables.slice(0, 5).join(', ')}${tables.length > 5 ? ', ...' : ''}) and no voice-hub schema version`);
+  }
 }
 
 function assertShape(db: SqlDb, file: string, shape: SchemaShape): void {

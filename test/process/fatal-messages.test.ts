@@ -51,12 +51,12 @@ describe('fatal messages under journald carry the Error priority on every line',
 });
 
 describe('operational failures: one line, no stack', () => {
-  it('config check with a damaged database prints the configuration, then the file and what to do (exit 1)', async () => {
+  it('config check with a damaged database prints the configuration, then the file and what to do (exit 65)', async () => {
     const dataDir = tmpDir();
     const db = path.join(dataDir, 'voice-hub.db');
     writeFileSync(db, 'this is not a database\n');
     const res = await runBundle(['config', 'check', '--data-dir', dataDir]);
-    assert.equal(res.code, 1);
+    assert.equal(res.code, 65);
     assert.equal(
       res.stderr,
       `voice-hub: database file ${db} is damaged (not an SQLite database); it was left untouched. ` +

@@ -8,6 +8,8 @@ import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { BUNDLE, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { loadSqlEngine, openDatabaseFile } from '../../src/store/database.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
 
 const register = (url: string, id: string) =>
   call(url, 'POST', '/api/device/register', { body: { deviceId: id, deviceName: id, deviceType: 'speaker' } });
@@ -178,6 +180,27 @@ describe('durability', () => {
     assert.equal(await again.exited, 0);
   });
 
+  it('a database from a newer voice-hub: one line naming the backup to go back to, exit 65 (not retried), file untouched', async () => {
+    const dataDir = tmpDir();
+    const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    const db = path.join(dataDir, 'voice-hub.db');
+    copyFileSync(db, `${db}.v${MIGRATIONS.length}.bak`);
+    const { db: sql } = await openDatabaseFile(await loadSqlEngine(), db);
+    sql.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    writeFileSync(db, sql.export());
+    sql.close();
+    const hash = createHash('sha256').update(readFileSync(db)).digest('hex');
+    const res = await runBundle(['--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+    assert.equal(res.code, 65, res.stderr);
+    assert.equal(res.stderr.split('\n').filter((l) => l.includes('start-up failed')).map((l) => l.replace(/^.*?start-up failed/, 'start-up failed')).join('\n'),
+      `start-up failed: database file ${db} has schema version ${MIGRATIONS.length + 1}, but this voice-hub knows versions up to ${MIGRATIONS.length}; ` +
+      `it was left untouched. Run the newer voice-hub that wrote it, or restore a backup made by this version (${db}.v${MIGRATIONS.length}.bak is the file ` +
+      `as this version left it before the upgrade: copy it over ${db}; what changed since is lost).`);
+    assert.equal(createHash('sha256').update(readFileSync(db)).digest('hex'), hash);
+  });
+
   it('refuses a truncated database with a clear message and leaves it untouched', async () => {
     const dataDir = tmpDir();
     const svc = await spawnService(['--data-dir', dataDir]);
@@ -189,7 +212,7 @@ describe('durability', () => {
     writeFileSync(db, bytes.subarray(0, Math.floor(bytes.length / 2) + 7));
     const hash = createHash('sha256').update(readFileSync(db)).digest('hex');
     const res = await runBundle(['--port', '0', '--data-dir', dataDir]);
-    assert.equal(res.code, 1);
+    assert.equal(res.code, 65, 'EX_DATAERR: the unit does not restart it (RestartPreventExitStatus)');
     assert.match(res.stderr, /voice-hub\.db/);
     assert.match(res.stderr, /damaged|corrupt|malformed/i);
     assert.equal(createHash('sha256').update(readFileSync(db)).digest('hex'), hash);

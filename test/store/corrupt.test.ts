@@ -65,9 +65,17 @@ test('a file from a newer schema version is refused and left unchanged', async (
       assert.ok(e.message.includes(file));
       assert.match(e.message, new RegExp(`schema version ${MIGRATIONS.length + 1}`));
       assert.match(e.message, /left untouched/);
+      assert.ok(e.message.endsWith('restore a backup made by this version.'), e.message);
       return true;
     });
     assert.equal(await sha256(file), hash);
+    // After an upgrade, the file as this version left it is beside the database: the refusal names it.
+    await writeFile(`${file}.v${MIGRATIONS.length}.bak`, 'kept');
+    await assert.rejects(open(dir.path), (e: unknown) => {
+      assert.ok(e instanceof StoreVersionError, String(e));
+      assert.ok(e.message.endsWith(`restore a backup made by this version (${file}.v${MIGRATIONS.length}.bak is the file as this version left it before the upgrade: copy it over ${file}; what changed since is lost).`), e.message);
+      return true;
+    });
   } finally {
     await dir.cleanup();
   }
@@ -124,7 +132,7 @@ test('a file at schema version 0 (an empty SQLite file) is migrated by openStore
   try {
     const engine = await loadSqlEngine();
     const { db } = await openDatabaseFile(engine, join(dir.path, 'none.db'));
-    db.exec('CREATE TABLE unrelated (x)'); // a valid SQLite file whose user_version is still 0
+    db.exec('CREATE TABLE gone (x); DROP TABLE gone'); // a valid SQLite file, user_version still 0, no tables
     await writeFile(join(dir.path, 'voice-hub.db'), db.export());
     db.close();
     const store = await open(dir.path);
@@ -138,10 +146,12 @@ test('a file at schema version 0 (an empty SQLite file) is migrated by openStore
   }
 });
 
-// Valid SQLite files that another program wrote (or a hand-made one): a table of ours missing or holding
-// other columns. An unrelated table beside ours is adopted (the test above).
+// Valid SQLite files that another program wrote (or a hand-made one): tables of its own and no schema
+// version of ours (it used to be migrated in place, our tables added beside its own), a table of ours
+// missing or holding other columns.
 const foreign: Array<[string, string, string]> = [
-  ['at schema version 0 with a devices table of its own', 'CREATE TABLE devices (serial TEXT, owner TEXT)', 'table devices already exists'],
+  ['at schema version 0 with a devices table of its own', 'CREATE TABLE devices (serial TEXT, owner TEXT)', 'it holds tables of its own (devices) and no voice-hub schema version'],
+  ['at schema version 0 with tables of its own', 'CREATE TABLE recipes (name TEXT); CREATE TABLE a (x); CREATE TABLE b (x); CREATE TABLE c (x); CREATE TABLE d (x); CREATE TABLE e (x)', 'it holds tables of its own (recipes, a, b, c, d, ...) and no voice-hub schema version'],
   ['at schema version 1 without our tables', 'CREATE TABLE photos (path TEXT); PRAGMA user_version = 1', 'table devices is missing'],
   ['at schema version 1 with a settings table of other columns', `${MIGRATIONS[0]!.replace('json TEXT NOT NULL', 'value TEXT')}; PRAGMA user_version = 1`, 'table settings has no column json'],
 ];
