@@ -1,4 +1,5 @@
-// The only module that touches process, argv and signals: cli -> config -> createApp -> start.
+// The only module that reads argv and ends the process: cli -> config -> createApp -> start. Signals
+// are answered by src/process/signals.ts for `serve` and src/cli/sim-interrupt.ts for `simulate`.
 // Which flags each command takes is declared in src/cli/commands.ts; here each command gets its handler.
 // The other commands' code is imported when they run: `serve` (what a device's service runs all day)
 // never evaluates the simulator's SignalR client, the echo server or the token minting, which would
