@@ -13,7 +13,7 @@ import { readmeInstallCommands } from '../support/docs.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { waitUntil } from '../support/wait.js';
-import { BootedRoot } from './booted-root.js';
+import { BootedRoot, type Result } from './booted-root.js';
 import { freshDebianRoot } from './debian-root.js';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { isCodeCacheFile } from '../../src/runtime/code-cache.js';
@@ -101,6 +101,8 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       for (const line of setup) t.diagnostic(line);
       const install = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
       assert.equal(install.status, 0, install.stdout + install.stderr);
+      // A start that succeeds says nothing (the message of a failed one: a later step).
+      assert.doesNotMatch(install.stdout + install.stderr, /did not start/);
       // No waiting here: with Type=notify the postinst's start returns when the service listens.
       const h = health();
       t.diagnostic(`dpkg -i ${deb(VERSION)}: exit 0 in ${install.ms} ms; /health right after: ${summary(h)}`);
@@ -211,6 +213,7 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
 
       const upgrade = booted.run(['dpkg', '-i', `/root/${deb(UPGRADE)}`], { timeoutMs: 120_000 });
       assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
+      assert.doesNotMatch(upgrade.stdout + upgrade.stderr, /did not start/);
       const installed = booted.sh("dpkg-query -W -f '${Version}' voice-hub");
       const h = health(5080);
       const status = booted.run(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '15', '-X', 'PUT', '-H', 'Content-Type: application/json',
@@ -225,6 +228,54 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       // 200: the token still verifies (same key) and the device is still in the database.
       assert.equal(status, '200');
       assert.equal(booted.show(UNIT, ['ActiveState']).ActiveState, 'active');
+    });
+
+    it('dpkg -i with a configuration the service refuses: exit 0, the package installed, and it says the service did not start and why', (t: TestContext) => {
+      const file = '/etc/voice-hub/appsettings.json';
+      const good = booted.sh(`cat ${file}`);
+      // Out of range: the service exits 78 (invalid configuration), which the unit does not retry.
+      booted.sh(`sed -i 's/"Port": 5080,/"Port": 99999,/' ${file}`);
+      assert.match(booted.sh(`cat ${file}`), /"Port": 99999,/);
+      // The configuration restored and the service started whatever the checks found: the later steps need it.
+      let start: Result;
+      try {
+        // The installed version again: postinst configure with a version, so a restart.
+        const reinstall = booted.run(['dpkg', '-i', `/root/${deb(UPGRADE)}`], { timeoutMs: 120_000 });
+        const status = booted.sh("dpkg-query -W -f '${db:Status-Abbrev}${Version}' voice-hub");
+        const p = booted.show(UNIT, PROPS);
+        t.diagnostic(`dpkg -i ${deb(UPGRADE)} again with Server.Port 99999: exit ${reinstall.status} in ${reinstall.ms} ms; dpkg-query: ${status}; unit: ${p.ActiveState}, Result=${p.Result}, ExecMainStatus=${p.ExecMainStatus}, NRestarts=${p.NRestarts}; its stderr:`);
+        for (const line of reinstall.stderr.trimEnd().split('\n')) t.diagnostic(`  | ${line}`);
+        assert.equal(reinstall.status, 0, reinstall.stdout + reinstall.stderr);
+        // Configured, not half-configured: apt is not blocked.
+        assert.equal(status, `ii ${UPGRADE}`);
+        // Failed for good, not restarting: 78 is not retried.
+        assert.deepEqual([p.ActiveState, p.SubState, p.Result, p.ExecMainStatus], ['failed', 'failed', 'exit-code', '78'], journal());
+        // Before the message only deb-systemd-invoke's own line, whose line number varies with its version.
+        const at = reinstall.stderr.indexOf('voice-hub.service did not start');
+        assert.ok(at >= 0, `no word of the failed start in dpkg's stderr: ${JSON.stringify(reinstall.stderr)}`);
+        assert.match(reinstall.stderr.slice(0, at), /^(Could not execute systemctl:.* at \/usr\/bin\/deb-systemd-invoke line \d+\.\n)?$/);
+        assert.equal(
+          reinstall.stderr.slice(at),
+          [
+            'voice-hub.service did not start (exit status 78): the package is installed, the service is not running.',
+            'Its last lines in the journal:',
+            '  invalid configuration:',
+            `    Server.Port: 99999 from file ${file} is invalid: must be an integer from 0 to 65535`,
+            'To look further: systemctl status voice-hub; journalctl -u voice-hub',
+            'Once fixed: systemctl restart voice-hub',
+            '',
+          ].join('\n'),
+        );
+        assert.doesNotMatch(reinstall.stdout, /did not start/);
+      } finally {
+        booted.sh(`sed -i 's/"Port": 99999,/"Port": 5080,/' ${file}`);
+        start = booted.run(['systemctl', 'start', UNIT], { timeoutMs: 120_000 });
+      }
+      assert.equal(booted.sh(`cat ${file}`), good);
+      assert.equal(start.status, 0, start.stderr);
+      const h = health(5080);
+      t.diagnostic(`configuration restored (port 5080): systemctl start exit 0 in ${start.ms} ms; /health right after: ${h.line}`);
+      assert.equal(h.status, 200);
     });
 
     it('apt remove keeps configuration and data; apt purge removes them, the unit and its state, and keeps the user', (t: TestContext) => {
