@@ -2,6 +2,7 @@
 // host filtering (ASP.NET Core's HostFilteringMiddleware over `AllowedHosts`) and, when
 // `Server.HttpsRedirect` is on, the redirect of plain HTTP to the HTTPS listener.
 import { hostMatcher, hostName } from './hosts.js';
+import { sameRoutePath } from './route-path.js';
 
 /** The parts of a request the gate looks at, copied out of uWS's request by the caller. */
 export interface GateRequest {
@@ -31,6 +32,12 @@ export interface GateOptions {
   httpsRedirectPort?: () => number | undefined;
   /** Host name for a redirect when the request named none (or an unusable one). */
   fallbackHost: string;
+  /**
+   * The route plain HTTP serves whatever the redirect setting (technicians and probes reach `/health`
+   * that way): every path the route answers (any letter case, one trailing slash, percent-encoded) and
+   * nothing else.
+   */
+  neverRedirected: string;
 }
 
 /**
@@ -39,8 +46,6 @@ export interface GateOptions {
  */
 export const INVALID_HOST_TEXT = 'Bad Request - Invalid Hostname\nHTTP Error 400. The request hostname is invalid.\n';
 
-/** Technicians and probes reach `/health` over plain HTTP whatever the redirect setting. */
-const neverRedirected = (path: string): boolean => path === '/health' || path.startsWith('/health/');
 
 export function requestGate(options: GateOptions): RequestGate {
   const allowed = hostMatcher(options.allowedHosts);
@@ -50,7 +55,7 @@ export function requestGate(options: GateOptions): RequestGate {
       return { status: 400, text: INVALID_HOST_TEXT, headers: {} };
     }
     const httpsPort = options.httpsRedirectPort?.();
-    if (httpsPort === undefined || request.secure || neverRedirected(request.path)) return undefined;
+    if (httpsPort === undefined || request.secure || sameRoutePath(options.neverRedirected, request.path)) return undefined;
     if (request.forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https') return undefined;
     const name = hostName(request.host) ?? options.fallbackHost;
     const authority = httpsPort === 443 ? name : `${name}:${httpsPort}`;

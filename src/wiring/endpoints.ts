@@ -3,6 +3,7 @@
 // listen on, known only once listening (a configured port 0 picks a free one).
 import os from 'node:os';
 import type { AppConfig } from '../config/types.js';
+import { HEALTH_PATH } from '../api/routes/health.js';
 import { requestGate, type RequestGate } from '../http/gate.js';
 import { corsPolicy, type CorsPolicy } from '../http/cors.js';
 import { listen, type Listening } from '../http/server.js';
@@ -41,6 +42,7 @@ export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | und
       allowedHosts: config.AllowedHosts,
       httpsRedirectPort: config.Server.HttpsRedirect ? () => ports.https : undefined,
       fallbackHost: hostPart,
+      neverRedirected: HEALTH_PATH,
     }),
     cors: corsPolicy(config.Cors.AllowedOrigins),
     listeningAddress: (secure) => `${hostPart}:${secure ? ports.https : ports.plain}`,

@@ -51,7 +51,7 @@ describe('hostMatcher (HostString.MatchesAny)', () => {
   });
 
   it('the gate allows an empty Host (AllowEmptyHosts) and refuses before any redirect', () => {
-    const gate = requestGate({ allowedHosts: 'pi.local', httpsRedirectPort: () => 5001, fallbackHost: 'pi' });
+    const gate = requestGate({ allowedHosts: 'pi.local', httpsRedirectPort: () => 5001, fallbackHost: 'pi', neverRedirected: '/health' });
     const base = { path: '/api/device/list', query: '', secure: false, forwardedProto: '' };
     assert.equal(gate({ ...base, host: 'evil.com' })?.status, 400);
     assert.deepEqual(gate({ ...base, host: '' }), { status: 308, text: '', headers: { Location: 'https://pi:5001/api/device/list' } });

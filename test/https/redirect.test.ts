@@ -71,6 +71,16 @@ describe('HttpsRedirect on', () => {
     assert.equal(health.json.status, 'Healthy');
     const text = await request(`${svc.url}/health`, { headers: { accept: 'text/plain' } });
     assert.equal(text.status, 200);
+    // Every path the health route answers, as the router matches it; nothing beyond it.
+    for (const path of ['/HEALTH', '/Health/', '/%68ealth']) {
+      const res = await request(`${svc.url}${path}`);
+      assert.equal(res.status, 200, `${path}: ${res.status} ${res.headers.location ?? ''}`);
+    }
+    for (const path of ['/health/x', '/health//', '/healthz']) {
+      const res = await request(`${svc.url}${path}`);
+      assert.equal(res.status, 308, path);
+      assert.equal(res.headers.location, `https://127.0.0.1:${httpsPort}${path}`);
+    }
   });
 
   it('redirects the hub: negotiate and the WebSocket upgrade', async () => {

@@ -33,11 +33,14 @@ function wantsText(accept: string | undefined): boolean {
 /** The bare status word of the text answer, as ASP.NET Core's default health writer sends it. */
 const statusWord = (words: string[]) => ({ type: 'string', enum: words });
 
+/** Where the health report is answered (served over plain HTTP even when HTTPS redirects the rest). */
+export const HEALTH_PATH = '/health';
+
 export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
   return [
     {
       method: 'GET',
-      path: '/health',
+      path: HEALTH_PATH,
       operationId: 'health',
       summary: 'Health of voice-service (upstream), database and mqtt; 503 when Unhealthy',
       tag: 'Health',
