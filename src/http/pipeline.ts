@@ -8,7 +8,7 @@ import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { isJsonContentType, tooLarge } from './body.js';
-import { checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
+import { asksToClose, checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
@@ -126,7 +126,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     let corsHeaders: Readonly<Record<string, string>> | undefined;
     const respond = (reply: Reply, close = false): void => {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
-      exchange.send(renderReply(reply), close, () => {
+      exchange.send(renderReply(reply), close || asksToClose(incoming.lines), () => {
         if (opts.accessLog.enabled('Information')) {
           opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
         }

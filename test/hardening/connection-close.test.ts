@@ -1,0 +1,51 @@
+// `Connection: close` among other options (RFC 9112 section 9.6: a server that receives it must close
+// after its answer). uWS honoured only a header that is exactly `close`: `keep-alive, close` and LWP's
+// `TE, close` kept the connection open until the idle timeout, and a client reading to its end waited
+// ~10 s. A real service on loopback, raw sockets.
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { startService, type TestService } from '../support/service.js';
+
+/** Sends one request; what came back and whether the server closed within `waitMs`. */
+function exchange(port: number, connection: string, waitMs = 2000): Promise<{ closedByServer: boolean; answer: string }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ closedByServer: false, answer });
+    }, waitMs);
+    socket.on('data', (d) => (answer += d.toString('latin1')));
+    socket.on('end', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ closedByServer: true, answer });
+    });
+    socket.write(`GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`);
+  });
+}
+
+describe('Connection: close as one option among others', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService();
+  });
+  after(() => svc.stop());
+
+  for (const connection of ['close', 'Close', 'keep-alive, close', 'close, keep-alive', 'TE, close', 'close,TE', 'upgrade ,\tCLOSE ']) {
+    it(`"${connection}": answered, then closed by the server`, async () => {
+      const { closedByServer, answer } = await exchange(svc.port, connection);
+      assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+      assert.equal(closedByServer, true, answer);
+    });
+  }
+
+  for (const connection of ['keep-alive', 'TE', 'closed', 'x-close']) {
+    it(`"${connection}": the connection stays open`, async () => {
+      const { closedByServer, answer } = await exchange(svc.port, connection, 500);
+      assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+      assert.equal(closedByServer, false);
+    });
+  }
+});
