@@ -10,8 +10,10 @@ const id = (description: string): JsonSchema => ({
   type: 'string',
   minLength: 1,
   maxLength: 128,
-  // Printable text only: ids end up in MQTT topics, logs and URLs.
-  pattern: '^[^\\u0000-\\u001f\\u007f]*$',
+  // Printable text only: ids end up in MQTT topics, logs and URLs. Not `.` or `..`: in a URL those are
+  // dot segments, which browsers, fetch and curl remove before sending, so such a device could be
+  // registered but never addressed (`/api/device/../status` goes out as `/api/status`).
+  pattern: '^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f]*$',
   description,
 });
 const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });

@@ -72,6 +72,25 @@ describe('device registration', () => {
       capabilities: ['must be array'],
     });
   });
+
+  it("refuses the ids '.' and '..', which a URL cannot carry (clients remove dot segments); '...' and '.a' are ids", async () => {
+    for (const deviceId of ['.', '..']) {
+      const res = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId, deviceName: 'x', deviceType: 'y' } });
+      assertProblem(res, 400, 'The request body is invalid.');
+      assert.equal(res.json.title, 'One or more validation errors occurred.');
+      assert.deepEqual(res.json.errors, { deviceId: ['must match pattern "^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f]*$"'] });
+    }
+    const own = await startService();
+    try {
+      for (const deviceId of ['...', '.a']) {
+        const res = await call(own.url, 'POST', '/api/device/register', { body: { deviceId, deviceName: 'x', deviceType: 'y' } });
+        assert.equal(res.status, 200, res.text);
+        assert.equal((await call(own.url, 'DELETE', `/api/device/${encodeURIComponent(deviceId)}`, { token: await adminToken(own) })).status, 200);
+      }
+    } finally {
+      await own.stop();
+    }
+  });
 });
 
 describe('registration switches and API keys', () => {
