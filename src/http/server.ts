@@ -73,7 +73,10 @@ function writeReply(res: HttpResponse, state: ResponseState, head: boolean, repl
     state.paused = false;
     res.writeStatus(reply.statusLine);
     for (const [k, v] of reply.headers) res.writeHeader(k, v);
-    endBounded(res, reply.payload, head, closeConnection);
+    // 204 and 304 have no content and must not say they have (RFC 9110 sections 8.6, 15.3.5 and 15.4.5):
+    // uWS writes `Content-Length: 0` for any end with a body, even an empty one.
+    if ((reply.status === 204 || reply.status === 304) && !closeConnection) res.endWithoutBody();
+    else endBounded(res, reply.payload, head, closeConnection);
   });
 }
 
