@@ -4,7 +4,7 @@
 // mean" where a known name is close, and where to find the command's help. yargs' own .strict() is not
 // used: it would refuse the configuration keys in dot form, which no list of options can name, and
 // word its messages (and pick its exit code) itself.
-import type { Argv, CommandModule } from 'yargs';
+import yargs, { type Argv, type CommandModule } from 'yargs';
 import { leafKeys } from '../config/schema.js';
 import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
@@ -102,8 +102,45 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
       if (spec.epilogue) y.epilogue(spec.epilogue);
       return y;
     },
-    handler: (argv) => run(parseArgs(spec, argv)),
+    handler: (argv) => {
+      const topic = isDefault ? helpTopic(argv) : undefined;
+      return topic ? showHelp(topic) : run(parseArgs(spec, argv));
+    },
   };
+}
+
+/**
+ * `voice-hub help COMMAND [ARGUMENT]`: the command whose help is asked for, or a usage error. yargs
+ * itself reads `help` only as the last word (`voice-hub help`, `voice-hub health help`), so this word
+ * order reaches the default command.
+ */
+function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
+  const words = ((argv._ as unknown[] | undefined) ?? []).map(String);
+  if (words[0] !== 'help' || words.length < 2) return undefined;
+  const name = words[1]!;
+  const spec = COMMANDS.find((c) => c.name === name);
+  if (!spec) {
+    const hint = closest(name, COMMANDS.map((c) => c.name));
+    throw usageError(undefined, [`unknown command '${name}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(COMMANDS.map((c) => c.name))}`}`]);
+  }
+  // The command's argument may come along (`help config check`), as it may with --help.
+  const extra = words.slice(2).filter((w, i) => !(i === 0 && spec.positional?.choices.includes(w)));
+  if (extra.length > 0) throw usageError(spec, extra.map((w) => `unexpected argument '${w}'`));
+  return spec;
+}
+
+/**
+ * What `voice-hub COMMAND --help` prints, and the same exit 0: a parser of its own with only that
+ * command, set up as src/main.ts sets up the program's (its name, no wrapping, -h).
+ */
+async function showHelp(spec: CommandSpec): Promise<void> {
+  await yargs([spec.name, '--help'])
+    .scriptName('voice-hub')
+    .wrap(null)
+    .command(yargsCommand(spec, () => undefined))
+    .help()
+    .alias('h', 'help')
+    .parseAsync();
 }
 
 /** Every argument yargs found, checked against the command's declaration; throws a usage error listing every problem. */

@@ -4,7 +4,7 @@
 import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
 import type { OptionSpecs } from './options.js';
 import { SIMULATE_COUNTERS } from './sim-tally.js';
-import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES } from './sim-defaults.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
 
 export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   name: string;
@@ -79,7 +79,7 @@ export const SIMULATE = command({
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
     devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' },
-    seconds: { kind: 'number', default: 10, above: 0, describe: 'seconds of audio each device streams' },
+    seconds: { kind: 'number', default: 10, above: 0, max: MAX_SIMULATED_SECONDS, describe: `seconds of audio each device streams: more than 0, at most ${MAX_SIMULATED_SECONDS} (a day)` },
     protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
     'api-key': { kind: 'string', secret: true, describe: 'X-API-Key, when the service has ApiKeys' },
     'admin-token': { kind: 'string', secret: true, describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' },

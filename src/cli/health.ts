@@ -1,36 +1,172 @@
 // `voice-hub health [--url]`: asks a running service for /health and prints it as a table.
-// Exit codes: 0 Healthy, 1 Degraded, 2 Unhealthy, 3 the service could not be reached or answered nonsense.
+// Exit codes: 0 Healthy, 1 Degraded, 2 Unhealthy, 3 the service could not be reached or answered
+// something other than a health report.
+//
+// Whatever listens at the address answers: another program on the port, a proxy's error page, another
+// framework's health endpoint (ASP.NET Core's UIResponseWriter leaves null fields out), a file server.
+// So the answer is read up to MAX_ANSWER_BYTES only, its shape is checked once (readHealthAnswer), and
+// the table gets nothing but text: a field of the wrong type is shown as absent, never thrown on.
+import type { HealthEntry, HealthStatus } from '../health/checks.js';
 import type { HealthReport } from '../health/report.js';
 import { exitCodeFor, formatHealthTable } from '../health/table.js';
 import { stripEnds } from '../trim.js';
+import { usageError } from './command.js';
+import { HEALTH } from './commands.js';
 
 export const EXIT_UNREACHABLE = 3;
 
+/** voice-hub's report is under 2 KB; this leaves room for many components and long messages. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
+/** What the table shows for a field that is missing or not text. */
+const ABSENT = '-';
+
 export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ code: number; text: string }> {
+  // fetch refuses a URL with credentials and names the URL in its error: neither may reach the output.
+  const target = withoutCredentials(url);
+  const unreachable = (why: string) => ({ code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${target}: ${why}\n` });
+  const stop = new AbortController();
+  const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
   let res: Response;
   try {
-    res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+    res = await fetch(target, { headers: { accept: 'application/json' }, signal });
   } catch (e) {
-    const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e instanceof Error ? e.message : String(e));
-    return { code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${url}: ${cause}\n` };
+    return unreachable(failureText(e, timeoutMs));
   }
-  let report: HealthReport;
+  const body = await readAtMost(res, MAX_ANSWER_BYTES, stop, timeoutMs);
+  if ('failed' in body) return unreachable(`the answer broke off: ${body.failed}`);
+  if ('tooLarge' in body) {
+    return {
+      code: EXIT_UNREACHABLE,
+      text: `${target} answered HTTP ${res.status} with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, far more than a voice-hub health report (a few KB): stopped reading\n`,
+    };
+  }
+  let json: unknown;
   try {
-    report = (await res.json()) as HealthReport;
-    if (!report || typeof report.status !== 'string' || typeof report.entries !== 'object') throw new Error('not a health report');
+    json = JSON.parse(body.text);
   } catch {
-    return { code: EXIT_UNREACHABLE, text: `${url} answered HTTP ${res.status} without a health report\n` };
+    json = undefined;
+  }
+  const report = readHealthAnswer(json);
+  if (!report) {
+    const type = res.headers.get('content-type');
+    return {
+      code: EXIT_UNREACHABLE,
+      text: `${target} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''} without a voice-hub health report ` +
+        '(JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
+    };
   }
   return { code: exitCodeFor(report.status), text: formatHealthTable(report) };
+}
+
+type Body = { text: string } | { tooLarge: true } | { failed: string };
+
+/** The body as text, or that it is larger than `limit`: then reading stops and the connection is dropped. */
+async function readAtMost(res: Response, limit: number, stop: AbortController, timeoutMs: number): Promise<Body> {
+  if (Number(res.headers.get('content-length')) > limit) {
+    stop.abort();
+    return { tooLarge: true };
+  }
+  if (!res.body) return { text: '' };
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        stop.abort();
+        return { tooLarge: true };
+      }
+      chunks.push(value);
+    }
+  } catch (e) {
+    return { failed: failureText(e, timeoutMs) };
+  }
+  return { text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** fetch says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */
+function failureText(e: unknown, timeoutMs: number): string {
+  if (e instanceof Error && e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const cause = (e as { cause?: { message?: unknown } }).cause?.message;
+  return printable(typeof cause === 'string' ? cause : e instanceof Error ? e.message : String(e));
+}
+
+/**
+ * The report in `json`, a parsed answer of any shape, or undefined when it is no health report: not an
+ * object with a status of Healthy, Degraded or Unhealthy and an object of entries. Within a report, an
+ * entry or field of another type is shown as absent; every text is made printable.
+ */
+export function readHealthAnswer(json: unknown): HealthReport | undefined {
+  if (!isRecord(json) || typeof json.status !== 'string' || !STATUSES.includes(json.status) || !isRecord(json.entries)) return undefined;
+  return {
+    status: json.status as HealthStatus,
+    totalDuration: textOr(json.totalDuration, ABSENT),
+    entries: Object.fromEntries(Object.entries(json.entries).map(([name, entry]) => [printable(name), readEntry(entry)])),
+  };
+}
+
+function readEntry(entry: unknown): HealthEntry {
+  const e = isRecord(entry) ? entry : {};
+  const exception = textOr(e.exception, undefined);
+  return {
+    // Shown as text by the table, so a status word voice-hub does not use is shown as it came.
+    status: textOr(e.status, ABSENT) as HealthStatus,
+    description: textOr(e.description, ''),
+    duration: textOr(e.duration, ABSENT),
+    data: {},
+    tags: [],
+    ...(exception !== undefined ? { exception } : {}),
+  };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function textOr<T extends string | undefined>(v: unknown, absent: T): string | T {
+  return typeof v === 'string' ? printable(v) : absent;
+}
+
+/**
+ * One line without control characters: an answer's text must neither break the table nor reach the
+ * terminal as escape sequences (colours, cursor moves, a retitled window) or reordering marks.
+ */
+export function printable(text: string): string {
+  return text
+    .split(/[\r\n]+/)
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join(' ')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** `url` without its user name and password, as it may be shown. */
+function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.href;
+  } catch {
+    return url;
+  }
 }
 
 /**
  * The /health address for `--url`, which takes the service's address as simulate's does
  * (`http://host:5000`, with or without the slash, or under a reverse proxy's prefix) or the full
- * health address (`http://host:5000/health`). `given` is an http(s) URL.
+ * health address (`http://host:5000/health`). `given` is an http(s) URL. One with a user name or
+ * password is bad usage: /health asks for none, and fetch would refuse it.
  */
 export function healthUrlFrom(given: string): string {
   const url = new URL(given);
+  if (url.username || url.password) {
+    throw usageError(HEALTH, [`--url must not hold a user name or password (/health asks for none): give ${withoutCredentials(given)}`]);
+  }
   const path = stripEnds(url.pathname, '/', false);
   url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;
   return url.href;

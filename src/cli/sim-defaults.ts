@@ -8,3 +8,8 @@ export const DEFAULT_LATE_MS = 1000;
  * 100,000 set up for minutes before the first packet.
  */
 export const MAX_SIMULATED_DEVICES = 500;
+/**
+ * Longest run: a day. Each device keeps a record of every packet it sent (4.3 million a day), and
+ * longer timer delays than about 24.8 days fire at once in Node.
+ */
+export const MAX_SIMULATED_SECONDS = 86_400;

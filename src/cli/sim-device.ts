@@ -28,8 +28,18 @@ export interface SimDeviceOptions {
   log: (line: string) => void;
 }
 
-/** One JSON request; throws with the status and the problem's detail when it is not 2xx. */
-export async function apiRequest(api: SimApi, method: string, path: string, body?: unknown, token?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A request the service answered with a status other than 2xx. */
+export class ApiRefusal extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * One JSON request; throws ApiRefusal with the status and the problem's detail when it is not 2xx.
+ * `stop` ends it early (an interrupted run, the end of the clean-up time).
+ */
+export async function apiRequest(api: SimApi, method: string, path: string, body?: unknown, token?: string, stop?: AbortSignal): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
@@ -37,7 +47,7 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   const url = new URL(path, api.baseUrl);
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(api.timeoutMs) });
+    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: timeoutOr(api.timeoutMs, stop) });
   } catch (e) {
     // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e);
@@ -50,17 +60,30 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   } catch {
     json = undefined;
   }
-  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
+  if (!res.ok) throw new ApiRefusal(res.status, `${method} ${path}: HTTP ${res.status} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
   return json;
 }
 
-/** Rejects after `ms` so no step of the simulation can hang. */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+const timeoutOr = (ms: number, stop: AbortSignal | undefined): AbortSignal =>
+  stop ? AbortSignal.any([AbortSignal.timeout(ms), stop]) : AbortSignal.timeout(ms);
+
+/** Rejects after `ms`, or once `stop` aborts, so no step of the simulation can hang. */
+export function within<T>(promise: Promise<T>, ms: number, what: string, stop?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onStop: (() => void) | undefined;
   return Promise.race([
     promise,
-    new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); }),
-  ]).finally(() => clearTimeout(timer));
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+      if (!stop) return;
+      onStop = () => reject(new Error(`${what}: stopped`));
+      if (stop.aborted) onStop();
+      else stop.addEventListener('abort', onStop, { once: true });
+    }),
+  ]).finally(() => {
+    clearTimeout(timer);
+    if (onStop) stop?.removeEventListener('abort', onStop);
+  });
 }
 
 export class SimDevice {
@@ -72,7 +95,13 @@ export class SimDevice {
   /** AudioResponse events (each comes with the AudioData the tally matches). */
   audioResponses = 0;
   reconnects = 0;
+  /** The service registered the device. */
   registered = false;
+  /**
+   * The register request went out and its answer did not come (a timeout, an interrupted run): the
+   * device may exist, so the clean-up deletes it too (a 404 then means it does not).
+   */
+  registering = false;
   failure: string | undefined;
   private token = '';
   private sessionId: string | undefined;
@@ -101,18 +130,29 @@ export class SimDevice {
     return this.tally.settled;
   }
 
-  /** Register, start a session, connect and join. Throws (and records `failure`) when a step fails. */
-  async setUp(): Promise<void> {
+  /**
+   * Register, start a session, connect and join. Throws (and records `failure`) when a step fails;
+   * `stop` (an interrupted run) ends whatever step is under way.
+   */
+  async setUp(stop?: AbortSignal): Promise<void> {
     try {
-      const reg = await apiRequest(this.api, 'POST', '/api/device/register', {
-        deviceId: this.deviceId, deviceName: `Simulated ${this.deviceId}`, deviceType: 'simulator', capabilities: ['audio'], location: 'simulation',
-      });
-      this.registered = true;
+      this.registering = true;
+      let reg;
+      try {
+        reg = await apiRequest(this.api, 'POST', '/api/device/register', {
+          deviceId: this.deviceId, deviceName: `Simulated ${this.deviceId}`, deviceType: 'simulator', capabilities: ['audio'], location: 'simulation',
+        }, undefined, stop);
+        this.registered = true;
+        this.registering = false;
+      } catch (e) {
+        if (e instanceof ApiRefusal) this.registering = false;
+        throw e;
+      }
       this.token = reg.deviceToken as string;
       const started = await apiRequest(this.api, 'POST', '/api/voice/start', {
         deviceId: this.deviceId, userId: 'simulator',
         sessionConfig: { audioFormat: 'opus', sampleRate: SIM_PACKET_SAMPLE_RATE, channels: SIM_PACKET_CHANNELS, autoMode: false },
-      }, this.token);
+      }, this.token, stop);
       const sessionId = started.sessionId as string;
       this.sessionId = sessionId;
       const hubUrl = this.api.hubVia ? hubAt(started.websocketUrl as string, this.api.hubVia) : started.websocketUrl as string;
@@ -125,16 +165,20 @@ export class SimDevice {
       });
       this.connection = connection;
       this.listen(connection);
-      await within(connection.start(), this.api.timeoutMs, `${this.deviceId}: hub connection`);
-      await this.join(connection, sessionId);
+      await within(connection.start(), this.api.timeoutMs, `${this.deviceId}: hub connection`, stop);
+      await this.join(connection, sessionId, stop);
     } catch (e) {
-      this.failure = errorText(e);
+      // An interrupted set-up is no failure of the device or the service.
+      if (!stop?.aborted) this.failure = errorText(e);
       throw e;
     }
   }
 
-  /** One packet per SIM_PACKET_MS from `t0` (performance.now() time), drift-free, `total` in all. */
-  stream(total: number, t0: number, packetMs: number): Promise<void> {
+  /**
+   * One packet per SIM_PACKET_MS from `t0` (performance.now() time), drift-free, `total` in all, or
+   * until `stop` aborts: then what was due so far is what the run counts.
+   */
+  stream(total: number, t0: number, packetMs: number, stop?: AbortSignal): Promise<void> {
     const connection = this.connection;
     const sessionId = this.sessionId;
     if (!connection || !sessionId) return Promise.resolve();
@@ -142,6 +186,7 @@ export class SimDevice {
     let next = 0;
     return new Promise((resolve) => {
       const tick = (): void => {
+        if (stop?.aborted) return resolve();
         // A late timer sends what is due, so every run has exactly `total` packets due.
         const due = Math.min(total, Math.floor((performance.now() - t0) / packetMs) + 1);
         while (next < due && !this.failure) {
@@ -161,36 +206,40 @@ export class SimDevice {
     });
   }
 
-  /** Stops the session (keeping the service's packet count) and the connection. Never throws. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the session (keeping the service's packet count) and the connection. Never throws; `deadline`
+   * cuts it short.
+   */
+  async stop(deadline?: AbortSignal): Promise<void> {
     this.stopping = true;
     if (this.sessionId) {
       try {
-        const record = await apiRequest(this.api, 'POST', '/api/voice/stop', { sessionId: this.sessionId }, this.token);
+        const record = await apiRequest(this.api, 'POST', '/api/voice/stop', { sessionId: this.sessionId }, this.token, deadline);
         this.serverPackets = record.audioPacketsSent as number;
       } catch (e) {
         this.options.log(`warn: ${this.deviceId}: stopping session ${this.sessionId}: ${errorText(e)}`);
       }
     }
-    await within(this.connection?.stop() ?? Promise.resolve(), this.api.timeoutMs, 'hub stop').catch(() => undefined);
+    await within(this.connection?.stop() ?? Promise.resolve(), this.api.timeoutMs, 'hub stop', deadline).catch(() => undefined);
   }
 
-  /** Deletes the device (admin token); false when that failed. */
-  async delete(adminToken: string): Promise<boolean> {
+  /** Deletes the device (admin token); false when that failed. Not found counts as deleted: it is not there. */
+  async delete(adminToken: string, deadline?: AbortSignal): Promise<boolean> {
     try {
-      await apiRequest(this.api, 'DELETE', `/api/device/${encodeURIComponent(this.deviceId)}`, undefined, adminToken);
+      await apiRequest(this.api, 'DELETE', `/api/device/${encodeURIComponent(this.deviceId)}`, undefined, adminToken, deadline);
       return true;
     } catch (e) {
+      if (e instanceof ApiRefusal && e.status === 404) return true;
       this.options.log(`warn: ${this.deviceId}: delete: ${errorText(e)}`);
       return false;
     }
   }
 
-  /** JoinSession on the current connection; resolves on SessionJoined, rejects on Error or timeout. */
-  private async join(connection: HubConnection, sessionId: string): Promise<void> {
+  /** JoinSession on the current connection; resolves on SessionJoined, rejects on Error, timeout or `stop`. */
+  private async join(connection: HubConnection, sessionId: string, stop?: AbortSignal): Promise<void> {
     const joined = new Promise<void>((resolve, reject) => { this.pendingJoin = { resolve, reject }; });
     try {
-      await within(Promise.all([joined, connection.invoke('JoinSession', sessionId, this.token)]), this.api.timeoutMs, `${this.deviceId}: JoinSession`);
+      await within(Promise.all([joined, connection.invoke('JoinSession', sessionId, this.token)]), this.api.timeoutMs, `${this.deviceId}: JoinSession`, stop);
       this.inSession = true;
     } finally {
       this.pendingJoin = undefined;

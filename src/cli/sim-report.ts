@@ -31,8 +31,15 @@ export interface SimulationReport {
   /** Registered simulated devices that are still registered after the run. */
   leftRegistered: string[];
   deletionSkipped: boolean;
-  /** Nothing lost, duplicated or failed: the CLI exits 0. */
+  interrupted: Interruption | undefined;
+  /** Nothing lost, duplicated or failed, and not interrupted: the CLI exits 0. */
   ok: boolean;
+}
+
+/** A run ended early (simulate's `stop`): why, and how long it had streamed (undefined: it had not begun). */
+export interface Interruption {
+  reason: string;
+  streamedSeconds: number | undefined;
 }
 
 export interface RunFacts {
@@ -44,6 +51,7 @@ export interface RunFacts {
   lateMs: number;
   leftRegistered: string[];
   deletionSkipped: boolean;
+  interrupted: Interruption | undefined;
 }
 
 /** Nearest-rank percentile of ascending `sorted` values. */
@@ -82,7 +90,7 @@ export function summarise(facts: RunFacts, devices: SimDevice[]): SimulationRepo
     p99Ms: percentile(latencies, 99),
     maxMs: latencies.at(-1),
     errors: [...errors].map(([message, count]) => ({ message, count })).sort((a, b) => b.count - a.count),
-    ok: clean && failures.length === 0 && packets.due > 0,
+    ok: clean && failures.length === 0 && packets.due > 0 && !facts.interrupted,
   };
 }
 
@@ -101,6 +109,7 @@ export function formatSimulationReport(r: SimulationReport): string {
   const { packets: p, responses: q } = r;
   const out = [
     `voice-hub simulate: ${r.devices} device(s) x ${r.seconds} s against ${r.url} (${r.protocol} protocol${drops}${stateful})`,
+    ...(r.interrupted ? [interruptionText(r.interrupted)] : []),
     '',
     ...table(['', 'expected', 'arrived', 'lost', 'duplicated', 'late'], [
       ['packets', String(p.due), String(p.processed), String(p.lost), String(p.duplicated), String(p.late)],
@@ -133,8 +142,13 @@ export function formatSimulationReport(r: SimulationReport): string {
   }
   const lost = p.lost + q.lost;
   const duplicated = p.duplicated + q.duplicated;
-  out.push(r.ok
-    ? 'result: OK (nothing lost or duplicated)'
-    : `result: FAILED (${lost} lost, ${duplicated} duplicated, ${r.failures.length} device(s) failed)`);
+  const counts = `${lost} lost, ${duplicated} duplicated, ${r.failures.length} device(s) failed`;
+  out.push(r.ok ? 'result: OK (nothing lost or duplicated)' : r.interrupted ? `result: INTERRUPTED (${counts})` : `result: FAILED (${counts})`);
   return out.join('\n') + '\n';
+}
+
+function interruptionText(i: Interruption): string {
+  return i.streamedSeconds === undefined
+    ? `interrupted (${i.reason}) while setting up: nothing was streamed`
+    : `interrupted (${i.reason}) after ${i.streamedSeconds.toFixed(1)} s of streaming: the counts cover what was due until then`;
 }

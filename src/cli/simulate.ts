@@ -3,14 +3,16 @@
 // expected, arrived, lost, duplicated and late (sim-tally.ts defines each), and round-trip percentiles.
 // With `dropEvery` the devices reach the hub through a local relay that cuts every connection on that
 // schedule, each outage lasting `dropForMs`. Bounded: set-up steps time out, streaming lasts `seconds`,
-// and answers still missing after a drain grace count as lost.
+// and answers still missing after a drain grace count as lost. Interrupted (`stop`: Ctrl-C in the CLI,
+// sim-interrupt.ts), it reports what ran and still deletes what it registered, within a few seconds.
 import { randomBytes } from 'node:crypto';
 import { errorText } from '../errors.js';
 import { startDropRelay, type DropRelay } from './drop-relay.js';
 import type { SimProtocol } from './sim-client.js';
 import { SimDevice, type SimApi } from './sim-device.js';
 import { SIM_PACKET_MS, simPackets } from './sim-packets.js';
-import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES } from './sim-defaults.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
+import { interruptOnSignals } from './sim-interrupt.js';
 import { formatSimulationReport, summarise, type SimulationReport } from './sim-report.js';
 
 export { formatSimulationReport, percentile, type SimulationReport } from './sim-report.js';
@@ -39,15 +41,28 @@ export interface SimulateOptions {
   stepTimeoutMs?: number;
   /** Progress and warnings, one line each (the CLI sends them to stderr). */
   log?: (line: string) => void;
+  /**
+   * Ends the run early: set-up and streaming stop, and the run reports what ran and cleans up within
+   * INTERRUPTED_CLEANUP_MS. Its reason (a string such as 'SIGINT') is named in the report.
+   */
+  stop?: AbortSignal;
 }
 
 const DEFAULT_DRAIN_MS = 2000;
 const DEFAULT_STEP_TIMEOUT_MS = 10_000;
+/**
+ * After an interrupt: how long answers already on their way are waited for, and how long stopping the
+ * sessions and deleting the devices may take in all (stopping gets the first half, so that a service
+ * that does not answer cannot keep the devices from being deleted).
+ */
+const INTERRUPTED_DRAIN_MS = 500;
+const INTERRUPTED_CLEANUP_MS = 5000;
 
 /** What is wrong with the options (the CLI exits 64 with it), or undefined. */
 export function simulateOptionProblem(o: SimulateOptions): string | undefined {
   if (!Number.isInteger(o.devices) || o.devices < 1 || o.devices > MAX_SIMULATED_DEVICES) return `--devices must be a whole number from 1 to ${MAX_SIMULATED_DEVICES}`;
-  if (!(o.seconds > 0)) return '--seconds must be more than 0';
+  if (!(o.seconds > 0 && o.seconds <= MAX_SIMULATED_SECONDS)) return `--seconds must be more than 0 and at most ${MAX_SIMULATED_SECONDS}, not ${o.seconds}`;
+  if (hasCredentials(o.url)) return '--url must not hold a user name or password: the service asks for none (--api-key gives an API key)';
   if (o.dropEverySeconds !== undefined && !(o.dropEverySeconds > 0)) return '--drop-every must be more than 0 seconds';
   if (o.dropForMs !== undefined) {
     if (o.dropEverySeconds === undefined) return '--drop-for needs --drop-every';
@@ -55,6 +70,15 @@ export function simulateOptionProblem(o: SimulateOptions): string | undefined {
   }
   if (o.lateMs !== undefined && !(o.lateMs > 0)) return '--late-after must be more than 0 ms';
   return undefined;
+}
+
+function hasCredentials(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.username !== '' || u.password !== '';
+  } catch {
+    return false;
+  }
 }
 
 function checkOptions(o: SimulateOptions): void {
@@ -70,6 +94,7 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
   const lateMs = options.lateMs ?? DEFAULT_LATE_MS;
   const statefulReconnect = options.statefulReconnect ?? false;
   const dropForMs = options.dropForMs ?? DEFAULT_DROP_FOR_MS;
+  const stop = options.stop;
   const service = new URL(options.url);
   let relay: DropRelay | undefined;
   if (options.dropEverySeconds !== undefined) {
@@ -89,12 +114,14 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       new SimDevice(`sim-${run}-${n + 1}`, api, { protocol, statefulReconnect, lateMs, packets, log }));
 
     log(`setting up ${count} device(s) against ${options.url} (${protocol}${relay ? `, through a drop relay on 127.0.0.1:${relay.port}` : ''})`);
-    const setUp = await Promise.allSettled(devices.map((d) => d.setUp()));
+    const setUp = await Promise.allSettled(devices.map((d) => d.setUp(stop)));
     const ready = devices.filter((_, i) => setUp[i]!.status === 'fulfilled');
     for (const d of devices) if (d.failure) log(`fail: ${d.deviceId}: ${d.failure}`);
 
     let drops = 0;
-    if (ready.length > 0) {
+    /** How long the devices streamed; undefined when they never began. */
+    let streamedMs: number | undefined;
+    if (ready.length > 0 && !stop?.aborted) {
       const total = Math.max(1, Math.round((seconds * 1000) / SIM_PACKET_MS));
       log(`${ready.length} device(s) streaming ${total} packets each (${SIM_PACKET_MS} ms per packet, real time)`);
       const t0 = performance.now() + 50;
@@ -109,20 +136,26 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       }
       try {
         // Devices are not in step in real life: spread their packet clocks over one packet interval.
-        await Promise.all(ready.map((d, i) => d.stream(total, t0 + (i * SIM_PACKET_MS) / ready.length, SIM_PACKET_MS)));
+        await Promise.all(ready.map((d, i) => d.stream(total, t0 + (i * SIM_PACKET_MS) / ready.length, SIM_PACKET_MS, stop)));
       } finally {
         for (const timer of dropTimers) clearTimeout(timer);
       }
-      const drainUntil = Date.now() + (options.drainMs ?? DEFAULT_DRAIN_MS);
+      streamedMs = Math.max(0, performance.now() - t0);
+      const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
+      const drainUntil = Date.now() + (stop?.aborted ? Math.min(drainMs, INTERRUPTED_DRAIN_MS) : drainMs);
       while (Date.now() < drainUntil && !ready.every((d) => d.settled || d.failure)) await new Promise((r) => setTimeout(r, 20));
     }
 
+    // Without an interrupt each request has its own timeout; after one, the clean-up as a whole is bounded.
+    const interrupted = stop?.aborted === true;
+    const stopBy = interrupted ? AbortSignal.timeout(INTERRUPTED_CLEANUP_MS / 2) : undefined;
+    const deleteBy = interrupted ? AbortSignal.timeout(INTERRUPTED_CLEANUP_MS) : undefined;
     // All of them: a device that failed after its start still has a session to end.
-    await Promise.all(devices.map((d) => d.stop()));
-    const registered = devices.filter((d) => d.registered);
+    await Promise.all(devices.map((d) => d.stop(stopBy)));
+    const registered = devices.filter((d) => d.registered || d.registering);
     let leftRegistered = registered.map((d) => d.deviceId);
     if (options.adminToken && registered.length > 0) {
-      const deleted = await Promise.all(registered.map((d) => d.delete(options.adminToken!)));
+      const deleted = await Promise.all(registered.map((d) => d.delete(options.adminToken!, deleteBy)));
       leftRegistered = registered.filter((_, i) => !deleted[i]).map((d) => d.deviceId);
     }
     return summarise({
@@ -134,18 +167,28 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       lateMs,
       leftRegistered,
       deletionSkipped: !options.adminToken,
+      interrupted: interrupted
+        ? { reason: typeof stop!.reason === 'string' ? stop!.reason : 'stopped', streamedSeconds: streamedMs === undefined ? undefined : streamedMs / 1000 }
+        : undefined,
     }, devices);
   } finally {
     await relay?.close();
   }
 }
 
-/** Runs, then renders; errors before streaming (bad options) are rethrown with a plain message. */
+/**
+ * The CLI's run: runs, then renders; errors before streaming (bad options) come back with a plain
+ * message. Unless the caller gives its own `stop`, SIGINT and SIGTERM interrupt the run: its report
+ * comes back with exit code 130 or 143 (128 + the signal's number, as a shell reports such an end).
+ */
 export async function simulateCommand(options: SimulateOptions): Promise<{ code: number; text: string }> {
+  const interrupt = options.stop ? undefined : interruptOnSignals(options.log ?? (() => {}));
   try {
-    const report = await runSimulation(options);
-    return { code: report.ok ? 0 : 1, text: formatSimulationReport(report) };
+    const report = await runSimulation(interrupt ? { ...options, stop: interrupt.signal } : options);
+    return { code: interrupt?.exitCode() ?? (report.ok ? 0 : 1), text: formatSimulationReport(report) };
   } catch (e) {
     return { code: 2, text: `voice-hub simulate: ${errorText(e)}\n` };
+  } finally {
+    interrupt?.dispose();
   }
 }

@@ -1,0 +1,198 @@
+// `voice-hub health --url` against whatever answers at the address (src/cli/health.ts): any JSON, of any
+// shape, gives exit 0-3 and never a stack trace; a health report of another writer (ASP.NET Core's
+// UIResponseWriter leaves null fields out) is printed with the missing fields absent; an answer larger
+// than any health report is not read to its end; a URL with credentials is refused without echoing them.
+import assert from 'node:assert/strict';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { healthCommand, MAX_ANSWER_BYTES, printable } from '../../src/cli/health.js';
+import { checkProperty } from '../hardening/property.js';
+import { runBundle } from '../support/service.js';
+
+/** A loopback server whose every answer is made by `answer`, swapped per case. */
+let answer: (res: ServerResponse) => void = (res) => res.end();
+let server: Server;
+let base: string;
+before(async () => {
+  server = createServer((_req, res) => answer(res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const json = (body: string, status = 200) => (res: ServerResponse): void => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(body);
+};
+
+const STATUSES = ['Healthy', 'Degraded', 'Unhealthy'] as const;
+const EXIT_FOR: Record<string, number> = { Healthy: 0, Degraded: 1, Unhealthy: 2 };
+
+/** The rule the command keeps: a health report is an object with a known status and an object of entries. */
+function expectedExit(value: unknown): number {
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(value) || !isObject(value.entries) || typeof value.status !== 'string') return 3;
+  return EXIT_FOR[value.status] ?? 3;
+}
+
+/** Each field of an entry or report either of its type or any JSON at all, or missing. */
+const field = <T>(right: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof(right, fc.jsonValue({ maxDepth: 2 }));
+const entry = fc.record({
+  status: field(fc.constantFrom(...STATUSES)),
+  description: field(fc.string({ unit: 'binary' })),
+  duration: field(fc.constantFrom('00:00:00.0010000', '1.02:03:04', 'soon')),
+  exception: field(fc.string()),
+  data: field(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 1 }))),
+  tags: field(fc.array(fc.string())),
+}, { requiredKeys: [] });
+const report = fc.record({
+  status: field(fc.constantFrom(...STATUSES)),
+  totalDuration: field(fc.constant('00:00:00.0012345')),
+  entries: field(fc.dictionary(fc.string({ unit: 'binary' }), fc.oneof(entry, fc.jsonValue({ maxDepth: 1 })), { maxKeys: 6 })),
+}, { requiredKeys: [] });
+/** Mostly report-like bodies, some any JSON, some not JSON. */
+const body = fc.oneof(
+  { weight: 6, arbitrary: report.map((r) => ({ text: JSON.stringify(r), value: r as unknown })) },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => ({ text: JSON.stringify(v) ?? '', value: v })) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ text, value: notJson(text) })) },
+);
+
+function notJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+describe('health --url against any JSON', () => {
+  it('never throws, exits 0-3 as the rule says, and prints no control character', async () => {
+    await checkProperty(fc.asyncProperty(body, fc.constantFrom(200, 503, 404), async (b, status) => {
+      answer = json(b.text, status);
+      const { code, text } = await healthCommand(`${base}/health`, 5000);
+      assert.equal(code, expectedExit(b.value), text);
+      assert.doesNotMatch(text.replace(/\n/g, ''), /[\u0000-\u001f\u007f-\u009f]/);
+      if (code < 3) assert.match(text, /^Overall: (Healthy|Degraded|Unhealthy) /);
+      else assert.match(text, /without a voice-hub health report/);
+    }), 300);
+  });
+
+  it('a UIResponseWriter report without descriptions, with a numeric duration: the table, the fields absent (the bundle)', async () => {
+    answer = json(JSON.stringify({
+      status: 'Degraded',
+      totalDuration: '00:00:00.0012345',
+      entries: {
+        database: { data: {}, duration: '00:00:00.0010000', status: 'Healthy', tags: [] },
+        mqtt: { data: {}, duration: 12.5, status: 'Degraded', tags: [] },
+        odd: null,
+      },
+    }));
+    const res = await runBundle(['health', '--url', base]);
+    assert.deepEqual({ code: res.code, stderr: res.stderr }, { code: 1, stderr: '' });
+    assert.equal(res.stdout, [
+      'Overall: Degraded (1.2 ms)',
+      '',
+      'COMPONENT  STATUS    DURATION  DESCRIPTION',
+      'database   Healthy   1.0 ms',
+      'mqtt       Degraded  -',
+      'odd        -         -',
+      '',
+    ].join('\n'));
+  });
+
+  it('a server of another kind (HTML, a bare status word, JSON of another shape): exit 3, on stderr, no stack', async () => {
+    const answers: [string, (res: ServerResponse) => void][] = [
+      ['html', (res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<!DOCTYPE html><p>hi'); }],
+      ['text', (res) => res.end('Healthy')],
+      ['actuator', json('{"status":"UP"}')],
+      ['null entries', json('{"status":"Healthy","entries":null}')],
+    ];
+    for (const [what, a] of answers) {
+      answer = a;
+      const res = await runBundle(['health', '--url', base]);
+      assert.equal(res.code, 3, `${what}: ${res.stdout}${res.stderr}`);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^http:\/\/127\.0\.0\.1:\d+\/health answered HTTP 200( \([^)]*\))? without a voice-hub health report/, what);
+      assert.doesNotMatch(res.stderr, /\n +at /, `${what}: a stack trace`);
+    }
+  });
+
+  it('text from the answer reaches the terminal without escape sequences', () => {
+    assert.equal(printable('ok\u001b]0;owned\u0007 \u202egnp.exe'), 'ok\\u001b]0;owned\\u0007 \\u202egnp.exe');
+    assert.equal(printable('first line\r\n   second\tline\n'), 'first line second line');
+  });
+});
+
+describe('health --url bounds what it reads', () => {
+  it('an endless answer without Content-Length: exit 3 after reading 1 MiB, and the connection is dropped', async () => {
+    let written = 0;
+    let closed = false;
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const more = (): void => {
+        while (!closed && written < 512 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
+      };
+      res.on('drain', more);
+      res.on('close', () => { closed = true; });
+      more();
+    };
+    const started = Date.now();
+    const { code, text } = await healthCommand(`${base}/health`, 10_000);
+    assert.equal(code, 3);
+    assert.match(text, /answered HTTP 200 with more than 1 MiB, far more than a voice-hub health report \(a few KB\): stopped reading/);
+    assert.ok(Date.now() - started < 5000, 'it did not wait for the rest');
+    const deadline = Date.now() + 2000;
+    while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(closed, 'the connection was dropped');
+    // What the sockets' buffers held on top of the limit, not the 512 MiB the server would write.
+    assert.ok(written < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${written} bytes`);
+  });
+
+  it('an answer that declares 400 MB: exit 3 without reading it', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(400 * 1024 * 1024) });
+      res.write('{"status":"Healthy","entries":{');
+    };
+    const { code, text } = await healthCommand(`${base}/health`, 10_000);
+    assert.equal(code, 3);
+    assert.match(text, /with more than 1 MiB/);
+  });
+
+  it('an answer that stops halfway: exit 3, said so', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"status":"Healthy",');
+      setTimeout(() => res.destroy(), 50);
+    };
+    const { code, text } = await healthCommand(`${base}/health`, 10_000);
+    assert.equal(code, 3);
+    assert.match(text, /^voice-hub is not reachable at http:\/\/127\.0\.0\.1:\d+\/health: the answer broke off: /);
+  });
+});
+
+describe('health --url with a user name and password', () => {
+  it('is bad usage (exit 64) and the password is never printed', async () => {
+    answer = json('{"status":"Healthy","totalDuration":"00:00:00","entries":{}}');
+    const url = base.replace('http://', 'http://tech:s3cr3t-pass@');
+    const res = await runBundle(['health', '--url', url]);
+    assert.deepEqual({ code: res.code, stdout: res.stdout }, { code: 64, stdout: '' });
+    assert.equal(res.stderr, [
+      `voice-hub health: --url must not hold a user name or password (/health asks for none): give ${base}/`,
+      "Run 'voice-hub health --help' for usage.",
+      '',
+    ].join('\n'));
+    assert.doesNotMatch(res.stderr, /s3cr3t/);
+  });
+
+  it('healthCommand itself never shows them either', async () => {
+    const { code, text } = await healthCommand(`${base.replace('http://', 'http://u:s3cr3t@')}/health`, 5000);
+    assert.equal(code, 0, text);
+    assert.doesNotMatch(text, /s3cr3t/);
+  });
+});
