@@ -5,13 +5,14 @@ import { formatConfigReport } from '../config/report.js';
 import type { LoadedConfig } from '../config/types.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
 import { openSettingsReadOnly } from '../store/read-only.js';
+import { publicServerUrl } from '../upstream/public-url.js';
 
 /**
  * Prints the configuration, then what the database stores: the first part comes out even when the
  * database cannot be read (damaged, not this user's), and the failure after it says why.
  */
 export async function configCheck(loaded: LoadedConfig, print: (lines: string[]) => void, wasmBinary?: Uint8Array): Promise<void> {
-  print(formatConfigReport(loaded));
+  print(formatConfigReport(loaded, publicServerUrl));
   const store = await openSettingsReadOnly(loaded.config.Storage.DataDir, wasmBinary);
   if (!store) return;
   const lines: string[] = [];

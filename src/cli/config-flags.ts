@@ -4,6 +4,7 @@
 // once, not missing its value): that is bad usage, exit 64. Whether the value is allowed, of the wrong
 // type (`--port abc`) or out of range (`--port 70000`), is the configuration's judgement, the same for a
 // file, the environment and a flag: exit 78.
+import { canonicalIndex } from '../config/layers.js';
 import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
 import { singleText, yargsOption, type Read } from './options.js';
@@ -58,8 +59,8 @@ export function readConfigFlag(name: string, raw: unknown, short: readonly Short
   const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
   if (!node) return undefined;
   const problem = valueProblem(name, raw, node);
-  // In the schema's spelling, so two spellings of one key are seen to be one.
-  const spelled = [...resolved.path, ...(resolved.kind === 'item' ? [resolved.index] : [])].join('.');
+  // In the schema's spelling, so two spellings of one key (`--apikeys.00`, `--ApiKeys.0`) are seen to be one.
+  const spelled = [...resolved.path, ...(resolved.kind === 'item' ? [canonicalIndex(resolved.index)] : [])].join('.');
   return problem ? { ok: false, problem } : { ok: true, value: { key: spelled, value: raw } };
 }
 

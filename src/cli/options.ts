@@ -3,6 +3,7 @@
 // `true`), and readOption turns the text into the declared type; yargs' own conversion would make
 // `--port abc` null, `--port=` 0 and fill a default in for a `--port` with no value.
 import { closest } from '../config/spelling.js';
+import { publicServerUrl } from '../upstream/public-url.js';
 
 interface Common {
   describe: string;
@@ -14,8 +15,8 @@ export type OptionSpec =
   /** An http:// or https:// address. */
   | (Common & { kind: 'url'; default?: string })
   | (Common & { kind: 'integer'; default?: number; min?: number; max?: number })
-  /** A decimal number; `above` is an exclusive lower bound. */
-  | (Common & { kind: 'number'; default?: number; above?: number; min?: number })
+  /** A decimal number (`1.5`, `1e3`); `above` is an exclusive lower bound. */
+  | (Common & { kind: 'number'; default?: number; above?: number; min?: number; max?: number })
   | (Common & { kind: 'choice'; choices: readonly string[]; default?: string })
   /** Off unless given; `--flag`, `--flag true` or `--flag false`. */
   | (Common & { kind: 'boolean' });
@@ -78,10 +79,12 @@ export function readOption(name: string, spec: OptionSpec, raw: unknown): Read<u
       return { ok: true, value: n };
     }
     case 'number': {
-      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v.trim())) return bad(`--${name} needs a number, not '${v}'`);
+      if (!/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(v.trim())) return bad(`--${name} needs a number, not '${v}'`);
       const n = Number(v);
-      if (spec.above !== undefined && !(n > spec.above)) return bad(`--${name} must be more than ${spec.above}, not ${n}`);
-      if (spec.min !== undefined && n < spec.min) return bad(`--${name} must be at least ${spec.min}, not ${n}`);
+      const range = numberRange(spec);
+      if ((spec.above !== undefined && !(n > spec.above)) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && !(n <= spec.max))) {
+        return bad(`--${name} must be ${range}, not ${n}`);
+      }
       return { ok: true, value: n };
     }
     case 'choice': {
@@ -97,12 +100,23 @@ function readUrl(name: string, v: string): Read<string> {
   try {
     url = new URL(v);
   } catch {
-    return bad(`--${name} needs an http:// or https:// address such as http://127.0.0.1:5000, not '${v}'`);
+    // Unparsed, its user info cannot be told from the rest: `http//user:password@host`.
+    const shown = v.includes('@') ? 'an address with an @ (not quoted: it may hold a password)' : `'${v}'`;
+    return bad(`--${name} needs an http:// or https:// address such as http://127.0.0.1:5000, not ${shown}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return bad(`--${name} needs an http:// or https:// address such as http://127.0.0.1:5000, not '${v}'`);
+    // A user name, password or query is shown as the upstream URL is: not at all.
+    const shown = url.username || url.password || url.search ? publicServerUrl(v) : v;
+    return bad(`--${name} needs an http:// or https:// address such as http://127.0.0.1:5000, not '${shown}'`);
   }
   return { ok: true, value: v };
+}
+
+/** `more than 0 and at most 86400`, `at least 1`: the whole range, whichever bound was crossed. */
+function numberRange(spec: { above?: number; min?: number; max?: number }): string {
+  const low = spec.above !== undefined ? `more than ${spec.above}` : spec.min !== undefined ? `at least ${spec.min}` : undefined;
+  const high = spec.max !== undefined ? `at most ${spec.max}` : undefined;
+  return [low, high].filter(Boolean).join(' and ');
 }
 
 function rangeText(min: number | undefined, max: number | undefined): string {

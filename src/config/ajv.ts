@@ -32,5 +32,6 @@ export function vocabularyAjv(options: Options, source: boolean): Ajv {
   for (const [name, format] of Object.entries(vocabulary.formats)) ajv.addFormat(name, format);
   ajv.addKeyword(timeSpanKeyword);
   ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-public-form', schemaType: 'string' });
   return ajv;
 }

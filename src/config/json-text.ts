@@ -1,9 +1,13 @@
 // Reads a configuration file's JSON with the leniency of .NET's JSON configuration provider
 // (// and /* */ comments, trailing commas), so appsettings.json files written for .NET load as
 // they are. Errors carry line and column and never echo the file's text: it may hold secrets,
-// and V8's own JSON.parse messages quote it.
+// and V8's own JSON.parse messages quote it. Nesting is limited as .NET's reader limits it (its
+// JsonDocument's default MaxDepth, 64): the reader recurses per level, and so does everything that
+// walks the values afterwards (merging, validation, problem lines), so a deeper file would overflow
+// the stack rather than be refused. The configuration's own keys nest three deep.
 
 import { isDeepStrictEqual } from 'node:util';
+import { MAX_JSON_DEPTH } from '../json-depth.js';
 
 export class JsonTextError extends Error {
   constructor(
@@ -29,11 +33,14 @@ const isSection = (v: unknown): v is Record<string, unknown> => typeof v === 'ob
 function mergeDuplicate(holder: Record<string, unknown>, key: string, value: unknown): string[] | undefined {
   const existing = holder[key];
   if (!isSection(existing) || !isSection(value)) return isDeepStrictEqual(existing, value) ? undefined : [];
+  // By folded key, looked up once per key: a search per key made two halves of a large section cost their product.
+  const spelled = new Map(Object.keys(existing).map((k) => [k.toLowerCase(), k] as const));
   for (const [childKey, childValue] of Object.entries(value)) {
     const folded = childKey.toLowerCase();
-    const match = Object.keys(existing).find((k) => k.toLowerCase() === folded);
+    const match = spelled.get(folded);
     if (match === undefined) {
       existing[childKey] = childValue;
+      spelled.set(folded, childKey);
       continue;
     }
     const conflict = mergeDuplicate(existing, match, childValue);
@@ -48,6 +55,8 @@ export function parseJsonText(text: string): unknown {
 
 class Reader {
   private pos = 0;
+  /** Objects and arrays open at `pos`, the one being read included. */
+  private depth = 0;
 
   constructor(private readonly text: string) {}
 
@@ -62,8 +71,13 @@ class Reader {
 
   private value(): unknown {
     const c = this.text[this.pos];
-    if (c === '{') return this.object();
-    if (c === '[') return this.array();
+    if (c === '{' || c === '[') {
+      if (this.depth === MAX_JSON_DEPTH) this.fail(`objects and arrays nested more than ${MAX_JSON_DEPTH} deep (.NET refuses them too)`);
+      this.depth++;
+      const container = c === '{' ? this.object() : this.array();
+      this.depth--;
+      return container;
+    }
     if (c === '"') return this.string();
     NUMBER.lastIndex = this.pos;
     const num = NUMBER.exec(this.text);

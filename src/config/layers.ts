@@ -2,7 +2,9 @@
 // turned into values per key with the source they came from. Keys match the schema
 // case-insensitively, as .NET configuration does; values are converted to the schema's types.
 import type { ConfigSource } from './types.js';
+import type { Problems } from './problems.js';
 import { CONFIG_SCHEMA, findProperty, leafKeys, resolveKey, type SchemaNode } from './schema.js';
+import { quoted, shownName } from './shown.js';
 import { closest } from './spelling.js';
 
 export interface Entry {
@@ -69,28 +71,29 @@ export function defaultEntries(): Entries {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Adds a parsed file's values; returns one problem line per key that is unknown or misplaced. */
-export function addFile(entries: Entries, tree: unknown, file: string): string[] {
+/** Adds a parsed file's values, and one problem per key that is unknown or misplaced. */
+export function addFile(entries: Entries, tree: unknown, file: string, problems: Problems): void {
   const origin = `file ${file}`;
-  if (!isObject(tree)) return [`${file}: must contain a JSON object, like the shipped config/appsettings.json`];
-  const problems: string[] = [];
+  if (!isObject(tree)) {
+    problems.add(`${file}: must contain a JSON object, like the shipped config/appsettings.json`);
+    return;
+  }
   const walk = (obj: Record<string, unknown>, node: SchemaNode, path: string[]): void => {
     for (const [name, value] of Object.entries(obj)) {
       const prop = findProperty(node, name);
       const map = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
       if (prop === undefined && !map) {
-        problems.push(unknownKey([...path, name], origin));
+        problems.add(() => unknownKey([...path, name], origin));
         continue;
       }
       const child = prop === undefined ? map! : node.properties![prop]!;
       const childPath = [...path, prop ?? name];
       if (child.type !== 'object') entries.set({ path: childPath, value: convert(value, child), source: 'file', origin });
       else if (isObject(value)) walk(value, child, childPath);
-      else problems.push(`${childPath.join('.')}: ${JSON.stringify(value)} from ${origin} is invalid: must be an object (a section of keys)`);
+      else problems.add(() => `${childPath.join('.')}: ${quoted(value)} from ${origin} is invalid: must be an object (a section of keys)`);
     }
   };
   walk(tree, CONFIG_SCHEMA, []);
-  return problems;
 }
 
 interface IndexedArray {
@@ -99,16 +102,18 @@ interface IndexedArray {
   items: Array<{ index: number; value: unknown; origin: string }>;
 }
 
+/** An array item's index without leading zeros: `ApiKeys__00` is item 0, as `ApiKeys__0` is. */
+export const canonicalIndex = (text: string): string => text.replace(/^0+(?=\d)/, '');
+
 /**
  * Adds `Section__Key` variables that name a known key; the rest of the environment is ignored. One that
  * starts with a section of ours and names no key in it (`Server__Prot`, a typo in a systemd drop-in) is
- * listed in `ignored`, to be warned about: it is no error, as ASP.NET Core ignores keys it does not
+ * added to `ignored`, to be warned about: it is no error, as ASP.NET Core ignores keys it does not
  * know and the environment may hold its other settings (`Logging__Console__FormatterName`), but left
  * unsaid the service starts with the default and the typo is never seen. An array given by index
- * (`ApiKeys__0`) replaces the file's array entirely.
+ * (`ApiKeys__0`) replaces the file's array entirely (see setIndexed).
  */
-export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, ignored: string[] = []): string[] {
-  const problems: string[] = [];
+export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Problems, ignored: Problems): void {
   const seen = new Map<string, string>();
   const arrays = new Map<string, IndexedArray>();
   for (const name of Object.keys(env).sort()) {
@@ -116,27 +121,29 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, ignored: string
     const segments = name.split('__');
     if (raw === undefined || segments.some((s) => s === '')) continue;
     const key = resolveKey(segments);
+    const origin = `env ${shownName(name)}`;
     if (!key) {
       if (segments.length > 1 && findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
-        const hint = closestKey(segments.join('.'));
-        ignored.push(`environment variable ${name} names no configuration key and is ignored${hint ? ` (did you mean ${hint.replaceAll('.', '__')}?)` : ''}`);
+        ignored.add(() => {
+          const hint = closestKey(segments.join('.'));
+          return `environment variable ${shownName(name)} names no configuration key and is ignored${hint ? ` (did you mean ${hint.replaceAll('.', '__')}?)` : ''}`;
+        });
       }
       continue;
     }
-    const origin = `env ${name}`;
-    const label = key.kind === 'item' ? `${key.path.join('.')}[${key.index}]` : key.path.join('.');
+    const label = key.kind === 'item' ? `${key.path.join('.')}[${canonicalIndex(key.index)}]` : key.path.join('.');
     const earlier = seen.get(label.toLowerCase());
     if (earlier !== undefined) {
-      problems.push(`${label}: set by both env ${earlier} and env ${name}; keep one`);
+      problems.add(`${shownName(label)}: set by both ${earlier} and ${origin}; keep one`);
       continue;
     }
-    seen.set(label.toLowerCase(), name);
+    seen.set(label.toLowerCase(), origin);
     if (key.kind === 'leaf' && key.node.type === 'array') {
-      problems.push(`${label}: from ${origin} is invalid: give arrays by index, like ${name}__0, ${name}__1`);
+      problems.add(`${label}: from ${origin} is invalid: give arrays by index, like ${name}__0, ${name}__1`);
     } else if (key.kind === 'leaf') {
       entries.set({ path: key.path, value: convert(raw, key.node), source: 'env', origin });
     } else if (!/^\d{1,6}$/.test(key.index)) {
-      problems.push(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index (0, 1, ...)`);
+      problems.add(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index (0, 1, ...)`);
     } else {
       const id = key.path.join('.').toLowerCase();
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };
@@ -144,28 +151,29 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, ignored: string
       arrays.set(id, array);
     }
   }
-  for (const { path, node, items } of arrays.values()) setIndexed(entries, path, node, items, 'env');
-  return problems;
+  for (const { path, node, items } of arrays.values()) setIndexed(entries, path, node, items, 'env', problems);
 }
 
 /**
  * Adds flags given as dot paths (`{"Server.Port": 5001}`); an array is given whole (`ApiKeys`, a
- * string or a list) or by index (`ApiKeys.0`). Unknown keys are problems: flags are typed on purpose.
- * `typed` names the flag as the user wrote it (`--port`), for the problems and the sources.
+ * string or a list) or by index (`ApiKeys.0`), not both: the whole array and an item of it would be
+ * two values for one place, and one of them lost. Unknown keys are problems: flags are typed on
+ * purpose. `typed` names the flag as the user wrote it (`--port`), for the problems and the sources.
  */
-export function addFlags(entries: Entries, flags: Record<string, unknown>, typed: Record<string, string> = {}): string[] {
-  const problems: string[] = [];
+export function addFlags(entries: Entries, flags: Record<string, unknown>, problems: Problems, typed: Record<string, string> = {}): void {
   const arrays = new Map<string, IndexedArray>();
+  const wholes = new Map<string, string>();
   for (const [name, value] of Object.entries(flags)) {
     if (value === undefined) continue;
-    const origin = `flag --${Object.hasOwn(typed, name) ? typed[name] : name}`;
+    const origin = `flag --${shownName(Object.hasOwn(typed, name) ? typed[name]! : name)}`;
     const key = resolveKey(name.split('.'));
     if (!key) {
-      problems.push(unknownKey(name.split('.'), origin));
+      problems.add(() => unknownKey(name.split('.'), origin));
     } else if (key.kind === 'leaf') {
+      if (key.node.type === 'array') wholes.set(key.path.join('.').toLowerCase(), origin);
       entries.set({ path: key.path, value: convert(value, key.node), source: 'flag', origin });
     } else if (!/^\d{1,6}$/.test(key.index)) {
-      problems.push(`${name}: from ${origin} is invalid: the part after the last dot must be an index (0, 1, ...)`);
+      problems.add(`${shownName(name)}: from ${origin} is invalid: the part after the last dot must be an index (0, 1, ...)`);
     } else {
       const id = key.path.join('.').toLowerCase();
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };
@@ -173,13 +181,28 @@ export function addFlags(entries: Entries, flags: Record<string, unknown>, typed
       arrays.set(id, array);
     }
   }
-  for (const { path, node, items } of arrays.values()) setIndexed(entries, path, node, items, 'flag');
-  return problems;
+  for (const [id, { path, node, items }] of arrays) {
+    const whole = wholes.get(id);
+    if (whole === undefined) setIndexed(entries, path, node, items, 'flag', problems);
+    else problems.add(`${path.join('.')}: given both whole (${whole}) and by index (${items[0]!.origin}): give the array one way`);
+  }
 }
 
-/** Items in index order; gaps close up, as the .NET configuration binder does. */
-function setIndexed(entries: Entries, path: string[], node: SchemaNode, items: IndexedArray['items'], source: ConfigSource): void {
+/**
+ * The array a layer gives by index: its items in index order, gaps closing up as the .NET configuration
+ * binder closes them, and replacing the lower layers' array whole. Unlike ASP.NET Core, whose keys are
+ * merged one by one, an item is not laid over the lower layer's item of that index: what the effective
+ * array holds is then what one layer says, and an environment or a flag can shorten the file's list
+ * (revoke one of its ApiKeys) instead of only overwriting its items. An index given twice (`.0` and
+ * `.00`) is refused: which of its values was meant is not known.
+ */
+function setIndexed(entries: Entries, path: string[], node: SchemaNode, items: IndexedArray['items'], source: ConfigSource, problems: Problems): void {
   items.sort((a, b) => a.index - b.index);
+  const twice = items.findIndex((item, i) => i > 0 && items[i - 1]!.index === item.index);
+  if (twice > 0) {
+    problems.add(`${path.join('.')}[${items[twice]!.index}]: set by both ${items[twice - 1]!.origin} and ${items[twice]!.origin}; keep one`);
+    return;
+  }
   entries.set({
     path,
     value: convert(items.map((i) => i.value), node),
@@ -192,7 +215,7 @@ function setIndexed(entries: Entries, path: string[], node: SchemaNode, items: I
 function unknownKey(path: string[], origin: string): string {
   const key = path.join('.');
   const hint = closestKey(key);
-  return `${key}: unknown key from ${origin}${hint ? ` (did you mean ${hint}?)` : ''}`;
+  return `${shownName(key)}: unknown key from ${origin}${hint ? ` (did you mean ${hint}?)` : ''}`;
 }
 
 /** The known key nearest in spelling, to catch typos; none when nothing is close. */

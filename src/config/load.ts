@@ -1,13 +1,17 @@
 // Loads the effective configuration (docs/operations.md, "Configuration"): schema defaults < file < environment
-// < flags, validated as a whole before anything starts. Every problem is collected, one line each, and
-// thrown together as a ConfigError, which the CLI turns into exit code 78.
+// < flags, validated as a whole before anything starts. Every problem is collected, one line each (the
+// first MAX_LISTED_PROBLEMS, then how many more), and thrown together as a ConfigError, which the CLI
+// turns into exit code 78. A file the system will not let this user read is no configuration problem
+// but the machine's: its error is thrown as it is (src/cli/fatal.ts, exit code 1).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
 import { own, setOwn } from './own.js';
+import { Problems } from './problems.js';
 import { CONFIG_SCHEMA, resolveKey, type Resolved, type SchemaNode } from './schema.js';
 import { toConfigValue } from './schema-value.js';
+import type { PublicForm } from './shown.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
 import { buildTree, validate } from './validate.js';
 
@@ -50,24 +54,26 @@ export interface LoadOptions {
   flags?: Record<string, unknown>;
   /** Dot-path keys to the flag as typed, when it was not the key itself (`--port`). */
   flagNames?: Record<string, string>;
+  /** How problem lines show a value that may carry credentials (shown.ts); not at all when not given. */
+  publicForm?: PublicForm;
 }
 
 export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const entries = defaultEntries();
-  const problems: string[] = [];
-  const ignored: string[] = [];
+  const problems = new Problems();
+  const ignored = new Problems('ignored environment variables');
   const file = readFile(opts, problems, entries);
-  problems.push(...addEnv(entries, opts.env ?? {}, ignored));
-  problems.push(...addFlags(entries, opts.flags ?? {}, opts.flagNames));
+  addEnv(entries, opts.env ?? {}, problems, ignored);
+  addFlags(entries, opts.flags ?? {}, problems, opts.flagNames);
   const tree = buildTree(entries);
-  problems.push(...validate(tree, entries));
-  if (problems.length > 0) throw new ConfigError(problems);
+  validate(tree, entries, problems, opts.publicForm);
+  if (problems.size > 0) throw new ConfigError(problems.lines());
   // The tree passed the schema's validation just above, so it has the shape AppConfig reads from the schema.
-  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), timeSpanTexts: timeSpanTexts(tree), file, ignored });
+  return deepFreeze({ config: toAppConfig(tree) as AppConfig, sources: sourcesOf(entries), timeSpanTexts: timeSpanTexts(tree), file, ignored: ignored.lines() });
 }
 
 /** Reads and adds the configuration file; returns its absolute path, or undefined when none was read. */
-function readFile(opts: LoadOptions, problems: string[], entries: Entries): string | undefined {
+function readFile(opts: LoadOptions, problems: Problems, entries: Entries): string | undefined {
   const explicit = opts.file !== undefined;
   const given = opts.file ?? opts.defaultFile;
   if (given === undefined) return undefined;
@@ -76,9 +82,13 @@ function readFile(opts: LoadOptions, problems: string[], entries: Entries): stri
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const { code, syscall } = e as NodeJS.ErrnoException;
     if (code === 'ENOENT' && !explicit) return undefined;
-    problems.push(`${file}: cannot read the configuration file: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`);
+    // A path that names no file is the configuration's mistake (--config with a typo, or a folder); the
+    // system's other refusals (EACCES: the file is root's or another user's) are the machine's, as for
+    // every other file the service reads (docs/operations.md): whoever runs it fixes them, not an edit.
+    if (syscall !== undefined && code !== 'ENOENT' && code !== 'EISDIR' && code !== 'ENOTDIR') throw e;
+    problems.add(`${file}: cannot read the configuration file: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`);
     return undefined;
   }
   let tree: unknown;
@@ -86,10 +96,10 @@ function readFile(opts: LoadOptions, problems: string[], entries: Entries): stri
     tree = parseJsonText(text);
   } catch (e) {
     if (!(e instanceof JsonTextError)) throw e;
-    problems.push(`${file}:${e.line}:${e.column}: invalid JSON: ${e.reason}`);
+    problems.add(`${file}:${e.line}:${e.column}: invalid JSON: ${e.reason}`);
     return file;
   }
-  problems.push(...addFile(entries, tree, file));
+  addFile(entries, tree, file, problems);
   return file;
 }
 

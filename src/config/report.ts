@@ -1,14 +1,26 @@
-// `voice-hub config check`: every effective key, its value (secrets masked) and where it came from.
+// `voice-hub config check`: every effective key, its value (as shown.ts shows it) and where it came from.
 import { maskedView } from './mask.js';
+import { own } from './own.js';
+import { leafKeys } from './schema.js';
+import { shownValue, type PublicForm } from './shown.js';
 import type { LoadedConfig } from './types.js';
 
-/** `# configuration file: PATH` (or none), then one `Key = value  (source)` line per key. */
-export function formatConfigReport(loaded: LoadedConfig): string[] {
+/**
+ * `# configuration file: PATH` (or none), then one `Key = value  (source)` line per key, then what was
+ * ignored. `publicForm`: see shown.ts.
+ */
+export function formatConfigReport(loaded: LoadedConfig, publicForm: PublicForm): string[] {
   const lines = [`# configuration file: ${loaded.file ?? 'none (built-in defaults)'}`];
   const leaves: Array<[string, unknown]> = [];
-  flatten(maskedView(loaded), [], leaves);
+  flatten(maskedView(loaded, publicForm), [], leaves);
   for (const [key, value] of leaves) {
     lines.push(`${key} = ${JSON.stringify(value)}  (${loaded.sources.get(key) ?? 'default'})`);
+  }
+  // Said, or an operator who configured a token in the URL would think it lost.
+  for (const { key, path, node } of leafKeys()) {
+    if (node['x-public-form'] === undefined) continue;
+    const value = path.reduce<unknown>((obj, segment) => own(obj as Record<string, unknown>, segment), loaded.config);
+    if (shownValue(node, value, publicForm) !== value) lines.push(`# ${key} is shown in its public form: the parts that may hold credentials are left out`);
   }
   for (const text of loaded.ignored ?? []) lines.push(`# ${text}`);
   return lines;

@@ -27,6 +27,11 @@ export interface SchemaNode {
   format?: string;
   /** Secrets: accepted as input, never shown (JSON Schema's own meaning of writeOnly). */
   writeOnly?: boolean;
+  /**
+   * Extension: the value may carry credentials in part (a URL's user info and query), so it is shown
+   * only in its public form (shown.ts).
+   */
+  'x-public-form'?: 'url';
   /** Extension: the value is a .NET time span between these bounds (inclusive). */
   'x-timespan'?: TimeSpanBounds;
   /** Extension: what a valid value looks like, in words; ends every problem line about this key. */
@@ -114,6 +119,12 @@ const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
     'x-expected': 'must be a non-empty MQTT topic prefix without +, #, a leading or trailing /, control characters or Unicode non-characters',
   });
 
+/** How an array is given, said in the description of each (layers.ts, setIndexed). */
+const ARRAY_SOURCES =
+  ' The highest source that gives any item gives the whole array: items by index (`__0`, `.0`) in index order, gaps closed up, ' +
+  'replacing a lower source\'s array instead of overriding its items one by one as ASP.NET Core does. ' +
+  'Flags give it whole (the flag repeated) or by index, not both; an index given twice is refused.';
+
 export const CONFIG_SCHEMA = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   title: 'voice-hub configuration (appsettings.json)',
@@ -146,8 +157,9 @@ export const CONFIG_SCHEMA = {
       description: 'The upstream voice server and voice sessions.',
       additionalProperties: false,
       properties: {
-        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). Shown (in `/health` and in session records) as scheme, host, port and path only: a key may be given in its user info or query.', {
+        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). Shown (in `/health`, session records, `config check`, problem lines and a quoted command line) as scheme, host, port and path at most: a key may be given in its user info or query.', {
           format: 'ws-url',
+          'x-public-form': 'url',
           'x-expected': 'must be a ws:// or wss:// URL without a fragment',
         }),
         ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.'),
@@ -202,7 +214,7 @@ export const CONFIG_SCHEMA = {
       default: [],
       items: { type: 'string', minLength: 1, 'x-expected': 'must be a non-empty string' },
       writeOnly: true,
-      description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.',
+      description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.' + ARRAY_SOURCES,
       'x-expected': 'must be an array of non-empty strings',
     },
     Cors: {
@@ -217,7 +229,8 @@ export const CONFIG_SCHEMA = {
           items: { type: 'string', format: 'origin', 'x-expected': 'must be an origin as a browser sends it: `http://` or `https://`, a host, an optional port, no path' },
           description:
             'Origins (`http://dashboard.local:8080`) whose pages may call the API, `/health` and the hub (negotiate and WebSocket), with credentials; ' +
-            'no `*`: each origin is named. Empty: no cross-origin access; pages served by this service itself are never cross-origin.',
+            'no `*`: each origin is named. Empty: no cross-origin access; pages served by this service itself are never cross-origin.' +
+            ARRAY_SOURCES,
           'x-expected': 'must be an array of origins',
         },
       },

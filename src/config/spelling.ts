@@ -21,8 +21,11 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   let best: { name: string; distance: number } | undefined;
   const lower = word.toLowerCase();
   for (const name of candidates) {
-    const distance = editDistance(lower, name.toLowerCase());
     const limit = Math.min(Math.max(2, Math.floor(name.length / 6)), lower.length - 1, name.length - 1);
+    // The distance is at least the difference in length: a name typed 10,000 characters long is
+    // compared with no candidate, where comparing it cost milliseconds per candidate.
+    if (Math.abs(lower.length - name.length) > limit) continue;
+    const distance = editDistance(lower, name.toLowerCase());
     if (distance <= limit && (!best || distance < best.distance)) best = { name, distance };
   }
   return best?.name;

@@ -1,9 +1,11 @@
 // Validates the merged configuration against the schema (validator.ts) and words each problem as one
-// line naming the key, the value (never a secret's), where it came from and what was expected.
+// line naming the key, the value (as shown.ts shows it), where it came from and what was expected.
 import type { ErrorObject } from 'ajv';
 import { own, setOwn } from './own.js';
+import type { Problems } from './problems.js';
 import { configValidator } from './validator.js';
 import { resolveKey, type SchemaNode } from './schema.js';
+import { problemValue, type PublicForm } from './shown.js';
 import type { Entries, Entry } from './layers.js';
 
 /** The merged tree, as appsettings.json would hold it. */
@@ -17,19 +19,26 @@ export function buildTree(entries: Entries): Record<string, unknown> {
   return root;
 }
 
-/** One line per key whose effective value is invalid; empty when the configuration is valid. */
-export function validate(tree: Record<string, unknown>, entries: Entries): string[] {
+/** Adds one line per key whose effective value is invalid (ajv may report a key more than once). */
+export function validate(tree: Record<string, unknown>, entries: Entries, problems: Problems, publicForm?: PublicForm): void {
   const validator = configValidator();
-  if (validator(tree)) return [];
-  const lines = new Map<string, string>();
+  if (validator(tree)) return;
+  const seen = new Set<string>();
   for (const error of validator.errors ?? []) {
-    const line = describe(error, entries);
-    if (!lines.has(line.key)) lines.set(line.key, line.text);
+    const found = describe(error, entries);
+    if (seen.has(found.key)) continue;
+    seen.add(found.key);
+    problems.add(() => found.text(publicForm));
   }
-  return [...lines.values()];
 }
 
-function describe(error: ErrorObject, entries: Entries): { key: string; text: string } {
+interface Found {
+  key: string;
+  /** Worded only for a listed problem. */
+  text: (publicForm: PublicForm | undefined) => string;
+}
+
+function describe(error: ErrorObject, entries: Entries): Found {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const direct = entries.get(segments);
   if (direct) return line(direct, undefined);
@@ -37,22 +46,19 @@ function describe(error: ErrorObject, entries: Entries): { key: string; text: st
   if (parent && Array.isArray(parent.value)) return line(parent, Number(segments[segments.length - 1]));
   // Not a key of its own (cannot happen with defaults for every key); say what ajv said.
   const key = segments.join('.') || '(root)';
-  return { key, text: `${key}: ${error.message ?? 'is invalid'}` };
+  return { key, text: () => `${key}: ${error.message ?? 'is invalid'}` };
 }
 
-function line(entry: Entry, index: number | undefined): { key: string; text: string } {
-  const resolved = resolveKey(entry.path);
-  const node: SchemaNode = resolved?.node ?? {};
+function line(entry: Entry, index: number | undefined): Found {
   const key = entry.path.join('.') + (index === undefined ? '' : `[${index}]`);
-  const value = index === undefined ? entry.value : (entry.value as unknown[])[index];
-  const origin = index === undefined ? entry.origin : (entry.itemOrigins?.[index] ?? entry.origin);
-  const expected = (index === undefined ? node : (node.items ?? node))['x-expected'] ?? 'is not a valid value';
-  return { key, text: `${key}: ${show(value, node)} from ${origin} is invalid: ${expected}` };
-}
-
-/** The offending value, except a secret's, which is only described. */
-function show(value: unknown, node: SchemaNode): string {
-  if (node.writeOnly) return value === '' ? '""' : typeof value === 'string' ? `(secret, ${[...value].length} characters)` : '(secret)';
-  if (typeof value === 'number') return String(value);
-  return JSON.stringify(value) ?? String(value);
+  return {
+    key,
+    text: (publicForm) => {
+      const node: SchemaNode = resolveKey(entry.path)?.node ?? {};
+      const value = index === undefined ? entry.value : (entry.value as unknown[])[index];
+      const origin = index === undefined ? entry.origin : (entry.itemOrigins?.[index] ?? entry.origin);
+      const expected = (index === undefined ? node : (node.items ?? node))['x-expected'] ?? 'is not a valid value';
+      return `${key}: ${problemValue(node, value, publicForm)} from ${origin} is invalid: ${expected}`;
+    },
+  };
 }

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { maskSecretArgs } from '../config/mask.js';
+import { publicServerUrl } from '../upstream/public-url.js';
 
 export interface PortOwner {
   readonly port: number;
@@ -88,8 +89,9 @@ export function findPortOwner(port: number): PortOwner {
 
 function commandLine(pid: string): string | undefined {
   try {
-    // The owner may be a voice-hub given a secret as a flag: the message goes to a terminal or the journal.
-    const args = maskSecretArgs(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').split('\0')).filter(Boolean);
+    // The owner may be a voice-hub given a secret, or a URL with credentials, as a flag: the message goes
+    // to a terminal or the journal.
+    const args = maskSecretArgs(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').split('\0'), publicServerUrl).filter(Boolean);
     const text = args.join(' ');
     return text.length > 120 ? `${text.slice(0, 117)}...` : text || undefined;
   } catch {

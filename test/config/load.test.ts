@@ -7,6 +7,7 @@ import { loadConfig, SHORT_FLAGS } from '../../src/config/load.js';
 import { maskedView } from '../../src/config/mask.js';
 import { leafKeys } from '../../src/config/schema.js';
 import type { ConfigSource } from '../../src/config/types.js';
+import { publicServerUrl } from '../../src/upstream/public-url.js';
 import { configFile, problemsOf } from './helpers.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
@@ -129,7 +130,7 @@ describe('configuration file', () => {
     );
     assert.equal(Object.getPrototypeOf(levels), Object.prototype, 'the __proto__ key did not become the prototype');
     assert.equal(loaded.sources.get('Logging.LogLevel.constructor'), 'flag');
-    const shown = maskedView(loaded) as { Logging: { LogLevel: Record<string, unknown> } };
+    const shown = maskedView(loaded, publicServerUrl) as { Logging: { LogLevel: Record<string, unknown> } };
     assert.deepEqual(Object.keys(shown.Logging.LogLevel).sort(), Object.keys(levels).sort());
   });
 

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { isSecretFlag, maskedView, maskSecretArgs, SECRET_KEYS } from '../../src/config/mask.js';
 import { formatConfigReport } from '../../src/config/report.js';
 import { leafKeys } from '../../src/config/schema.js';
+import { publicServerUrl } from '../../src/upstream/public-url.js';
 import { configFile, problemsOf } from './helpers.js';
 
 const SECRETS: Record<string, string> = {
@@ -53,8 +54,8 @@ describe('secrets', () => {
       assert.equal(loaded.config.Auth.SigningKey, SECRETS['Auth.SigningKey']);
       assert.deepEqual(loaded.config.ApiKeys, API_KEYS);
 
-      const view = maskedView(loaded);
-      const report = formatConfigReport(loaded).join('\n');
+      const view = maskedView(loaded, publicServerUrl);
+      const report = formatConfigReport(loaded, publicServerUrl).join('\n');
       for (const out of [JSON.stringify(view), report]) {
         for (const secret of ALL_SECRET_VALUES) assert.ok(!out.includes(secret), `${secret} shown in ${out}`);
       }
@@ -68,11 +69,11 @@ describe('secrets', () => {
 
   it('an unset secret stays "" and an empty list stays []', () => {
     const loaded = loadConfig({});
-    const view = maskedView(loaded);
+    const view = maskedView(loaded, publicServerUrl);
     assert.equal((view.Mqtt as Record<string, unknown>).Password, '');
     assert.equal((view.Auth as Record<string, unknown>).SigningKey, '');
     assert.deepEqual(view.ApiKeys, []);
-    const report = formatConfigReport(loaded);
+    const report = formatConfigReport(loaded, publicServerUrl);
     assert.ok(report.includes('VoiceService.ApiKey = ""  (default)'), report.join('\n'));
     assert.ok(report.includes('ApiKeys = []  (default)'), report.join('\n'));
   });
@@ -86,7 +87,7 @@ describe('secrets', () => {
 
   it('a masked view of unchanged secrets does not change the loaded config', () => {
     const loaded = SOURCES.flag();
-    maskedView(loaded);
+    maskedView(loaded, publicServerUrl);
     assert.equal(loaded.config.Mqtt.Password, SECRETS['Mqtt.Password']);
   });
 });
@@ -94,7 +95,7 @@ describe('secrets', () => {
 describe('maskedView', () => {
   it('has the shape of appsettings.json with time spans as .NET text, in the form they were configured in', () => {
     const loaded = loadConfig({ env: { Hub__ClientTimeout: '00:00:30.5', Logging__LogLevel__Hub: 'debug', Storage__FlushInterval: '0.00:00:07' } });
-    const view = maskedView(loaded) as { Hub: Record<string, unknown>; DeviceManagement: Record<string, unknown>; Logging: { LogLevel: Record<string, unknown> } };
+    const view = maskedView(loaded, publicServerUrl) as { Hub: Record<string, unknown>; DeviceManagement: Record<string, unknown>; Logging: { LogLevel: Record<string, unknown> } };
     assert.equal(view.Hub.ClientTimeout, '00:00:30.5');
     assert.equal(view.DeviceManagement.TokenExpiration, '24:00:00', 'the default, as the schema writes it');
     assert.equal((view as unknown as { Storage: Record<string, unknown> }).Storage.FlushInterval, '0.00:00:07');
@@ -109,7 +110,7 @@ describe('formatConfigReport', () => {
   it('names the file, then one `Key = value  (source)` line per key', () => {
     const file = configFile({ Server: { Port: 5001 } });
     const loaded = loadConfig({ file, env: { Mqtt__Port: '8883' }, flags: { 'Server.Host': '127.0.0.1' } });
-    const [header, ...lines] = formatConfigReport(loaded);
+    const [header, ...lines] = formatConfigReport(loaded, publicServerUrl);
     assert.equal(header, `# configuration file: ${file}`);
     for (const line of lines) assert.match(line, /^[A-Za-z][\w.]* = \S.*  \((default|file|env|flag)\)$/);
     assert.deepEqual(lines.map((l) => l.split(' = ')[0]), leafKeys().map((k) => k.key));
@@ -120,7 +121,7 @@ describe('formatConfigReport', () => {
   });
 
   it('says when no file was read', () => {
-    assert.equal(formatConfigReport(loadConfig({}))[0], '# configuration file: none (built-in defaults)');
+    assert.equal(formatConfigReport(loadConfig({}), publicServerUrl)[0], '# configuration file: none (built-in defaults)');
   });
 });
 
@@ -142,9 +143,55 @@ describe('secrets on a command line', () => {
       'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '-xSECRET1', '--ApiKeys.0=SECRET2',
       '--voiceservice:apikey', 'SECRET3', '--Auth__SigningKey=', '--ApiKeys', '--SECRET4', '--data-dir', '/d', '--Mqtt.Password',
     ];
-    assert.deepEqual(maskSecretArgs(argv), [
+    assert.deepEqual(maskSecretArgs(argv, publicServerUrl), [
       'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '***', '--ApiKeys.0=***',
       '--voiceservice:apikey', '***', '--Auth__SigningKey=***', '--ApiKeys', '***', '--data-dir', '/d', '--Mqtt.Password',
+    ]);
+  });
+});
+
+// VoiceService.ServerUrl may carry a key in its user info or query: wherever a configuration value is
+// echoed it is shown in the one public form the upstream code defines, as /health shows it.
+describe('a URL that may carry credentials', () => {
+  const URL_WITH_KEYS = 'ws://USER:PASSWORD@127.0.0.1:5050/voice?token=QUERYKEY';
+  const KEYS = ['USER', 'PASSWORD', 'QUERYKEY'];
+
+  it('config check shows its public form, and says so', () => {
+    const loaded = loadConfig({ file: configFile({ VoiceService: { ServerUrl: URL_WITH_KEYS } }) });
+    const report = formatConfigReport(loaded, publicServerUrl);
+    for (const key of KEYS) assert.ok(!report.join('\n').includes(key), report.join('\n'));
+    assert.ok(report.includes('VoiceService.ServerUrl = "ws://127.0.0.1:5050/voice"  (file)'), report.join('\n'));
+    assert.ok(report.includes('# VoiceService.ServerUrl is shown in its public form: the parts that may hold credentials are left out'));
+    // A URL without such parts is shown as it is, and nothing is said.
+    assert.ok(!formatConfigReport(loadConfig({}), publicServerUrl).some((line) => line.includes('public form')));
+  });
+
+  it('a problem line shows its public form when the caller gives it, else nothing of it', () => {
+    const flags = { 'VoiceService.ServerUrl': `${URL_WITH_KEYS}#frag` };
+    const flagNames = { 'VoiceService.ServerUrl': 'voice-server-url' };
+    const expected = 'from flag --voice-server-url is invalid: must be a ws:// or wss:// URL without a fragment';
+    assert.deepEqual(problemsOf({ flags, flagNames, publicForm: publicServerUrl }), [
+      `VoiceService.ServerUrl: "ws://127.0.0.1:5050/voice" (shown in its public form) ${expected}`,
+    ]);
+    assert.deepEqual(problemsOf({ flags, flagNames }), [`VoiceService.ServerUrl: (not shown: it may hold credentials) ${expected}`]);
+    const file = configFile({ VoiceService: { ServerUrl: [URL_WITH_KEYS] } });
+    assert.deepEqual(problemsOf({ file, publicForm: publicServerUrl }), [
+      `VoiceService.ServerUrl: (not shown: it may hold credentials) from file ${file} is invalid: must be a ws:// or wss:// URL without a fragment`,
+    ]);
+    assert.deepEqual(problemsOf({ flags: { 'VoiceService.ServerUrl': 'http://voice.example/ws' }, publicForm: publicServerUrl }), [
+      'VoiceService.ServerUrl: "http://voice.example/ws" from flag --VoiceService.ServerUrl is invalid: must be a ws:// or wss:// URL without a fragment',
+    ]);
+  });
+
+  it('a quoted command line shows its public form in every spelling of its flag', () => {
+    const argv = [
+      'node', 'voice-hub.cjs', '--voice-server-url', URL_WITH_KEYS, `--VoiceService.ServerUrl=${URL_WITH_KEYS}`, '--voiceservice:serverurl', URL_WITH_KEYS,
+      `--VOICESERVICE__SERVERURL=${URL_WITH_KEYS}`, '--voice-server-url', 'not a URL USER', '--port', '5000',
+    ];
+    const publicUrl = 'ws://127.0.0.1:5050/voice';
+    assert.deepEqual(maskSecretArgs(argv, publicServerUrl), [
+      'node', 'voice-hub.cjs', '--voice-server-url', publicUrl, `--VoiceService.ServerUrl=${publicUrl}`, '--voiceservice:serverurl', publicUrl,
+      `--VOICESERVICE__SERVERURL=${publicUrl}`, '--voice-server-url', '(invalid URL)', '--port', '5000',
     ]);
   });
 });

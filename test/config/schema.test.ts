@@ -64,10 +64,11 @@ describe('configuration schema', () => {
     assert.deepEqual(d.ApiKeys, []);
   });
 
-  it('compiles in ajv strict mode once its two extension keywords are declared', () => {
+  it('compiles in ajv strict mode once its three extension keywords are declared', () => {
     const ajv = new Ajv({ strict: true });
     ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-timespan', schemaType: 'object' });
+    ajv.addKeyword({ keyword: 'x-public-form', schemaType: 'string' });
     ajv.addFormat('ws-url', true);
     ajv.addFormat('origin', true);
     assert.equal(typeof ajv.compile(CONFIG_SCHEMA), 'function');

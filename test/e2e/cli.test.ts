@@ -3,11 +3,12 @@
 // starts nothing; each command's --help shows only its flags; configuration keys stay accepted as flags;
 // health --url takes a base or a full address; the bundle runs by itself (#! line and run bit).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { healthUrlFrom } from '../../src/cli/health.js';
+import { EXIT_IN_USE } from '../../src/cli/load.js';
 import { freePort } from '../support/ports.js';
 import { BUNDLE, runBundle, runProcess, spawnService, type SpawnedService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
@@ -132,6 +133,9 @@ describe('unknown commands and extra arguments: exit 64, nothing started', () =>
     [['config', 'chek'], 'voice-hub config', "unknown action 'chek' (did you mean check?)"],
     [['config', 'show'], 'voice-hub config', "unknown action 'show': check"],
     [['health', 'now'], 'voice-hub health', "unexpected argument 'now'"],
+    [['help', 'helth'], 'voice-hub', "unknown command 'helth' (did you mean health?)"],
+    [['help', 'start'], 'voice-hub', "unknown command 'start': serve, token, config, health, echo-server or simulate"],
+    [['help', 'health', 'now'], 'voice-hub health', "unexpected argument 'now'"],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
@@ -159,7 +163,9 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     [['simulate', '--devices', 'two'], 'voice-hub simulate', "--devices needs a whole number, not 'two'"],
     [['simulate', '--devices', '0'], 'voice-hub simulate', '--devices must be 1 to 500, not 0'],
     [['simulate', '--devices', '100000'], 'voice-hub simulate', '--devices must be 1 to 500, not 100000'],
-    [['simulate', '--seconds', '0'], 'voice-hub simulate', '--seconds must be more than 0, not 0'],
+    [['simulate', '--seconds', '0'], 'voice-hub simulate', '--seconds must be more than 0 and at most 86400, not 0'],
+    [['simulate', '--seconds', '1e9'], 'voice-hub simulate', '--seconds must be more than 0 and at most 86400, not 1000000000'],
+    [['simulate', '--url', 'http://tech:s3cr3t@127.0.0.1:1'], 'voice-hub simulate', '--url must not hold a user name or password: the service asks for none (--api-key gives an API key)'],
     [['simulate', '--protocol', 'jsn'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'jsn' (did you mean json?)"],
     [['simulate', '--protocol', 'msgpack'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'msgpack'"],
     [['simulate', '--url', 'ftp://host'], 'voice-hub simulate', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'ftp://host'"],
@@ -272,6 +278,15 @@ describe('--help', () => {
     assert.deepEqual(flagsIn(res.stdout), ['--version', ...SERVE_FLAGS, '--help']);
   });
 
+  it('help COMMAND prints what COMMAND --help prints, exit 0', async () => {
+    const cases = [['serve'], ['token'], ['token', 'admin'], ['config', 'check'], ['health'], ['echo-server'], ['simulate']];
+    await Promise.all(cases.map(async (command) => {
+      const [help, flag] = await Promise.all([runBundle(['help', ...command]), runBundle([...command, '--help'])]);
+      assert.equal(flag.code, 0);
+      assert.deepEqual({ code: help.code, stdout: help.stdout, stderr: help.stderr }, { code: 0, stdout: flag.stdout, stderr: '' }, command.join(' '));
+    }));
+  });
+
   it('-h is --help', async () => {
     const [short, long] = await Promise.all([runBundle(['health', '-h']), runBundle(['health', '--help'])]);
     assert.equal(short.code, 0);
@@ -324,5 +339,116 @@ describe('the bundle runs by itself', () => {
     const res = await runProcess('./dist/voice-hub.cjs', ['--version'], { env: { PATH } });
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^voice-hub \d+\.\d+\.\d+\nnode v20\./);
+  });
+});
+
+// What the configuration commands must survive, and must not echo (test/config has the cases in detail).
+describe('configuration: bounded, credentials in the voice server URL never shown, arrays given one way', () => {
+  const invalid = (...lines: string[]): string => ['invalid configuration:', ...lines.map((l) => `  ${l}`), ''].join('\n');
+  const writeFile = (name: string, text: string): string => {
+    const file = path.join(tmpDir(), name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('a file nested 3,000 deep is one problem line and exit 78, from config check and serve', async () => {
+    const file = writeFile('deep.json', `{"Server":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`);
+    for (const command of [['config', 'check'], []]) {
+      const { env } = await quietEnv();
+      const res = await runBundle([...command, '--config', file], env);
+      assert.equal(res.code, 78, res.stderr);
+      assert.equal(res.stderr, invalid(`${file}:1:326: invalid JSON: objects and arrays nested more than 64 deep (.NET refuses them too)`));
+    }
+  });
+
+  it('an environment variable of 5,000 parts is ignored and named cut short', async () => {
+    const name = ['Server', ...Array<string>(5000).fill('a')].join('__');
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir()], { [name]: '1' });
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stdout.split('\n').filter((l) => l.includes('__a__')).join('\n'), `# environment variable ${name.slice(0, 61)}... names no configuration key and is ignored`);
+  });
+
+  it('200,000 bad items are 20 lines and a count, exit 78', async () => {
+    const file = writeFile('keys.json', JSON.stringify({ ApiKeys: Array<string>(200_000).fill('') }));
+    const res = await runBundle(['config', 'check', '--config', file, '--data-dir', tmpDir()]);
+    assert.equal(res.code, 78, res.stderr);
+    const items = Array.from({ length: 20 }, (_, i) => `ApiKeys[${i}]: "" from file ${file} is invalid: must be a non-empty string`);
+    assert.equal(res.stderr, invalid(...items, '... and 199980 more'));
+  });
+
+  it('30,000 unknown keys are 20 lines and a count, in seconds (their spelling hints took 14)', async () => {
+    const file = writeFile('unknown.json', JSON.stringify({ Server: Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`Prt${i}`, 1])) }));
+    const res = await runBundle(['config', 'check', '--config', file, '--data-dir', tmpDir()], {}, 10_000);
+    assert.equal(res.code, 78, res.stderr);
+    const items = Array.from({ length: 20 }, (_, i) => `Server.Prt${i}: unknown key from file ${file}${i < 10 ? ' (did you mean Server.Port?)' : ''}`);
+    assert.equal(res.stderr, invalid(...items, '... and 29980 more'));
+  });
+
+  const URL_WITH_KEYS = 'ws://USER:PASSWORD@127.0.0.1:5050/voice?token=QUERYKEY';
+  const assertNoKeys = (text: string): void => {
+    for (const key of ['USER', 'PASSWORD', 'QUERYKEY']) assert.ok(!text.includes(key), text);
+  };
+
+  it('config check shows the URL in its public form', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--voice-server-url', URL_WITH_KEYS]);
+    assert.equal(res.code, 0, res.stderr);
+    assertNoKeys(res.stdout + res.stderr);
+    const lines = res.stdout.split('\n');
+    assert.ok(lines.includes('VoiceService.ServerUrl = "ws://127.0.0.1:5050/voice"  (flag)'), res.stdout);
+    assert.ok(lines.includes('# VoiceService.ServerUrl is shown in its public form: the parts that may hold credentials are left out'), res.stdout);
+  });
+
+  it('a refused URL is not quoted', async () => {
+    const { env } = await quietEnv();
+    const res = await runBundle(['--voice-server-url', `${URL_WITH_KEYS}#frag`], env);
+    assert.equal(res.code, 78, res.stderr);
+    assert.equal(res.stderr, invalid('VoiceService.ServerUrl: (not shown: it may hold credentials) from flag --voice-server-url is invalid: must be a ws:// or wss:// URL without a fragment'));
+  });
+
+  it('the owner of a port is quoted with the URL in its public form', async () => {
+    const first = await spawnService(['--voice-server-url', URL_WITH_KEYS, '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+    try {
+      const res = await runBundle(['--host', '127.0.0.1', '--port', String(first.port), '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+      assert.equal(res.code, EXIT_IN_USE, res.stderr);
+      assertNoKeys(res.stderr);
+      assert.match(res.stderr, new RegExp(`in use by PID ${first.proc.pid} \\(\\S+ \\S+voice-hub\\.cjs --host 127\\.0\\.0\\.1 --port 0 --voice-server-url ws://127\\.0\\.0\\.1:5050/voice --`));
+    } finally {
+      first.proc.kill('SIGTERM');
+      await first.exited;
+    }
+  });
+
+  it('a command\'s own address refused as no http(s) address is quoted without credentials', async () => {
+    const needs = "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not";
+    await assertUsage(['health', '--url', 'ftp://user:SECRETPW@127.0.0.1:1/x?token=SECRETQ'], 'voice-hub health', [`${needs} 'ftp://127.0.0.1:1/x'`]);
+    await assertUsage(['simulate', '--url', 'http//user:SECRETPW@127.0.0.1:1'], 'voice-hub simulate', [`${needs} an address with an @ (not quoted: it may hold a password)`]);
+  });
+
+  it('a configuration file this user may not read is the machine\'s refusal: one line, exit 1', async () => {
+    const dir = tmpDir();
+    chmodSync(dir, 0o755);
+    const file = path.join(dir, 'appsettings.json');
+    writeFileSync(file, '{}');
+    // Root reads any file: the command runs as nobody, to whom a file of mode 0600 is closed.
+    const asRoot = process.getuid?.() === 0;
+    chmodSync(file, asRoot ? 0o600 : 0o000);
+    for (const command of [['config', 'check'], []]) {
+      const args = [BUNDLE, ...command, '--config', file, '--data-dir', path.join(dir, 'data')];
+      const env = { PATH: process.env.PATH ?? '', HOME: '/tmp' };
+      const res = asRoot
+        ? await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...args], { env })
+        : await runProcess(process.execPath, args, { env });
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.stderr, `voice-hub: cannot open ${file}: permission denied (EACCES); run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access\n`);
+    }
+  });
+
+  it('an array given whole and by index in flags is refused, exit 78; an index given twice is bad usage, exit 64', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Cors.AllowedOrigins', 'http://a.local', '--Cors.AllowedOrigins.0', 'http://b.local']);
+    assert.equal(res.code, 78, res.stderr);
+    assert.equal(res.stderr, invalid('Cors.AllowedOrigins: given both whole (flag --Cors.AllowedOrigins) and by index (flag --Cors.AllowedOrigins.0): give the array one way'));
+    await assertUsage(['config', 'check', '--Cors.AllowedOrigins.0', 'http://a.local', '--Cors.AllowedOrigins.00', 'http://b.local'], 'voice-hub config', [
+      '--Cors.AllowedOrigins.0 and --Cors.AllowedOrigins.00 both set Cors.AllowedOrigins.0: give one',
+    ]);
   });
 });
