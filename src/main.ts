@@ -43,6 +43,8 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
     return lock;
   } catch (e) {
     if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    // The port itself refused (no right to it, an address not on this machine): expectedFailure says why.
+    if ((e as NodeJS.ErrnoException).syscall === 'listen') throw e;
     throw new CliExit(1, `start-up failed: cannot take the data directory ${config.Storage.DataDir}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

@@ -22,6 +22,10 @@ const ADVICE: Readonly<Record<string, string>> = {
   EADDRNOTAVAIL: 'that address is not one of this machine\'s: choose another (--host)',
 };
 
+/** A port below 1024 is what a user may not listen on; running as another user does not help with that. */
+const LISTEN_EACCES_ADVICE =
+  'ports below 1024 need root or CAP_NET_BIND_SERVICE: choose a port from 1024 (--port), or give the service that capability (the package ships a drop-in for port 80)';
+
 /** The exit for an expected failure (see above), or undefined for one that deserves its stack. */
 export function expectedFailure(e: unknown, who = 'voice-hub'): CliExit | undefined {
   if (e instanceof CliExit) return e;
@@ -33,6 +37,6 @@ export function expectedFailure(e: unknown, who = 'voice-hub'): CliExit | undefi
   }
   const what = e.path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
   const cause = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
-  const advice = e.code ? ADVICE[e.code] : undefined;
+  const advice = e.syscall === 'listen' && e.code === 'EACCES' ? LISTEN_EACCES_ADVICE : e.code ? ADVICE[e.code] : undefined;
   return new CliExit(1, `${who}: cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`);
 }

@@ -30,13 +30,14 @@ export class PortInUseError extends Error {
 
 /**
  * Binds `host:port` without SO_REUSEPORT and lets go at once. A voice-hub listening there (exclusive
- * or not) makes this fail with EADDRINUSE. Other failures (an address not on this machine) are left
- * for the real listen to report.
+ * or not) makes this fail with EADDRINUSE. Any other failure (a port below 1024 without the right, an
+ * address not on this machine) rejects with the system's error, which names its cause: the real listen
+ * (uWS) can only say that it failed, and by then the data directory had been set up.
  */
 export function portTaken(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = net.createServer();
-    server.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'EADDRINUSE'));
+    server.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EADDRINUSE' ? resolve(true) : reject(e)));
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(false)));
   });
 }

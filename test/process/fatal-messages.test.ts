@@ -3,7 +3,7 @@
 // (permissions, a busy port, a damaged database); and under journald every such line carries the Error
 // priority, so `journalctl -p warning` shows why the service did not start.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -87,6 +87,27 @@ describe('operational failures: one line, no stack', () => {
       );
     });
   }
+
+  it('serve on an address not on this machine: the cause and what to do, before the data directory is made (exit 1)', async () => {
+    const dataDir = path.join(tmpDir(), 'data');
+    const res = await runBundle(['--host', '10.254.254.1', '--port', '5999', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr, "voice-hub: cannot listen 10.254.254.1:5999: address not available (EADDRNOTAVAIL); that address is not one of this machine's: choose another (--host)\n");
+    assert.equal(existsSync(dataDir), false, 'nothing written');
+  });
+
+  it('serve on port 80 as a user without the right: the cause and what to do (exit 1)', { skip: asNobody }, async () => {
+    const dataDir = path.join(tmpDir(), 'data');
+    chmodSync(path.dirname(dataDir), 0o777);
+    const res = await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BUNDLE, '--host', '127.0.0.1', '--port', '80', '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: '/tmp' },
+    });
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr, 'voice-hub: cannot listen 127.0.0.1:80: permission denied (EACCES); ports below 1024 need root or CAP_NET_BIND_SERVICE: ' +
+      'choose a port from 1024 (--port), or give the service that capability (the package ships a drop-in for port 80)\n');
+    assert.equal(existsSync(dataDir), false, 'nothing written');
+  });
 
   it('echo-server on a busy port names the owner (exit 75)', async () => {
     const server = net.createServer();
