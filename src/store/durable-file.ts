@@ -37,8 +37,11 @@ async function syncDirectory(dir: string): Promise<void> {
 }
 
 /**
- * Removes `<file>.tmp-<pid>` files left by a process that died mid-write (their pid is gone), so they
- * do not pile up on a small SD card. Files of a live process are left alone.
+ * Removes `<file>.tmp-<pid>` files left by a process that died mid-write, so they do not pile up on a
+ * small SD card. Called by the service as it opens its database, with the data directory's lock held
+ * (src/process/data-dir-lock.ts): no other process writes here, so every temporary file but this
+ * process's own is left over. Asking whether its pid still lives kept some: a service killed with
+ * SIGKILL and not yet reaped is a zombie, which kill(pid, 0) counts as alive, and a pid may be reused.
  */
 export async function removeStaleTempFiles(file: string): Promise<string[]> {
   const prefix = basename(file) + tempSuffix;
@@ -47,20 +50,11 @@ export async function removeStaleTempFiles(file: string): Promise<string[]> {
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length));
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
     await rm(join(dirname(file), name), { force: true }).catch(() => {});
     removed.push(name);
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Creates and removes a small file in `dir`; throws `data dir <dir> is not writable: <code>` when that fails. */

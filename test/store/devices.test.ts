@@ -134,6 +134,9 @@ test('temp files left by a process that died mid-write are removed at start-up',
     await store.close();
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid; // exited: its pid is free
     await writeFile(join(dir.path, `voice-hub.db.tmp-${deadPid}`), 'half written');
+    // A pid that lives (reused, or a service killed and not yet reaped, a zombie): the lock says it
+    // does not write here.
+    await writeFile(join(dir.path, `voice-hub.db.tmp-${process.ppid}`), '');
     const reopened = await open(dir.path);
     await reopened.close();
     assert.deepEqual(await readdir(dir.path), ['voice-hub.db']);
