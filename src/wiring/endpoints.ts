@@ -29,12 +29,15 @@ export interface Endpoints {
   listeningAddress(secure: boolean): string;
 }
 
+/** A host as a URL writes it: an IPv6 address in brackets (`http://[::1]:5000`, not `http://::1:5000`). */
+const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+
 export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | undefined): Endpoints {
   const apps: HubListener[] = [{ app: uws.App(), secure: false }];
   if (tls) apps.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
   const ports: Ports = { plain: config.Server.Port, https: undefined };
   const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
-  const hostPart = serverName.includes(':') ? `[${serverName}]` : serverName;
+  const hostPart = urlHost(serverName);
   return {
     apps,
     ports,
@@ -65,8 +68,8 @@ export async function listenAll(
     const secure = await listen(uws, endpoints.apps[1]!.app, config.Server.Host, config.Server.HttpsPort);
     opened.push(secure);
     endpoints.ports.https = secure.port;
-    logger.info(`listening on https://${config.Server.Host}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
+    logger.info(`listening on https://${urlHost(config.Server.Host)}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
     if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
   }
-  logger.info(`listening on http://${config.Server.Host}:${plain.port}`);
+  logger.info(`listening on http://${urlHost(config.Server.Host)}:${plain.port}`);
 }

@@ -1,6 +1,7 @@
 // The built bundle as a process: start-up, configuration precedence and errors, CLI commands,
 // signals and durability across kill -9.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { BUNDLE, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { waitUntil } from '../support/wait.js';
 import { loadSqlEngine, openDatabaseFile } from '../../src/store/database.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 
@@ -178,6 +180,21 @@ describe('durability', () => {
     assert.equal(list.json.devices[0].lastSeen, put.json.lastSeen);
     again.proc.kill('SIGTERM');
     assert.equal(await again.exited, 0);
+  });
+
+  it('on an IPv6 address the log names it as a URL does, in brackets, and it answers there', async () => {
+    const proc = spawn(process.execPath, [BUNDLE, '--host', '::1', '--port', '0', '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let out = '';
+    proc.stderr.on('data', (d) => (out += d));
+    try {
+      await waitUntil(() => /listening on http/.test(out), 'the listening line');
+      const m = /info: App: listening on http:\/\/\[::1\]:(\d+)\n/.exec(out);
+      assert.ok(m, out);
+      assert.equal((await call(`http://[::1]:${m[1]}`, 'GET', '/api/device/list')).status, 401);
+    } finally {
+      proc.kill('SIGTERM');
+      await new Promise((resolve) => proc.on('exit', resolve));
+    }
   });
 
   it('a database from a newer voice-hub: one line naming the backup to go back to, exit 65 (not retried), file untouched', async () => {

@@ -114,7 +114,7 @@ export function spawnService(args: string[], env: Record<string, string> = {}, t
     const timer = setTimeout(() => reject(new Error(`service did not start within ${timeoutMs} ms:\n${out}`)), timeoutMs);
     const onData = (d: Buffer): void => {
       out += d.toString();
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      const m = /listening on http:\/\/(?:\[[^\]]+\]|[^:]+):(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         const port = Number(m[1]);
