@@ -118,6 +118,8 @@ async function serve(cli: CliConfig): Promise<void> {
     logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
     app.stop().finally(() => process.exit(1));
   });
+  // Told to stop while it took the data directory: the handler above is stopping it; nothing to start.
+  if (signals.count > 0) return;
   try {
     await app.start();
   } catch (e) {

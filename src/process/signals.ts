@@ -6,7 +6,12 @@
 // out of the process). A listener of our own keeps Node from opening it.
 import type { Logger } from '../log/logger.js';
 
-/** The signals that stop the service cleanly: drain, flush, exit 0. */
+/**
+ * The signals that stop the service cleanly: drain, flush, exit 0. SIGHUP among them: a run in the
+ * foreground gets it when its SSH session drops, and its default, dying at once, lost the telemetry not
+ * yet written. SIGQUIT keeps its default (exit with a core dump): Ctrl-\ is what one presses to examine
+ * a service that hangs.
+ */
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /**
@@ -26,13 +31,18 @@ export type ShutdownSignal = (typeof SHUTDOWN_SIGNALS)[number];
 export class ServiceSignals {
   private handler: ((signal: ShutdownSignal, count: number) => void) | undefined;
   private readonly early: ShutdownSignal[] = [];
-  private count = 0;
+  private arrivals = 0;
 
   constructor(private readonly logger: Logger) {
-    for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => this.received(signal));
+    for (const signal of SHUTDOWN_SIGNALS) process.on(signal, () => this.arrived(signal));
     for (const signal of IGNORED_SIGNALS) {
       process.on(signal, () => this.logger.warn(`${signal} received: ignored (SIGTERM stops the service)`));
     }
+  }
+
+  /** How many shutdown signals have come so far. */
+  get count(): number {
+    return this.arrivals;
   }
 
   set handle(handler: (signal: ShutdownSignal, count: number) => void) {
@@ -40,9 +50,9 @@ export class ServiceSignals {
     this.early.splice(0).forEach((signal, i) => handler(signal, i + 1));
   }
 
-  private received(signal: ShutdownSignal): void {
-    this.count++;
-    if (this.handler) this.handler(signal, this.count);
+  private arrived(signal: ShutdownSignal): void {
+    this.arrivals++;
+    if (this.handler) this.handler(signal, this.arrivals);
     else this.early.push(signal);
   }
 }
