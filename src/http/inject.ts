@@ -59,12 +59,12 @@ export function createInject(pipeline: HttpPipeline): Inject {
       const exchange: HttpExchange = {
         readBody: (maxBytes) => (bytes.length > maxBytes ? Promise.reject(tooLarge(maxBytes)) : Promise.resolve(bytes)),
         readyToRun: () => Promise.resolve(true),
-        send: (reply, close, written) => {
+        send: (reply, after, written) => {
           const headers: Record<string, string> = {};
           for (const [k, v] of reply.headers) headers[k.toLowerCase()] = v;
           const body = typeof reply.payload === 'string' ? reply.payload : reply.payload.toString('utf8');
           written();
-          resolve({ status: reply.status, headers, body, closed: close, json: () => JSON.parse(body) as unknown });
+          resolve({ status: reply.status, headers, body, closed: after !== 'keep', json: () => JSON.parse(body) as unknown });
         },
       };
       pipeline({ method: request.method.toUpperCase(), path, query, lines, secure: request.secure ?? false }, exchange);

@@ -56,6 +56,14 @@ export interface RenderedReply {
   readonly payload: string | Buffer;
 }
 
+/**
+ * What becomes of the connection after an answer: kept; `close`d once the read the request came in has
+ * been parsed, so that nothing sent behind it runs (ill-framed requests, a 413); or closed as the client
+ * asked (`Connection: close`), right after the answer: a request it pipelined behind anyway is answered
+ * as uWS answers one behind a bare `close`.
+ */
+export type AfterAnswer = 'keep' | 'close' | 'close-as-asked';
+
 export interface HttpExchange {
   /**
    * Starts reading the body; called synchronously while the request is dispatched, at most once.
@@ -70,10 +78,10 @@ export interface HttpExchange {
    */
   readyToRun(method: string): boolean | Promise<boolean>;
   /**
-   * Writes the answer; `close`: the connection is closed after it (ill-framed requests, a 413).
-   * Calls `written` once the answer has been handed to the connection (or dropped with it).
+   * Writes the answer, then keeps the connection or closes it (AfterAnswer). Calls `written` once the
+   * answer has been handed to the connection (or dropped with it).
    */
-  send(reply: RenderedReply, close: boolean, written: () => void): void;
+  send(reply: RenderedReply, after: AfterAnswer, written: () => void): void;
 }
 
 export type HttpPipeline = (request: IncomingRequest, exchange: HttpExchange) => void;
@@ -126,7 +134,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     let corsHeaders: Readonly<Record<string, string>> | undefined;
     const respond = (reply: Reply, close = false): void => {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
-      exchange.send(renderReply(reply), close || asksToClose(incoming.lines), () => {
+      exchange.send(renderReply(reply), close ? 'close' : asksToClose(incoming.lines) ? 'close-as-asked' : 'keep', () => {
         if (opts.accessLog.enabled('Information')) {
           opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
         }

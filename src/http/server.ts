@@ -94,9 +94,9 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): Ht
       pauseIfUnansweredThisTurn(res, state, true);
       return readDone.then(() => !state.aborted);
     },
-    send: (reply, close, written) => {
-      if (!close) {
-        writeReply(res, state, head, reply);
+    send: (reply, after, written) => {
+      if (after !== 'close') {
+        writeReply(res, state, head, reply, after === 'close-as-asked');
         written();
         return;
       }
