@@ -8,6 +8,8 @@ import yargs, { type Argv, type CommandModule } from 'yargs';
 import { leafKeys } from '../config/schema.js';
 import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
+import { Problems } from '../config/problems.js';
+import { shownName } from '../config/shown.js';
 import { COMMANDS, SERVE, type CommandSpec } from './commands.js';
 import { CONFIG_FILE_FLAG, configYargsOptions, readConfigFlag, type ShortFlag } from './config-flags.js';
 import { CliExit, EXIT_USAGE, type CliConfig } from './load.js';
@@ -26,7 +28,10 @@ export const invocation = (spec: CommandSpec | undefined): string => (spec && sp
 
 export function usageError(spec: CommandSpec | undefined, problems: readonly string[]): CliExit {
   const who = invocation(spec);
-  return new CliExit(EXIT_USAGE, [...problems.map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
+  // A command line of 10,000 unknown flags is one mistake: listed as the configuration's problems are.
+  const listed = new Problems();
+  for (const p of problems) listed.add(p);
+  return new CliExit(EXIT_USAGE, [...listed.lines().map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
 }
 
 /**
@@ -121,7 +126,7 @@ function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
   const spec = COMMANDS.find((c) => c.name === name);
   if (!spec) {
     const hint = closest(name, COMMANDS.map((c) => c.name));
-    throw usageError(undefined, [`unknown command '${name}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(COMMANDS.map((c) => c.name))}`}`]);
+    throw usageError(undefined, [`unknown command '${shownName(name)}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(COMMANDS.map((c) => c.name))}`}`]);
   }
   // The command's argument may come along (`help config check`), as it may with --help.
   const extra = words.slice(2).filter((w, i) => !(i === 0 && spec.positional?.choices.includes(w)));
@@ -192,7 +197,8 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
 }
 
 const pos = (spec: CommandSpec): string | undefined => spec.positional?.name;
-const dash = (name: string): string => (name.length === 1 ? `-${name}` : `--${name}`);
+/** A flag as typed, cut short: what the user typed is quoted back, whatever its length. */
+const dash = (name: string): string => (name.length === 1 ? `-${name}` : `--${shownName(name)}`);
 
 function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, problems: string[]): string | undefined {
   const rest = ((argv._ as unknown[] | undefined) ?? []).map(String);
@@ -201,10 +207,10 @@ function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, probl
   if (spec === SERVE && !named && rest.length > 0) {
     // `voice-hub confg check`: the default command got a word it does not take, so it was meant as a command.
     const hint = closest(rest[0]!, COMMANDS.map((c) => c.name));
-    problems.push(`unknown command '${rest[0]}'${hint ? ` (did you mean ${hint}?)` : ''}`);
+    problems.push(`unknown command '${shownName(rest[0]!)}'${hint ? ` (did you mean ${hint}?)` : ''}`);
     return undefined;
   }
-  for (const extra of rest) problems.push(`unexpected argument '${extra}'`);
+  for (const extra of rest) problems.push(`unexpected argument '${shownName(extra)}'`);
   const p = spec.positional;
   if (!p) return undefined;
   const value = argv[p.name];
@@ -215,7 +221,7 @@ function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, probl
   const text = String(value);
   if (p.choices.includes(text)) return text;
   const hint = closest(text, p.choices);
-  problems.push(`unknown ${p.name} '${text}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(p.choices)}`}`);
+  problems.push(`unknown ${p.name} '${shownName(text)}'${hint ? ` (did you mean ${hint}?)` : `: ${orList(p.choices)}`}`);
   return undefined;
 }
 

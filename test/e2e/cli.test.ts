@@ -48,6 +48,15 @@ async function assertUsage(args: string[], who: string, problems: string[]): Pro
   assert.equal(existsSync(dataDir), false, `${args.join(' ')} created the data directory`);
 }
 
+describe('what the user typed is quoted back bounded: names cut to 64 characters, 20 problems then a count', () => {
+  it('a flag of 10,000 characters, an unknown command of 5,000, 30 unknown flags', async () => {
+    await assertUsage([`--${'x'.repeat(10_000)}`, '1'], 'voice-hub', [`unknown flag --${'x'.repeat(61)}...`]);
+    await assertUsage(['y'.repeat(5000)], 'voice-hub', [`unknown command '${'y'.repeat(61)}...'`]);
+    const many = Array.from({ length: 30 }, (_, i) => [`--zz${i}`, '1']).flat();
+    await assertUsage(many, 'voice-hub', [...Array.from({ length: 20 }, (_, i) => `unknown flag --zz${i}`), '... and 10 more']);
+  });
+});
+
 describe('unknown flags, per command: exit 64 with "did you mean"', () => {
   const cases: [string[], string, string][] = [
     [['--prot', '5001'], 'voice-hub', 'unknown flag --prot (did you mean --port?)'],
