@@ -4,9 +4,8 @@
 // The other commands' code is imported when they run: `serve` (what a device's service runs all day)
 // never evaluates the simulator's SignalR client, the echo server or the token minting, which would
 // otherwise stay in its heap for good.
-import yargs from 'yargs';
 import { createApp } from './app.js';
-import { preParseProblems, usageError, yargsCommand } from './cli/command.js';
+import { preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { expectedFailure } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
@@ -141,12 +140,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const unparsable = preParseProblems(args);
   if (unparsable.length > 0) throw usageError(undefined, unparsable);
-  await yargs(args)
-    .scriptName('voice-hub')
+  await programParser(args)
     .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
-    .wrap(null)
-    // Values stay the text typed, and --no-x is not read as x=false: src/cli/options.ts types and checks them.
-    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'parse-numbers': false, 'parse-positional-numbers': false, 'boolean-negation': false })
     .command(yargsCommand(SERVE, (args) => serve(args.config)))
     .command(yargsCommand(TOKEN, async ({ options, config }) => {
       const { mintAdminToken, parseTtl } = await import('./cli/token.js');

@@ -134,14 +134,21 @@ function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
   return spec;
 }
 
-/**
- * What `voice-hub COMMAND --help` prints, and the same exit 0: a parser of its own with only that
- * command, set up as src/main.ts sets up the program's (its name, no wrapping, -h).
- */
-async function showHelp(spec: CommandSpec): Promise<void> {
-  await yargs([spec.name, '--help'])
+/** The program's yargs parser as every parse sets it up: its name, no wrapping, values left as typed. */
+export function programParser(args: readonly string[]): Argv {
+  return yargs(args)
     .scriptName('voice-hub')
     .wrap(null)
+    // Values stay the text typed, and --no-x is not read as x=false: src/cli/options.ts types and checks them.
+    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'parse-numbers': false, 'parse-positional-numbers': false, 'boolean-negation': false });
+}
+
+/**
+ * What `voice-hub COMMAND --help` prints, and the same exit 0: a program parser with only that
+ * command, and -h as main.ts has it.
+ */
+async function showHelp(spec: CommandSpec): Promise<void> {
+  await programParser([spec.name, '--help'])
     .command(yargsCommand(spec, () => undefined))
     .help()
     .alias('h', 'help')

@@ -10,6 +10,7 @@ import type { HealthEntry, HealthStatus } from '../health/checks.js';
 import type { HealthReport } from '../health/report.js';
 import { exitCodeFor, formatHealthTable } from '../health/table.js';
 import { stripEnds } from '../trim.js';
+import { urlHost } from '../http/hosts.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 
@@ -174,6 +175,5 @@ export function healthUrlFrom(given: string): string {
 
 /** The local service's /health address from its configuration. */
 export function localHealthUrl(host: string, port: number): string {
-  const h = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return `http://${h}:${port}/health`;
+  return `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : urlHost(host)}:${port}/health`;
 }

@@ -34,15 +34,12 @@ export function joinHeaderLines(lines: HeaderLines): Record<string, string> {
 }
 
 /**
- * Whether the client asked for the connection to close after this answer: `close` among the Connection
- * header's options, in any letter case (RFC 9112 section 9.6). uWS honours only a header that is exactly
+ * Whether the client asked for the connection to close after this answer: `close` among the options of
+ * the Connection header (its lines joined, joinHeaderLines), in any letter case (RFC 9112 section 9.6). uWS honours only a header that is exactly
  * `close`, so `keep-alive, close` or LWP's `TE, close` kept the connection open until its idle timeout.
  */
-export function asksToClose(lines: HeaderLines): boolean {
-  for (const [name, value] of lines) {
-    if (name === 'connection' && value.split(',').some((option) => trimOws(option).toLowerCase() === 'close')) return true;
-  }
-  return false;
+export function asksToClose(connection: string | undefined): boolean {
+  return connection !== undefined && connection.split(',').some((option) => trimOws(option).toLowerCase() === 'close');
 }
 
 export interface FramingError {

@@ -134,7 +134,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     let corsHeaders: Readonly<Record<string, string>> | undefined;
     const respond = (reply: Reply, close = false): void => {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
-      exchange.send(renderReply(reply), close ? 'close' : asksToClose(incoming.lines) ? 'close-as-asked' : 'keep', () => {
+      exchange.send(renderReply(reply), close ? 'close' : asksToClose(request.headers.connection) ? 'close-as-asked' : 'keep', () => {
         if (opts.accessLog.enabled('Information')) {
           opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
         }

@@ -151,11 +151,11 @@ export class BrokerConnection {
       if (this.ended) return;
       const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
       this.connectedAt = undefined;
+      const short = lasted !== undefined && lasted <= SHORT_LIVED_MS;
       // A connection that lasted, or a failed attempt (never accepted), ends a row of short ones.
-      if (lasted === undefined || lasted > SHORT_LIVED_MS) this.closedSoonInARow = 0;
+      if (!short) this.closedSoonInARow = 0;
       else if (lastError === undefined) this.closedSoonInARow++;
-      const soon = lastError === undefined && lasted !== undefined && lasted <= SHORT_LIVED_MS;
-      const reason = lastError ?? (!soon ? 'connection closed' : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted!));
+      const reason = lastError ?? (!short ? 'connection closed' : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted));
       lastError = undefined;
       this.events.disconnected(reason);
     });

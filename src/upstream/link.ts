@@ -7,6 +7,7 @@
 // replaying stale speech into it would be worse than telling the device.
 import type WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
+import { MASK } from '../config/shown.js';
 import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
@@ -305,7 +306,7 @@ export class UpstreamVoiceLink {
    * SessionEnded: a server may quote what it was sent there too.
    */
   private scrubbed(text: string): string {
-    for (const secret of this.secrets) if (text.includes(secret)) text = text.replaceAll(secret, '***');
+    for (const secret of this.secrets) if (text.includes(secret)) text = text.replaceAll(secret, MASK);
     return text;
   }
 

@@ -5,6 +5,7 @@ import os from 'node:os';
 import type { AppConfig } from '../config/types.js';
 import { HEALTH_PATH } from '../api/routes/health.js';
 import { requestGate, type RequestGate } from '../http/gate.js';
+import { urlHost } from '../http/hosts.js';
 import { corsPolicy, type CorsPolicy } from '../http/cors.js';
 import { listen, type Listening } from '../http/server.js';
 import type { TlsFiles } from '../http/tls.js';
@@ -28,9 +29,6 @@ export interface Endpoints {
   /** What websocketUrl names when a request has an empty Host: this machine and the port it came in on. */
   listeningAddress(secure: boolean): string;
 }
-
-/** A host as a URL writes it: an IPv6 address in brackets (`http://[::1]:5000`, not `http://::1:5000`). */
-const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | undefined): Endpoints {
   const apps: HubListener[] = [{ app: uws.App(), secure: false }];
