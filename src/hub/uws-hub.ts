@@ -167,7 +167,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     }
     const corsHeaders = cors.headers(origin);
     if (method !== 'POST') {
-      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST, OPTIONS' }, undefined, head);
+      // OPTIONS is answered only as a preflight (above): a plain OPTIONS lands here, so Allow must not list it.
+      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST' }, undefined, head);
       return;
     }
     const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));

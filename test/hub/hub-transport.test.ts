@@ -137,10 +137,13 @@ describe('negotiate and upgrade', () => {
     assert.equal(await RawClient.refusal(wsUrl(hub)), 101);
   });
 
-  it('other methods on negotiate get 405', async () => {
-    const res = await fetch(`${hub.url}/negotiate`);
-    assert.equal(res.status, 405);
-    assert.match(res.headers.get('allow') ?? '', /POST/);
+  it('other methods on negotiate get 405 with Allow: POST, a plain OPTIONS (not a preflight) too', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'OPTIONS']) {
+      const res = await fetch(`${hub.url}/negotiate`, { method });
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.get('allow'), 'POST', method);
+      assert.equal(await res.text(), 'Method not allowed', method);
+    }
   });
 
   it('HEAD on negotiate gets 405 without a body: the next answer on the connection follows its headers', async () => {
