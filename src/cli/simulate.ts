@@ -142,8 +142,8 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       }
       streamedMs = Math.max(0, performance.now() - t0);
       const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
-      const drainUntil = Date.now() + (stop?.aborted ? Math.min(drainMs, INTERRUPTED_DRAIN_MS) : drainMs);
-      while (Date.now() < drainUntil && !ready.every((d) => d.settled || d.failure)) await new Promise((r) => setTimeout(r, 20));
+      const drainUntil = performance.now() + (stop?.aborted ? Math.min(drainMs, INTERRUPTED_DRAIN_MS) : drainMs);
+      while (performance.now() < drainUntil && !ready.every((d) => d.settled || d.failure)) await new Promise((r) => setTimeout(r, 20));
     }
 
     // Without an interrupt each request has its own timeout; after one, the clean-up as a whole is bounded.

@@ -131,7 +131,7 @@ export class UpstreamVoiceLink {
       this.socket = socket;
       this.writer = writer;
       this.stateValue = 'Open';
-      this.openedAt = Date.now();
+      this.openedAt = performance.now();
     } catch (e) {
       if (this.stateValue === 'Connecting') this.stateValue = 'Failed';
       throw e;
@@ -313,7 +313,7 @@ export class UpstreamVoiceLink {
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
   private invalid(reason: string): void {
     this.stats.invalidFrames++;
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.invalidWindowStart >= 1000) {
       this.invalidWindowStart = now;
       this.invalidLogged = 0;
@@ -338,7 +338,7 @@ export class UpstreamVoiceLink {
     this.writer?.discard();
     this.writer = undefined;
     this.stateValue = 'Reconnecting';
-    const now = Date.now();
+    const now = performance.now();
     const upMs = now - this.openedAt;
     const cause = `closed with ${code}${reason ? ` ${this.scrubbed(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
@@ -366,7 +366,7 @@ export class UpstreamVoiceLink {
   private async reconnect(cause: string, lastFailure: string): Promise<void> {
     const { attempts, windowMs } = this.budget.policy;
     let last = lastFailure;
-    for (let next = this.budget.next(Date.now()); next; next = this.budget.next(Date.now())) {
+    for (let next = this.budget.next(performance.now()); next; next = this.budget.next(performance.now())) {
       const { attempt, delayMs } = next;
       this.options.logger.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${delayMs} ms`);
       await new Promise<void>((wake) => {
@@ -384,7 +384,7 @@ export class UpstreamVoiceLink {
         this.socket = socket;
         this.writer = writer;
         this.stateValue = 'Open';
-        this.openedAt = Date.now();
+        this.openedAt = performance.now();
         this.onTrial = true;
         this.stats.reconnects++;
         this.options.logger.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
@@ -393,7 +393,7 @@ export class UpstreamVoiceLink {
       } catch (e) {
         if (this.stateValue !== 'Reconnecting') return;
         last = errorText(e);
-        this.budget.fail(Date.now());
+        this.budget.fail(performance.now());
         this.stats.failedReconnects++;
         this.options.logger.warn(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} failed: ${last}`);
       }

@@ -26,7 +26,7 @@ export class DevicePresence {
   constructor(
     private readonly graceMs: number,
     private readonly callbacks: PresenceCallbacks,
-    private readonly clock: () => number = Date.now,
+    private readonly clock: () => number = () => performance.now(),
   ) {}
 
   /** `holder` listens to `sessionId` from now on; ends the session's away time if it had one. Repeats are harmless. */

@@ -75,7 +75,7 @@ export class VoiceSessionService {
       away: (id, graceMs) => this.deviceAway(id, graceMs),
       returned: (id, awayMs) => this.deviceReturned(id, awayMs),
       expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${seconds(graceMs)} of losing its connection`),
-    }, () => this.now().getTime());
+    });
     this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
     this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
     this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => performance.now(),

@@ -38,7 +38,7 @@ export class DropReporter {
   /** Counts one dropped frame; `message` is what the listeners are told if it starts a burst. */
   drop(reason: DropReason, message: string): void {
     this.total[reason]++;
-    const now = Date.now();
+    const now = performance.now();
     if (!this.burst) {
       this.burst = { counts: none(), startedAt: now, loggedAt: now };
       this.burst.counts[reason]++;
@@ -77,7 +77,7 @@ export class DropReporter {
     const parts = (Object.entries(burst.counts) as [DropReason, number][])
       .filter(([, n]) => n > 0)
       .map(([reason, n]) => `${n} ${LABELS[reason]}`);
-    const ms = Date.now() - burst.startedAt;
+    const ms = performance.now() - burst.startedAt;
     return `${sum(burst.counts)} frames dropped ${when} over ${ms} ms (${parts.join(', ')}); ${this.totalDropped} in this session`;
   }
 }

@@ -239,7 +239,7 @@ export class UpstreamInbound {
 
   /** At most `rebuildsPerSecond` rebuilds in any second; a permitted one is recorded. */
   private mayRebuild(): boolean {
-    const now = Date.now();
+    const now = performance.now();
     while (this.rebuildTimes.length > 0 && now - this.rebuildTimes[0]! >= REBUILD_WINDOW_MS) this.rebuildTimes.shift();
     if (this.rebuildTimes.length >= this.options.budget.rebuildsPerSecond) return false;
     this.rebuildTimes.push(now);
