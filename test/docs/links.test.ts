@@ -62,7 +62,7 @@ describe('documentation links', () => {
 
   it('the README keeps the three install commands a Pi owner types (the booted-root test runs them)', () => {
     assert.deepEqual(readmeInstallCommands(), [
-      'sudo apt install ./voice-hub_0.1.0_arm64.deb',
+      'sudo apt install ./voice-hub_0.2.0_arm64.deb',
       'systemctl status voice-hub',
       'curl http://localhost:5000/health',
     ]);
