@@ -284,6 +284,11 @@ export const CONFIG_SCHEMA = {
       additionalProperties: false,
       properties: {
         MaximumReceiveMessageSize: int(65_536, 1, 100 * MIB, 'Largest hub message accepted, in bytes; larger closes the connection with an error.'),
+        // Each connection costs about 3 KiB of the service's memory and more of the kernel's, and one may
+        // stay anonymous for as long as it pings (JoinSession carries the token): without a bound, one LAN
+        // host opening connection after connection took memory and, at the file-descriptor limit, the event
+        // loop. Ten thousand is twenty times the most devices the benchmark streams, about 30 MiB.
+        MaximumConnections: int(10_000, 1, 1_000_000, 'Hub connections held at once (those waiting for a stateful reconnect included); a WebSocket upgrade beyond it is refused with 503 and Retry-After.'),
         KeepAliveInterval: timeSpan('00:00:15', '00:00:00.0010000', TIMER_MAX, 'A ping is sent when nothing else was sent for this long.'),
         ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected.'),
         // Budgets per connection: a frame of millions of tiny messages must not cost memory or

@@ -5,6 +5,8 @@ export interface HubCounters {
   negotiations: number;
   negotiationsExpired: number;
   upgradesRejected: number;
+  /** Upgrades refused because the hub held its maximum of connections (counted in upgradesRejected too). */
+  upgradesRefusedFull: number;
   handshakeFailures: number;
   handshakeTimeouts: number;
   messagesReceived: number;
@@ -38,6 +40,7 @@ export function newCounters(): HubCounters {
     negotiations: 0,
     negotiationsExpired: 0,
     upgradesRejected: 0,
+    upgradesRefusedFull: 0,
     handshakeFailures: 0,
     handshakeTimeouts: 0,
     messagesReceived: 0,

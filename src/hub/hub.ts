@@ -145,6 +145,11 @@ export class HubCore {
     return true;
   }
 
+  /** Live connections, those awaiting a stateful reconnect included. */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
   private get disconnectTimeoutMs(): number {
     return this.options.statefulReconnect?.disconnectTimeoutMs ?? 0;
   }

@@ -64,6 +64,11 @@ export interface HubOptions {
   readonly negotiationTtlMs?: number;
   /** At most this many unused negotiations are kept; the oldest is dropped first (default 10 000). */
   readonly maxPendingNegotiations?: number;
+  /**
+   * At most this many hub connections at once, counting those awaiting a stateful reconnect and
+   * upgrades being authenticated; a WebSocket upgrade beyond it is refused with 503 (Hub.MaximumConnections).
+   */
+  readonly maximumConnections: number;
   /** A connection with more unsent bytes than this is closed as too slow (default 1 MiB). */
   readonly maxBufferedBytes?: number;
   /**

@@ -10,6 +10,7 @@ import { endBounded } from '../http/bounded-end.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
+import { ThrottledLog } from '../log/throttled.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { statusLine } from '../http/status-text.js';
 import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
@@ -95,6 +96,9 @@ function reply(res: HttpResponse, status: number, body: string, headers: Record<
   endBounded(res, body, head);
 }
 
+/** What a client refused for a full hub is told to wait: connections end every few seconds on a busy hub. */
+const FULL_RETRY_AFTER_SECONDS = 5;
+
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e));
 
@@ -107,6 +111,11 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const maxFrame = frameLimit(options);
+  const maxConnections = options.maximumConnections;
+  /** Upgrades past the connection check whose authentication has not finished: they count as connections. */
+  let upgrading = 0;
+  const fullLog = new ThrottledLog(logger, 1, 60_000, () => performance.now(),
+    (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${maxConnections} connections`);
   const sameUser = options.sameUser ?? isDeepStrictEqual;
 
   /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
@@ -216,16 +225,22 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const origin = req.getHeader('origin');
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
-    const refuse = (status: number, text: string): void => {
+    const refuse = (status: number, text: string, headers: Record<string, string> = {}): void => {
       counters.upgradesRejected++;
       logger.debug(`WebSocket upgrade refused: ${status} ${text}`);
-      reply(res, status, text, {});
+      reply(res, status, text, headers);
     };
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
     if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
     const id = queryParam(query, 'id');
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const reconnect = id === null ? undefined : core.claimReconnect(id);
+    // A stateful reconnect resumes a connection already counted; anything else would add one.
+    if (reconnect === undefined && core.connectionCount + upgrading >= maxConnections) {
+      counters.upgradesRefusedFull++;
+      fullLog.warn(`WebSocket upgrade refused: the hub holds ${maxConnections} connections, its limit (503 to the client)`);
+      return refuse(503, 'Too many connections', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
+    }
     if (id !== null && reconnect !== undefined) {
       const refuseReconnect = (status: number, text: string): void => {
         counters.reconnectsRefused++;
@@ -245,8 +260,15 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       if (id !== null) core.negotiations.release(id);
     };
     let aborted = false;
+    upgrading++;
+    let counted = true;
+    const uncount = (): void => {
+      if (counted) upgrading--;
+      counted = false;
+    };
     res.onAborted(() => {
       aborted = true;
+      uncount();
       release();
     });
     void (async () => {
@@ -255,6 +277,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         // Without a token on the socket, the user authenticated at negotiate time stands.
         user = token === undefined && negotiation ? negotiation.user : await authenticate(token);
       } catch (e) {
+        uncount();
         release();
         logger.debug(`WebSocket authentication failed: ${describe(e)}`);
         if (!aborted) res.cork(() => refuse(401, 'Unauthorized'));
@@ -267,9 +290,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         user,
         ...(negotiation?.statefulReconnect ? { reconnectKey: negotiation.key } : {}),
       };
-      // No subprotocol is selected, as in ASP.NET without a SubProtocolSelector.
+      // No subprotocol is selected, as in ASP.NET without a SubProtocolSelector. uWS opens the
+      // connection (the open handler, which counts it in the core) before upgrade() returns.
+      uncount();
       res.cork(() => res.upgrade(data, secKey, '', extensions, context));
     })().catch((e: unknown) => {
+      uncount();
       release();
       logger.error(`WebSocket upgrade failed: ${stack(e)}`);
     });

@@ -30,6 +30,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
       logger: deps.logger.child('Hub'),
     }),
     maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
+    maximumConnections: config.Hub.MaximumConnections,
     maximumFrameSize: config.Hub.MaximumFrameSize,
     messagesPerTurn: config.Hub.MessagesPerTurn,
     budgets: {

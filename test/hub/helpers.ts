@@ -21,7 +21,8 @@ import { sleep, withTimeout } from '../support/wait.js';
 const SHIPPED_HUB = (schemaDefaults() as { Hub: Record<string, number> }).Hub;
 
 /** The budget options of the shipped configuration. */
-export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets'> = {
+export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets' | 'maximumConnections'> = {
+  maximumConnections: SHIPPED_HUB.MaximumConnections!,
   maximumFrameSize: SHIPPED_HUB.MaximumFrameSize!,
   messagesPerTurn: SHIPPED_HUB.MessagesPerTurn!,
   budgets: {
