@@ -94,8 +94,10 @@ function categoryTables(): string[] {
     '`GET /api/config/{category}` (device or admin token) answers the effective values of a category;',
     '`PUT /api/config/{category}` (admin token) sets the keys its body names and keeps the others, refusing',
     'unknown keys and values out of range with 400. A value stored this way outlives restarts and overrides',
-    'the configuration file and the built-in defaults, but not an environment variable or a flag. A key',
-    'backed by a configuration key takes that key\'s type and values; some accept less over the API.',
+    'the configuration file and the built-in defaults, but not an environment variable or a flag; a key set',
+    'to `null` (`{"audioSampleRate": null}`) drops the stored value, and the key reads the file\'s value, or its',
+    'default, again. A key backed by a configuration key takes that key\'s type and values; some accept less',
+    'over the API.',
     '',
   ];
   for (const category of CATEGORY_NAMES) {

@@ -50,6 +50,8 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
       const extra = String((e.params as { additionalProperty: string }).additionalProperty);
       field = field ? `${field}.${extra}` : extra;
       message = `Unknown setting '${extra}'.`;
+    } else if (e.keyword === 'type' && Array.isArray((e.params as { type: unknown }).type)) {
+      message = `must be ${((e.params as { type: string[] }).type).join(' or ')}`;
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     }

@@ -61,10 +61,19 @@ export class ConfigCategories {
     return out;
   }
 
-  /** Merges `patch` (already validated against the category's write schema) into the stored values, durably. */
+  /**
+   * Merges `patch` (already validated against the category's write schema) into the stored values,
+   * durably; a null removes the stored value, so the key reads the configuration's (or its default) again.
+   */
   async put(category: string, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
     const name = this.known(category);
-    const stored = { ...this.repo.get(category), ...patch };
+    // A Map first: a key may be named `__proto__` (the write schema refuses unknown keys, but not here).
+    const merged = new Map(Object.entries(this.repo.get(category)));
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null) merged.delete(key);
+      else merged.set(key, value);
+    }
+    const stored = Object.fromEntries(merged);
     try {
       await this.repo.put(category, stored);
     } finally {

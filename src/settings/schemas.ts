@@ -1,6 +1,8 @@
 // Write bodies of the configuration categories, derived from their keys (definitions.ts): every key
 // optional (PUT merges), unknown keys refused, and each key's type and range those of the configuration
-// key behind it (narrowed where the category says so) or of its API-only schema.
+// key behind it (narrowed where the category says so) or of its API-only schema. Every key may also be
+// null, which removes the value stored through the API (JSON merge patch, RFC 7396): without it a value
+// once written over the API hid the configuration file's for good.
 import type { SchemaNode } from '../config/schema.js';
 import { categoryKeys, CATEGORY_NAMES, type CategoryKey, type CategoryName } from './definitions.js';
 
@@ -19,7 +21,16 @@ function keySchema(key: CategoryKey): Record<string, unknown> {
   // JSON Schema has no keyword for a time span's range: the description says it in words.
   const timeSpan = node['x-timespan'] && node['x-expected'] ? ` Value: ${node['x-expected'].replace(/^must be /, '')}.` : '';
   const narrowing = key.configKey === undefined ? {} : key.narrowing;
-  return { ...writeNode(node), ...narrowing, description: `${node.description ?? ''}${timeSpan}` };
+  const written = { ...writeNode(node), ...narrowing, description: `${node.description ?? ''}${timeSpan} null removes the value stored through the API.` };
+  return orNull(written);
+}
+
+/** `schema` that also takes null: its type gains 'null', and so does its enum, which applies to every value. */
+function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
+  const out: Record<string, unknown> = { ...schema, type: [...types, 'null'] };
+  if (Array.isArray(schema.enum)) out.enum = [...(schema.enum as unknown[]), null];
+  return out;
 }
 
 /** The component name of a category's write schema: `voice` -> `VoiceSettings`. */

@@ -41,8 +41,11 @@ describe('configuration categories', () => {
     const admin = await adminToken(svc);
     const dev = await registerDevice(svc);
     const cases: Array<[string, unknown, Record<string, string[]>]> = [
-      ['voice', { audioSampleRate: 44100 }, { audioSampleRate: ['must be one of 8000, 12000, 16000, 24000, 48000'] }],
-      ['voice', { audioChannels: 3, enableVoice: 'yes' }, { audioChannels: ['must be one of 1, 2'], enableVoice: ['must be boolean'] }],
+      // null is in every key's range: it removes the stored value.
+      ['voice', { audioSampleRate: 44100 }, { audioSampleRate: ['must be one of 8000, 12000, 16000, 24000, 48000, null'] }],
+      ['voice', { enableNoiseReduction: 'on', wakeWords: 'hey' }, { enableNoiseReduction: ['must be boolean or null'], wakeWords: ['must be array or null'] }],
+      ['voice', { wakeWords: [null] }, { 'wakeWords.0': ['must be string'] }],
+      ['voice', { audioChannels: 3, enableVoice: 'yes' }, { audioChannels: ['must be one of 1, 2, null'], enableVoice: ['must be boolean or null'] }],
       ['voice', { wakeWords: ['x'.repeat(65)] }, { 'wakeWords.0': ['must NOT have more than 64 characters'] }],
       ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
       ['voice', { volume: 3 }, { volume: ["Unknown setting 'volume'."] }],
@@ -105,5 +108,30 @@ describe('configuration categories', () => {
     assert.equal(v3.json.audioSampleRate, 12000, 'env beats the API value');
     const d3 = await call(third.url, 'GET', '/api/config/device', { token: admin });
     assert.equal(d3.json.maxDevices, 2, 'flag beats the API value');
+  });
+
+  it('a null drops the stored value: the file, or the default, shows through again, also after a restart', async () => {
+    const dataDir = tmpDir();
+    const file = { VoiceService: { AudioSampleRate: 8000 }, DeviceManagement: { TokenExpiration: '48:00:00' } };
+    const first = await startService({ dataDir, file });
+    const admin = await adminToken(first);
+    await call(first.url, 'PUT', '/api/config/voice', { token: admin, body: { audioSampleRate: 24000, wakeWords: ['computer'], enableNoiseReduction: true } });
+    await call(first.url, 'PUT', '/api/config/device', { token: admin, body: { tokenExpiration: '01:00:00', maxDevices: 7 } });
+    const voice = await call(first.url, 'PUT', '/api/config/voice', { token: admin, body: { audioSampleRate: null, wakeWords: null } });
+    assert.equal(voice.status, 200);
+    assert.deepEqual(voice.json, { enableVoice: true, audioSampleRate: 8000, audioChannels: 1, enableNoiseReduction: true, wakeWords: [] },
+      'the file\'s rate and the default word list; the key not named keeps its stored value');
+    const device = await call(first.url, 'PUT', '/api/config/device', { token: admin, body: { tokenExpiration: null } });
+    assert.deepEqual(device.json, { allowDeviceRegistration: true, maxDevices: 7, tokenExpiration: '48:00:00' });
+    // A null for a key nothing was stored under changes nothing.
+    const mqttBefore = (await call(first.url, 'GET', '/api/config/mqtt', { token: admin })).json;
+    assert.deepEqual((await call(first.url, 'PUT', '/api/config/mqtt', { token: admin, body: { port: null } })).json, mqttBefore);
+    await first.stop();
+
+    const second = await startService({ dataDir, file: { ...file, VoiceService: { AudioSampleRate: 12000 } } });
+    const after = await call(second.url, 'GET', '/api/config/voice', { token: admin });
+    assert.deepEqual(after.json, { enableVoice: true, audioSampleRate: 12000, audioChannels: 1, enableNoiseReduction: true, wakeWords: [] },
+      'an edit of the file takes effect once the stored value is gone');
+    assert.equal((await call(second.url, 'GET', '/api/config/device', { token: admin })).json.maxDevices, 7);
   });
 });
