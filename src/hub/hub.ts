@@ -48,11 +48,15 @@ export class HubCore {
   private readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
+  /** Upgrades refused for a full hub: one line a minute, then a sum. */
+  private readonly fullLog: ThrottledLog;
 
   constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
+    this.fullLog = new ThrottledLog(options.logger, 1, 60_000, now,
+      (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${options.maximumConnections} connections`);
     this.env = {
       dispatcher: new HubDispatcher(options.methods, options.logger),
       groups: this.groups,
@@ -145,9 +149,16 @@ export class HubCore {
     return true;
   }
 
-  /** Live connections, those awaiting a stateful reconnect included. */
-  get connectionCount(): number {
-    return this.connections.size;
+  /**
+   * Whether one more connection may open, with `opening` others already on their way (upgrades being
+   * authenticated); a refusal is counted and logged, once a minute at most.
+   */
+  hasRoomFor(opening: number): boolean {
+    const limit = this.options.maximumConnections;
+    if (this.connections.size + opening < limit) return true;
+    this.env.counters.upgradesRefusedFull++;
+    this.fullLog.warn(`WebSocket upgrade refused: the hub holds ${limit} connections, its limit (503 to the client)`);
+    return false;
   }
 
   private get disconnectTimeoutMs(): number {
@@ -197,6 +208,7 @@ export class HubCore {
       this.negotiations.clearWaiting();
       for (const connection of [...this.connections.values()]) connection.close(reason.error, reason.allowReconnect);
       this.env.closings.flush();
+      this.fullLog.flush();
     },
   };
 

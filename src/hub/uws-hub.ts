@@ -10,7 +10,6 @@ import { endBounded } from '../http/bounded-end.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
-import { ThrottledLog } from '../log/throttled.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { statusLine } from '../http/status-text.js';
 import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
@@ -111,11 +110,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const maxFrame = frameLimit(options);
-  const maxConnections = options.maximumConnections;
   /** Upgrades past the connection check whose authentication has not finished: they count as connections. */
   let upgrading = 0;
-  const fullLog = new ThrottledLog(logger, 1, 60_000, () => performance.now(),
-    (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${maxConnections} connections`);
   const sameUser = options.sameUser ?? isDeepStrictEqual;
 
   /** Nothing may throw out of a uWS callback: a bug answers 500 and is logged. */
@@ -236,9 +232,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const reconnect = id === null ? undefined : core.claimReconnect(id);
     // A stateful reconnect resumes a connection already counted; anything else would add one.
-    if (reconnect === undefined && core.connectionCount + upgrading >= maxConnections) {
-      counters.upgradesRefusedFull++;
-      fullLog.warn(`WebSocket upgrade refused: the hub holds ${maxConnections} connections, its limit (503 to the client)`);
+    if (reconnect === undefined && !core.hasRoomFor(upgrading)) {
       return refuse(503, 'Too many connections', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
     }
     if (id !== null && reconnect !== undefined) {

@@ -77,7 +77,7 @@ export class DropReporter {
     const parts = (Object.entries(burst.counts) as [DropReason, number][])
       .filter(([, n]) => n > 0)
       .map(([reason, n]) => `${n} ${LABELS[reason]}`);
-    const ms = performance.now() - burst.startedAt;
+    const ms = Math.round(performance.now() - burst.startedAt);
     return `${sum(burst.counts)} frames dropped ${when} over ${ms} ms (${parts.join(', ')}); ${this.totalDropped} in this session`;
   }
 }
