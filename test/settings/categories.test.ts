@@ -72,8 +72,10 @@ describe('category keys follow the configuration schema', () => {
 
   it('audioSampleRate and StartSessionRequest sampleRate are the Opus sample rates', () => {
     const voice = CATEGORY_SCHEMAS.VoiceSettings!.properties as Record<string, SchemaNode>;
-    assert.deepEqual(voice.audioSampleRate!.enum, OPUS_SAMPLE_RATES);
+    // null: the stored value is removed (PUT merges as a JSON merge patch).
+    assert.deepEqual(voice.audioSampleRate!.enum, [...OPUS_SAMPLE_RATES, null]);
     assert.equal(apiAccepts('voice', 'audioSampleRate', 44100), false);
+    assert.equal(apiAccepts('voice', 'audioSampleRate', null), true);
     for (const rate of OPUS_SAMPLE_RATES) assert.equal(apiAccepts('voice', 'audioSampleRate', rate), true);
   });
 
@@ -91,10 +93,11 @@ describe('category keys follow the configuration schema', () => {
     assert.equal(device.additionalProperties, false);
     const props = device.properties as Record<string, Record<string, unknown>>;
     assert.deepEqual(props.tokenExpiration, {
-      type: 'string',
+      type: ['string', 'null'],
       'x-timespan': { minimum: '00:00:01', maximum: '3650.00:00:00' },
-      description: 'Lifetime of a device token. Value: a time span hh:mm:ss or d.hh:mm:ss (optionally .fffffff) from 00:00:01 to 3650.00:00:00.',
+      description: 'Lifetime of a device token. Value: a time span hh:mm:ss or d.hh:mm:ss (optionally .fffffff) from 00:00:01 to 3650.00:00:00. null removes the value stored through the API.',
     });
+    assert.equal(apiAccepts('device', 'tokenExpiration', null), true);
     for (const schema of Object.values(CATEGORY_SCHEMAS)) {
       for (const [name, prop] of Object.entries(schema.properties as Record<string, Record<string, unknown>>)) {
         for (const keyword of ['default', 'writeOnly', 'x-expected']) assert.equal(keyword in prop, false, `${name} has ${keyword}`);
