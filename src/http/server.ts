@@ -126,33 +126,57 @@ export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: 
 
 export interface Listening {
   readonly port: number;
+  /** Stops accepting for good. */
   close(): void;
+  /** Stops accepting until resume(): the listening socket is closed, so the kernel refuses new connections. */
+  pause(): void;
+  /** Accepts again on the same address and port; false (and still paused) when that cannot be listened on now. */
+  resume(): Promise<boolean>;
 }
 
-export function listen(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
-  return new Promise((resolve, reject) => {
-    // Exclusive: by default uWS sets SO_REUSEPORT, and a second voice-hub on the same port would start
-    // without a word while the kernel split connections between two processes and two databases.
-    // The addon exports the flag by name; its typings lack the (host, port, options, cb) overload.
-    const exclusive = (uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
-    if (typeof exclusive !== 'number') {
-      reject(new Error('the uWebSockets.js addon has no LIBUS_LISTEN_EXCLUSIVE_PORT: it cannot listen exclusively'));
-      return;
-    }
-    const listenWithOptions = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => TemplatedApp;
-    listenWithOptions.call(app, host, port, exclusive, (socket: us_listen_socket | false) => {
-      if (!socket) {
-        reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
-        return;
-      }
-      let open = true;
-      resolve({
-        port: uws.us_socket_local_port(socket as unknown as Parameters<Uws['us_socket_local_port']>[0]),
-        close: () => {
-          if (open) uws.us_listen_socket_close(socket);
-          open = false;
-        },
-      });
-    });
+type ListenSocket = Parameters<Uws['us_socket_local_port']>[0];
+
+/** Listens on `host`:`port` (0: a port the system picks) exclusively; resolves with the socket, or false. */
+function listenSocket(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<ListenSocket | false> {
+  // Exclusive: by default uWS sets SO_REUSEPORT, and a second voice-hub on the same port would start
+  // without a word while the kernel split connections between two processes and two databases.
+  // The addon exports the flag by name; its typings lack the (host, port, options, cb) overload.
+  const exclusive = (uws as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+  if (typeof exclusive !== 'number') {
+    return Promise.reject(new Error('the uWebSockets.js addon has no LIBUS_LISTEN_EXCLUSIVE_PORT: it cannot listen exclusively'));
+  }
+  const listenWithOptions = app.listen as unknown as (h: string, p: number, options: number, cb: (s: us_listen_socket | false) => void) => TemplatedApp;
+  return new Promise((resolve) => {
+    listenWithOptions.call(app, host, port, exclusive, (socket: us_listen_socket | false) => resolve(socket ? (socket as unknown as ListenSocket) : false));
   });
+}
+
+export async function listen(uws: Uws, app: TemplatedApp, host: string, port: number): Promise<Listening> {
+  const first = await listenSocket(uws, app, host, port);
+  if (!first) throw new Error(`cannot listen on ${host}:${port} (address in use or not available)`);
+  let socket: ListenSocket | undefined = first;
+  let closed = false;
+  const bound = uws.us_socket_local_port(first);
+  const release = (): void => {
+    if (socket) uws.us_listen_socket_close(socket as unknown as us_listen_socket);
+    socket = undefined;
+  };
+  return {
+    port: bound,
+    close: () => {
+      closed = true;
+      release();
+    },
+    pause: release,
+    resume: async () => {
+      if (closed) return false;
+      if (socket) return true;
+      const again = await listenSocket(uws, app, host, bound);
+      if (!again) return false;
+      // Closed while the listen was under way: let the new socket go at once.
+      if (closed) uws.us_listen_socket_close(again as unknown as us_listen_socket);
+      else socket = again;
+      return !closed;
+    },
+  };
 }
