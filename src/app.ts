@@ -11,6 +11,7 @@ import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { mqttSessionEvents } from './mqtt/session-events.js';
+import { DescriptorGuard, descriptorLimit, openDescriptors } from './process/descriptor-guard.js';
 import { loadInstanceId } from './process/instance-id.js';
 import { assertBuildComplete } from './runtime/assets.js';
 import type { Store } from './store/types.js';
@@ -54,6 +55,7 @@ export interface App {
 
 interface Parts {
   listeners: Listening[];
+  descriptors?: DescriptorGuard;
   inFlight?: InFlightRequests;
   hub?: VoiceHubServer;
   sessions?: VoiceSessionService;
@@ -112,6 +114,11 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       parts.inFlight = inFlight;
 
       await listenAll(config, native.uws, endpoints, tls, logger, parts.listeners);
+      const limit = descriptorLimit();
+      if (limit !== undefined) {
+        parts.descriptors = new DescriptorGuard({ limit, count: () => openDescriptors(limit), listeners: parts.listeners, logger });
+        parts.descriptors.start();
+      }
       mqtt.start(categories.mqtt());
       return { port: endpoints.ports.plain, httpsPort: endpoints.ports.https, store, router, hub, sessions, mqtt, inject };
     } catch (e) {
@@ -125,6 +132,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   // answer the HTTP requests still running, close the hub, then flush.
   function stop(): Promise<void> {
     stopping ??= (async () => {
+      parts.descriptors?.stop();
       for (const listener of parts.listeners) listener.close();
       await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
       const unanswered = await parts.inFlight?.drained(REQUEST_DRAIN_MS);

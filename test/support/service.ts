@@ -98,9 +98,13 @@ export interface SpawnedService {
   exited: Promise<number | null>;
 }
 
-/** Runs the built bundle; resolves once it logs its listening address. */
-export function spawnService(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<SpawnedService> {
-  const proc = spawn(process.execPath, [BUNDLE, '--host', '127.0.0.1', '--port', '0', ...args], {
+/**
+ * Runs the built bundle; resolves once it logs its listening address. `prefix`: a command that runs node
+ * in its place (exec), e.g. `prlimit --nofile=256:256 --`.
+ */
+export function spawnService(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000, prefix: string[] = []): Promise<SpawnedService> {
+  const command = [...prefix, process.execPath, BUNDLE, '--host', '127.0.0.1', '--port', '0', ...args];
+  const proc = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
