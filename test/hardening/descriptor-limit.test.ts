@@ -32,7 +32,7 @@ describe('the file-descriptor limit', () => {
         const s = await open(svc.port);
         if (typeof s !== 'string') held.push(s);
       }
-      await waitUntil(() => /of 256 file descriptors open: not accepting new connections until no more than 192 are/.test(svc.output()), 'the warning', 10_000);
+      await waitUntil(() => /of 256 file descriptors open: not accepting new connections until no more than 192 are/.test(svc.output()), 'the warning (the first check comes within 10 s of the start)', 20_000);
       assert.equal(await open(svc.port), 'ECONNREFUSED', 'refused by the kernel, not queued');
 
       for (const s of held) s.destroy();
