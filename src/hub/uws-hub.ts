@@ -23,6 +23,7 @@ import {
   type PendingNegotiation,
 } from './negotiate.js';
 import type { HubOptions, VoiceHubServer } from './types.js';
+import { hubIdleTimeoutSeconds } from './close-wait.js';
 import { adaptUwsSocket, type UwsSocket } from './uws-socket.js';
 
 /**
@@ -34,8 +35,8 @@ const ABNORMAL_CLOSURE = 1006;
 /**
  * The reasons uWS gives with 1006 for a socket the network ended, not the client: none (a TCP reset;
  * on the Node 20 addon, uWS 20.30, also the end of the stream), the end of the stream as the Node 24
- * addon (uWS 20.56) names it, and inactivity (idleTimeout, off here; listed so that turning it on
- * cannot make a drop final). Only these leave a stateful connection waiting for its client. Any other
+ * addon (uWS 20.56) names it, and inactivity (idleTimeout: Hub.ClientTimeout closes a silent
+ * connection first, see close-wait.ts; listed so that a late one cannot make a drop final). Only these leave a stateful connection waiting for its client. Any other
  * reason is uWS refusing what the client sent, and the connection ends for good, as ASP.NET Core ends
  * it on a size or protocol violation: kept, the official client reconnects at once and replays the
  * frame that got it dropped, without end. Provoked on uWS 20.30: "Received too big message" (a frame
@@ -110,6 +111,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   const authenticate = async (token: string | undefined): Promise<unknown> => options.authenticate?.(token);
   const maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES;
   const maxFrame = frameLimit(options);
+  const idleTimeout = hubIdleTimeoutSeconds(options.clientTimeoutMs);
   /** Upgrades past the connection check whose authentication has not finished: they count as connections. */
   let upgrading = 0;
   const sameUser = options.sameUser ?? isDeepStrictEqual;
@@ -363,8 +365,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     // Above our own limit so the Close message to a slow client is still queued, not dropped.
     maxBackpressure: 2 * maxBuffered,
     closeOnBackpressureLimit: 0,
-    // Timeouts and keep-alives are SignalR's (pings the client sees), not uWS's.
-    idleTimeout: 0,
+    // Timeouts and keep-alives are SignalR's (pings the client sees); idleTimeout is set for how long
+    // uWS then waits for a closed client's FIN (close-wait.ts).
+    idleTimeout,
     sendPingsAutomatically: false,
     upgrade: guarded('WebSocket upgrade', (res, req: HttpRequest, context: us_socket_context_t) => upgrade(res, req, context, secure)),
     open: (ws) => {
