@@ -69,6 +69,13 @@ interface Parts {
  */
 const REQUEST_DRAIN_MS = 3000;
 
+/**
+ * How long a shutdown leaves hub sockets open after the Close message for their clients to close them
+ * (the official client answers with its close frame within milliseconds). A socket the exiting process
+ * closes while its client is still sending draws a TCP reset, and the client loses the message unread.
+ */
+const HUB_CLOSE_GRACE_MS = 1000;
+
 export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   const { config } = loaded;
   const logger = deps.logger ?? createLogger({ levels: config.Logging.LogLevel });
@@ -129,7 +136,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
 
   // Order matters: stop taking connections, end sessions (their members get SessionEnded on the hub
   // connections still open, and their end records are written; starts still connecting are answered),
-  // answer the HTTP requests still running, close the hub, then flush.
+  // answer the HTTP requests still running, close the hub (its clients given a moment to read the Close
+  // message), then flush.
   function stop(): Promise<void> {
     stopping ??= (async () => {
       parts.descriptors?.stop();
@@ -137,7 +145,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       await parts.sessions?.shutdown().catch((e: unknown) => logger.warn(`ending sessions: ${String(e)}`));
       const unanswered = await parts.inFlight?.drained(REQUEST_DRAIN_MS);
       if (unanswered) logger.warn(`${unanswered} HTTP request(s) still unanswered after ${REQUEST_DRAIN_MS} ms: their connections close with the process`);
-      parts.hub?.closeAll({ allowReconnect: true });
+      await parts.hub?.closeAll({ allowReconnect: true }, HUB_CLOSE_GRACE_MS);
       await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));
       await parts.store?.close();
       logger.info('stopped');

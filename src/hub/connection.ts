@@ -43,8 +43,13 @@ export interface HubSocket {
   end(): void;
 }
 
-/** Disconnected: stateful reconnect only, the socket is gone and the connection waits for the client to come back. */
-export const ConnectionState = { Handshaking: 'Handshaking', Connected: 'Connected', Disconnected: 'Disconnected', Closed: 'Closed' } as const;
+/**
+ * Disconnected: stateful reconnect only, the socket is gone and the connection waits for the client to
+ * come back. Closing: the hub sent its Close message and leaves the socket for the client to close, so
+ * that a client still sending reads the message before the socket goes (closeAll with a grace); nothing
+ * more is read or sent.
+ */
+export const ConnectionState = { Handshaking: 'Handshaking', Connected: 'Connected', Disconnected: 'Disconnected', Closing: 'Closing', Closed: 'Closed' } as const;
 export type ConnectionState = (typeof ConnectionState)[keyof typeof ConnectionState];
 
 export interface ConnectionLimits {
@@ -149,7 +154,7 @@ export class HubConnection {
 
   /** Stateful reconnect is in use: a dropped socket leaves the connection waiting for the client. */
   isResumable(): boolean {
-    return this.stateful !== undefined && this.stateValue !== ConnectionState.Closed;
+    return this.stateful !== undefined && this.stateValue !== ConnectionState.Closed && this.stateValue !== ConnectionState.Closing;
   }
 
   /** When the socket dropped (Disconnected only). */
@@ -167,7 +172,7 @@ export class HubConnection {
    * done they may hold a handshake and no more; after it the reader takes them.
    */
   receive(data: Uint8Array): void {
-    if (this.stateValue === ConnectionState.Closed) return;
+    if (this.stateValue === ConnectionState.Closed || this.stateValue === ConnectionState.Closing) return;
     this.lastReceivedAt = this.env.now();
     if (this.reader) {
       this.reader.receive(data);
@@ -296,12 +301,27 @@ export class HubConnection {
   /** Sends a Close message (after the handshake) and closes the socket. Idempotent. */
   close(error?: string, allowReconnect = false): void {
     if (this.stateValue === ConnectionState.Closed) return;
-    const protocol = this.protocolValue;
-    if (this.stateValue === ConnectionState.Connected && protocol) {
-      const close: HubMessage = { type: MessageType.Close, ...(error !== undefined ? { error } : {}), allowReconnect };
-      this.socket.send(protocol.encode(close), protocol.binary);
-    }
+    this.sendClose(error, allowReconnect);
     this.abort();
+  }
+
+  /**
+   * Sends a Close message and leaves the socket for the client to close (Closing); false, having done
+   * nothing, when there is no one to say it to (no handshake yet, or the socket is gone): close instead.
+   */
+  sayGoodbye(error?: string, allowReconnect = false): boolean {
+    if (!this.sendClose(error, allowReconnect)) return false;
+    this.stateValue = ConnectionState.Closing;
+    this.reader?.clear();
+    return true;
+  }
+
+  private sendClose(error: string | undefined, allowReconnect: boolean): boolean {
+    const protocol = this.protocolValue;
+    if (this.stateValue !== ConnectionState.Connected || !protocol) return false;
+    const close: HubMessage = { type: MessageType.Close, ...(error !== undefined ? { error } : {}), allowReconnect };
+    this.socket.send(protocol.encode(close), protocol.binary);
+    return true;
   }
 
   /**

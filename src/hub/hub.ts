@@ -48,6 +48,8 @@ export class HubCore {
   private readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   private readonly tickMs: number;
   private timer: NodeJS.Timeout | undefined;
+  /** While closeAll waits out its grace: called when the last connection has closed. */
+  private allClosed: (() => void) | undefined;
   /** Upgrades refused for a full hub: one line a minute, then a sum. */
   private readonly fullLog: ThrottledLog;
 
@@ -169,6 +171,7 @@ export class HubCore {
   private ended(connection: HubConnection): void {
     if (this.connections.get(connection.connectionId) !== connection) return;
     this.connections.delete(connection.connectionId);
+    if (this.connections.size === 0) this.allClosed?.();
     if (connection.resumeKey !== undefined && this.resumable.get(connection.resumeKey) === connection) this.resumable.delete(connection.resumeKey);
     this.options.logger.debug(`connection ${connection.connectionId} closed`);
     try {
@@ -204,12 +207,7 @@ export class HubCore {
       pendingNegotiations: this.negotiations.waitingCount(),
       groups: this.groups.groupCount(),
     }),
-    closeAll: (reason: CloseReason) => {
-      this.negotiations.clearWaiting();
-      for (const connection of [...this.connections.values()]) connection.close(reason.error, reason.allowReconnect);
-      this.env.closings.flush();
-      this.fullLog.flush();
-    },
+    closeAll: (reason: CloseReason, graceMs = 0) => this.closeAll(reason, graceMs),
   };
 
   /**
@@ -241,6 +239,36 @@ export class HubCore {
       }
       member.sendGroupFrame(data);
     }
+  }
+
+  private closeAll(reason: CloseReason, graceMs: number): Promise<void> {
+    this.negotiations.clearWaiting();
+    const flushLogs = (): void => {
+      this.env.closings.flush();
+      this.fullLog.flush();
+    };
+    // With a grace, a connection past its handshake gets its Close message and its client closes the
+    // socket; any other connection closes now.
+    for (const connection of [...this.connections.values()]) {
+      if (!(graceMs > 0 && connection.sayGoodbye(reason.error, reason.allowReconnect))) connection.close(reason.error, reason.allowReconnect);
+    }
+    if (this.connections.size === 0) {
+      flushLogs();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(deadline);
+        this.allClosed = undefined;
+        for (const connection of [...this.connections.values()]) connection.close(reason.error, reason.allowReconnect);
+        flushLogs();
+        // The last close is reported from inside uWS, which writes its close frame after the callback
+        // returns; resolving now would let a caller exit the process before that write.
+        setImmediate(resolve);
+      };
+      const deadline = setTimeout(done, graceMs);
+      this.allClosed = done;
+    });
   }
 
   private awaitingReconnect(): number {

@@ -123,6 +123,11 @@ export interface VoiceHubServer {
   connectionCount(): number;
   /** Counters and gauges for /health and logs. */
   stats(): Record<string, number>;
-  /** Sends a Close message to every connection and closes it; drops unused negotiations. */
-  closeAll(reason: CloseReason): void;
+  /**
+   * Sends a Close message to every connection and closes it; drops unused negotiations. With `graceMs`,
+   * the sockets of connections that got the message stay open until their clients close them or the
+   * grace ends: a client still sending when its socket is closed draws a TCP reset, which would make it
+   * lose the message unread. Resolves when every connection is closed.
+   */
+  closeAll(reason: CloseReason, graceMs?: number): Promise<void>;
 }
