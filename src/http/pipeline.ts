@@ -7,7 +7,7 @@ import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
-import { isJsonContentType, tooLarge } from './body.js';
+import { isJsonContentType, REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
 import { asksToClose, checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
@@ -192,7 +192,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         const lengthHeader = request.headers['content-length'];
         const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
         if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
-        else if (declared !== undefined && declared > opts.maxBodyBytes) body = Promise.reject(tooLarge(opts.maxBodyBytes));
+        else if (declared !== undefined && declared > opts.maxBodyBytes + REFUSED_BODY_READ_BYTES) body = Promise.reject(tooLarge(opts.maxBodyBytes));
         else body = exchange.readBody(opts.maxBodyBytes);
         // Observed below; this keeps an early rejection from being reported as unhandled.
         body.catch(() => {});
@@ -223,7 +223,8 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         respond(await route.handler({ request, params, body: parsed, principal }));
       } catch (e) {
         const reply = errorReply(e, logger, request);
-        // After a 413 the rest of the body is still on the wire: close rather than read it.
+        // A 413 came with the body read to its end, or refused with more of it still on the wire (body.ts):
+        // either way the connection closes rather than read on.
         respond(reply, reply.status === 413);
       }
     })();
