@@ -36,10 +36,10 @@ const ABNORMAL_CLOSURE = 1006;
  * The reasons uWS gives with 1006 for a socket the network ended, not the client: none (a TCP reset;
  * on the Node 20 addon, uWS 20.30, also the end of the stream), the end of the stream as the Node 24
  * addon (uWS 20.56) names it, and inactivity (idleTimeout: Hub.ClientTimeout closes a silent
- * connection first, see close-wait.ts; listed so that a late one cannot make a drop final). Only these leave a stateful connection waiting for its client. Any other
- * reason is uWS refusing what the client sent, and the connection ends for good, as ASP.NET Core ends
- * it on a size or protocol violation: kept, the official client reconnects at once and replays the
- * frame that got it dropped, without end. Provoked on uWS 20.30: "Received too big message" (a frame
+ * connection first, see close-wait.ts; listed so that a late one cannot make a drop final). Only these
+ * leave a stateful connection waiting for its client. Any other reason is uWS refusing what the client
+ * sent, and the connection ends for good, as ASP.NET Core ends it on a size or protocol violation:
+ * kept, the official client reconnects at once and replays the frame that got it dropped, without end. Provoked on uWS 20.30: "Received too big message" (a frame
  * over maxPayloadLength, refused at its header), "Received invalid UTF-8" (a text frame), "Received too
  * big message, or other inflation error" (compressed frames; compression is off); a malformed frame or
  * close payload comes with no reason there, so it cannot be told from a drop. uWS 20.56 (its addon
