@@ -2,8 +2,8 @@
 //
 // After `ws.end()` uWS sends the close frame and FIN, then waits for the client's FIN with a timer of
 // its "ping timeout" margin, derived from idleTimeout: 4 s below an idleTimeout of 16, 8 s below 32,
-// 16 s from 32 up. uWS sweeps its timers every 4 s, so a 4-s timer fires at the next sweep: anywhere
-// from 0 to 4 s after the close. When it fires, uWS closes the socket; if the client is still sending
+// 16 s from 32 up. uWS sweeps its timers every 4 s and a timer of n seconds fires at the (n/4)th sweep
+// from now: a 4-s timer at the next one, anywhere from 0 to 4 s after the close. When it fires, uWS closes the socket; if the client is still sending
 // (a device mid-stream, a client flushing what it queued), the kernel answers its next bytes with a
 // reset, and a reset makes the client drop what it had received but not yet read: the Close message
 // with its reason and the close frame. The client then sees 1006 instead of 1000 and the reason. Seen
@@ -11,7 +11,7 @@
 // closed it (a tcpdump showed the service's Close message, close frame and FIN, then its reset 10 ms
 // later as the client's next frame arrived).
 //
-// So idleTimeout is set, not left off: at 960 s (uWS's largest) the wait is 16 to 20 s. The inactivity
+// So idleTimeout is set, not left off: at 960 s (uWS's largest) the wait is 12 to 16 s. The inactivity
 // close it also turns on never comes first, because Hub.ClientTimeout closes a silent connection
 // sooner: the idle timer only restarts on what the client sends, as ClientTimeout's does. A
 // ClientTimeout over 940 s would have uWS close a silent connection that SignalR keeps, so then
