@@ -20,13 +20,6 @@
 /** uWS refuses a larger idleTimeout (its timers count 240 sweeps of 4 s). */
 export const UWS_MAX_IDLE_TIMEOUT_S = 960;
 
-/** uWS's wait for the client's FIN after our close frame, for a given idleTimeout: its ping-timeout margin. */
-export function closeWaitSeconds(idleTimeoutS: number): number {
-  let margin = 4;
-  while (idleTimeoutS - margin * 2 >= margin * 2 && margin < 16) margin *= 2;
-  return margin;
-}
-
 /**
  * Between Hub.ClientTimeout and uWS's idle close: the hub's timer (it ticks at least every second),
  * uWS's sweep (its idle close can come 4 s early), and room for a busy event loop.

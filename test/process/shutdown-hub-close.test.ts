@@ -5,18 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { spawnService } from '../support/service.js';
-import { closeFrame, collect, ending, keepSending, serverFrames, textFrame, upgradeSocket } from '../support/raw-websocket.js';
+import { closeFrame, ending, keepSending, pausedHubClient, serverFrames, textFrame } from '../support/raw-websocket.js';
 import { tmpDir } from '../support/tmp.js';
 import { withTimeout } from '../support/wait.js';
 
 describe('SIGTERM with a hub client still sending', () => {
   it('the client reads the Close message after the signal, closes, and the service exits 0 soon after', async () => {
     const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
-    const socket = await upgradeSocket(`${svc.url}/voice-hub`);
-    const got = collect(socket);
-    socket.write(textFrame('{"protocol":"json","version":1}\u001e'));
-    await withTimeout(new Promise((resolve) => socket.once('data', resolve)), 5000, 'the handshake answer');
-    socket.pause();
+    const { socket, got } = await pausedHubClient(`${svc.url}/voice-hub`);
     const signalledAt = performance.now();
     svc.proc.kill('SIGTERM');
     // A device mid-stream: it goes on sending for 400 ms before it reads again.

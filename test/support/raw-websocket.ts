@@ -81,6 +81,19 @@ export function collect(socket: Socket): { bytes: () => Buffer; ended: Promise<s
 }
 
 /**
+ * A JSON hub client at `hubUrl`, past its handshake, with its reading paused: it has read the handshake
+ * answer and nothing after it.
+ */
+export async function pausedHubClient(hubUrl: string): Promise<{ socket: Socket; got: ReturnType<typeof collect> }> {
+  const socket = await upgradeSocket(hubUrl);
+  const got = collect(socket);
+  socket.write(textFrame('{"protocol":"json","version":1}\u001e'));
+  await withTimeout(new Promise((resolve) => socket.once('data', resolve)), 5000, 'the handshake answer');
+  socket.pause();
+  return { socket, got };
+}
+
+/**
  * Sends `frame` every `everyMs` for `forMs` or until a write fails; the write error's code, if one did.
  * What a device mid-stream does while it has not read what the server sent.
  */
