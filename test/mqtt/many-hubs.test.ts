@@ -199,7 +199,10 @@ describe('two hubs on one broker with their own Mqtt.TopicPrefix', () => {
   });
 
   it('each hub\'s entities read their state and availability under its own prefix', async () => {
-    await ha.barrier('homeassistant/barrier');
+    // A hub publishes a registered device's entities after the registration's answer: a barrier only
+    // orders what the broker already has, so wait for all of them.
+    const complete = (): boolean => hubs.every((h) => configsOf(latestByTopic(ha.messages, 'homeassistant/sensor/'), h.id).size === SENSORS.length + HUB_SENSORS.length);
+    await waitUntil(complete, 'both hubs\' discovery configs');
     const configs = latestByTopic(ha.messages, 'homeassistant/sensor/');
     for (const [i, h] of hubs.entries()) {
       const own = configsOf(configs, h.id);
