@@ -128,6 +128,10 @@ export class BrokerConnection {
       queueQoSZero: false,
       // Subscriptions are made again in our `connect` handler, which knows the current topic list.
       resubscribe: false,
+      // By default mqtt-packet makes a 2-byte Buffer for every 16-bit number, 65,536 of them kept for
+      // the process's life (6 MiB of heap, 11 MiB of idle RSS with the objects' pages) to save one tiny
+      // allocation per packet: a hub publishes a few messages a second.
+      writeCache: false,
       will: { topic: o.will.topic, payload: Buffer.from(o.will.payload), qos: 1, retain: o.will.retain },
     });
     this.client = client;
