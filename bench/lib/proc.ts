@@ -214,14 +214,17 @@ export interface ServiceOptions {
   nodeFlags?: string[];
   /** Environment of this service alone, over the run's --service-env. */
   env?: Record<string, string>;
+  /** MQTT on, with this loopback broker (the default configuration has it on); off when absent. */
+  mqttPort?: number;
 }
 
-/** The service as users run it: the built bundle (or an executable), MQTT off, a fresh data dir. */
+/** The service as users run it: the built bundle (or an executable), MQTT off unless asked, a fresh data dir. */
 export async function startService(procs: ProcessSet, opts: ServiceOptions): Promise<Service> {
   const dataDir = opts.dataDir ?? tempDir('data');
   const flags = [
     '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir,
-    '--Mqtt.BrokerAddress', '', '--voice-server-url', opts.upstreamUrl,
+    ...(opts.mqttPort === undefined ? ['--Mqtt.BrokerAddress', ''] : ['--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(opts.mqttPort)]),
+    '--voice-server-url', opts.upstreamUrl,
     ...(opts.args ?? []),
   ];
   const env = { ...process.env, ...procs.serviceEnv, ...opts.env };

@@ -7,12 +7,14 @@
 // open is read after a forced full collection, as issue 16 words the target; it has the same 60 MiB target.
 import { registerDevices, startSession } from '../lib/api.js';
 import { mapLimit } from '../lib/api.js';
+import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
-import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
+import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, ROOT, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../../test/support/inspector.js';
+import { startMosquitto, type Mosquitto } from '../../test/support/mosquitto.js';
 import { describeMemoryMap, memoryMap } from '../lib/smaps.js';
 import { GLIBC_TUNABLES_TEXT } from '../../src/runtime/malloc-tuning.js';
 
@@ -77,6 +79,14 @@ async function release(...holders: Array<Awaited<ReturnType<typeof holdOpen>> | 
   }
 }
 
+/** A data dir as a board restarts on it: with the database an earlier start wrote. */
+async function startedOnce(ctx: BenchContext, upstreamUrl: string): Promise<string> {
+  const dataDir = tempDir('data');
+  await (await startService(ctx.procs, { upstreamUrl, dataDir })).stop();
+  if (!existsSync(path.join(dataDir, 'voice-hub.db'))) throw new Error(`the first start left no database in ${dataDir}`);
+  return dataDir;
+}
+
 async function idleRss(pid: number): Promise<number> {
   await sleep(SETTLE_MS);
   return memory(pid).rss;
@@ -132,6 +142,7 @@ export const memorySection: Section = {
     const barePerConnection = (bareGrowth.after - bareGrowth.before) / connections;
 
     const echo = await startEchoServer(ctx.procs);
+    let broker: Mosquitto | undefined;
     try {
       // Idle RSS as users run it: no inspector, no flags; read once V8 has collected by itself. The
       // executable idles beside the bundle: what users install, with its own Node (no target of its own:
@@ -139,10 +150,14 @@ export const memorySection: Section = {
       // cache, cold after a boot or freshly written by a build).
       // And as a board restarts it: with the database file of an earlier start, since opening one costs
       // what a first start on an empty folder does not (a check of its tables once cost 1.5-3 MiB).
-      const dataDir = tempDir('data');
-      await (await startService(ctx.procs, { upstreamUrl: echo.url, dataDir })).stop();
-      if (!existsSync(path.join(dataDir, 'voice-hub.db'))) throw new Error(`the first start left no database in ${dataDir}`);
+      // And with MQTT on, as the default configuration has it, connected to a broker on this machine
+      // (its client and Home Assistant's discovery messages; mqtt.js is loaded only then).
+      execFileSync(path.join(ROOT, 'scripts/ensure-debs.sh'), ['mosquitto'], { stdio: 'inherit' });
+      broker = await startMosquitto();
+      const dataDir = await startedOnce(ctx, echo.url);
+      const mqttDataDir = await startedOnce(ctx, echo.url);
       const plain = await startService(ctx.procs, { upstreamUrl: echo.url, dataDir, args: ['--DeviceManagement.MaxDevices', '1000'] });
+      const withMqtt = await startService(ctx.procs, { upstreamUrl: echo.url, dataDir: mqttDataDir, args: ['--DeviceManagement.MaxDevices', '1000'], mqttPort: broker.port });
       let exe: Service | undefined;
       // The same service with the inspector open idles beside it, for the reading after a forced full
       // collection at the same age: read 2 s after start, as it once was, it held start-up's garbage
@@ -168,6 +183,14 @@ export const memorySection: Section = {
           detail: { early, map: memoryMap(plain.pid) },
           note: `${mib(early)} ${SETTLE_MS / 1000} s after start; service ${serviceSplit}: ${describeMemoryMap(memoryMap(plain.pid))}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
         });
+        const mqttIdle = memory(withMqtt.pid).rss;
+        rows.push({
+          section: '5', name: 'idle RSS, MQTT on (a local broker, Home Assistant discovery)', value: mqttIdle, unit: 'B',
+          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: mqttIdle / bareIdle,
+          target: { text: '< 60 MiB', pass: mqttIdle < IDLE_TARGET },
+          detail: { map: memoryMap(withMqtt.pid) },
+          note: `started beside the service above, read at the same time, ${mib(mqttIdle - idle)} more: ${split(withMqtt.pid)}: ${describeMemoryMap(memoryMap(withMqtt.pid))}`,
+        });
         const unitIdle = memory(underUnit.pid).rss;
         rows.push({
           section: '5', name: 'idle RSS, the unit\'s malloc settings (GLIBC_TUNABLES)', value: unitIdle, unit: 'B',
@@ -190,6 +213,7 @@ export const memorySection: Section = {
         }
       } finally {
         await plain.stop();
+        await withMqtt.stop();
         await exe?.stop();
         await underUnit.stop();
       }
@@ -255,6 +279,7 @@ export const memorySection: Section = {
         await active.stop();
       }
     } finally {
+      await broker?.stop();
       await echo.stop();
     }
     return rows;
