@@ -12,7 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
-import { loadWebSocket } from './websocket.js';
+import { loadWebSocket, upstreamClientOptions } from './websocket.js';
 import { serverUrlSecrets } from './public-url.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
@@ -39,7 +39,7 @@ export interface UpstreamLinkOptions {
   maxBufferedBytes?: number;
   /** The reconnect budget (VoiceService.Reconnect*). */
   reconnect: ReconnectPolicy;
-  /** Largest frame accepted from upstream (default 1 MiB). */
+  /** Largest message accepted from upstream (default UPSTREAM_MAX_MESSAGE_BYTES). */
   maxFrameBytes?: number;
 }
 
@@ -197,14 +197,7 @@ export class UpstreamVoiceLink {
     return new Promise((resolve, reject) => {
       let socket: WebSocket;
       try {
-        socket = new WebSocketClient(url, {
-          headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
-          ...(ca ? { ca } : {}),
-          maxPayload: maxFrameBytes ?? 1024 * 1024,
-          perMessageDeflate: false,
-          followRedirects: false,
-          autoPong: false,
-        });
+        socket = new WebSocketClient(url, { ...upstreamClientOptions(apiKey, ca, maxFrameBytes), autoPong: false });
       } catch (e) {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
         return;

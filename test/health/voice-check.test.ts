@@ -7,8 +7,9 @@ import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { createVoiceServiceCheck } from '../../src/health/checks.js';
+import { UPSTREAM_MAX_MESSAGE_BYTES } from '../../src/upstream/websocket.js';
 import { tmpDir } from '../support/tmp.js';
 import { waitUntil } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
@@ -141,5 +142,37 @@ describe('voice-service check', () => {
     const invalid = await createVoiceServiceCheck({ ...base, serverUrl: 'not a url' })();
     assert.equal(invalid.status, 'Unhealthy');
     assert.match(invalid.description, /Invalid URL/);
+  });
+
+  // What answers at VoiceService.ServerUrl can send the probe anything once the connection opens. With
+  // ws' defaults the probe offered permessage-deflate (a few hundred KB inflating to 100 MiB) and took
+  // messages up to 100 MiB, held whole while it waited for the close.
+  it('offers no compression and takes no message past the link\'s bound, as the sessions\' links do', async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((r) => wss.once('listening', r));
+    after(() => new Promise<void>((r) => wss.close(() => r())));
+    const offers: (string | undefined)[] = [];
+    wss.on('connection', (socket, req) => {
+      offers.push(req.headers['sec-websocket-extensions']);
+      socket.send(Buffer.alloc(UPSTREAM_MAX_MESSAGE_BYTES + 1));
+    });
+    // What ws makes of it, seen from its sockets' events (the probe handles none of them after its verdict).
+    const seen: string[] = [];
+    const emit = WebSocket.prototype.emit;
+    WebSocket.prototype.emit = function (this: WebSocket, event: string | symbol, ...args: unknown[]) {
+      if (event === 'message') seen.push(`message of ${(args[0] as Buffer).length} bytes`);
+      if (event === 'error') seen.push(`error: ${(args[0] as Error).message}`);
+      return emit.call(this, event, ...args);
+    };
+    try {
+      const url = `ws://127.0.0.1:${(wss.address() as net.AddressInfo).port}/voice`;
+      const result = await createVoiceServiceCheck({ ...base, serverUrl: url })();
+      assert.equal(result.status, 'Healthy');
+      await waitUntil(() => seen.length > 0, 'ws to read the message');
+      assert.deepEqual(seen, ['error: Max payload size exceeded']);
+      assert.deepEqual(offers, [undefined]);
+    } finally {
+      WebSocket.prototype.emit = emit;
+    }
   });
 });
