@@ -1,5 +1,5 @@
-// 5. Memory: the service's idle RSS (beside bare uWS and bare node), RSS growth per idle hub
-// connection at 1,000 connections (beside bare uWS WebSockets), and per active session (a joined
+// 5. Memory: the service's idle RSS (beside bare uWS and bare node; MQTT off, and on as shipped), RSS
+// growth per idle hub connection at 1,000 connections (beside bare uWS WebSockets), and per active session (a joined
 // hub connection, an upstream link and a warmed Opus decoder). Idle RSS is read on the service as
 // users start it (no inspector, no flags) once V8 has collected its start-up garbage by itself: its
 // memory reducer runs full collections some seconds after allocation stops (8-12 s here), which is
