@@ -141,6 +141,16 @@ export const memorySection: Section = {
     }
     const barePerConnection = (bareGrowth.after - bareGrowth.before) / connections;
 
+    /** A row of idle RSS, beside bare uWS; with the 60 MiB target unless `target` is false. */
+    const idleRow = (name: string, rss: number, rest: Pick<Row, 'detail' | 'note'>, target = true): Row => ({
+      section: '5', name, value: rss, unit: 'B',
+      baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: rss / bareIdle,
+      ...(target ? { target: { text: '< 60 MiB', pass: rss < IDLE_TARGET } } : {}),
+      ...rest,
+    });
+    /** Where a process's resident memory is, for a row's note. */
+    const whereItIs = (pid: number): string => `${split(pid)}: ${describeMemoryMap(memoryMap(pid))}`;
+
     const echo = await startEchoServer(ctx.procs);
     let broker: Mosquitto | undefined;
     try {
@@ -176,38 +186,25 @@ export const memorySection: Section = {
         await sleep(IDLE_SETTLE_MS - SETTLE_MS);
         const idle = memory(plain.pid).rss;
         const serviceSplit = split(plain.pid);
-        rows.push({
-          section: '5', name: `idle RSS (${IDLE_SETTLE_MS / 1000} s after start)`, value: idle, unit: 'B',
-          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: idle / bareIdle,
-          target: { text: '< 60 MiB', pass: idle < IDLE_TARGET },
+        rows.push(idleRow(`idle RSS (${IDLE_SETTLE_MS / 1000} s after start)`, idle, {
           detail: { early, map: memoryMap(plain.pid) },
           note: `${mib(early)} ${SETTLE_MS / 1000} s after start; service ${serviceSplit}: ${describeMemoryMap(memoryMap(plain.pid))}; bare uWS ${bareSplit}; bare node (setInterval only) ${mib(bareNodeRss)}`,
-        });
+        }));
         const mqttIdle = memory(withMqtt.pid).rss;
-        rows.push({
-          section: '5', name: 'idle RSS, MQTT on (a local broker, Home Assistant discovery)', value: mqttIdle, unit: 'B',
-          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: mqttIdle / bareIdle,
-          target: { text: '< 60 MiB', pass: mqttIdle < IDLE_TARGET },
+        rows.push(idleRow('idle RSS, MQTT on (a local broker, Home Assistant discovery)', mqttIdle, {
           detail: { map: memoryMap(withMqtt.pid) },
-          note: `started beside the service above, read at the same time, ${mib(mqttIdle - idle)} more: ${split(withMqtt.pid)}: ${describeMemoryMap(memoryMap(withMqtt.pid))}`,
-        });
-        const unitIdle = memory(underUnit.pid).rss;
-        rows.push({
-          section: '5', name: 'idle RSS, the unit\'s malloc settings (GLIBC_TUNABLES)', value: unitIdle, unit: 'B',
-          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: unitIdle / bareIdle,
-          target: { text: '< 60 MiB', pass: unitIdle < IDLE_TARGET },
+          note: `started beside the service above, read at the same time, ${mib(mqttIdle - idle)} more: ${whereItIs(withMqtt.pid)}`,
+        }));
+        rows.push(idleRow('idle RSS, the unit\'s malloc settings (GLIBC_TUNABLES)', memory(underUnit.pid).rss, {
           detail: { map: memoryMap(underUnit.pid) },
-          note: `started beside the service above on a fresh data dir, read at the same time: ${split(underUnit.pid)}: ${describeMemoryMap(memoryMap(underUnit.pid))}`,
-        });
+          note: `started beside the service above on a fresh data dir, read at the same time: ${whereItIs(underUnit.pid)}`,
+        }));
         if (exe) {
-          const exeIdle = memory(exe.pid).rss;
           const stale = staleExecutableNote();
-          rows.push({
-            section: '5', name: `idle RSS, executable (dist/${EXECUTABLE_NAME})`, value: exeIdle, unit: 'B',
-            baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: exeIdle / bareIdle,
+          rows.push(idleRow(`idle RSS, executable (dist/${EXECUTABLE_NAME})`, memory(exe.pid).rss, {
             detail: { map: memoryMap(exe.pid) },
-            note: `started beside the bundle above, read at the same time; ${split(exe.pid)}: ${describeMemoryMap(memoryMap(exe.pid))}${stale ? `; ${stale}` : ''}`,
-          });
+            note: `started beside the bundle above, read at the same time; ${whereItIs(exe.pid)}${stale ? `; ${stale}` : ''}`,
+          }, false));
         } else {
           rows.push({ section: '5', name: 'idle RSS, executable', value: NaN, unit: 'B', note: `skipped: ${EXECUTABLE} not built (make binaries)` });
         }
@@ -219,17 +216,15 @@ export const memorySection: Section = {
       }
 
       try {
-        // The same idle service, as old, after a forced full collection (the inspector itself costs a little).
+        // The same idle service, as old, after a forced full collection (the collection itself costs about
+        // 2 MiB: the full collector's code and working memory; the inspector, nothing measurable).
         await sleep(Math.max(0, serviceStarted + IDLE_SETTLE_MS - Date.now()));
         await collectGarbage(service.output());
         const usage = await evaluate(service.output(), 'process.memoryUsage()') as NodeJS.MemoryUsage;
-        rows.push({
-          section: '5', name: `idle RSS after a forced GC (${IDLE_SETTLE_MS / 1000} s after start, inspector open)`, value: usage.rss, unit: 'B',
-          baseline: { name: 'bare uWS', value: bareIdle, unit: 'B' }, ratio: usage.rss / bareIdle,
-          target: { text: '< 60 MiB', pass: usage.rss < IDLE_TARGET },
+        rows.push(idleRow(`idle RSS after a forced GC (${IDLE_SETTLE_MS / 1000} s after start, inspector open)`, usage.rss, {
           detail: { ...usage },
           note: `V8 heap ${mib(usage.heapUsed)} used of ${mib(usage.heapTotal)}; external ${mib(usage.external)} (wasm memories are counted at their full size, mostly not resident; ArrayBuffers ${mib(usage.arrayBuffers)}); ${describeMemoryMap(memoryMap(service.pid))}`,
-        });
+        }));
         const hubInput = { kind: 'hub', url: service.url };
         const g = await growth(ctx, service.pid, { ...hubInput, connections }, () => collectGarbage(service.output()), { ...hubInput, connections: warmConnections });
         const perConnection = growthPer(g.before, g.after, connections);

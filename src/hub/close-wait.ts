@@ -3,10 +3,10 @@
 // After `ws.end()` uWS sends the close frame and FIN, then waits for the client's FIN with a timer of
 // its "ping timeout" margin, derived from idleTimeout: 4 s below an idleTimeout of 16, 8 s below 32,
 // 16 s from 32 up. uWS sweeps its timers every 4 s and a timer of n seconds fires at the (n/4)th sweep
-// from now: a 4-s timer at the next one, anywhere from 0 to 4 s after the close. When it fires, uWS closes the socket; if the client is still sending
-// (a device mid-stream, a client flushing what it queued), the kernel answers its next bytes with a
-// reset, and a reset makes the client drop what it had received but not yet read: the Close message
-// with its reason and the close frame. The client then sees 1006 instead of 1000 and the reason. Seen
+// from now: a 4-s timer at the next one, anywhere from 0 to 4 s after the close. When it fires, uWS
+// closes the socket; if the client is still sending (a device mid-stream, a client flushing what it
+// queued), the kernel answers its next bytes with a reset, and a reset makes the client drop what it
+// had received but not yet read: the Close message with its reason and the close frame. The client then sees 1006 instead of 1000 and the reason. Seen
 // here about once in 150 closes of a client that was still sending its queued frames when the server
 // closed it (a tcpdump showed the service's Close message, close frame and FIN, then its reset 10 ms
 // later as the client's next frame arrived).

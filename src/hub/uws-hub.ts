@@ -39,10 +39,11 @@ const ABNORMAL_CLOSURE = 1006;
  * connection first, see close-wait.ts; listed so that a late one cannot make a drop final). Only these
  * leave a stateful connection waiting for its client. Any other reason is uWS refusing what the client
  * sent, and the connection ends for good, as ASP.NET Core ends it on a size or protocol violation:
- * kept, the official client reconnects at once and replays the frame that got it dropped, without end. Provoked on uWS 20.30: "Received too big message" (a frame
- * over maxPayloadLength, refused at its header), "Received invalid UTF-8" (a text frame), "Received too
- * big message, or other inflation error" (compressed frames; compression is off); a malformed frame or
- * close payload comes with no reason there, so it cannot be told from a drop. uWS 20.56 (its addon
+ * kept, the official client reconnects at once and replays the frame that got it dropped, without end.
+ * Provoked on uWS 20.30: "Received too big message" (a frame over maxPayloadLength, refused at its
+ * header), "Received invalid UTF-8" (a text frame), "Received too big message, or other inflation
+ * error" (compressed frames; compression is off); a malformed frame or close payload comes with no
+ * reason there, so it cannot be told from a drop. uWS 20.56 (its addon
  * needs a newer glibc than the development machine has: read from the addon's strings and uWS's
  * source) also names those: "Received invalid WebSocket frame", "Received invalid close payload". An
  * unknown reason ends the connection: the client starts afresh, where the opposite guess could loop.
