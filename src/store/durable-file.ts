@@ -1,7 +1,7 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
 // place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
-import { open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 const tempSuffix = '.tmp-';
@@ -57,17 +57,29 @@ export async function removeStaleTempFiles(file: string): Promise<string[]> {
   return removed;
 }
 
-/** Creates and removes a small file in `dir`; throws `data dir <dir> is not writable: <code>` when that fails. */
+/**
+ * Creates, writes and removes a small file in `dir`; throws `data dir <dir> is not writable: <code>` when
+ * any step fails. /health waits for it, and every step is a trip through libuv's thread pool that waits
+ * for a core on a busy board, so the steps overlap where Linux allows: the name is removed while the
+ * write runs (the open descriptor keeps the file), and the descriptor is closed after the answer.
+ */
 export async function checkDirWritable(dir: string): Promise<void> {
   // A name per call: concurrent checks on one name removed each other's file and reported ENOENT.
   const probe = join(dir, `.voice-hub-check-${process.pid}-${randomUUID()}`);
-  try {
-    await writeFile(probe, 'ok', { mode: 0o600 });
-    await unlink(probe);
-  } catch (e) {
-    // On a full disk the file is created and only its write fails: each /health would leave one more.
-    await unlink(probe).catch(() => {});
+  const notWritable = (e: unknown): Error => {
     const err = e as NodeJS.ErrnoException;
-    throw new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);
+    return new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);
+  };
+  let handle: FileHandle;
+  try {
+    handle = await open(probe, 'wx', 0o600);
+  } catch (e) {
+    throw notWritable(e);
   }
+  // Both settle before the answer: on a full disk the file is created and only its write fails, and
+  // each /health would otherwise leave one more file behind.
+  const [written, removed] = await Promise.allSettled([handle.write('ok'), unlink(probe)]);
+  handle.close().catch(() => {});
+  if (written.status === 'rejected') throw notWritable(written.reason);
+  if (removed.status === 'rejected') throw notWritable(removed.reason);
 }
