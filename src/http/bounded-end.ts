@@ -8,19 +8,47 @@
 // is paused meanwhile, so what the client sends next waits in the kernel, not in the service.
 import type { HttpResponse } from 'uWebSockets.js';
 
+/** How an answer ends besides its body. */
+export interface AnswerEnd {
+  /** The request was HEAD: headers only, with the length a GET would get (RFC 9110 section 9.3.2). */
+  readonly head?: boolean;
+  /** 204 or 304: no content, and no Content-Length saying there is some (RFC 9110 sections 8.6, 15.3.5, 15.4.5). */
+  readonly noContent?: boolean;
+  /** `asked`: the client's Connection header asked to close after this answer; `forced`: the service closes it. */
+  readonly close?: 'asked' | 'forced';
+}
+
+/**
+ * Whether endBounded closes the connection with this answer. uWS closes only through its own end with
+ * a body, which writes a Content-Length (`0` for an empty one) and the body even for HEAD. So an answer
+ * without content that the client asked to close is written as on an open connection, with `Connection:
+ * close`: uWS closes it by itself when the request's header was exactly `close` (its own reading of
+ * it), and otherwise the client, which asked, closes it (RFC 9112 section 9.6). Only a close the
+ * service forces (ambiguous framing, a refused body) takes uWS' closing end whatever it writes: nothing
+ * may be read after it.
+ */
+export function closesWith(end: AnswerEnd): boolean {
+  return end.close === 'forced' || (end.close === 'asked' && !end.head && !end.noContent);
+}
+
 /**
  * Ends the response (its status line and headers already written) with `body`, all of it now or as the
- * socket drains. The answer to a HEAD request has no body (RFC 9110 section 9.3.2): its Content-Length
- * says what a GET would get, and the connection's next answer starts right after the headers.
+ * socket drains. The answer to a HEAD request has no body: its Content-Length says what a GET would
+ * get, and the connection's next answer starts right after the headers.
  */
-export function endBounded(res: HttpResponse, body: string | Buffer, head = false, closeConnection = false): void {
+export function endBounded(res: HttpResponse, body: string | Buffer, end: AnswerEnd = {}): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   // A closing answer is the connection's last: nothing can pile up behind it, nor be read after it.
-  if (closeConnection) {
+  if (closesWith(end)) {
     res.end(body, true);
     return;
   }
-  if (head) {
+  if (end.close === 'asked') res.writeHeader('Connection', 'close');
+  if (end.noContent) {
+    res.endWithoutBody();
+    return;
+  }
+  if (end.head) {
     // The header by hand: this uWS build's endWithoutBody(length) leaves the response unfinished (uWS
     // then ends the process when the handler returns); without a length it writes none of its own.
     res.writeHeader('Content-Length', String(size));

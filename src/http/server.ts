@@ -20,7 +20,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Uws } from './uws-native.js';
 import { readBody, type ResponseState } from './body.js';
-import { endBounded } from './bounded-end.js';
+import { closesWith, endBounded, type AnswerEnd } from './bounded-end.js';
 import { headerLines } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
 import type { InFlightRequests } from './in-flight.js';
@@ -63,20 +63,18 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
   endOfTurn ??= setImmediate(pauseUnanswered);
 }
 
-function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, closeConnection = false): void {
+function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, close?: AnswerEnd['close']): void {
   if (state.aborted || state.done) return;
   state.done = true;
   state.inFlight?.end();
+  const end: AnswerEnd = { head, noContent: reply.status === 204 || reply.status === 304, close };
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
-    if (state.paused && !closeConnection) res.resume();
+    if (state.paused && !closesWith(end)) res.resume();
     state.paused = false;
     res.writeStatus(reply.statusLine);
     for (const [k, v] of reply.headers) res.writeHeader(k, v);
-    // 204 and 304 have no content and must not say they have (RFC 9110 sections 8.6, 15.3.5 and 15.4.5):
-    // uWS writes `Content-Length: 0` for any end with a body, even an empty one.
-    if ((reply.status === 204 || reply.status === 304) && !closeConnection) res.endWithoutBody();
-    else endBounded(res, reply.payload, head, closeConnection);
+    endBounded(res, reply.payload, end);
   });
 }
 
@@ -96,13 +94,13 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): Ht
     },
     send: (reply, after, written) => {
       if (after !== 'close') {
-        writeReply(res, state, head, reply, after === 'close-as-asked');
+        writeReply(res, state, head, reply, after === 'close-as-asked' ? 'asked' : undefined);
         written();
         return;
       }
       // Written once uWS has parsed the rest of this read, so nothing behind it runs (see above).
       setImmediate(() => {
-        writeReply(res, state, head, reply, true);
+        writeReply(res, state, head, reply, 'forced');
         written();
       });
     },

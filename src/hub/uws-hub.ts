@@ -6,7 +6,8 @@
 // await, never touch a socket after its close event.
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
-import { endBounded } from '../http/bounded-end.js';
+import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
+import { asksToClose, headerLines, joinHeaderLines } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
@@ -90,11 +91,11 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
-function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', head = false): void {
+function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', end: AnswerEnd = {}): void {
   res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
-  endBounded(res, body, head);
+  endBounded(res, body, { ...end, noContent: status === 204 || status === 304 });
 }
 
 /** What a client refused for a full hub is told to wait: connections end every few seconds on a busy hub. */
@@ -151,12 +152,14 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       return;
     }
     // Ambiguous framing is refused here as on every route, or a request smuggled behind it would run.
-    if (refuseIllFramed(res, req)) return;
+    const lines = headerLines(req);
+    if (refuseIllFramed(res, req, lines)) return;
     const method = req.getMethod().toUpperCase();
-    const head = method === 'HEAD';
+    // Every answer below honours `Connection: close` among other options, as the API's do (framing.ts).
+    const end: AnswerEnd = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined };
     const refusal = admission(req, secure);
     if (refusal) {
-      reply(res, refusal.status, refusal.text, refusal.headers, undefined, head);
+      reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
       return;
     }
     const origin = req.getHeader('origin');
@@ -164,25 +167,25 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const query = new URLSearchParams(req.getQuery() ?? '');
     // A preflight is answered as on every route: 204, allow headers only for a listed origin.
     if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
-      reply(res, 204, '', cors.preflight(origin));
+      reply(res, 204, '', cors.preflight(origin), undefined, end);
       return;
     }
     // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
     // and the WebSocket it leads to would be refused anyway.
     if (!cors.admits(origin, req.getHeader('host'))) {
-      reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, head);
+      reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, end);
       return;
     }
     const corsHeaders = cors.headers(origin);
     if (method !== 'POST') {
       // OPTIONS is answered only as a preflight (above): a plain OPTIONS lands here, so Allow must not list it.
-      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST' }, undefined, head);
+      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST' }, undefined, end);
       return;
     }
     const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));
     if ('error' in version) {
       // ASP.NET Core answers 200 with the error in the body: the clients read it and report it.
-      reply(res, 200, JSON.stringify({ error: version.error }), corsHeaders, 'application/json');
+      reply(res, 200, JSON.stringify({ error: version.error }), corsHeaders, 'application/json', end);
       return;
     }
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
@@ -196,12 +199,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         user = await authenticate(token);
       } catch (e) {
         logger.debug(`negotiate refused: ${describe(e)}`);
-        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': 'Bearer' }));
+        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': 'Bearer' }, undefined, end));
         return;
       }
       if (aborted) return;
       const negotiation = core.negotiate(version.version, user, asksForStatefulReconnect(query));
-      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json'));
+      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
   });
 

@@ -1,14 +1,17 @@
 // `Connection: close` among other options (RFC 9112 section 9.6: a server that receives it must close
 // after its answer). uWS honoured only a header that is exactly `close`: `keep-alive, close` and LWP's
 // `TE, close` kept the connection open until the idle timeout, and a client reading to its end waited
-// ~10 s. A real service on loopback, raw sockets.
+// ~10 s. The hub's negotiate route honours it the same way. A real service on loopback, raw sockets.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { startService, type TestService } from '../support/service.js';
 
 /** Sends one request; what came back and whether the server closed within `waitMs`. */
-function exchange(port: number, connection: string, waitMs = 2000): Promise<{ closedByServer: boolean; answer: string }> {
+const LIST = (connection: string): string => `GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`;
+const NEGOTIATE = (connection: string): string => `POST /voice-hub/negotiate?negotiateVersion=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: ${connection}\r\n\r\n`;
+
+function exchange(port: number, request: string, waitMs = 2000): Promise<{ closedByServer: boolean; answer: string }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
@@ -22,7 +25,7 @@ function exchange(port: number, connection: string, waitMs = 2000): Promise<{ cl
       socket.destroy();
       resolve({ closedByServer: true, answer });
     });
-    socket.write(`GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`);
+    socket.write(request);
   });
 }
 
@@ -35,16 +38,29 @@ describe('Connection: close as one option among others', () => {
 
   for (const connection of ['close', 'Close', 'keep-alive, close', 'close, keep-alive', 'TE, close', 'close,TE', 'upgrade ,\tCLOSE ']) {
     it(`"${connection}": answered, then closed by the server`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, connection);
+      const { closedByServer, answer } = await exchange(svc.port, LIST(connection));
       assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+      assert.equal(closedByServer, true, answer);
+    });
+
+    it(`"${connection}" on the hub's negotiate: answered, then closed by the server`, async () => {
+      const { closedByServer, answer } = await exchange(svc.port, NEGOTIATE(connection));
+      assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
       assert.equal(closedByServer, true, answer);
     });
   }
 
   for (const connection of ['keep-alive', 'TE', 'closed', 'x-close']) {
     it(`"${connection}": the connection stays open`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, connection, 500);
+      const { closedByServer, answer } = await exchange(svc.port, LIST(connection), 500);
       assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+      assert.equal(closedByServer, false);
+    });
+
+    it(`"${connection}" on the hub's negotiate: the connection stays open`, async () => {
+      const { closedByServer, answer } = await exchange(svc.port, NEGOTIATE(connection), 500);
+      assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.doesNotMatch(answer, /\r\nConnection: close\r\n/);
       assert.equal(closedByServer, false);
     });
   }
