@@ -225,6 +225,8 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir,
     ...(opts.mqttPort === undefined ? ['--Mqtt.BrokerAddress', ''] : ['--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(opts.mqttPort)]),
     '--voice-server-url', opts.upstreamUrl,
+    // Every simulated device and hostile client comes from 127.0.0.1, as a real LAN's would not.
+    '--Hub.MaximumConnectionsPerAddress', '0',
     ...(opts.args ?? []),
   ];
   const env = { ...process.env, ...procs.serviceEnv, ...opts.env };

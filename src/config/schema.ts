@@ -289,6 +289,9 @@ export const CONFIG_SCHEMA = {
         // host opening connection after connection took memory and, at the file-descriptor limit, the event
         // loop. Ten thousand is twenty times the most devices the benchmark streams, about 30 MiB.
         MaximumConnections: int(10_000, 1, 1_000_000, 'Hub connections held at once (those waiting for a stateful reconnect included); a WebSocket upgrade beyond it is refused with 503 and Retry-After.'),
+        // So that one host cannot take all of those places (twenty hosts are needed now): a device holds
+        // one connection, a dashboard a few, and `voice-hub simulate` at its most (500 devices) fits.
+        MaximumConnectionsPerAddress: int(512, 0, 1_000_000, 'Hub connections one client address may hold at once (an IPv6 client: its /64 prefix), upgrades being authenticated included; a WebSocket upgrade beyond it is refused with 429 and Retry-After. 0: no limit (behind a reverse proxy every client has the proxy\'s address).'),
         KeepAliveInterval: timeSpan('00:00:15', '00:00:00.0010000', TIMER_MAX, 'A ping is sent when nothing else was sent for this long.'),
         ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected.'),
         // Budgets per connection: a frame of millions of tiny messages must not cost memory or

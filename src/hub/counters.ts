@@ -7,6 +7,8 @@ export interface HubCounters {
   upgradesRejected: number;
   /** Upgrades refused because the hub held its maximum of connections (counted in upgradesRejected too). */
   upgradesRefusedFull: number;
+  /** Upgrades refused because their address held its maximum of connections (counted in upgradesRejected too). */
+  upgradesRefusedPerAddress: number;
   handshakeFailures: number;
   handshakeTimeouts: number;
   messagesReceived: number;
@@ -41,6 +43,7 @@ export function newCounters(): HubCounters {
     negotiationsExpired: 0,
     upgradesRejected: 0,
     upgradesRefusedFull: 0,
+    upgradesRefusedPerAddress: 0,
     handshakeFailures: 0,
     handshakeTimeouts: 0,
     messagesReceived: 0,

@@ -2,6 +2,7 @@
 // drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
 // (uws-hub.ts) feeds it sockets. Connections with stateful reconnect stay here while Disconnected,
 // findable by their connection token, until resumed or past the disconnect timeout.
+import { AddressSlots } from './address-slots.js';
 import { ConnectionState, HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
 import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
@@ -52,11 +53,20 @@ export class HubCore {
   private allClosed: (() => void) | undefined;
   /** Upgrades refused for a full hub: one line a minute, then a sum. */
   private readonly fullLog: ThrottledLog;
+  /** Connections (and upgrades on their way) per client address (Hub.MaximumConnectionsPerAddress). */
+  private readonly addresses: AddressSlots;
+  /** The address key each connection was counted under, released when it ends for good. */
+  private readonly addressOf = new Map<HubConnection, string>();
+  /** Upgrades refused for an address holding its limit: one line a minute, then a sum. */
+  private readonly addressLog: ThrottledLog;
 
   constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
     const now = (): number => performance.now();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
+    this.addresses = new AddressSlots(options.maximumConnectionsPerAddress ?? 0);
+    this.addressLog = new ThrottledLog(options.logger, 1, 60_000, now,
+      (count) => `${count} more WebSocket upgrades refused in the last minute: their address held as many connections as one address may (${this.addresses.max})`);
     this.fullLog = new ThrottledLog(options.logger, 1, 60_000, now,
       (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${options.maximumConnections} connections`);
     this.env = {
@@ -103,10 +113,14 @@ export class HubCore {
     return this.negotiations.create(version, user, this.env.now(), stateful);
   }
 
-  /** `resumeKey`: the connection token, when negotiate agreed to stateful reconnect. */
-  open(connectionId: string, user: unknown, socket: HubSocket, resumeKey?: string): HubConnection {
+  /**
+   * `resumeKey`: the connection token, when negotiate agreed to stateful reconnect. `address`: the key
+   * its upgrade took a place under (takeAddress), now the connection's until it ends for good.
+   */
+  open(connectionId: string, user: unknown, socket: HubSocket, resumeKey?: string, address?: string): HubConnection {
     const connection = new HubConnection(connectionId, user, socket, this.env, resumeKey);
     this.connections.set(connectionId, connection);
+    if (address !== undefined) this.addressOf.set(connection, address);
     if (resumeKey !== undefined) this.resumable.set(resumeKey, connection);
     this.env.counters.connectionsOpened++;
     this.options.logger.debug(`connection ${connectionId} opened`);
@@ -163,6 +177,22 @@ export class HubCore {
     return false;
   }
 
+  /**
+   * Takes a place for one more connection from `address` (an addressKey), for an upgrade about to be
+   * authenticated; false when that address holds its limit (counted and logged, once a minute at most).
+   * The place goes to the connection when it opens, or back with releaseAddress when the upgrade fails.
+   */
+  takeAddress(address: string): boolean {
+    if (this.addresses.take(address)) return true;
+    this.env.counters.upgradesRefusedPerAddress++;
+    this.addressLog.warn(`WebSocket upgrade refused: ${address} holds as many connections as one address may (Hub.MaximumConnectionsPerAddress: ${this.addresses.max}; 429 to the client)`);
+    return false;
+  }
+
+  releaseAddress(address: string): void {
+    this.addresses.release(address);
+  }
+
   private get disconnectTimeoutMs(): number {
     return this.options.statefulReconnect?.disconnectTimeoutMs ?? 0;
   }
@@ -171,6 +201,11 @@ export class HubCore {
   private ended(connection: HubConnection): void {
     if (this.connections.get(connection.connectionId) !== connection) return;
     this.connections.delete(connection.connectionId);
+    const address = this.addressOf.get(connection);
+    if (address !== undefined) {
+      this.addressOf.delete(connection);
+      this.addresses.release(address);
+    }
     if (this.connections.size === 0) this.allClosed?.();
     if (connection.resumeKey !== undefined && this.resumable.get(connection.resumeKey) === connection) this.resumable.delete(connection.resumeKey);
     this.options.logger.debug(`connection ${connection.connectionId} closed`);
@@ -206,6 +241,7 @@ export class HubCore {
       connectionsAwaitingReconnect: this.awaitingReconnect(),
       pendingNegotiations: this.negotiations.waitingCount(),
       groups: this.groups.groupCount(),
+      clientAddresses: this.addresses.size,
     }),
     closeAll: (reason: CloseReason, graceMs = 0) => this.closeAll(reason, graceMs),
   };
@@ -246,6 +282,7 @@ export class HubCore {
     const flushLogs = (): void => {
       this.env.closings.flush();
       this.fullLog.flush();
+      this.addressLog.flush();
     };
     // With a grace, a connection past its handshake gets its Close message and its client closes the
     // socket; any other connection closes now.

@@ -69,6 +69,12 @@ export interface HubOptions {
    * upgrades being authenticated; a WebSocket upgrade beyond it is refused with 503 (Hub.MaximumConnections).
    */
   readonly maximumConnections: number;
+  /**
+   * Connections one client address may hold at once (IPv6: one /64 prefix), upgrades being authenticated
+   * included; a WebSocket upgrade beyond it is refused with 429 (Hub.MaximumConnectionsPerAddress).
+   * 0 or absent: no limit.
+   */
+  readonly maximumConnectionsPerAddress?: number;
   /** A connection with more unsent bytes than this is closed as too slow (default 1 MiB). */
   readonly maxBufferedBytes?: number;
   /**

@@ -9,6 +9,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehav
 import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
 import { asksToClose, headerLines, joinHeaderLines } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
+import { addressKey } from './address-slots.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
@@ -87,6 +88,8 @@ interface SocketData {
   readonly resume?: HubConnection;
   /** The connection token a reconnect claimed, released when its socket opens or closes. */
   readonly reconnectKey?: string;
+  /** The client address key the upgrade took a place under (address-slots.ts); none for a reconnect. */
+  readonly address?: string;
   connection?: HubConnection;
   socket?: UwsSocket;
 }
@@ -222,6 +225,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       return;
     }
     // The request dies with this callback: copy what is needed now.
+    const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
     const secKey = req.getHeader('sec-websocket-key');
     const extensions = req.getHeader('sec-websocket-extensions');
     const origin = req.getHeader('origin');
@@ -256,8 +260,16 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       if (claim.kind === 'in-use') return refuse(409, 'Connection ID already in use');
       negotiation = claim.negotiation;
     }
+    // Taken before the token is checked: upgrades being authenticated hold places too.
+    if (!core.takeAddress(address)) {
+      if (id !== null) core.negotiations.release(id);
+      return refuse(429, 'Too many connections from this address', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
+    }
+    let addressHeld = true;
     const release = (): void => {
       if (id !== null) core.negotiations.release(id);
+      if (addressHeld) core.releaseAddress(address);
+      addressHeld = false;
     };
     let aborted = false;
     upgrading++;
@@ -288,8 +300,11 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         connectionId: negotiation?.connectionId ?? newId(),
         negotiationKey: id ?? undefined,
         user,
+        address,
         ...(negotiation?.statefulReconnect ? { reconnectKey: negotiation.key } : {}),
       };
+      // The place is the connection's from here (HubCore.open), released when it ends for good.
+      addressHeld = false;
       // No subprotocol is selected, as in ASP.NET without a SubProtocolSelector. uWS opens the
       // connection (the open handler, which counts it in the core) before upgrade() returns.
       uncount();
@@ -383,7 +398,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
           else data.socket.end();
           return;
         }
-        data.connection = core.open(data.connectionId, data.user, data.socket, data.reconnectKey);
+        data.connection = core.open(data.connectionId, data.user, data.socket, data.reconnectKey, data.address);
       } catch (e) {
         logger.error(`hub open failed: ${stack(e)}`);
       }

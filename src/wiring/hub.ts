@@ -31,6 +31,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     }),
     maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
     maximumConnections: config.Hub.MaximumConnections,
+    maximumConnectionsPerAddress: config.Hub.MaximumConnectionsPerAddress,
     maximumFrameSize: config.Hub.MaximumFrameSize,
     messagesPerTurn: config.Hub.MessagesPerTurn,
     budgets: {

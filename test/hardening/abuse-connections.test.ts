@@ -122,6 +122,7 @@ describe('2,000 connections opened and dropped', () => {
     assert.equal(stats.connections, 0);
     assert.equal(stats.pendingNegotiations, 0, 'every negotiation was claimed and released');
     assert.equal(stats.groups, 0);
+    assert.equal(stats.clientAddresses, 0, 'every place taken per address was given back');
     // Four hub kinds of eight: 1,000 sockets, each opened on the hub.
     assert.equal(stats.connectionsOpened! - before.connectionsOpened!, 1000);
   });

@@ -21,8 +21,9 @@ import { sleep, withTimeout } from '../support/wait.js';
 const SHIPPED_HUB = (schemaDefaults() as { Hub: Record<string, number> }).Hub;
 
 /** The budget options of the shipped configuration. */
-export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets' | 'maximumConnections'> = {
+export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerTurn' | 'budgets' | 'maximumConnections' | 'maximumConnectionsPerAddress'> = {
   maximumConnections: SHIPPED_HUB.MaximumConnections!,
+  maximumConnectionsPerAddress: SHIPPED_HUB.MaximumConnectionsPerAddress!,
   maximumFrameSize: SHIPPED_HUB.MaximumFrameSize!,
   messagesPerTurn: SHIPPED_HUB.MessagesPerTurn!,
   budgets: {
@@ -162,8 +163,9 @@ export class RawClient {
     }));
   }
 
-  static connect(url: string, headers: Record<string, string> = {}): Promise<RawClient> {
-    const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers });
+  /** `localAddress`: the loopback address to connect from (any of 127.0.0.0/8), as another host would. */
+  static connect(url: string, headers: Record<string, string> = {}, localAddress?: string): Promise<RawClient> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws'), { headers, ...(localAddress ? { localAddress } : {}) });
     return withTimeout(
       new Promise<RawClient>((resolve, reject) => {
         ws.once('open', () => resolve(new RawClient(ws)));
