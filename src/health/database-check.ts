@@ -47,7 +47,21 @@ export function createDatabaseCheck(store: DatabaseStatusSource, options: Databa
   let inflight: Promise<CheckResult> | undefined;
   const unhealthy = (text: string, data: Record<string, unknown> = {}): CheckResult => ({ status: 'Unhealthy', description: text, exception: text, data, tags: TAGS });
 
+  // Synchronous: one statfs(2) answered from the kernel's memory, where the promise form's thread-pool
+  // round trip cost a quarter of /health's CPU. bavail, not bfree: the service's own user cannot use the
+  // blocks reserved for root.
+  const readFree = (): { bytes: number } | { error: string } => {
+    try {
+      const fs = statfsSync(options.dataDir);
+      return { bytes: fs.bavail * fs.bsize };
+    } catch (e) {
+      return { error: (e as NodeJS.ErrnoException).code ?? messageOf(e) };
+    }
+  };
+
   const run = async (): Promise<CheckResult> => {
+    // Read before the write test: its file keeps a block until its descriptor closes, after the answer.
+    let free = readFree();
     try {
       await store.check();
     } catch (e) {
@@ -58,17 +72,11 @@ export function createDatabaseCheck(store: DatabaseStatusSource, options: Databa
       await store.flush().catch(() => {});
       const last = store.lastWrite;
       if (last?.ok === false) return unhealthy(`the last write of the database failed: ${last.error}`, { lastWriteAt: last.at });
+      // The database file was just written again: what is free now is what counts.
+      free = readFree();
     }
-    let freeBytes: number;
-    try {
-      // Synchronous: one statfs(2) answered from the kernel's memory, where the promise form's thread-pool
-      // round trip cost a quarter of /health's CPU.
-      const fs = statfsSync(options.dataDir);
-      // bavail, not bfree: the service's own user cannot use the blocks reserved for root.
-      freeBytes = fs.bavail * fs.bsize;
-    } catch (e) {
-      return unhealthy(`free space of data dir ${options.dataDir} cannot be read: ${(e as NodeJS.ErrnoException).code ?? messageOf(e)}`);
-    }
+    if ('error' in free) return unhealthy(`free space of data dir ${options.dataDir} cannot be read: ${free.error}`);
+    const freeBytes = free.bytes;
     const data = { freeBytes, minFreeBytes: options.minFreeBytes };
     if (freeBytes < options.minFreeBytes) {
       return {
