@@ -120,11 +120,12 @@ export class HubCore {
   open(connectionId: string, user: unknown, socket: HubSocket, resumeKey?: string, address?: string): HubConnection {
     const connection = new HubConnection(connectionId, user, socket, this.env, resumeKey);
     this.connections.set(connectionId, connection);
-    if (address !== undefined) this.addressOf.set(connection, address);
     if (resumeKey !== undefined) this.resumable.set(resumeKey, connection);
     this.env.counters.connectionsOpened++;
     this.options.logger.debug(`connection ${connectionId} opened`);
     this.ensureTimer();
+    // Last: should anything above throw, the caller gives the place back (uws-hub.ts, open).
+    if (address !== undefined) this.addressOf.set(connection, address);
     return connection;
   }
 

@@ -390,8 +390,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     sendPingsAutomatically: false,
     upgrade: guarded('WebSocket upgrade', (res, req: HttpRequest, context: us_socket_context_t) => upgrade(res, req, context, secure)),
     open: (ws) => {
+      const data = ws.getUserData();
       try {
-        const data = ws.getUserData();
         data.socket = adaptUwsSocket(ws as WebSocket<unknown>, () => data.connection?.transportDropped());
         if (data.resume) {
           if (core.resume(data.resume, data.socket)) data.connection = data.resume;
@@ -400,6 +400,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         }
         data.connection = core.open(data.connectionId, data.user, data.socket, data.reconnectKey, data.address);
       } catch (e) {
+        // A connection never opened gives back the place its upgrade took.
+        if (data.connection === undefined && data.resume === undefined && data.address !== undefined) core.releaseAddress(data.address);
         logger.error(`hub open failed: ${stack(e)}`);
       }
     },
