@@ -12,6 +12,8 @@ import { assertHealthyProcess, settledRss, startDaemon, type Daemon } from './da
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 
 const CONNECTIONS = 2000;
+/** Client addresses the connections come from: 250 each. */
+const HOSTS = 8;
 const BODIES = 400;
 const MARGIN_MB = 20;
 const RETURN_MS = 30_000;
@@ -26,10 +28,13 @@ after(async () => {
 
 const HANDSHAKE = '{"protocol":"json","version":1}\u001e';
 
-/** A hub connection past its handshake. */
-function hubClient(base: string): Promise<WebSocket> {
+/**
+ * A hub connection past its handshake, from `localAddress`: the burst comes from many LAN hosts, here
+ * loopback addresses, each within Hub.MaximumConnectionsPerAddress.
+ */
+function hubClient(base: string, localAddress: string): Promise<WebSocket> {
   return withTimeout(new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/voice-hub`, { perMessageDeflate: false });
+    const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/voice-hub`, { perMessageDeflate: false, localAddress });
     ws.once('error', reject);
     ws.once('open', () => ws.send(HANDSHAKE));
     ws.once('message', () => resolve(ws));
@@ -92,7 +97,7 @@ function postAtOnce(url: string, path: string, body: Buffer, timeoutMs: number):
 async function burst(d: Daemon): Promise<void> {
   const clients: WebSocket[] = [];
   for (let start = 0; start < CONNECTIONS; start += 200) {
-    clients.push(...(await Promise.all(Array.from({ length: 200 }, () => hubClient(d.url)))));
+    clients.push(...(await Promise.all(Array.from({ length: 200 }, (_, k) => hubClient(d.url, `127.0.0.${2 + ((start + k) % HOSTS)}`)))));
   }
   // All at once: the service holds every message (and uWS its frame) at the same time.
   await Promise.all(clients.map((ws, i) => bigInvocation(ws, i)));
