@@ -13,7 +13,9 @@ export function addressKey(address: string): string {
   if (groups === undefined) return address;
   const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
   if (mapped) return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  // The prefix as an address is written, zeros compressed (`fe80::/64`, not `fe80:0:0:0::/64`).
+  const prefix = new URL(`http://[${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}:0:0:0:0]`).hostname;
+  return `${prefix.slice(1, -1)}/64`;
 }
 
 /** The eight 16-bit groups of an IPv6 address in any of its text forms; undefined when it is not one. */
