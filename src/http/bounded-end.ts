@@ -10,13 +10,15 @@ import type { HttpResponse } from 'uWebSockets.js';
 
 /** How an answer ends besides its body. */
 export interface AnswerEnd {
+  /** Its status: 204 and 304 have no content, and no Content-Length saying there is some (RFC 9110 sections 8.6, 15.3.5, 15.4.5). */
+  readonly status: number;
   /** The request was HEAD: headers only, with the length a GET would get (RFC 9110 section 9.3.2). */
   readonly head?: boolean;
-  /** 204 or 304: no content, and no Content-Length saying there is some (RFC 9110 sections 8.6, 15.3.5, 15.4.5). */
-  readonly noContent?: boolean;
   /** `asked`: the client's Connection header asked to close after this answer; `forced`: the service closes it. */
   readonly close?: 'asked' | 'forced';
 }
+
+const hasNoContent = (status: number): boolean => status === 204 || status === 304;
 
 /**
  * Whether endBounded closes the connection with this answer. uWS closes only through its own end with
@@ -28,7 +30,7 @@ export interface AnswerEnd {
  * may be read after it.
  */
 export function closesWith(end: AnswerEnd): boolean {
-  return end.close === 'forced' || (end.close === 'asked' && !end.head && !end.noContent);
+  return end.close === 'forced' || (end.close === 'asked' && !end.head && !hasNoContent(end.status));
 }
 
 /**
@@ -36,7 +38,7 @@ export function closesWith(end: AnswerEnd): boolean {
  * socket drains. The answer to a HEAD request has no body: its Content-Length says what a GET would
  * get, and the connection's next answer starts right after the headers.
  */
-export function endBounded(res: HttpResponse, body: string | Buffer, end: AnswerEnd = {}): void {
+export function endBounded(res: HttpResponse, body: string | Buffer, end: AnswerEnd): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
   // A closing answer is the connection's last: nothing can pile up behind it, nor be read after it.
   if (closesWith(end)) {
@@ -44,7 +46,7 @@ export function endBounded(res: HttpResponse, body: string | Buffer, end: Answer
     return;
   }
   if (end.close === 'asked') res.writeHeader('Connection', 'close');
-  if (end.noContent) {
+  if (hasNoContent(end.status)) {
     res.endWithoutBody();
     return;
   }

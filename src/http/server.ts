@@ -67,7 +67,7 @@ function writeReply(res: HttpResponse, state: ResponseState, head: boolean, repl
   if (state.aborted || state.done) return;
   state.done = true;
   state.inFlight?.end();
-  const end: AnswerEnd = { head, noContent: reply.status === 204 || reply.status === 304, close };
+  const end: AnswerEnd = { status: reply.status, head, close };
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
     if (state.paused && !closesWith(end)) res.resume();

@@ -62,11 +62,6 @@ export class AddressSlots {
     else this.held.set(key, count - 1);
   }
 
-  /** Connections counted for `key`. */
-  count(key: string): number {
-    return this.held.get(key) ?? 0;
-  }
-
   /** Addresses holding at least one place. */
   get size(): number {
     return this.held.size;

@@ -6,10 +6,10 @@
 // from now: a 4-s timer at the next one, anywhere from 0 to 4 s after the close. When it fires, uWS
 // closes the socket; if the client is still sending (a device mid-stream, a client flushing what it
 // queued), the kernel answers its next bytes with a reset, and a reset makes the client drop what it
-// had received but not yet read: the Close message with its reason and the close frame. The client then sees 1006 instead of 1000 and the reason. Seen
-// here about once in 150 closes of a client that was still sending its queued frames when the server
-// closed it (a tcpdump showed the service's Close message, close frame and FIN, then its reset 10 ms
-// later as the client's next frame arrived).
+// had received but not yet read: the Close message with its reason and the close frame. The client
+// then sees 1006 instead of 1000 and the reason. Seen here about once in 150 closes of a client that
+// was still sending its queued frames when the server closed it (a tcpdump showed the service's Close
+// message, close frame and FIN, then its reset 10 ms later as the client's next frame arrived).
 //
 // So idleTimeout is set, not left off: at 960 s (uWS's largest) the wait is 12 to 16 s. The inactivity
 // close it also turns on never comes first, because Hub.ClientTimeout closes a silent connection

@@ -94,11 +94,14 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
-function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', end: AnswerEnd = {}): void {
+/** How the negotiate route's answers end, their status aside (see endBounded). */
+type Ending = Omit<AnswerEnd, 'status'>;
+
+function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', end: Ending = {}): void {
   res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
-  endBounded(res, body, { ...end, noContent: status === 204 || status === 304 });
+  endBounded(res, body, { ...end, status });
 }
 
 /** What a client refused for a full hub is told to wait: connections end every few seconds on a busy hub. */
@@ -159,7 +162,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     if (refuseIllFramed(res, req, lines)) return;
     const method = req.getMethod().toUpperCase();
     // Every answer below honours `Connection: close` among other options, as the API's do (framing.ts).
-    const end: AnswerEnd = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined };
+    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined };
     const refusal = admission(req, secure);
     if (refusal) {
       reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);

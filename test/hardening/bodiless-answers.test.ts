@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { rawRequest } from '../support/raw-http.js';
-import { startService, type TestService } from '../support/service.js';
+import { spawnService, type SpawnedService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
 
 /** Writes `requests` at once; resolves with the raw answers once `count` status lines have come. */
 function pipelined(port: number, requests: string, count: number): Promise<string> {
@@ -34,12 +35,16 @@ function pipelined(port: number, requests: string, count: number): Promise<strin
 const heads = (raw: string): string[][] => raw.split(/(?=^HTTP\/1\.1 )/m).map((answer) => answer.split('\r\n\r\n')[0]!.split('\r\n'));
 
 describe('answers without content', () => {
-  let svc: TestService;
+  let svc: SpawnedService;
   const origin = 'http://dashboard.local';
   before(async () => {
-    svc = await startService({ env: { Cors__AllowedOrigins__0: origin } });
+    // The built bundle, as users run it.
+    svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { Cors__AllowedOrigins__0: origin });
   });
-  after(() => svc.stop());
+  after(async () => {
+    svc.proc.kill('SIGTERM');
+    await svc.exited;
+  });
 
   const list = 'GET /api/device/list HTTP/1.1\r\nHost: x\r\n\r\n';
 

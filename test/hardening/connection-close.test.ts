@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { startService, type TestService } from '../support/service.js';
+import { spawnService, type SpawnedService } from '../support/service.js';
+import { tmpDir } from '../support/tmp.js';
 
 /** Sends one request; what came back and whether the server closed within `waitMs`. */
 const LIST = (connection: string): string => `GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`;
@@ -30,11 +31,15 @@ function exchange(port: number, request: string, waitMs = 2000): Promise<{ close
 }
 
 describe('Connection: close as one option among others', () => {
-  let svc: TestService;
+  let svc: SpawnedService;
   before(async () => {
-    svc = await startService();
+    // The built bundle, as users run it.
+    svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
   });
-  after(() => svc.stop());
+  after(async () => {
+    svc.proc.kill('SIGTERM');
+    await svc.exited;
+  });
 
   for (const connection of ['close', 'Close', 'keep-alive, close', 'close, keep-alive', 'TE, close', 'close,TE', 'upgrade ,\tCLOSE ']) {
     it(`"${connection}": answered, then closed by the server`, async () => {
