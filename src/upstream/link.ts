@@ -12,6 +12,7 @@ import type { Logger } from '../log/logger.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
+import { ReadGate } from './read-gate.js';
 import { loadWebSocket, upstreamClientOptions } from './websocket.js';
 import { serverUrlSecrets } from './public-url.js';
 import {
@@ -92,6 +93,8 @@ export class UpstreamVoiceLink {
   private refusedWhileDown = 0;
   /** pauseReading(true) is in force. */
   private readingPaused = false;
+  /** Frames a paused socket still handed on, until reading resumes. */
+  private readonly gate = new ReadGate<WebSocket.RawData>((data, isBinary) => this.receive(data, isBinary));
   /** The current connection's unanswered pings have been logged (once per connection). */
   private unansweredLogged = false;
 
@@ -107,12 +110,17 @@ export class UpstreamVoiceLink {
 
   /**
    * Stops (true) or resumes reading frames from upstream: TCP then holds the server back while the
-   * session's decoding is behind. Kept across reconnects.
+   * session's decoding is behind. No frame is handed on while paused, not even the rest of a read in
+   * progress (read-gate.ts). Kept across reconnects.
    */
   pauseReading(paused: boolean): void {
     this.readingPaused = paused;
-    if (paused) this.socket?.pause();
-    else this.socket?.resume();
+    if (paused) {
+      this.gate.pause();
+      this.socket?.pause();
+    } else if (this.gate.resume()) {
+      this.socket?.resume();
+    }
   }
 
   /** Bytes queued in the socket, not yet handed to the network. */
@@ -158,7 +166,8 @@ export class UpstreamVoiceLink {
     // What this turn sent goes before `stop`.
     this.writer?.flush();
     this.writer = undefined;
-    // A paused socket would not read the server's close frame.
+    // A paused socket would not read the server's close frame. What it reads now is not delivered.
+    this.gate.close();
     socket?.resume();
     this.closing = socket ? closeGracefully(socket, encodeStop(this.options.start.sessionId)) : Promise.resolve();
     return this.closing;
@@ -243,7 +252,7 @@ export class UpstreamVoiceLink {
     if (this.readingPaused) socket.pause();
     this.unansweredLogged = false;
     socket.on('ping', (data) => this.answerPing(socket, data));
-    socket.on('message', (data, isBinary) => this.receive(data, isBinary));
+    socket.on('message', (data, isBinary) => this.gate.offer(data, isBinary));
     // ws ends a connection whose server broke the protocol (a frame over maxPayload, a bad opcode or
     // UTF-8) with an error and then a close that only says 1006: the error is what happened.
     let failure: string | undefined;

@@ -289,6 +289,34 @@ test('with ReconnectAttempts 0 a lost connection fails the link at once', async 
   assert.equal(server.conns.length, 1);
 });
 
+test('a link paused by a frame hands on nothing more of the read it came in, and all of it in order on resume', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const received: string[] = [];
+  const { l } = link(`ws://127.0.0.1:${server.port}/`, {
+    onMessage: (m) => {
+      received.push((m as { text: string }).text);
+      // As a session does when its decoder falls behind: the first frame pauses reading.
+      if (received.length === 1) l.pauseReading(true);
+    },
+  });
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'the connection');
+  // 300 frames in one write: the service reads them in one or a few reads.
+  const tcp = (server.conns[0]!.socket as unknown as { _socket: Socket })._socket;
+  tcp.cork();
+  for (let i = 0; i < 300; i++) server.conns[0]!.socket.send(JSON.stringify({ type: 'text', text: `f${i}`, final: true }));
+  tcp.uncork();
+  await waitUntil(() => received.length > 0, 'the first frame');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(received, ['f0'], 'nothing after the frame that paused');
+  l.pauseReading(false);
+  await waitUntil(() => received.length === 300, 'the rest, once resumed');
+  assert.deepEqual(received, Array.from({ length: 300 }, (_, i) => `f${i}`));
+  assert.equal(l.stats.framesReceived, 300);
+  await l.close();
+});
+
 test('pauseReading holds upstream frames back until reading resumes; a paused link still closes at once', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
