@@ -317,6 +317,37 @@ test('a link paused by a frame hands on nothing more of the read it came in, and
   await l.close();
 });
 
+test('frames held while paused outlive a drop: after the reconnect they go on first, then the new connection\'s', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const received: string[] = [];
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}/`, {
+    onMessage: (m) => {
+      received.push((m as { text: string }).text);
+      if (received.length === 1) l.pauseReading(true);
+    },
+  });
+  await l.connect();
+  await waitUntil(() => server.conns.length === 1, 'the connection');
+  const send = (n: number, text: string) => server.conns[n]!.socket.send(JSON.stringify({ type: 'text', text, final: true }));
+  const tcp = (server.conns[0]!.socket as unknown as { _socket: Socket })._socket;
+  tcp.cork();
+  for (let i = 0; i < 50; i++) send(0, `f${i}`);
+  tcp.uncork();
+  await waitUntil(() => received.length > 0, 'the first frame');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  server.conns[0]!.socket.terminate();
+  await waitUntil(() => l.state === 'Open' && server.conns.length === 2, 'the reconnect');
+  send(1, 'g0');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.deepEqual(received, ['f0'], 'still paused across the reconnect');
+  l.pauseReading(false);
+  await waitUntil(() => received.length === 51, 'the held frames and the new one');
+  assert.deepEqual(received, [...Array.from({ length: 50 }, (_, i) => `f${i}`), 'g0']);
+  assert.deepEqual(failures, []);
+  await l.close();
+});
+
 test('pauseReading holds upstream frames back until reading resumes; a paused link still closes at once', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
