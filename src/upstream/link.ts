@@ -91,9 +91,7 @@ export class UpstreamVoiceLink {
   private onTrial = false;
   /** Audio refused because the connection was down or closing, since the last outage was logged. */
   private refusedWhileDown = 0;
-  /** pauseReading(true) is in force. */
-  private readingPaused = false;
-  /** Frames a paused socket still handed on, until reading resumes. */
+  /** Frames a paused socket still handed on, until reading resumes; paused while pauseReading(true) is in force. */
   private readonly gate = new ReadGate<WebSocket.RawData>((data, isBinary) => this.receive(data, isBinary));
   /** The current connection's unanswered pings have been logged (once per connection). */
   private unansweredLogged = false;
@@ -114,7 +112,6 @@ export class UpstreamVoiceLink {
    * progress (read-gate.ts). Kept across reconnects.
    */
   pauseReading(paused: boolean): void {
-    this.readingPaused = paused;
     if (paused) {
       this.gate.pause();
       this.socket?.pause();
@@ -249,7 +246,7 @@ export class UpstreamVoiceLink {
   }
 
   private attach(socket: WebSocket): void {
-    if (this.readingPaused) socket.pause();
+    if (this.gate.isPaused) socket.pause();
     this.unansweredLogged = false;
     socket.on('ping', (data) => this.answerPing(socket, data));
     socket.on('message', (data, isBinary) => this.gate.offer(data, isBinary));

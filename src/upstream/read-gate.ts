@@ -7,7 +7,7 @@
 import { Fifo } from '../fifo.js';
 
 /** One frame as the socket gave it. */
-export interface HeldFrame<D> {
+interface HeldFrame<D> {
   data: D;
   isBinary: boolean;
 }
@@ -30,6 +30,11 @@ export class ReadGate<D> {
     private readonly deliver: (data: D, isBinary: boolean) => void,
     private readonly max = HELD_FRAMES_MAX,
   ) {}
+
+  /** pause() is in force (the last call of the two was pause()). */
+  get isPaused(): boolean {
+    return this.paused;
+  }
 
   /** Frames waiting for resume(). */
   get heldFrames(): number {

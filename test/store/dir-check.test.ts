@@ -38,55 +38,43 @@ async function poolRounds(work: () => Promise<void>): Promise<{ rounds: number; 
   }
 }
 
-test('a writable data dir passes after two rounds of the thread pool, and keeps no file', async () => {
+test('a writable data dir passes after two rounds of the thread pool, and keeps no file', async (t) => {
   const dir = await scratchDir();
-  try {
-    const { rounds, error } = await poolRounds(() => checkDirWritable(dir.path));
-    assert.equal(error, undefined);
-    assert.equal(rounds, 2);
-    // The descriptor is closed after the answer; the name was removed before it.
-    assert.deepEqual(await readdir(dir.path), []);
-  } finally {
-    await dir.cleanup();
-  }
+  t.after(() => dir.cleanup());
+  const { rounds, error } = await poolRounds(() => checkDirWritable(dir.path));
+  assert.equal(error, undefined);
+  assert.equal(rounds, 2);
+  // The descriptor is closed after the answer; the name was removed before it.
+  assert.deepEqual(await readdir(dir.path), []);
 });
 
-test('a data dir that is gone fails with its error code after one round, and nothing is created', async () => {
+test('a data dir that is gone fails with its error code after one round, and nothing is created', async (t) => {
   const dir = await scratchDir();
+  t.after(() => dir.cleanup());
   const gone = path.join(dir.path, 'gone');
-  try {
-    const { rounds, error } = await poolRounds(() => checkDirWritable(gone));
-    assert.ok(error instanceof Error);
-    assert.equal(error.message, `data dir ${gone} is not writable: ENOENT`);
-    assert.equal(rounds, 1);
-    assert.deepEqual(await readdir(dir.path), []);
-  } finally {
-    await dir.cleanup();
-  }
+  const { rounds, error } = await poolRounds(() => checkDirWritable(gone));
+  assert.ok(error instanceof Error);
+  assert.equal(error.message, `data dir ${gone} is not writable: ENOENT`);
+  assert.equal(rounds, 1);
+  assert.deepEqual(await readdir(dir.path), []);
 });
 
-test('a data dir that is a plain file fails with ENOTDIR, and the file is left as it was', async () => {
+test('a data dir that is a plain file fails with ENOTDIR, and the file is left as it was', async (t) => {
   const dir = await scratchDir();
+  t.after(() => dir.cleanup());
   const file = path.join(dir.path, 'a-file');
-  try {
-    // A plain file where the data dir should be: creating anything in it is ENOTDIR, for root too.
-    await writeFile(file, 'not a directory');
-    const { error } = await poolRounds(() => checkDirWritable(file));
-    assert.ok(error instanceof Error);
-    assert.equal(error.message, `data dir ${file} is not writable: ENOTDIR`);
-    assert.deepEqual(await readdir(dir.path), ['a-file']);
-    assert.equal(await readFile(file, 'utf8'), 'not a directory');
-  } finally {
-    await dir.cleanup();
-  }
+  // A plain file where the data dir should be: creating anything in it is ENOTDIR, for root too.
+  await writeFile(file, 'not a directory');
+  const { error } = await poolRounds(() => checkDirWritable(file));
+  assert.ok(error instanceof Error);
+  assert.equal(error.message, `data dir ${file} is not writable: ENOTDIR`);
+  assert.deepEqual(await readdir(dir.path), ['a-file']);
+  assert.equal(await readFile(file, 'utf8'), 'not a directory');
 });
 
-test('checks at the same moment each use a name of their own', async () => {
+test('checks at the same moment each use a name of their own', async (t) => {
   const dir = await scratchDir();
-  try {
-    await Promise.all(Array.from({ length: 8 }, () => checkDirWritable(dir.path)));
-    assert.deepEqual(await readdir(dir.path), []);
-  } finally {
-    await dir.cleanup();
-  }
+  t.after(() => dir.cleanup());
+  await Promise.all(Array.from({ length: 8 }, () => checkDirWritable(dir.path)));
+  assert.deepEqual(await readdir(dir.path), []);
 });

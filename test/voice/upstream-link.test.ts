@@ -289,30 +289,41 @@ test('with ReconnectAttempts 0 a lost connection fails the link at once', async 
   assert.equal(server.conns.length, 1);
 });
 
+/** A link whose first frame pauses it, as a session does when its decoder falls behind. */
+function pausedByItsFirstFrame(url: string) {
+  const received: string[] = [];
+  const parts = link(url, {
+    onMessage: (m) => {
+      received.push((m as { text: string }).text);
+      if (received.length === 1) parts.l.pauseReading(true);
+    },
+  });
+  return { ...parts, received };
+}
+
+/** Text frames `f0`, `f1`, ... written in one go (the socket corked), so the service reads them in one or a few reads. */
+function sendInOneWrite(socket: WebSocket, count: number): void {
+  const tcp = (socket as unknown as { _socket: Socket })._socket;
+  tcp.cork();
+  for (let i = 0; i < count; i++) socket.send(JSON.stringify({ type: 'text', text: `f${i}`, final: true }));
+  tcp.uncork();
+}
+
+const numbered = (count: number): string[] => Array.from({ length: count }, (_, i) => `f${i}`);
+
 test('a link paused by a frame hands on nothing more of the read it came in, and all of it in order on resume', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
-  const received: string[] = [];
-  const { l } = link(`ws://127.0.0.1:${server.port}/`, {
-    onMessage: (m) => {
-      received.push((m as { text: string }).text);
-      // As a session does when its decoder falls behind: the first frame pauses reading.
-      if (received.length === 1) l.pauseReading(true);
-    },
-  });
+  const { l, received } = pausedByItsFirstFrame(`ws://127.0.0.1:${server.port}/`);
   await l.connect();
   await waitUntil(() => server.conns.length === 1, 'the connection');
-  // 300 frames in one write: the service reads them in one or a few reads.
-  const tcp = (server.conns[0]!.socket as unknown as { _socket: Socket })._socket;
-  tcp.cork();
-  for (let i = 0; i < 300; i++) server.conns[0]!.socket.send(JSON.stringify({ type: 'text', text: `f${i}`, final: true }));
-  tcp.uncork();
+  sendInOneWrite(server.conns[0]!.socket, 300);
   await waitUntil(() => received.length > 0, 'the first frame');
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(received, ['f0'], 'nothing after the frame that paused');
   l.pauseReading(false);
   await waitUntil(() => received.length === 300, 'the rest, once resumed');
-  assert.deepEqual(received, Array.from({ length: 300 }, (_, i) => `f${i}`));
+  assert.deepEqual(received, numbered(300));
   assert.equal(l.stats.framesReceived, 300);
   await l.close();
 });
@@ -320,30 +331,20 @@ test('a link paused by a frame hands on nothing more of the read it came in, and
 test('frames held while paused outlive a drop: after the reconnect they go on first, then the new connection\'s', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
-  const received: string[] = [];
-  const { l, failures } = link(`ws://127.0.0.1:${server.port}/`, {
-    onMessage: (m) => {
-      received.push((m as { text: string }).text);
-      if (received.length === 1) l.pauseReading(true);
-    },
-  });
+  const { l, received, failures } = pausedByItsFirstFrame(`ws://127.0.0.1:${server.port}/`);
   await l.connect();
   await waitUntil(() => server.conns.length === 1, 'the connection');
-  const send = (n: number, text: string) => server.conns[n]!.socket.send(JSON.stringify({ type: 'text', text, final: true }));
-  const tcp = (server.conns[0]!.socket as unknown as { _socket: Socket })._socket;
-  tcp.cork();
-  for (let i = 0; i < 50; i++) send(0, `f${i}`);
-  tcp.uncork();
+  sendInOneWrite(server.conns[0]!.socket, 50);
   await waitUntil(() => received.length > 0, 'the first frame');
   await new Promise((resolve) => setTimeout(resolve, 100));
   server.conns[0]!.socket.terminate();
   await waitUntil(() => l.state === 'Open' && server.conns.length === 2, 'the reconnect');
-  send(1, 'g0');
+  server.conns[1]!.socket.send(JSON.stringify({ type: 'text', text: 'g0', final: true }));
   await new Promise((resolve) => setTimeout(resolve, 200));
   assert.deepEqual(received, ['f0'], 'still paused across the reconnect');
   l.pauseReading(false);
   await waitUntil(() => received.length === 51, 'the held frames and the new one');
-  assert.deepEqual(received, [...Array.from({ length: 50 }, (_, i) => `f${i}`), 'g0']);
+  assert.deepEqual(received, [...numbered(50), 'g0']);
   assert.deepEqual(failures, []);
   await l.close();
 });
