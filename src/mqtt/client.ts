@@ -6,11 +6,25 @@ import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.j
 import type { OutgoingMessage } from './queue.js';
 
 /**
- * mqtt.js and what it pulls in (streams, sockets, a proxy client: a fifth of the bundle) is loaded when
- * the first connection starts: a service with MQTT switched off never evaluates it.
+ * mqtt.js' client class is loaded when the first connection starts: a service with MQTT switched off
+ * never evaluates it. The class alone: the package's entry also loads every transport mqtt.js can open
+ * (a second copy of ws, a SOCKS proxy client; 190 KB of the 400 KB part), while we hand it our own socket
+ * (limited-connection.ts).
  */
-let mqttModule: Promise<typeof import('mqtt')> | undefined;
-const loadMqtt = (): Promise<typeof import('mqtt')> => (mqttModule ??= import('mqtt'));
+let mqttModule: Promise<typeof MqttClient> | undefined;
+const loadMqtt = (): Promise<typeof MqttClient> => (mqttModule ??= import('mqtt/lib/client').then(clientClass));
+
+/**
+ * The module is CommonJS compiled from TypeScript: `exports.default = MqttClient` beside `__esModule`.
+ * Node's loader and the bundle hand over the exports object as the import's `default`; tsx, which runs
+ * the tests, unwraps such a module one level further.
+ */
+function clientClass(m: { default: unknown }): typeof MqttClient {
+  const exported = m.default;
+  const found = typeof exported === 'function' ? exported : (exported as { default?: unknown } | null)?.default;
+  if (typeof found !== 'function') throw new Error('mqtt.js has no client class at mqtt/lib/client');
+  return found as typeof MqttClient;
+}
 
 export interface ConnectionOptions {
   host: string;
@@ -94,9 +108,9 @@ export class BrokerConnection {
     if (this.client || this.ended || this.loading) return;
     this.loading = true;
     loadMqtt().then(
-      ({ MqttClient }) => {
+      (Client) => {
         this.loading = false;
-        if (!this.ended) this.connect(MqttClient);
+        if (!this.ended) this.connect(Client);
       },
       (e: unknown) => {
         this.loading = false;
@@ -105,7 +119,7 @@ export class BrokerConnection {
     );
   }
 
-  private connect(Client: (typeof import('mqtt'))['MqttClient']): void {
+  private connect(Client: typeof MqttClient): void {
     const o = this.options;
     // mqtt.js' own connect() would open a plain socket; each (re)connect gets one whose incoming
     // packets are size-checked before mqtt.js buffers them.

@@ -70,7 +70,7 @@ export const SWAGGER_UI_FILES = Object.freeze([
  *   opus-decoder    the bundled wasm libopus, when the system libopus did not load and decoding is inline
  */
 export const PROGRAM_PARTS = Object.freeze([
-  Object.freeze({ name: 'parts/mqtt.cjs', packages: Object.freeze(['mqtt']) }),
+  Object.freeze({ name: 'parts/mqtt.cjs', packages: Object.freeze(['mqtt/lib/client']) }),
   Object.freeze({ name: 'parts/signalr-client.cjs', packages: Object.freeze(['@microsoft/signalr', '@microsoft/signalr-protocol-msgpack']) }),
   Object.freeze({ name: 'parts/opus-decoder.cjs', packages: Object.freeze(['opus-decoder']) }),
 ]);

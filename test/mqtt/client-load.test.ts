@@ -1,7 +1,8 @@
 // mqtt.js is loaded when a connection starts, not with the module (a service with MQTT off never
 // evaluates it): a connection ended while it loads must never open a socket, and one left alone connects
 // once it has loaded. A plain TCP listener on loopback counts the connection attempts (it never answers,
-// which is all either case needs). mqtt.js is CommonJS, so whether it was loaded shows in require.cache.
+// which is all either case needs). mqtt.js is CommonJS, so whether it was loaded, and how much of it, shows
+// in require.cache.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -9,7 +10,8 @@ import { after, describe, it } from 'node:test';
 import { BrokerConnection, type ConnectionOptions } from '../../src/mqtt/client.js';
 import { waitUntil } from '../support/wait.js';
 
-const mqttLoaded = (): boolean => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/node_modules/mqtt/'));
+const loaded = (part: string): boolean => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes(part));
+const mqttLoaded = (): boolean => loaded('/node_modules/mqtt/');
 
 describe('BrokerConnection and the loading of mqtt.js', () => {
   let accepted = 0;
@@ -43,16 +45,19 @@ describe('BrokerConnection and the loading of mqtt.js', () => {
     assert.equal(accepted, before);
   });
 
-  it('left alone: it connects once mqtt.js has loaded, and a second start() opens no second socket', async () => {
+  it('left alone: it connects once mqtt.js has loaded, and a second start() opens no second socket', async (t) => {
     const port = await listening;
     const before = accepted;
     const connection = new BrokerConnection(options(port), events);
+    t.after(() => connection.end(undefined, 1000));
     connection.start();
     connection.start();
     await waitUntil(() => accepted > before, 'a connection to the listener');
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(accepted, before + 1);
     assert.equal(mqttLoaded(), true);
-    await connection.end(undefined, 1000);
+    // The client class alone: none of the transports mqtt.js can open itself (we give it our socket).
+    assert.equal(loaded('/node_modules/mqtt/build/lib/connect/'), false);
+    assert.equal(loaded('/node_modules/socks/'), false);
   });
 });

@@ -52,6 +52,15 @@ describe('the program and its parts', () => {
       assert.deepEqual(modules.filter((m) => m.includes('node_modules/readable-stream/')), [], part.name);
     }
   });
+
+  // The service hands mqtt.js its own size-checked socket, so the transports mqtt.js opens itself (TCP,
+  // TLS, WebSocket with a second copy of ws, a SOCKS proxy client) were half of the part, never run.
+  it('the MQTT part carries mqtt.js\' client and none of its transports', () => {
+    const text = readFileSync(path.join(ROOT, 'dist', 'parts/mqtt.cjs'), 'utf8');
+    const modules = [...text.matchAll(/"(node_modules\/[^"]+\.[cm]?js)"\(/g)].map((m) => m[1]!);
+    assert.ok(modules.includes('node_modules/mqtt/build/lib/client.js'), 'the list is real: it names the client');
+    assert.deepEqual(modules.filter((m) => /node_modules\/(mqtt\/build\/lib\/connect|ws|socks|ip-address)\//.test(m)), []);
+  });
 });
 
 describe('the bundle copied with its files', () => {
