@@ -13,11 +13,10 @@ import { stripEnds } from '../trim.js';
 import { urlHost } from '../http/hosts.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
+import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 
 export const EXIT_UNREACHABLE = 3;
 
-/** voice-hub's report is under 2 KB; this leaves room for many components and long messages. */
-export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
@@ -35,8 +34,8 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
   } catch (e) {
     return unreachable(failureText(e, timeoutMs));
   }
-  const body = await readAtMost(res, MAX_ANSWER_BYTES, stop, timeoutMs);
-  if ('failed' in body) return unreachable(`the answer broke off: ${body.failed}`);
+  const body = await readAtMost(res, stop);
+  if ('failed' in body) return unreachable(`the answer broke off: ${failureText(body.failed, timeoutMs)}`);
   if ('tooLarge' in body) {
     return {
       code: EXIT_UNREACHABLE,
@@ -45,7 +44,7 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
   }
   let json: unknown;
   try {
-    json = JSON.parse(body.text);
+    json = JSON.parse(body.bytes.toString('utf8'));
   } catch {
     json = undefined;
   }
@@ -59,35 +58,6 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
     };
   }
   return { code: exitCodeFor(report.status), text: formatHealthTable(report) };
-}
-
-type Body = { text: string } | { tooLarge: true } | { failed: string };
-
-/** The body as text, or that it is larger than `limit`: then reading stops and the connection is dropped. */
-async function readAtMost(res: Response, limit: number, stop: AbortController, timeoutMs: number): Promise<Body> {
-  if (Number(res.headers.get('content-length')) > limit) {
-    stop.abort();
-    return { tooLarge: true };
-  }
-  if (!res.body) return { text: '' };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        stop.abort();
-        return { tooLarge: true };
-      }
-      chunks.push(value);
-    }
-  } catch (e) {
-    return { failed: failureText(e, timeoutMs) };
-  }
-  return { text: Buffer.concat(chunks).toString('utf8') };
 }
 
 /** fetch says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */

@@ -2,14 +2,16 @@
 // executables. In Node the client loads `ws`, `eventsource`, `tough-cookie` and `fetch-cookie` with a
 // runtime `require` that esbuild leaves alone: from dist/ it finds the repository's node_modules by luck,
 // and in a SEA executable `require` knows only Node's built-ins. So the simulator gives the client a
-// fetch-based HTTP client (no cookie jar needed) and answers its one unconditional lookup, in
-// HttpConnection's constructor, with the `ws` we bundle.
+// fetch-based HTTP client (no cookie jar needed) that reads answers up to a bound, and answers its one
+// unconditional lookup, in HttpConnection's constructor, with the `ws` we bundle, bounded as well.
 import {
   HttpClient, HttpError, HttpResponse, HttpTransportType, HubConnectionBuilder, LogLevel, AbortError, TimeoutError,
   type HttpRequest, type HubConnection, type ILogger,
 } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import WebSocket from 'ws';
+import { UPSTREAM_MAX_MESSAGE_BYTES } from '../upstream/websocket.js';
+import { readAtMost, tooLargeText } from './bounded-answer.js';
 
 export type SimProtocol = 'json' | 'messagepack';
 
@@ -36,6 +38,7 @@ class FetchClient extends HttpClient {
       request.abortSignal.onabort = () => abort.abort();
     }
     let timedOut = false;
+    let tooLarge: Error | undefined;
     const timer = request.timeout ? setTimeout(() => { timedOut = true; abort.abort(); }, request.timeout) : undefined;
     try {
       const response = await fetch(request.url, {
@@ -44,11 +47,15 @@ class FetchClient extends HttpClient {
         body: request.content,
         signal: abort.signal,
       });
-      const content = request.responseType === 'arraybuffer' ? await response.arrayBuffer() : await response.text();
+      const answer = await readAtMost(response, abort);
+      if ('failed' in answer) throw answer.failed;
+      if ('tooLarge' in answer) throw (tooLarge = new Error(tooLargeText(`${request.method} ${request.url}: HTTP ${response.status}`)));
+      const { bytes } = answer;
+      const content = request.responseType === 'arraybuffer' ? new Uint8Array(bytes).buffer : bytes.toString('utf8');
       if (!response.ok) throw new HttpError(`${response.status} ${response.statusText}: ${String(content).slice(0, 200)}`, response.status);
       return new HttpResponse(response.status, response.statusText, content);
     } catch (e) {
-      if (e instanceof HttpError) throw e;
+      if (e instanceof HttpError || e === tooLarge) throw e;
       if (timedOut) throw new TimeoutError();
       if (abort.signal.aborted) throw new AbortError();
       throw e;
@@ -68,6 +75,21 @@ function clientLogger(log: ((line: string) => void) | undefined): ILogger {
   };
 }
 
+/**
+ * The largest hub message the simulator takes. The hub's largest are what it forwards from the voice
+ * server (AudioData, TextResponse): an upstream message of at most UPSTREAM_MAX_MESSAGE_BYTES, in Base64
+ * or JSON text, in an invocation. ws' own default is 100 MiB, and permessage-deflate would let a server
+ * reach it from a few hundred KB on the wire: a simulator pointed at the wrong host must not balloon.
+ */
+export const SIM_MAX_MESSAGE_BYTES = 2 * UPSTREAM_MAX_MESSAGE_BYTES;
+
+/** `ws` as the client constructs it (url, protocols, options), with the bound and without compression. */
+class BoundedWebSocket extends WebSocket {
+  constructor(address: string, protocols?: string | string[], options?: WebSocket.ClientOptions) {
+    super(address, protocols, { ...options, maxPayload: SIM_MAX_MESSAGE_BYTES, perMessageDeflate: false });
+  }
+}
+
 // The client picks `__non_webpack_require__` over `require` when `__webpack_require__` is a function
 // (its way of escaping webpack). It only asks for `ws` and `eventsource`; we give it nothing for the
 // latter, since the simulator uses the WebSocket transport only.
@@ -77,7 +99,7 @@ function withBundledModules<T>(build: () => T): T {
   const g = globalThis as Globals;
   const saved = { w: g.__webpack_require__, n: g.__non_webpack_require__ };
   g.__webpack_require__ = () => undefined;
-  g.__non_webpack_require__ = (name: string): unknown => (name === 'ws' ? WebSocket : undefined);
+  g.__non_webpack_require__ = (name: string): unknown => (name === 'ws' ? BoundedWebSocket : undefined);
   try {
     return build(); // synchronous: HttpConnection looks the modules up in its constructor
   } finally {

@@ -5,6 +5,7 @@
 // `onreconnected`; while it is not in its session it holds its packets back.
 import type { HubConnection } from '@microsoft/signalr';
 import { errorText } from '../errors.js';
+import { readAtMost, tooLargeText } from './bounded-answer.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
@@ -45,15 +46,20 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if (token) headers.authorization = `Bearer ${token}`;
   if (api.apiKey) headers['x-api-key'] = api.apiKey;
   const url = new URL(path, api.baseUrl);
+  // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
+  const failed = (e: unknown) => new Error(`${method} ${url.href}: ${e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e)}`);
+  const tooLarge = new AbortController();
+  const signal = AbortSignal.any([timeoutOr(api.timeoutMs, stop), tooLarge.signal]);
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: timeoutOr(api.timeoutMs, stop) });
+    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
   } catch (e) {
-    // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
-    const cause = e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e);
-    throw new Error(`${method} ${url.href}: ${cause}`);
+    throw failed(e);
   }
-  const text = await res.text();
+  const answer = await readAtMost(res, tooLarge);
+  if ('failed' in answer) throw failed(answer.failed);
+  if ('tooLarge' in answer) throw new Error(tooLargeText(`${method} ${url.href}: HTTP ${res.status}`));
+  const text = answer.bytes.toString('utf8');
   let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
   try {
     json = text ? JSON.parse(text) : undefined;

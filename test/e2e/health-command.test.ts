@@ -7,7 +7,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { healthCommand, MAX_ANSWER_BYTES, printable } from '../../src/cli/health.js';
+import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
+import { healthCommand, printable } from '../../src/cli/health.js';
 import { checkProperty } from '../hardening/property.js';
 import { runBundle } from '../support/service.js';
 

@@ -1,0 +1,144 @@
+// `voice-hub simulate` pointed at a host that is not voice-hub, or a hostile one: what it reads is
+// bounded. Its API requests and its SignalR client's negotiate stop reading past MAX_ANSWER_BYTES and drop
+// the connection; its SignalR WebSocket takes messages up to SIM_MAX_MESSAGE_BYTES (more than any the hub
+// sends) and offers no compression, where ws' defaults would take 100 MiB, or reach it from a few
+// hundred KB of deflated frames.
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
+import { buildSimConnection, SIM_MAX_MESSAGE_BYTES } from '../../src/cli/sim-client.js';
+import { apiRequest } from '../../src/cli/sim-device.js';
+import { waitUntil, withTimeout } from '../support/wait.js';
+
+const RS = '\u001e';
+
+/** A loopback HTTP server whose every answer is made by `answer`, swapped per case, and a WebSocket endpoint. */
+let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+let onSocket: (ws: WebSocket, req: IncomingMessage) => void = (ws) => ws.close();
+let server: Server;
+let wss: WebSocketServer;
+let base: string;
+before(async () => {
+  server = createServer((req, res) => answer(req, res));
+  wss = new WebSocketServer({ server, perMessageDeflate: true, maxPayload: 1024 * 1024 });
+  wss.on('connection', (ws, req) => onSocket(ws, req));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => {
+  for (const c of wss.clients) c.terminate();
+  wss.close();
+  server.closeAllConnections();
+  server.close();
+});
+
+/** Answers 200 with spaces for as long as the client reads (up to 512 MiB); reports what it wrote and whether the client hung up. */
+function endlessAnswer(): { written: () => number; closed: () => boolean } {
+  let written = 0;
+  let closed = false;
+  answer = (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const more = (): void => {
+      while (!closed && written < 512 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
+    };
+    res.on('drain', more);
+    res.on('close', () => { closed = true; });
+    more();
+  };
+  return { written: () => written, closed: () => closed };
+}
+
+const api = () => ({ baseUrl: base, timeoutMs: 10_000 });
+
+describe('simulate: API answers are read up to 1 MiB', () => {
+  it('an endless answer: the request fails saying so, and the connection is dropped', async () => {
+    const server = endlessAnswer();
+    await assert.rejects(apiRequest(api(), 'POST', '/api/device/register', { deviceId: 'x' }), {
+      message: `POST ${base}/api/device/register: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading`,
+    });
+    await waitUntil(server.closed, 'the connection dropped', 2000);
+    // What the sockets' buffers held on top of the bound, not the 512 MiB the server would write.
+    assert.ok(server.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${server.written()} bytes`);
+  });
+
+  it('an answer that declares 400 MB: refused before reading it', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(400 * 1024 * 1024) });
+      res.write('{"deviceId":');
+    };
+    await assert.rejects(apiRequest(api(), 'POST', '/api/voice/start', {}), {
+      message: `POST ${base}/api/voice/start: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading`,
+    });
+  });
+
+  it('an answer within the bound is read whole', async () => {
+    const big = 'a'.repeat(MAX_ANSWER_BYTES - 100);
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ big }));
+    };
+    const got = await apiRequest(api(), 'GET', '/api/anything');
+    assert.equal(got.big, big);
+  });
+});
+
+describe('simulate: the SignalR client is bounded', () => {
+  it('an endless negotiate answer: start() fails saying so, and the connection is dropped', async () => {
+    const server = endlessAnswer();
+    const connection = buildSimConnection(`${base}/hubs/voice`, { protocol: 'json' });
+    await assert.rejects(withTimeout(connection.start(), 10_000, 'start'), (e: Error) => {
+      assert.match(e.message, /POST http:\/\/127\.0\.0\.1:\d+\/hubs\/voice\/negotiate\?negotiateVersion=1: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading/);
+      return true;
+    });
+    await waitUntil(server.closed, 'the connection dropped', 2000);
+    assert.ok(server.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${server.written()} bytes`);
+  });
+
+  const EMPTY_INVOCATION = JSON.stringify({ type: 1, target: 'Big', arguments: [''] });
+  /** The length of the text argument that makes the invocation `size` bytes with its separator. */
+  const argumentLength = (size: number): number => size - EMPTY_INVOCATION.length - 1;
+
+  /** A hub that completes the handshake, then sends one invocation of `Big`, `size` bytes on the wire. */
+  function hubSending(size: number): { offered: () => string | undefined; closedWith: () => number | undefined } {
+    let offered: string | undefined;
+    let closedWith: number | undefined;
+    onSocket = (ws, req) => {
+      offered = req.headers['sec-websocket-extensions'];
+      ws.on('close', (code) => { closedWith = code; });
+      ws.once('message', () => {
+        ws.send(`{}${RS}`);
+        // Once start() has resolved on the handshake answer.
+        setTimeout(() => ws.send(`${EMPTY_INVOCATION.slice(0, -3)}${'b'.repeat(argumentLength(size))}"]}${RS}`), 100);
+      });
+    };
+    return { offered: () => offered, closedWith: () => closedWith };
+  }
+
+  it('a message over the bound: the client closes with 1009 and delivers nothing; it offered no compression', async () => {
+    const hub = hubSending(SIM_MAX_MESSAGE_BYTES + 1024);
+    const connection = buildSimConnection(`${base}/hubs/voice`, { protocol: 'json', skipNegotiation: true });
+    let received = 0;
+    connection.on('Big', () => { received++; });
+    const closed = new Promise<Error | undefined>((resolve) => connection.onclose(resolve));
+    await withTimeout(connection.start(), 10_000, 'start');
+    const error = await withTimeout(closed, 10_000, 'the close');
+    assert.match(String(error?.message), /^WebSocket closed with status code: \d+/);
+    await waitUntil(() => hub.closedWith() !== undefined, 'the server saw the close', 2000);
+    assert.equal(hub.closedWith(), 1009, 'the client closed with 1009 (message too big)');
+    assert.equal(received, 0);
+    assert.equal(hub.offered(), undefined);
+  });
+
+  it('a message within the bound (larger than the hub forwards from its voice server) is delivered', async () => {
+    hubSending(SIM_MAX_MESSAGE_BYTES - 1024);
+    const connection = buildSimConnection(`${base}/hubs/voice`, { protocol: 'json', skipNegotiation: true });
+    const got = new Promise<string>((resolve) => connection.on('Big', resolve));
+    await withTimeout(connection.start(), 10_000, 'start');
+    assert.equal((await withTimeout(got, 10_000, 'the message')).length, argumentLength(SIM_MAX_MESSAGE_BYTES - 1024));
+    await connection.stop();
+  });
+});
