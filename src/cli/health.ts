@@ -17,7 +17,6 @@ import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 
 export const EXIT_UNREACHABLE = 3;
 
-
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
 const ABSENT = '-';

@@ -48,15 +48,15 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   const url = new URL(path, api.baseUrl);
   // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
   const failed = (e: unknown) => new Error(`${method} ${url.href}: ${e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e)}`);
-  const tooLarge = new AbortController();
-  const signal = AbortSignal.any([timeoutOr(api.timeoutMs, stop), tooLarge.signal]);
+  const cut = new AbortController(); // by readAtMost, past its bound
+  const signal = AbortSignal.any([timeoutOr(api.timeoutMs, stop), cut.signal]);
   let res: Response;
   try {
     res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
   } catch (e) {
     throw failed(e);
   }
-  const answer = await readAtMost(res, tooLarge);
+  const answer = await readAtMost(res, cut);
   if ('failed' in answer) throw failed(answer.failed);
   if ('tooLarge' in answer) throw new Error(tooLargeText(`${method} ${url.href}: HTTP ${res.status}`));
   const text = answer.bytes.toString('utf8');

@@ -56,13 +56,13 @@ const api = () => ({ baseUrl: base, timeoutMs: 10_000 });
 
 describe('simulate: API answers are read up to 1 MiB', () => {
   it('an endless answer: the request fails saying so, and the connection is dropped', async () => {
-    const server = endlessAnswer();
+    const far = endlessAnswer();
     await assert.rejects(apiRequest(api(), 'POST', '/api/device/register', { deviceId: 'x' }), {
       message: `POST ${base}/api/device/register: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading`,
     });
-    await waitUntil(server.closed, 'the connection dropped', 2000);
+    await waitUntil(far.closed, 'the connection dropped', 2000);
     // What the sockets' buffers held on top of the bound, not the 512 MiB the server would write.
-    assert.ok(server.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${server.written()} bytes`);
+    assert.ok(far.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${far.written()} bytes`);
   });
 
   it('an answer that declares 400 MB: refused before reading it', async () => {
@@ -88,14 +88,14 @@ describe('simulate: API answers are read up to 1 MiB', () => {
 
 describe('simulate: the SignalR client is bounded', () => {
   it('an endless negotiate answer: start() fails saying so, and the connection is dropped', async () => {
-    const server = endlessAnswer();
+    const far = endlessAnswer();
     const connection = buildSimConnection(`${base}/hubs/voice`, { protocol: 'json' });
     await assert.rejects(withTimeout(connection.start(), 10_000, 'start'), (e: Error) => {
       assert.match(e.message, /POST http:\/\/127\.0\.0\.1:\d+\/hubs\/voice\/negotiate\?negotiateVersion=1: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading/);
       return true;
     });
-    await waitUntil(server.closed, 'the connection dropped', 2000);
-    assert.ok(server.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${server.written()} bytes`);
+    await waitUntil(far.closed, 'the connection dropped', 2000);
+    assert.ok(far.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${far.written()} bytes`);
   });
 
   const EMPTY_INVOCATION = JSON.stringify({ type: 1, target: 'Big', arguments: [''] });
