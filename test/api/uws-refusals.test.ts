@@ -1,0 +1,88 @@
+// What uWebSockets.js does with request heads it will not pass on, before the service sees a request,
+// for each addon voice-hub ships: uWS v20.30 under Node 20 (the legacy builds) and v20.56 under Node 24.
+// The older one answers none of them: it closes at once or holds the connection until its idle timeout.
+// The newer one answers most with a status of its own (HTML, then a close) and passes more methods on
+// to the service. Neither can be changed from the service; a new addon that behaves otherwise fails
+// here, and docs/security.md ("HTTP/1.1 framing and pipelining") must then say what it does.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { exchange, type Exchange } from '../support/raw-http.js';
+import { startService, type TestService } from '../support/service.js';
+
+/** The addon in use, by Node's module ABI (src/runtime/asset-manifest.mjs lists them). */
+const ADDON = process.versions.modules === '115' ? 'v20.30' : process.versions.modules === '137' ? 'v20.56' : undefined;
+
+/**
+ * `held`: no answer and still open after the wait (uWS drops it at its idle timeout, 10 to 14 s);
+ * `closed`: closed at once, no answer; a status: that answer (uWS's own, unless the request was passed
+ * on: 405 and /health's 503), then closed unless `open`.
+ */
+type Outcome = 'held' | 'closed' | { status: number; open?: true };
+
+const raw = (lines: readonly string[], body = ''): Buffer => Buffer.from([...lines, '', ''].join('\r\n') + body, 'latin1');
+const headers = (n: number): string[] => Array.from({ length: n }, (_, i) => `X-${i}: v`);
+const REGISTER = ['POST /api/device/register HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json'];
+
+const CASES: Array<[string, Buffer, Record<'v20.30' | 'v20.56', Outcome>]> = [
+  ['HTTP/1.0', raw(['GET /health HTTP/1.0', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['HTTP/2.0 in an HTTP/1 request line', raw(['GET /health HTTP/2.0', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['no Host', raw(['GET /health HTTP/1.1']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
+  ['obs-fold', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A: b', ' c']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
+  ['bare LF line ends', Buffer.from('GET /health HTTP/1.1\nHost: 127.0.0.1\n\n'), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['a space before the colon', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A : b']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
+  ['a control character in a header', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A: a\x01b']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
+  ['an absolute-form target', raw(['GET http://127.0.0.1/health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['60 header lines', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', ...headers(60)]), { 'v20.30': 'held', 'v20.56': { status: 503, open: true } }],
+  ['200 header lines', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', ...headers(200)]), { 'v20.30': 'held', 'v20.56': { status: 431 } }],
+  ['Content-Length with Transfer-Encoding', raw([...REGISTER, 'Content-Length: 3', 'Transfer-Encoding: chunked'], '3\r\nabc\r\n0\r\n\r\n'), { 'v20.30': 'closed', 'v20.56': { status: 400 } }],
+  ['Content-Length with a sign', raw([...REGISTER, 'Content-Length: +3'], 'abc'), { 'v20.30': 'closed', 'v20.56': { status: 400 } }],
+  ['Content-Length as a list', raw([...REGISTER, 'Content-Length: 3, 3'], 'abc'), { 'v20.30': 'closed', 'v20.56': { status: 400 } }],
+  ['Content-Length in hex', raw([...REGISTER, 'Content-Length: 0x3'], 'abc'), { 'v20.30': 'closed', 'v20.56': { status: 400 } }],
+  ['Content-Length of 10 digits', raw([...REGISTER, 'Content-Length: 1000000000'], '{'), { 'v20.30': 'closed', 'v20.56': { status: 413 } }],
+  ['a chunk size that is not hex', raw([...REGISTER, 'Transfer-Encoding: chunked'], 'zz\r\nabc\r\n0\r\n\r\n'), { 'v20.30': 'closed', 'v20.56': { status: 400 } }],
+  ['a chunk extension', raw([...REGISTER, 'Transfer-Encoding: chunked'], '2;a=b\r\n{}\r\n0\r\n\r\n'), { 'v20.30': 'held', 'v20.56': 'held' }],
+  ['method FOO', raw(['FOO /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  ['method M-SEARCH', raw(['M-SEARCH /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  ['method PROPFIND', raw(['PROPFIND /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  ['method QUERY', raw(['QUERY /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  ['method LINK', raw(['LINK /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  ['method PURGE', raw(['PURGE /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 405, open: true } }],
+  // Served as GET: ASP.NET Core's routing compares methods without regard to case, and so does ours.
+  ['method get', raw(['get /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 503, open: true } }],
+  ['method Get', raw(['Get /health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'closed', 'v20.56': { status: 503, open: true } }],
+];
+
+/** The status lines in what came back: uWS's own answers carry no Content-Length, so raw-http leaves them in `rest`. */
+function statuses(a: Exchange): number[] {
+  const text = Buffer.concat([...a.responses.map((r) => r.raw), a.rest]).toString('latin1');
+  return [...text.matchAll(/^HTTP\/1\.1 (\d{3}) /gm)].map((m) => Number(m[1]));
+}
+
+describe(`heads uWS ${ADDON ?? '(unknown addon)'} does not pass on as sent`, () => {
+  let svc: TestService;
+  before(async () => {
+    // No voice server answers at its URL: /health's answer is 503 (Unhealthy), which tells a served request.
+    svc = await startService();
+  });
+
+  it('the addon is one this table knows', () => {
+    assert.ok(ADDON, `Node module ABI ${process.versions.modules}: add its uWS to CASES and docs/security.md`);
+  });
+
+  for (const [name, bytes, outcomes] of CASES) {
+    it(name, { skip: ADDON === undefined }, async () => {
+      const expected = outcomes[ADDON!];
+      const answer = await exchange(svc.port, [bytes], { idleMs: 600 });
+      if (expected === 'held') {
+        assert.deepEqual(statuses(answer), []);
+        assert.equal(answer.closedByServer, false, 'held open');
+      } else if (expected === 'closed') {
+        assert.deepEqual(statuses(answer), []);
+        assert.ok(answer.closedByServer && answer.ms < 600, `closed at once (${answer.ms.toFixed(0)} ms)`);
+      } else {
+        assert.deepEqual(statuses(answer), [expected.status]);
+        assert.equal(answer.closedByServer, !expected.open, expected.open ? 'kept open' : 'closed after the answer');
+      }
+    });
+  }
+});
