@@ -37,6 +37,9 @@ const CASES: Array<[string, Buffer, Record<'v20.30' | 'v20.56', Outcome>]> = [
   ['a space before the colon', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A : b']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
   ['a control character in a header', raw(['GET /health HTTP/1.1', 'Host: 127.0.0.1', 'X-A: a\x01b']), { 'v20.30': 'held', 'v20.56': { status: 400 } }],
   ['an absolute-form target', raw(['GET http://127.0.0.1/health HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['a * target', raw(['OPTIONS * HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['a NUL in the target', raw(['GET /api/no\u0000thing HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
+  ['a space in the target', raw(['GET /api/no thing HTTP/1.1', 'Host: 127.0.0.1']), { 'v20.30': 'held', 'v20.56': { status: 505 } }],
   ['60 header lines', raw(['GET /api/nothing HTTP/1.1', 'Host: 127.0.0.1', ...headers(60)]), { 'v20.30': 'held', 'v20.56': { status: 404, open: true } }],
   // uWS v20.56 takes a head of 4,096 bytes at most (its UWS_HTTP_MAX_HEADERS_SIZE; the service's own limits,
   // 8 KiB of target and 32 KiB of fields, apply under it); v20.30 parses a head that comes in one read.
