@@ -7,8 +7,13 @@ import { IGNORED_SIGNALS, SHUTDOWN_SIGNALS, ServiceSignals, type ShutdownSignal 
 import { waitUntil } from '../support/wait.js';
 
 test('early shutdown signals wait for the handler and arrive counted; the ignored ones are logged', async (t) => {
+  // Node 24's test runner starts its test processes with diagnostic reports on SIGUSR2 switched on: the
+  // signal below would write one, environment and all, into the working directory.
+  const reportOnSignal = process.report.reportOnSignal;
+  process.report.reportOnSignal = false;
   t.after(() => {
     for (const signal of [...SHUTDOWN_SIGNALS, ...IGNORED_SIGNALS]) process.removeAllListeners(signal);
+    process.report.reportOnSignal = reportOnSignal;
   });
   const lines: string[] = [];
   const signals = new ServiceSignals(createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }));
