@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
 import { healthCommand, printable } from '../../src/cli/health.js';
 import { checkProperty } from '../hardening/property.js';
+import { endlessAnswer } from '../support/endless-answer.js';
 import { runBundle } from '../support/service.js';
 
 /** A loopback server whose every answer is made by `answer`, swapped per case. */
@@ -131,28 +132,18 @@ describe('health --url against any JSON', () => {
 
 describe('health --url bounds what it reads', () => {
   it('an endless answer without Content-Length: exit 3 after reading 1 MiB, and the connection is dropped', async () => {
-    let written = 0;
-    let closed = false;
-    answer = (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      const chunk = Buffer.alloc(64 * 1024, 0x20);
-      const more = (): void => {
-        while (!closed && written < 512 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
-      };
-      res.on('drain', more);
-      res.on('close', () => { closed = true; });
-      more();
-    };
+    const far = endlessAnswer();
+    answer = far.answer;
     const started = Date.now();
     const { code, text } = await healthCommand(`${base}/health`, 10_000);
     assert.equal(code, 3);
     assert.match(text, /answered HTTP 200 with more than 1 MiB, far more than a voice-hub health report \(a few KB\): stopped reading/);
     assert.ok(Date.now() - started < 5000, 'it did not wait for the rest');
     const deadline = Date.now() + 2000;
-    while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(closed, 'the connection was dropped');
+    while (!far.closed() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(far.closed(), 'the connection was dropped');
     // What the sockets' buffers held on top of the limit, not the 512 MiB the server would write.
-    assert.ok(written < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${written} bytes`);
+    assert.ok(far.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${far.written()} bytes`);
   });
 
   it('an answer that declares 400 MB: exit 3 without reading it', async () => {

@@ -11,6 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
 import { buildSimConnection, SIM_MAX_MESSAGE_BYTES } from '../../src/cli/sim-client.js';
 import { apiRequest } from '../../src/cli/sim-device.js';
+import { endlessAnswer, type EndlessAnswer } from '../support/endless-answer.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
@@ -35,28 +36,18 @@ after(() => {
   server.close();
 });
 
-/** Answers 200 with spaces for as long as the client reads (up to 512 MiB); reports what it wrote and whether the client hung up. */
-function endlessAnswer(): { written: () => number; closed: () => boolean } {
-  let written = 0;
-  let closed = false;
-  answer = (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const more = (): void => {
-      while (!closed && written < 512 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
-    };
-    res.on('drain', more);
-    res.on('close', () => { closed = true; });
-    more();
-  };
-  return { written: () => written, closed: () => closed };
+/** The endless answer (test/support/endless-answer.ts) to every request from now on. */
+function endless(): EndlessAnswer {
+  const far = endlessAnswer();
+  answer = (_req, res) => far.answer(res);
+  return far;
 }
 
 const api = () => ({ baseUrl: base, timeoutMs: 10_000 });
 
 describe('simulate: API answers are read up to 1 MiB', () => {
   it('an endless answer: the request fails saying so, and the connection is dropped', async () => {
-    const far = endlessAnswer();
+    const far = endless();
     await assert.rejects(apiRequest(api(), 'POST', '/api/device/register', { deviceId: 'x' }), {
       message: `POST ${base}/api/device/register: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading`,
     });
@@ -88,7 +79,7 @@ describe('simulate: API answers are read up to 1 MiB', () => {
 
 describe('simulate: the SignalR client is bounded', () => {
   it('an endless negotiate answer: start() fails saying so, and the connection is dropped', async () => {
-    const far = endlessAnswer();
+    const far = endless();
     const connection = buildSimConnection(`${base}/hubs/voice`, { protocol: 'json' });
     await assert.rejects(withTimeout(connection.start(), 10_000, 'start'), (e: Error) => {
       assert.match(e.message, /POST http:\/\/127\.0\.0\.1:\d+\/hubs\/voice\/negotiate\?negotiateVersion=1: HTTP 200 answered with more than 1 MiB, far more than voice-hub sends: stopped reading/);
