@@ -9,14 +9,20 @@
 // - a run of 30,000 of a character inside or before a value is answered as the same run of 16 is;
 // - all of it costs the service little CPU: a bound 50x above what it takes here, far below the seconds
 //   a quadratic parser takes on one such header (the bound catches the class, not a speed).
+// Under Node 24 the builds' uWS takes no head over 4,096 bytes (test/support/uws-addon.ts), so there the
+// runs are 3,000 long, all a client can send it. A quadratic pass over one costs a hundredth of what it
+// costs over 30,000 (some 15 ms): too little for the CPU bound to see on the few requests that would
+// carry it, so on Node 24 this test checks the answers, and the CPU bound holds on Node 20 (whose uWS
+// lets the 30,000 through). test/architecture/regex-backtracking keeps such patterns out of the source.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { adminTokenFor, assertHealthyProcess, startDaemon, type Daemon } from './daemon.js';
 import { call } from '../support/http.js';
 import { comparable, exchange, type RawResponse } from '../support/raw-http.js';
+import { overHeadLimit, UWS_MAX_HEAD_BYTES } from '../support/uws-addon.js';
 
-const LONG = 30_000;
+const LONG = UWS_MAX_HEAD_BYTES === Infinity ? 30_000 : 3_000;
 const SHORT = 16;
 const CPU_BOUND_S = 5;
 const API_KEY = 'runs-key-1';
@@ -116,6 +122,8 @@ interface Seen {
 }
 
 async function send(bytes: Buffer): Promise<Seen> {
+  // uWS would answer it with a 431 of its own, and the comparison would say nothing about the service.
+  if (overHeadLimit(bytes)) throw new Error(`a head over the ${UWS_MAX_HEAD_BYTES} bytes uWS takes: shorten LONG`);
   const ex = await exchange(daemon.port, [bytes], { expect: 1 });
   const r: RawResponse | undefined = ex.responses[0];
   return r ? { status: r.status, text: comparable(r) } : { status: 'closed', text: `closed, ${ex.rest.length} bytes unread` };

@@ -13,6 +13,7 @@ import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { rawRequest } from '../support/raw-http.js';
+import { UWS_MAX_HEAD_BYTES } from '../support/uws-addon.js';
 
 let echo: EchoServer;
 
@@ -85,7 +86,8 @@ const HOSTILE: Array<[what: string, host: string | Buffer]> = [
   ['a leading dot', '.pi.local'],
   ['a 64-character label', `${'a'.repeat(64)}.local`],
   ['a name over 253 characters', `${'a'.repeat(60)}.`.repeat(5) + 'local'],
-  ['a very long value', 'a'.repeat(8000)],
+  // Under Node 24 uWS answers any head over 4,096 bytes itself (431): the value must leave room for the rest.
+  ['a very long value', 'a'.repeat(UWS_MAX_HEAD_BYTES === Infinity ? 8000 : 3000)],
   ['port 0', 'pi.local:0'],
   ['port 65536', 'pi.local:65536'],
   ['a six-digit port', 'pi.local:000080'],
