@@ -29,6 +29,8 @@ interface StreamResult {
   errors: number;
   lastError: string;
   lateSends: number;
+  /** How long answers were awaited after the last send (they are while they keep coming, up to 60 s). */
+  drainMs: number;
   /** The load generator's own event-loop delay: what of the latency its own lateness may explain. */
   loopDelayMs: { p50: number; p99: number; max: number };
   processedLatency: Summary;
@@ -66,7 +68,7 @@ export const streamingSection: Section = {
           const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
           const lost = r.lostResponses;
           const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
-          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse ${(r.drainMs / 1000).toFixed(1)} s after the last send), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
           rows.push({
             section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
             baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },
@@ -107,7 +109,7 @@ export const streamingSection: Section = {
         const f = await stream(floor, floorSessions(n));
         return {
           section: '4', name: `${n} devices: the floor's p99 send -> AudioResponse (socket work and decode only)`, value: f.responseLatency.p99 ?? NaN, unit: 'ms',
-          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost; p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(serviceP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this`,
+          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost (${(f.drainMs / 1000).toFixed(1)} s after the last send); p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(serviceP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this`,
         };
       } finally {
         await floor.stop();
