@@ -16,6 +16,8 @@ export interface AnswerEnd {
   readonly head?: boolean;
   /** `asked`: the client's Connection header asked to close after this answer; `forced`: the service closes it. */
   readonly close?: 'asked' | 'forced';
+  /** uWS closes after this answer by its own reading of the request, and says nothing (framing.ts, uwsClosesAfter). */
+  readonly uwsCloses?: boolean;
 }
 
 const hasNoContent = (status: number): boolean => status === 204 || status === 304;
@@ -24,8 +26,8 @@ const hasNoContent = (status: number): boolean => status === 204 || status === 3
  * Whether endBounded closes the connection with this answer. uWS closes only through its own end with
  * a body, which writes a Content-Length (`0` for an empty one) and the body even for HEAD. So an answer
  * without content that the client asked to close is written as on an open connection, with `Connection:
- * close`: uWS closes it by itself when the request's header was exactly `close` (its own reading of
- * it), and otherwise the client, which asked, closes it (RFC 9112 section 9.6). Only a close the
+ * close`: uWS closes it by itself when the request's header was a lone `close` (its own reading of it,
+ * framing.ts' uwsClosesAfter), and otherwise the client, which asked, closes it (RFC 9112 section 9.6). Only a close the
  * service forces (ambiguous framing, a refused body) takes uWS' closing end whatever it writes: nothing
  * may be read after it.
  */
@@ -40,12 +42,13 @@ export function closesWith(end: AnswerEnd): boolean {
  */
 export function endBounded(res: HttpResponse, body: string | Buffer, end: AnswerEnd): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  // uWS' closing end writes `Connection: close` unless it read the request as a close itself.
+  if (end.uwsCloses || (end.close === 'asked' && !closesWith(end))) res.writeHeader('Connection', 'close');
   // A closing answer is the connection's last: nothing can pile up behind it, nor be read after it.
   if (closesWith(end)) {
     res.end(body, true);
     return;
   }
-  if (end.close === 'asked') res.writeHeader('Connection', 'close');
   if (hasNoContent(end.status)) {
     res.endWithoutBody();
     return;

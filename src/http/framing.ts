@@ -35,12 +35,21 @@ export function joinHeaderLines(lines: HeaderLines): Record<string, string> {
 
 /**
  * Whether the client asked for the connection to close after this answer: `close` among the options of
- * the Connection header (its lines joined, joinHeaderLines), in any letter case (RFC 9112 section 9.6). uWS honours only a header that is exactly
- * `close`, so `keep-alive, close` or LWP's `TE, close` kept the connection open until its idle timeout.
+ * the Connection header (its lines joined, joinHeaderLines), in any letter case (RFC 9112 section 9.6). uWS
+ * honours only a lone `close` (uwsClosesAfter), so `keep-alive, close` or LWP's `TE, close` kept the
+ * connection open until its idle timeout.
  */
 export function asksToClose(connection: string | undefined): boolean {
   return connection !== undefined && connection.split(',').some((option) => trimOws(option).toLowerCase() === 'close');
 }
+
+/**
+ * Whether uWS closes the connection after this request's answer by its own reading of the request: it
+ * takes a first Connection line of five characters, whatever they are, for `close` (both addons the
+ * builds ship), and then writes no `Connection: close` of its own. The answer must say it (RFC 9112
+ * section 9.6; Kestrel does), so endBounded writes it.
+ */
+export const uwsClosesAfter = (req: HttpRequest): boolean => req.getHeader('connection').length === 5;
 
 export interface FramingError {
   readonly status: 400 | 414 | 431;

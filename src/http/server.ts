@@ -21,7 +21,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import type { Uws } from './uws-native.js';
 import { readBody, type ResponseState } from './body.js';
 import { closesWith, endBounded, type AnswerEnd } from './bounded-end.js';
-import { headerLines } from './framing.js';
+import { headerLines, uwsClosesAfter } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
 import type { InFlightRequests } from './in-flight.js';
 
@@ -63,11 +63,14 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
   endOfTurn ??= setImmediate(pauseUnanswered);
 }
 
-function writeReply(res: HttpResponse, state: ResponseState, head: boolean, reply: RenderedReply, close?: AnswerEnd['close']): void {
+/** What the request says of how its answer ends, whatever the answer (see AnswerEnd). */
+type RequestEnding = Pick<AnswerEnd, 'head' | 'uwsCloses'>;
+
+function writeReply(res: HttpResponse, state: ResponseState, ending: RequestEnding, reply: RenderedReply, close?: AnswerEnd['close']): void {
   if (state.aborted || state.done) return;
   state.done = true;
   state.inFlight?.end();
-  const end: AnswerEnd = { status: reply.status, head, close };
+  const end: AnswerEnd = { ...ending, status: reply.status, close };
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
     if (state.paused && !closesWith(end)) res.resume();
@@ -79,7 +82,7 @@ function writeReply(res: HttpResponse, state: ResponseState, head: boolean, repl
 }
 
 /** The exchange over one uWS response: body from onData, pausing and the after-the-read rules. */
-function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): HttpExchange {
+function uwsExchange(res: HttpResponse, state: ResponseState, ending: RequestEnding): HttpExchange {
   return {
     readBody: (maxBytes) => readBody(res, state, maxBytes),
     readyToRun: (method) => {
@@ -94,13 +97,13 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean): Ht
     },
     send: (reply, after, written) => {
       if (after !== 'close') {
-        writeReply(res, state, head, reply, after === 'close-as-asked' ? 'asked' : undefined);
+        writeReply(res, state, ending, reply, after === 'close-as-asked' ? 'asked' : undefined);
         written();
         return;
       }
       // Written once uWS has parsed the rest of this read, so nothing behind it runs (see above).
       setImmediate(() => {
-        writeReply(res, state, head, reply, 'forced');
+        writeReply(res, state, ending, reply, 'forced');
         written();
       });
     },
@@ -113,12 +116,13 @@ export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: 
     const request = copyRequest(req, secure);
     inFlight.begin();
     const state: ResponseState = { aborted: false, done: false, paused: false, inFlight };
+    const ending: RequestEnding = { head: request.method === 'HEAD', uwsCloses: uwsClosesAfter(req) };
     res.onAborted(() => {
       // A response already written (a large one still draining) was counted out then.
       if (!state.done) inFlight.end();
       state.aborted = true;
     });
-    pipeline(request, uwsExchange(res, state, request.method === 'HEAD'));
+    pipeline(request, uwsExchange(res, state, ending));
   });
 }
 

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
-import { asksToClose, headerLines, joinHeaderLines } from '../http/framing.js';
+import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { addressKey } from './address-slots.js';
 import type { HubConnection } from './connection.js';
@@ -162,7 +162,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     if (refuseIllFramed(res, req, lines)) return;
     const method = req.getMethod().toUpperCase();
     // Every answer below honours `Connection: close` among other options, as the API's do (framing.ts).
-    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined };
+    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
     const refusal = admission(req, secure);
     if (refusal) {
       reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
