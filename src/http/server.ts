@@ -63,14 +63,12 @@ function pauseIfUnansweredThisTurn(res: HttpResponse, state: ResponseState, last
   endOfTurn ??= setImmediate(pauseUnanswered);
 }
 
-/** What the request says of how its answer ends, whatever the answer (see AnswerEnd). */
-type RequestEnding = Pick<AnswerEnd, 'head' | 'uwsCloses'>;
-
-function writeReply(res: HttpResponse, state: ResponseState, ending: RequestEnding, reply: RenderedReply, close?: AnswerEnd['close']): void {
+/** `uwsCloses`: uWS closes after this answer by its own reading of the request (AnswerEnd). */
+function writeReply(res: HttpResponse, state: ResponseState, head: boolean, uwsCloses: boolean, reply: RenderedReply, close?: AnswerEnd['close']): void {
   if (state.aborted || state.done) return;
   state.done = true;
   state.inFlight?.end();
-  const end: AnswerEnd = { ...ending, status: reply.status, close };
+  const end: AnswerEnd = { status: reply.status, head, close, uwsCloses };
   res.cork(() => {
     // Reading resumes with the answer on the wire, unless the connection is closing anyway.
     if (state.paused && !closesWith(end)) res.resume();
@@ -82,7 +80,7 @@ function writeReply(res: HttpResponse, state: ResponseState, ending: RequestEndi
 }
 
 /** The exchange over one uWS response: body from onData, pausing and the after-the-read rules. */
-function uwsExchange(res: HttpResponse, state: ResponseState, ending: RequestEnding): HttpExchange {
+function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean, uwsCloses: boolean): HttpExchange {
   return {
     readBody: (maxBytes) => readBody(res, state, maxBytes),
     readyToRun: (method) => {
@@ -97,13 +95,13 @@ function uwsExchange(res: HttpResponse, state: ResponseState, ending: RequestEnd
     },
     send: (reply, after, written) => {
       if (after !== 'close') {
-        writeReply(res, state, ending, reply, after === 'close-as-asked' ? 'asked' : undefined);
+        writeReply(res, state, head, uwsCloses, reply, after === 'close-as-asked' ? 'asked' : undefined);
         written();
         return;
       }
       // Written once uWS has parsed the rest of this read, so nothing behind it runs (see above).
       setImmediate(() => {
-        writeReply(res, state, ending, reply, 'forced');
+        writeReply(res, state, head, uwsCloses, reply, 'forced');
         written();
       });
     },
@@ -116,13 +114,12 @@ export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: 
     const request = copyRequest(req, secure);
     inFlight.begin();
     const state: ResponseState = { aborted: false, done: false, paused: false, inFlight };
-    const ending: RequestEnding = { head: request.method === 'HEAD', uwsCloses: uwsClosesAfter(req) };
     res.onAborted(() => {
       // A response already written (a large one still draining) was counted out then.
       if (!state.done) inFlight.end();
       state.aborted = true;
     });
-    pipeline(request, uwsExchange(res, state, ending));
+    pipeline(request, uwsExchange(res, state, request.method === 'HEAD', uwsClosesAfter(req)));
   });
 }
 
