@@ -26,10 +26,10 @@ const hasNoContent = (status: number): boolean => status === 204 || status === 3
  * Whether endBounded closes the connection with this answer. uWS closes only through its own end with
  * a body, which writes a Content-Length (`0` for an empty one) and the body even for HEAD. So an answer
  * without content that the client asked to close is written as on an open connection, with `Connection:
- * close`: uWS closes it by itself when the request's header was a lone `close` (its own reading of it,
- * framing.ts' uwsClosesAfter), and otherwise the client, which asked, closes it (RFC 9112 section 9.6). Only a close the
- * service forces (ambiguous framing, a refused body) takes uWS' closing end whatever it writes: nothing
- * may be read after it.
+ * close`: uWS closes it by itself when the request's header was a lone `close` (its own reading of
+ * it, framing.ts' uwsClosesAfter), and otherwise the client, which asked, closes it (RFC 9112 section
+ * 9.6). Only a close the service forces (ambiguous framing, a refused body) takes uWS' closing end
+ * whatever it writes: nothing may be read after it.
  */
 export function closesWith(end: AnswerEnd): boolean {
   return end.close === 'forced' || (end.close === 'asked' && !end.head && !hasNoContent(end.status));
@@ -42,7 +42,9 @@ export function closesWith(end: AnswerEnd): boolean {
  */
 export function endBounded(res: HttpResponse, body: string | Buffer, end: AnswerEnd): void {
   const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  // uWS' closing end writes `Connection: close` unless it read the request as a close itself.
+  // Said whenever the connection closes after this answer: uWS' closing end says it only when it did
+  // not read the request as a close itself, and an answer without content asked to close is not
+  // written with that end (closesWith).
   if (end.uwsCloses || (end.close === 'asked' && !closesWith(end))) res.writeHeader('Connection', 'close');
   // A closing answer is the connection's last: nothing can pile up behind it, nor be read after it.
   if (closesWith(end)) {
