@@ -1,6 +1,7 @@
 // An experiment (bench/RESULTS.md, twenty-eighth session): where an overloaded service's memory is.
 // Section 4's load at one device count against voice-hub started with the inspector open; every few
-// seconds its process.memoryUsage() and V8's heap spaces are read through the inspector.
+// seconds its process.memoryUsage() and V8's heap spaces are read through the inspector, and for 45 s
+// after the load has stopped.
 // Usage: node --import tsx bench/experiments/overload-memory.ts <devices> <seconds> [a directory for one heap snapshot, taken mid-load]
 import { runLoad } from '../lib/child.js';
 import { ProcessSet, startEchoServer, startService } from '../lib/proc.js';
@@ -30,6 +31,12 @@ try {
   }
   const r = await load;
   process.stdout.write(`lost ${r.lostResponses} p99 ${r.responseLatency.p99}\n`);
+  // And what stays once the load has stopped (its connections closed): read for 45 s more.
+  for (let i = 0; i < 9; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    const { m } = await evaluate(s.output(), expr) as { m: NodeJS.MemoryUsage };
+    process.stdout.write(`${(i + 1) * 5} s after: rss ${mib(m.rss)} heap ${mib(m.heapUsed)}/${mib(m.heapTotal)} external ${mib(m.external)}\n`);
+  }
   await s.stop();
 } finally {
   await echo.stop();
