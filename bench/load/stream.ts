@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   }
   const drainMs = performance.now() - drainStart;
   const sent = devices.reduce((n, d) => n + d.sent, 0);
-  const lostResponses = devices.reduce((n, d) => n + d.awaitingResponse.length, 0);
+  const lostResponses = awaiting();
   const lostProcessed = devices.reduce((n, d) => n + d.awaitingProcessed.length, 0);
   for (const d of devices) d.client.close();
   emit({

@@ -1,6 +1,7 @@
 // The framing check as every uWS request handler runs it first (the API's catch-all, the hub's
 // negotiate and WebSocket upgrade): one place that decides how an ill-framed request is refused.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { endBounded } from './bounded-end.js';
 import { checkFraming, headerLines, uwsClosesAfter, type HeaderLines } from './framing.js';
 import { problem } from './problem.js';
 import { statusLine } from './status-text.js';
@@ -28,10 +29,8 @@ export function refuseIllFramed(res: HttpResponse, req: HttpRequest, lines: Head
       res.writeStatus(statusLine(error.status));
       res.writeHeader('Content-Type', 'application/problem+json');
       res.writeHeader('X-Content-Type-Options', 'nosniff');
-      // uWS writes `Connection: close` with its closing end only when it did not read one in the request.
-      if (uwsCloses) res.writeHeader('Connection', 'close');
-      // Closing: even for HEAD the body goes, since nothing is read after it (bounded-end.ts).
-      res.end(body, true);
+      // A forced close: even for HEAD the body goes, since nothing is read after it (bounded-end.ts).
+      endBounded(res, body, { status: error.status, close: 'forced', uwsCloses });
     });
     refused?.(error.status);
   });

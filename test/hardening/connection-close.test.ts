@@ -1,7 +1,7 @@
 // `Connection: close` among other options (RFC 9112 section 9.6: a server that receives it must close
-// after its answer). uWS honoured only a lone `close` (any five characters, in fact): `keep-alive, close` and LWP's
-// `TE, close` kept the connection open until the idle timeout, and a client reading to its end waited
-// ~10 s. The hub's negotiate route honours it the same way. Every closing answer says `Connection: close`
+// after its answer). uWS honoured only a lone `close` (any five characters, in fact): `keep-alive,
+// close` and LWP's `TE, close` kept the connection open until the idle timeout, and a client reading to
+// its end waited ~10 s. The hub's negotiate route honours it the same way. Every closing answer says `Connection: close`
 // (RFC 9112 section 9.6, as Kestrel does): uWS leaves it out when it read the request as a close itself,
 // which it does for any first Connection line of five characters. A real service on loopback, raw sockets.
 import assert from 'node:assert/strict';

@@ -10,13 +10,13 @@ export interface RawAnswer {
   readonly closedByServer: boolean;
 }
 
+/** The status codes of the status lines in `text`, in order. */
+export const statusesIn = (text: string): number[] => [...text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
+
 /**
  * Writes `request` as is and collects what comes back until the server closes, or nothing arrived for
  * `firstByteMs` (a server waiting for a body that will never come), or `idleMs` passed after data.
  */
-/** The status codes of the status lines in `text`, in order. */
-export const statusesIn = (text: string): number[] => [...text.matchAll(/(?:^|\r\n)HTTP\/1\.[01] (\d{3})/g)].map((m) => Number(m[1]));
-
 export function rawRequest(port: number, request: string | Uint8Array, firstByteMs = 400, idleMs = 150): Promise<RawAnswer> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
