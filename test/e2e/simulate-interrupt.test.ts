@@ -126,7 +126,8 @@ describe('simulate interrupted, against a service that stopped answering', () =>
     run.proc.kill('SIGINT');
     const end = await run.exited;
     assert.equal(end.code, 130, run.stdout() + run.stderr());
-    assert.ok(end.at - sent < 1500, `ended ${end.at - sent} ms after the second signal`);
+    // Well before the clean-up's 5 s, with room for a loaded machine to start and end a process.
+    assert.ok(end.at - sent < 3000, `ended ${end.at - sent} ms after the second signal`);
     assert.match(run.stderr(), /^SIGINT again: exiting without waiting for the clean-up$/m);
   });
 });

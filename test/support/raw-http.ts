@@ -1,5 +1,6 @@
 // HTTP over a raw socket: fetch normalises paths (`..`, percent-encoding) and refuses bad headers and
 // mismatched lengths, which are exactly what the fuzz tests need to send.
+import assert from 'node:assert/strict';
 import net from 'node:net';
 
 export interface RawAnswer {
@@ -135,6 +136,17 @@ export interface ExchangeOptions {
    * ends at once anyway).
    */
   readonly idleMs?: number;
+}
+
+/**
+ * "Closed at once", as against held until uWS's idle timeout (10 s or more): half that timeout, not a
+ * figure of a quiet machine, as a loaded one can take seconds to get to a connection. An exchange that
+ * awaits such a close waits this long (`idleMs`), so that a slow close is seen rather than cut off.
+ */
+export const CLOSED_AT_ONCE_MS = 5000;
+
+export function assertClosedAtOnce(answer: Exchange): void {
+  assert.ok(answer.closedByServer && answer.ms < CLOSED_AT_ONCE_MS, `closed at once: ${answer.closedByServer ? 'closed' : 'still open'} after ${answer.ms.toFixed(0)} ms`);
 }
 
 /** Writes `pieces` in order on one connection and collects the responses. Bounded to 15 s in all. */
