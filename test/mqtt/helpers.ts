@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import { silentLogger } from '../../src/log/logger.js';
+import { closedSoonText } from '../../src/mqtt/client.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
 import { waitUntil } from '../support/wait.js';
@@ -89,6 +90,9 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
 }
 
 /** The instance id a service keeps in its data directory. */
+/** A regular expression source for closedSoonText of any duration. */
+export const CLOSED_SOON = closedSoonText(0).replace('0.0', '\\d+\\.\\d');
+
 export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();
 
 export async function connectedPublisher(options: MqttPublisherOptions): Promise<MqttPublisher> {
