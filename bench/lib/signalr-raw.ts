@@ -39,6 +39,13 @@ export function invocationFrame(protocol: Protocol, target: string, args: unknow
   return Buffer.concat([Buffer.from(varint(body.length)), body]);
 }
 
+/** A framed Ping, which a client sends while it has nothing else to say (the server's client timeout). */
+export function pingFrame(protocol: Protocol): string | Buffer {
+  if (protocol === 'json') return JSON.stringify({ type: 6 }) + RS;
+  const body = encoder.encode([6]);
+  return Buffer.concat([Buffer.from(varint(body.length)), body]);
+}
+
 /** Splits a MessagePack frame into message bodies (VarInt length prefixes). */
 export function* binaryMessages(data: Buffer): Generator<Buffer> {
   let at = 0;

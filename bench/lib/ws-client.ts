@@ -41,6 +41,9 @@ export function encodeClientFrame(payload: string | Buffer, opcode = typeof payl
 export class WsClient {
   /** Each whole message as it arrives; the Buffer may be a view of the read, valid until the handler returns. */
   onMessage: (data: Buffer, binary: boolean) => void = () => {};
+  /** The connection ended other than by terminate(): the server closed it, or it failed. */
+  onClose: () => void = () => {};
+  private terminated = false;
   private pending: Buffer = EMPTY;
   private fragments: Buffer[] = [];
   private fragmentBinary = false;
@@ -48,6 +51,9 @@ export class WsClient {
   private constructor(private readonly socket: Socket, leftover: Buffer) {
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('error', () => {});
+    socket.on('close', () => {
+      if (!this.terminated) this.onClose();
+    });
     // Bytes that came with the upgrade answer wait a macrotask: the caller sets onMessage after its await.
     if (leftover.length > 0) setImmediate(() => this.receive(leftover));
   }
@@ -105,6 +111,7 @@ export class WsClient {
 
   /** Drops the connection, no close handshake. */
   terminate(): void {
+    this.terminated = true;
     this.socket.destroy();
   }
 

@@ -5,7 +5,7 @@
 import type { Session } from '../lib/api.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { memory } from '../lib/proc.js';
-import { audioFrames, joinSession, RawHubClient, type Protocol } from '../lib/signalr-raw.js';
+import { audioFrames, joinSession, pingFrame, RawHubClient, type Protocol, wireFrame } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
 
@@ -20,10 +20,20 @@ interface StreamInput {
 }
 
 const PACKET_MS = 20;
-/** After the last send, answers are awaited while they keep coming: until none came for this long... */
-const DRAIN_QUIET_MS = 3000;
+/**
+ * After the last send, answers are awaited while they keep coming: until none came for this long...
+ * An overloaded service's answers can pause for seconds while it works through what came in: at 500
+ * devices on a slow day none came for 3 s right after the last send, then they came for 46 s more.
+ */
+const DRAIN_QUIET_MS = 10_000;
 /** ...or this long in all (the caller's timeout for the whole load allows for it). */
 const DRAIN_MAX_MS = 60_000;
+/**
+ * While awaiting answers the devices send nothing, so each pings at this interval, as SignalR clients
+ * do (KeepAliveInterval, 15 s): the hub closes a connection that sent nothing for its client timeout
+ * (30 s), and at 500 devices all 500 were closed 30 s after the last send, with 200,027 answers owed.
+ */
+const PING_MS = 15_000;
 const input = readInput<StreamInput>();
 const packets = fixturePackets();
 const PROCESSED = targetNeedle(input.protocol, 'AudioProcessed');
@@ -40,6 +50,8 @@ interface Device {
   /** Send time and whether it was inside the measured window, oldest first. */
   awaitingProcessed: number[];
   awaitingResponse: number[];
+  /** When the service closed this device's connection (a hub closes a connection too slow to read its answers). */
+  closedAt?: number;
 }
 
 let windowStart = Infinity;
@@ -59,6 +71,7 @@ async function connect(session: Session): Promise<Device> {
   await joinSession(client, session.sessionId, session.token);
   const frames = audioFrames(input.protocol, session.sessionId, packets);
   const device: Device = { client, frames, origin: 0, sent: 0, awaitingProcessed: [], awaitingResponse: [] };
+  client.ws.onClose = () => (device.closedAt ??= performance.now());
   client.onFrame = (data) => {
     const now = performance.now();
     for (let i = count(data, PROCESSED); i > 0; i--) {
@@ -134,8 +147,14 @@ async function main(): Promise<void> {
   const drainStart = performance.now();
   let pending = awaiting();
   let progressAt = drainStart;
+  const ping = wireFrame(pingFrame(input.protocol));
+  let pingedAt = drainStart;
   while (pending > 0 && performance.now() - progressAt < DRAIN_QUIET_MS && performance.now() - drainStart < DRAIN_MAX_MS) {
     await new Promise((resolve) => setTimeout(resolve, 20));
+    if (performance.now() - pingedAt >= PING_MS) {
+      for (const d of devices) d.client.sendWire(ping);
+      pingedAt = performance.now();
+    }
     const now = awaiting();
     if (now < pending) progressAt = performance.now();
     pending = now;
@@ -144,10 +163,14 @@ async function main(): Promise<void> {
   const sent = devices.reduce((n, d) => n + d.sent, 0);
   const lostResponses = awaiting();
   const lostProcessed = devices.reduce((n, d) => n + d.awaitingProcessed.length, 0);
+  // Packets owed on connections the service closed are lost with them: say how many, and when the first closed.
+  const closed = devices.filter((d) => d.closedAt !== undefined);
+  const lostOnClosed = closed.reduce((n, d) => n + d.awaitingResponse.length, 0);
+  const firstClosedS = closed.length > 0 ? (Math.min(...closed.map((d) => d.closedAt!)) - windowStart) / 1000 : undefined;
   for (const d of devices) d.client.close();
   emit({
     devices: devices.length, wall, cpu, loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
-    lostResponses, lostProcessed, errors, lastError, lateSends, drainMs,
+    lostResponses, lostProcessed, errors, lastError, lateSends, drainMs, closedByService: closed.length, lostOnClosed, firstClosedS,
     // The histogram holds whole intervals of its 5 ms timer: the delay is what each took beyond that.
     loopDelayMs: { p50: lateness(loopDelay.percentile(50)), p99: lateness(loopDelay.percentile(99)), max: lateness(loopDelay.max) },
     processedLatency: latencySummary(processedLatency.values()),

@@ -31,6 +31,10 @@ interface StreamResult {
   lateSends: number;
   /** How long answers were awaited after the last send (they are while they keep coming, up to 60 s). */
   drainMs: number;
+  /** Device connections the server closed during the load, the packets still owed on them, and when the first closed (s into the measured window). */
+  closedByService: number;
+  lostOnClosed: number;
+  firstClosedS?: number;
   /** The load generator's own event-loop delay: what of the latency its own lateness may explain. */
   loopDelayMs: { p50: number; p99: number; max: number };
   processedLatency: Summary;
@@ -68,7 +72,8 @@ export const streamingSection: Section = {
           const bareCpuPct = ((n * 50) / echoCeiling.perCpuSecond) * 100;
           const lost = r.lostResponses;
           const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
-          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost (no AudioResponse ${(r.drainMs / 1000).toFixed(1)} s after the last send), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          const closed = r.closedByService > 0 ? ` (${r.lostOnClosed} of them owed on ${r.closedByService} connections the service closed, the first ${(r.firstClosedS ?? NaN).toFixed(1)} s into the measured window)` : '';
+          const summary = `RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost${closed} (no AudioResponse ${(r.drainMs / 1000).toFixed(1)} s after the last send), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
           rows.push({
             section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
             baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },

@@ -19,7 +19,7 @@ import WebSocket from 'ws';
 import type { WebSocket as UwsSocket } from 'uWebSockets.js';
 import { jsonProtocol } from '../../src/hub/json-protocol.js';
 import { createMessagePackProtocol } from '../../src/hub/msgpack-protocol.js';
-import { completionWithResult, invocation, type HubProtocol } from '../../src/hub/messages.js';
+import { completionWithResult, invocation, MessageType, type HubProtocol } from '../../src/hub/messages.js';
 import { loadNativeUws } from '../../src/http/uws-native.js';
 import { encodeAudio, encodeStart } from '../../src/upstream/protocol.js';
 import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
@@ -48,6 +48,9 @@ const pcm: string[] = await (async () => {
 })();
 
 const protocols: Record<string, HubProtocol> = { json: jsonProtocol, messagepack: createMessagePackProtocol(1024 * 1024) };
+/** A Ping in either protocol, as the wire has it: the load's devices ping while they await the last answers. */
+const PINGS = Object.values(protocols).map((p) => Buffer.from(p.encode({ type: MessageType.Ping })));
+const isPing = (message: ArrayBuffer): boolean => PINGS.some((ping) => message.byteLength === ping.length && ping.equals(Buffer.from(message)));
 
 type Frame = string | Uint8Array;
 interface Frames {
@@ -198,8 +201,8 @@ app.ws<Conn>('/voice-hub', {
   },
   message: (ws, message) => {
     const session = ws.getUserData().session;
-    if (session) audio(session);
-    else setUp(ws, message);
+    if (!session) setUp(ws, message);
+    else if (!isPing(message)) audio(session);
   },
   close: (ws) => {
     const conn = ws.getUserData();
