@@ -50,7 +50,7 @@ interface Device {
   /** Send time and whether it was inside the measured window, oldest first. */
   awaitingProcessed: number[];
   awaitingResponse: number[];
-  /** When the service closed this device's connection (a hub closes a connection too slow to read its answers). */
+  /** When the service closed this device's connection (one too slow to read its answers, or silent past the client timeout). */
   closedAt?: number;
 }
 
