@@ -5,8 +5,8 @@
 // (RFC 9112 section 9.6, as Kestrel does): uWS leaves it out when it read the request as a close itself,
 // which it does for any first Connection line of five characters. A real service on loopback, raw sockets.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { exchange } from '../support/raw-http.js';
 import { spawnService, type SpawnedService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -17,51 +17,18 @@ const connectionLines = (answer: string): string[] =>
 const LIST = (connection: string): string => `GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`;
 const NEGOTIATE = (connection: string): string => `POST /voice-hub/negotiate?negotiateVersion=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: ${connection}\r\n\r\n`;
 /** Written once the first answer is whole: a connection the server kept open answers it too. */
-const PROBE = 'GET /api/device/list HTTP/1.1\r\nHost: x\r\n\r\n';
-
-/** Where the first whole answer in `text` ends (a HEAD answer has no body), or -1 while it is not whole. */
-function answerEnd(text: string, head: boolean): number {
-  const end = text.indexOf('\r\n\r\n');
-  if (end < 0) return -1;
-  const length = head ? 0 : Number(/\r\nContent-Length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
-  return text.length >= end + 4 + length ? end + 4 + length : -1;
-}
+const PROBE = Buffer.from('GET /api/device/list HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1');
 
 /**
- * Sends one request and, once its answer is whole, a second one on the same connection: the server
- * closed if that connection ends, and kept it open if the second request is answered. No timer decides
- * (a loaded machine may take any time to answer); the server's idle timeout is far off, as the probe
- * goes out the moment the first answer is read. Bounded to 30 s.
+ * Sends one request and, once it is answered, a second one on the same connection (raw-http's stepwise
+ * exchange): the server closed if the connection ends, and kept it open if the second is answered too.
+ * No short timer decides (a loaded machine may take any time to answer); the server's idle timeout is
+ * far off, as the probe goes out the moment the first answer is read. `answer` is the first answer; a
+ * HEAD answer's Content-Length has no body behind it, so it stays unsplit, in `rest`.
  */
-function exchange(port: number, request: string): Promise<{ closedByServer: boolean; answer: string }> {
-  const head = request.startsWith('HEAD ');
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    let answer: string | undefined;
-    const done = (closedByServer: boolean): void => {
-      clearTimeout(cap);
-      socket.destroy();
-      resolve({ closedByServer, answer: answer ?? text });
-    };
-    socket.on('data', (d) => {
-      text += d.toString('latin1');
-      if (answer === undefined) {
-        const end = answerEnd(text, head);
-        if (end < 0) return;
-        answer = text.slice(0, end);
-        text = text.slice(end);
-        socket.write(PROBE);
-      }
-      if (answerEnd(text, false) >= 0) done(false);
-    });
-    socket.on('end', () => done(true));
-    // Our probe may meet a connection the server already closed.
-    socket.on('error', () => done(true));
-    socket.write(request);
-    // Neither answered nor closed: what came is the answer, and the assertions on it say what is missing.
-    const cap = setTimeout(() => done(false), 30_000);
-  });
+async function exchangeWithProbe(port: number, request: string): Promise<{ closedByServer: boolean; answer: string }> {
+  const result = await exchange(port, [Buffer.from(request, 'latin1'), PROBE], { stepwise: true, expect: 2 });
+  return { closedByServer: result.closedByServer, answer: (result.responses[0]?.raw ?? result.rest).toString('latin1') };
 }
 
 describe('Connection: close as one option among others', () => {
@@ -78,14 +45,14 @@ describe('Connection: close as one option among others', () => {
   // `abcde`: not a close, but uWS takes it for one (five characters), so the answer says it closes.
   for (const connection of ['close', 'Close', 'keep-alive, close', 'close, keep-alive', 'TE, close', 'close,TE', 'upgrade ,\tCLOSE ', 'abcde']) {
     it(`"${connection}": answered with Connection: close, then closed by the server`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, LIST(connection));
+      const { closedByServer, answer } = await exchangeWithProbe(svc.port, LIST(connection));
       assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
       assert.deepEqual(connectionLines(answer), ['close'], answer);
       assert.equal(closedByServer, true, answer);
     });
 
     it(`"${connection}" on the hub's negotiate: answered with Connection: close, then closed by the server`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, NEGOTIATE(connection));
+      const { closedByServer, answer } = await exchangeWithProbe(svc.port, NEGOTIATE(connection));
       assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
       assert.deepEqual(connectionLines(answer), ['close'], answer);
       assert.equal(closedByServer, true, answer);
@@ -93,14 +60,14 @@ describe('Connection: close as one option among others', () => {
   }
 
   it('an ill-framed request with "Connection: close": the 400 says Connection: close, then closed', async () => {
-    const { closedByServer, answer } = await exchange(svc.port, 'GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\nContent-Length: 1\r\n\r\nx');
+    const { closedByServer, answer } = await exchangeWithProbe(svc.port, 'GET /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\nContent-Length: 1\r\n\r\nx');
     assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.deepEqual(connectionLines(answer), ['close'], answer);
     assert.equal(closedByServer, true, answer);
   });
 
   it('HEAD with "Connection: close": one Connection: close, no body', async () => {
-    const { closedByServer, answer } = await exchange(svc.port, 'HEAD /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const { closedByServer, answer } = await exchangeWithProbe(svc.port, 'HEAD /api/device/list HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     assert.match(answer, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
     assert.deepEqual(connectionLines(answer), ['close'], answer);
     assert.ok(answer.endsWith('\r\n\r\n'), answer);
@@ -109,14 +76,14 @@ describe('Connection: close as one option among others', () => {
 
   for (const connection of ['keep-alive', 'TE', 'closed', 'x-close']) {
     it(`"${connection}": the connection stays open`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, LIST(connection));
+      const { closedByServer, answer } = await exchangeWithProbe(svc.port, LIST(connection));
       assert.match(answer, /^HTTP\/1\.1 401 Unauthorized\r\n/);
       assert.deepEqual(connectionLines(answer), []);
       assert.equal(closedByServer, false);
     });
 
     it(`"${connection}" on the hub's negotiate: the connection stays open`, async () => {
-      const { closedByServer, answer } = await exchange(svc.port, NEGOTIATE(connection));
+      const { closedByServer, answer } = await exchangeWithProbe(svc.port, NEGOTIATE(connection));
       assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
       assert.doesNotMatch(answer, /\r\nConnection: close\r\n/);
       assert.equal(closedByServer, false);
