@@ -89,10 +89,10 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
   };
 }
 
-/** The instance id a service keeps in its data directory. */
 /** A regular expression source for closedSoonText of any duration. */
 export const CLOSED_SOON = closedSoonText(0).replace('0.0', '\\d+\\.\\d');
 
+/** The instance id a service keeps in its data directory. */
 export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();
 
 export async function connectedPublisher(options: MqttPublisherOptions): Promise<MqttPublisher> {
