@@ -45,6 +45,7 @@ async function settleAfterLoad(gc?: () => Promise<void>): Promise<void> {
   await gc();
   await sleep(TRIM_INTERVAL_MS + 1000);
 }
+
 /** After start: V8's memory reducer has run (see the header) and the service has given freed malloc memory back (every 15 s). */
 const IDLE_SETTLE_MS = 35_000;
 /** An active session (hub connection, upstream link, decoder) under 100 KiB (issue 16; issue 6 asked 300). */
