@@ -178,7 +178,13 @@ describe('without stateful reconnect: automatic reconnect and JoinSession again'
     assert.ok(lost <= refused + 2, `lost ${lost}, sent while disconnected ${refused}`);
     t.diagnostic(`lost ${lost} of ${packets.length} packets, ${refused} sent while disconnected`);
     assert.deepEqual(sequences, sequences.map((_, i) => i + 1), 'none processed twice; the session counted on');
-    assert.equal(events.of('AudioResponse').length, sequences.length);
+    // Without stateful reconnect the answer to a packet processed just before the drop goes to the cut
+    // connection and is lost with it, like the packets in flight (at most a couple); every later packet
+    // is answered. So wait for answers to every processed packet, for as long as a loaded machine may
+    // take (a lost one ends the wait after 3 s), and then count: none twice, none missing but those.
+    await events.waitFor('AudioResponse', sequences.length, 3000).catch(() => undefined);
+    const answered = events.of('AudioResponse').length;
+    assert.ok(answered <= sequences.length && answered >= sequences.length - 2, `${answered} AudioResponse for ${sequences.length} packets processed`);
     assert.equal(events.closed, false);
     assert.equal(connection.state, HubConnectionState.Connected);
     await connection.stop();
