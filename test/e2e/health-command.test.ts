@@ -33,13 +33,14 @@ const json = (body: string, status = 200) => (res: ServerResponse): void => {
 };
 
 const STATUSES = ['Healthy', 'Degraded', 'Unhealthy'] as const;
-const EXIT_FOR: Record<string, number> = { Healthy: 0, Degraded: 1, Unhealthy: 2 };
+// A Map, not an object literal: a status of `toString` must not find Object.prototype's function.
+const EXIT_FOR = new Map<string, number>([['Healthy', 0], ['Degraded', 1], ['Unhealthy', 2]]);
 
 /** The rule the command keeps: a health report is an object with a known status and an object of entries. */
 function expectedExit(value: unknown): number {
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(value) || !isObject(value.entries) || typeof value.status !== 'string') return 3;
-  return EXIT_FOR[value.status] ?? 3;
+  return EXIT_FOR.get(value.status) ?? 3;
 }
 
 /** Each field of an entry or report either of its type or any JSON at all, or missing. */
