@@ -5,11 +5,11 @@ import { Decoder } from '@msgpack/msgpack';
 import { readBinaryMessage, writeBinaryMessage } from './binary-format.js';
 import { Base64Text, hasBase64Text } from './base64-text.js';
 import { InvalidDataError } from './errors.js';
-import { MAX_MESSAGEPACK_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { MAX_MESSAGEPACK_DEPTH } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayItems, isIntegerItem, mapKeysAreStrings } from './msgpack-walk.js';
+import { arrayItems, isIntegerItem, mapKeysAreStrings, nestsDeeperAt } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -88,10 +88,7 @@ function argumentsAt(items: unknown[], failure: BindingFailure | undefined): { a
   if (failure !== undefined) return { arguments: [], bindingFailure: failure };
   const v = items[4];
   if (!Array.isArray(v)) return { arguments: [], bindingFailure: "Reading array length for 'arguments' failed." };
-  // Each argument is read on its own from depth 0; the array around them is one level more.
-  if (nestsDeeperThan(v, MAX_MESSAGEPACK_DEPTH + 1)) {
-    return { arguments: [], bindingFailure: `The arguments nest more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays.` };
-  }
+  // How deep they nest was checked in the bytes, before anything was decoded (deepItems).
   return { arguments: v };
 }
 
@@ -249,28 +246,76 @@ function readStrictly(type: unknown, index: number, items: readonly unknown[]): 
 /** The items of the longest message ASP.NET reads (an Invocation: type, headers, id, target, arguments, stream ids). */
 const ITEMS_READ = 6;
 
+/** Where an invocation's arguments are among a message's items. */
+const ARGUMENTS = 4;
+
+/** Items of a message, as byte ranges, and why some of them are not decoded (by item index). */
+interface Undecoded {
+  readonly ranges: [number, number][];
+  readonly failed: ReadonlyMap<number, string>;
+}
+
 /**
- * The whole message did not decode. If its structure is intact (every value ends where it should),
- * each item is decoded on its own and judged as ASP.NET judges it: a value that does not decode (a
- * map key that is neither string nor number, a malformed timestamp) where ASP.NET reads one is a
- * protocol error; in an invocation's arguments it is a binding failure of that invocation; in an
- * item ASP.NET skips or never reads it changes nothing. A broken structure (truncated, a reserved
- * byte) is a protocol error.
+ * The items read (ITEMS_READ) that nest more than MAX_MESSAGEPACK_DEPTH maps and arrays (an
+ * invocation's arguments one more: each argument is read from depth 0 inside them), found in the bytes
+ * before the message is decoded, so that no level past the limit is ever built; undefined when there
+ * are none, or when the structure is broken (the decoder says how). A message shorter than the limit
+ * cannot nest that deep.
  */
-function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unknown): HubMessage | null {
-  const invalid = (): InvalidDataError => new InvalidDataError(`Invalid MessagePack: ${describe(original)}`);
+function deepItems(body: Uint8Array, decoder: Decoder): Undecoded | undefined {
   let ranges: [number, number][];
   try {
+    // One walk tells most messages apart: none of their items nests more than the limit inside the message's array.
+    if (body.length <= MAX_MESSAGEPACK_DEPTH || !nestsDeeperAt(body, 0, MAX_MESSAGEPACK_DEPTH + 1)) return undefined;
     ranges = arrayItems(body);
   } catch {
-    throw invalid();
+    return undefined;
+  }
+  const failed = new Map<number, string>();
+  let invocation = false;
+  for (let i = 0; i < Math.min(ranges.length, ITEMS_READ); i++) {
+    const levels = MAX_MESSAGEPACK_DEPTH + (invocation && i === ARGUMENTS ? 1 : 0);
+    if (nestsDeeperAt(body, ranges[i]![0], levels)) {
+      failed.set(i, i === ARGUMENTS && invocation ? `The arguments nest more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays.` : `item ${i} nests more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays`);
+    } else if (i === 0) {
+      let type: unknown;
+      try {
+        type = decoder.decode(body.subarray(...ranges[0]!));
+      } catch {
+        // decodeItemsSeparately refuses it.
+      }
+      invocation = type === MessageType.Invocation || type === MessageType.StreamInvocation;
+    }
+  }
+  return failed.size > 0 ? { ranges, failed } : undefined;
+}
+
+/**
+ * The whole message did not decode, or some of its items were not to be decoded (deepItems). If its
+ * structure is intact (every value ends where it should), each item is decoded on its own and judged
+ * as ASP.NET judges it: a value that does not decode (a map key that is neither string nor number, a
+ * malformed timestamp, too many levels) where ASP.NET reads one is a protocol error; in an invocation's
+ * arguments it is a binding failure of that invocation; in an item ASP.NET skips or never reads it
+ * changes nothing. A broken structure (truncated, a reserved byte) is a protocol error.
+ */
+function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { readonly error: unknown } | Undecoded): HubMessage | null {
+  const why = (i: number): string => ('error' in cause ? describe(cause.error) : (cause.failed.get(i) ?? `item ${i} does not decode`));
+  let ranges: [number, number][];
+  if ('ranges' in cause) ranges = cause.ranges;
+  else {
+    try {
+      ranges = arrayItems(body);
+    } catch {
+      throw new InvalidDataError(`Invalid MessagePack: ${why(0)}`);
+    }
   }
   const items: unknown[] = [];
   const failed: number[] = [];
   for (const [i, [start, end]] of ranges.entries()) {
     // Items after those any message has are never read: 60,000 of them decoded one by one cost 40x the message.
-    if (i >= ITEMS_READ) {
+    if (i >= ITEMS_READ || ('failed' in cause && cause.failed.has(i))) {
       items.push(null);
+      if (i < ITEMS_READ) failed.push(i);
       continue;
     }
     try {
@@ -280,10 +325,11 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, original: unk
       failed.push(i);
     }
   }
-  if (failed.some((i) => readStrictly(items[0], i, items))) throw invalid();
+  const strict = failed.find((i) => readStrictly(items[0], i, items));
+  if (strict !== undefined) throw new InvalidDataError(`Invalid MessagePack: ${why(strict)}`);
   const isInvocation = items[0] === MessageType.Invocation || items[0] === MessageType.StreamInvocation;
-  if (isInvocation && failed.includes(4)) {
-    return decodeMessagePackItems(items, `Invalid MessagePack in 'arguments': ${describe(original)}`);
+  if (isInvocation && failed.includes(ARGUMENTS)) {
+    return decodeMessagePackItems(items, 'error' in cause ? `Invalid MessagePack in 'arguments': ${why(ARGUMENTS)}` : why(ARGUMENTS));
   }
   return decodeMessagePackItems(items);
 }
@@ -313,11 +359,15 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
     read: readBinaryMessage,
     decode: (body) => {
       let message: HubMessage | null;
-      try {
-        message = decodeMessagePackItems(decoder.decode(body));
-      } catch (e) {
-        if (e instanceof InvalidDataError) throw e;
-        message = decodeItemsSeparately(body, decoder, e);
+      const deep = deepItems(body, decoder);
+      if (deep !== undefined) message = decodeItemsSeparately(body, decoder, deep);
+      else {
+        try {
+          message = decodeMessagePackItems(decoder.decode(body));
+        } catch (e) {
+          if (e instanceof InvalidDataError) throw e;
+          message = decodeItemsSeparately(body, decoder, { error: e });
+        }
       }
       requireWireFormats(body, message);
       requireWellFormedEnvelope(message);
