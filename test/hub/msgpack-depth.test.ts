@@ -71,7 +71,7 @@ describe('MessagePack nesting is counted in the bytes, before the decoder builds
   function decoded(run: () => void): number[] {
     const lengths: number[] = [];
     const original = Decoder.prototype.decode;
-    Decoder.prototype.decode = function (this: Decoder, bytes: ArrayLike<number> | BufferSource) {
+    Decoder.prototype.decode = function (this: Decoder, bytes: Parameters<Decoder['decode']>[0]) {
       lengths.push((bytes as Uint8Array).length);
       return original.call(this, bytes);
     };
