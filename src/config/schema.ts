@@ -299,7 +299,7 @@ export const CONFIG_SCHEMA = {
         // largest 20 ms Opus packet (1,275 B) are 358 KB in JSON and 267 KB in MessagePack, of a
         // 16 kHz speech packet (at most ~100 B) 43 KB and 31 KB; a device sends 50 packets a second.
         MaximumFrameSize: int(262_144, 1024, 16 * MIB, 'Largest WebSocket frame after the handshake, in bytes (never less than MaximumReceiveMessageSize); a larger one drops the connection before it is read (no close frame: the client sees 1006). Before the handshake a frame may hold only a handshake (1 KiB).'),
-        MessagesPerTurn: int(32, 1, 10_000, 'Messages read from one connection before the event loop serves others; the rest of a frame waits for the next turn.'),
+        MessagesPerTurn: int(32, 1, 10_000, 'Messages read from one connection before the event loop serves others (fewer once they make 64 KiB); the rest of a frame waits for the next turn.'),
         MessageRate: int(500, 1, 1_000_000, 'Messages per second a connection may send once authenticated (a token on the connection, or JoinSession accepted); over its burst it is closed with an error.'),
         MessageBurst: int(2000, 1, 1_000_000, 'Messages an authenticated connection may send at once (what a client flushes after a stall of up to 40 s of 20 ms audio).'),
         UnauthenticatedMessageRate: int(10, 1, 1_000_000, 'Messages per second a connection may send before it authenticated.'),

@@ -66,6 +66,13 @@ export function skipValue(bytes: Uint8Array, at: number): number {
   let pos = at;
   let pending = 1;
   while (pending > 0) {
+    const b = bytes[pos];
+    // One-byte values (small integers, nil, booleans) inline: the most numerous in a long array.
+    if (b !== undefined && (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3)) {
+      pos++;
+      pending--;
+      continue;
+    }
     pos += header(bytes, pos);
     pending += childCount - 1;
     if (pos > bytes.length || pending > bytes.length - pos) throw truncated();

@@ -86,6 +86,8 @@ const SHAPES: Shape[] = [
     frame: (id) => msgpackInvocation(id, 'SendAudioData', encode(['s', Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`k${i}`, 0]))])) },
   { name: 'MessagePack: 8,000 ill-formed strings 30,000 levels deep', protocol: 'messagepack', outcome: { completion: UNBOUND('SendAudioData') },
     frame: (id) => msgpackInvocation(id, 'SendAudioData', Buffer.concat([Buffer.from([0x92, 0xa1, 0x73]), nested(30_000, arrayOf(8000, LONE_SURROGATE_STR))])) },
+  { name: 'MessagePack: 60,000 levels of arrays in an argument', protocol: 'messagepack', outcome: { completion: UNBOUND('SendAudioData') },
+    frame: (id) => msgpackInvocation(id, 'SendAudioData', Buffer.concat([Buffer.from([0x92, 0xa1, 0x73]), nested(60_000, Buffer.from([0x90]))])) },
   { name: 'MessagePack: 12,000 ill-formed strings 400 levels deep', protocol: 'messagepack', outcome: { completion: UNBOUND('SendAudioData') },
     frame: (id) => msgpackInvocation(id, 'SendAudioData', Buffer.concat([Buffer.from([0x92, 0xa1, 0x73]), nested(400, arrayOf(12_000, LONE_SURROGATE_STR))])) },
   { name: 'MessagePack: 30,000 items after the arguments, one that does not decode', protocol: 'messagepack', outcome: { completion: UNKNOWN('Nope') },

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { HubWire, jsonFrame, msgpackFrame } from '../hardening/hub-wire.js';
 import { shippedBudgets, startHub, type TestHub } from './helpers.js';
+import { BYTES_PER_TURN } from '../../src/hub/reader.js';
 import { withTimeout } from '../support/wait.js';
 
 let hub: TestHub;
@@ -84,4 +85,39 @@ describe('hub limits per connection', () => {
     busy.close();
     other.close();
   });
+
+  for (const protocol of ['json', 'messagepack'] as const) {
+    it(`${protocol}: a frame of large messages is read ${BYTES_PER_TURN / 1024} KiB of them per turn, however few they are`, async () => {
+      const wire = await HubWire.connect(base, protocol);
+      const size = 20_000;
+      const count = 8;
+      const frame = (i: number): string | Uint8Array => (protocol === 'json' ? jsonFrame({ type: 1, target: 'Record', arguments: [`${i}:${'x'.repeat(size)}`] }) : msgpackFrame([1, {}, null, 'Record', [`${i}:${'x'.repeat(size)}`]]));
+      const frames = Array.from({ length: count }, (_, i) => frame(i));
+      const before = hub.recorded.length;
+      // A mark in `recorded` at every turn of the event loop while the frame is read: the records between two marks were read in one turn.
+      let marking = true;
+      const mark = (): void => {
+        if (!marking) return;
+        hub.recorded.push('turn');
+        setImmediate(mark);
+      };
+      setImmediate(mark);
+      wire.sendRaw(protocol === 'json' ? (frames as string[]).join('') : Buffer.concat(frames as Uint8Array[]));
+      try {
+        await withTimeout((async () => {
+          while (hub.recorded.slice(before).filter((r) => r !== 'turn').length < count) await new Promise((r) => setTimeout(r, 5));
+        })(), 10_000, 'the records');
+      } finally {
+        marking = false;
+      }
+      const seen = hub.recorded.slice(before);
+      const records = seen.filter((r): r is string => r !== 'turn');
+      assert.deepEqual(records.map((r) => Number(r.slice(0, r.indexOf(':')))), Array.from({ length: count }, (_, i) => i));
+      const perTurn = seen.join(',').split('turn').map((run) => run.split(',').filter(Boolean).length).filter((n) => n > 0);
+      // Each message is about 20 KB: reading stops at the first that takes the turn to 64 KiB or past it.
+      const most = Math.ceil(BYTES_PER_TURN / size);
+      assert.ok(Math.max(...perTurn) <= most, `records per turn ${perTurn.join(' ')}: more than ${most} in one`);
+      wire.close();
+    });
+  }
 });
