@@ -29,9 +29,10 @@ export interface SchemaNode {
   writeOnly?: boolean;
   /**
    * Extension: the value may carry credentials in part (a URL's user info and query), so it is shown
-   * only in its public form (shown.ts).
+   * only in its public form (shown.ts); `host`: a host name or address, which holds none once it matches
+   * its pattern, and is not shown where it does not.
    */
-  'x-public-form'?: 'url';
+  'x-public-form'?: 'url' | 'host';
   /** Extension: the value is a .NET time span between these bounds (inclusive). */
   'x-timespan'?: TimeSpanBounds;
   /** Extension: what a valid value looks like, in words; ends every problem line about this key. */
@@ -114,10 +115,17 @@ const mqttText = (description: string): Leaf<'string'> =>
 const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
   str(def, description, {
     minLength: 1,
-    // Wildcards and a leading or trailing slash would make every topic under it wrong.
-    pattern: `^[^#+/${NOT_IN_MQTT_TEXT}](?:[^#+${NOT_IN_MQTT_TEXT}]*[^#+/${NOT_IN_MQTT_TEXT}])?$`,
-    'x-expected': 'must be a non-empty MQTT topic prefix without +, #, a leading or trailing /, control characters or Unicode non-characters',
+    // Wildcards and a leading or trailing slash would make every topic under it wrong; a leading $ makes
+    // them the broker's own (MQTT 4.7.2: `$SYS/...`), which brokers refuse to clients without a word back.
+    pattern: `^[^$#+/${NOT_IN_MQTT_TEXT}](?:[^#+${NOT_IN_MQTT_TEXT}]*[^#+/${NOT_IN_MQTT_TEXT}])?$`,
+    'x-expected': 'must be a non-empty MQTT topic prefix without +, #, a leading $, a leading or trailing /, control characters or Unicode non-characters',
   });
+
+/**
+ * A host name, an IPv4 address or an IPv6 address (at least two colons, a zone after `%`), or nothing:
+ * what Mqtt.BrokerAddress may be. No user info, port or path can hide in it.
+ */
+export const BROKER_HOST_PATTERN = '^(?:[A-Za-z0-9._-]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9._-]+)?)?$';
 
 /** How an array is given, said in the description of each (layers.ts, setIndexed). */
 const ARRAY_SOURCES =
@@ -200,7 +208,13 @@ export const CONFIG_SCHEMA = {
       description: 'MQTT broker and topics.',
       additionalProperties: false,
       properties: {
-        BrokerAddress: str('localhost', 'MQTT broker host name or address; an empty address in the configuration switches MQTT off.'),
+        BrokerAddress: str('localhost', 'MQTT broker host name or address; an empty address in the configuration switches MQTT off.', {
+          // A host and nothing else: a URL (`mqtt://user:password@host`) never connects, and its credentials would be
+          // shown wherever the address is (logs, /health, the mqtt settings category, which devices may read).
+          pattern: BROKER_HOST_PATTERN,
+          'x-public-form': 'host',
+          'x-expected': 'must be a host name, an IPv4 address or an IPv6 address without brackets (no scheme, user name, password, port or path: the port is Mqtt.Port, the login Mqtt.Username and Mqtt.Password)',
+        }),
         Port: int(1883, 1, 65_535, 'MQTT broker port.'),
         Username: mqttText('MQTT user name; empty for none.'),
         Password: secret('MQTT password; empty for none.'),

@@ -16,10 +16,18 @@ const MAX_QUOTED = 80;
 
 const mayCarryCredentials = (node: SchemaNode): boolean => node['x-public-form'] !== undefined;
 
+const NOT_A_HOST = '(not shown: not a host name or address, it may hold credentials)';
+
+/** A host's public form: itself once it is one (its pattern says so), else nothing of it. */
+const hostForm = (node: SchemaNode): PublicForm => (text) => (node.pattern !== undefined && new RegExp(node.pattern, 'u').test(text) ? text : NOT_A_HOST);
+
+/** The public form that applies to `node`: a host's is defined here, a URL's by the caller. */
+const formOf = (node: SchemaNode, publicForm: PublicForm): PublicForm => (node['x-public-form'] === 'host' ? hostForm(node) : publicForm);
+
 /** A value as `config check` shows it: a set secret as MASK (an empty one stays "", so "not set" shows). */
 export function shownValue(node: SchemaNode, value: unknown, publicForm: PublicForm): unknown {
   if (node.writeOnly) return masked(value);
-  if (mayCarryCredentials(node) && typeof value === 'string') return publicForm(value);
+  if (mayCarryCredentials(node) && typeof value === 'string') return formOf(node, publicForm)(value);
   return value;
 }
 
@@ -31,7 +39,7 @@ function masked(value: unknown): unknown {
 /** What a quoted command line shows for the value `text` of a flag setting `node`; undefined: the text itself. */
 export function shownArgument(node: SchemaNode, text: string, publicForm: PublicForm): string | undefined {
   if (node.writeOnly) return MASK;
-  if (mayCarryCredentials(node)) return publicForm(text);
+  if (mayCarryCredentials(node)) return formOf(node, publicForm)(text);
   return undefined;
 }
 
@@ -40,6 +48,7 @@ export function problemValue(node: SchemaNode, value: unknown, publicForm: Publi
   if (node.writeOnly) return value === '' ? '""' : typeof value === 'string' ? `(secret, ${[...value].length} characters)` : '(secret)';
   if (mayCarryCredentials(node)) {
     // Not a string (`["ws://user:key@host"]`, refused for that), its public form is not defined either.
+    if (node['x-public-form'] === 'host') return typeof value === 'string' && hostForm(node)(value) === value ? quoted(value) : NOT_A_HOST;
     if (!publicForm || typeof value !== 'string') return '(not shown: it may hold credentials)';
     const shown = publicForm(value);
     // Said, or `ws://host/v` would seem to be refused for a fragment it does not show.

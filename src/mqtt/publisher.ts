@@ -3,7 +3,7 @@
 // (an HTTP request or a hub message). While disconnected, session events and the clearing of deleted
 // devices wait in a bounded queue, and the retained state of the hub and its devices is owed (backlog.ts).
 import os from 'node:os';
-import { NOT_IN_MQTT_TEXT } from '../config/schema.js';
+import { BROKER_HOST_PATTERN, NOT_IN_MQTT_TEXT } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { AcknowledgementWatch, UNACKNOWLEDGED_LIMIT_MS } from './acknowledgements.js';
@@ -126,6 +126,7 @@ const RETAINED_QUEUE_MIN_DEVICES = 10_000;
 const HOME_ASSISTANT_RESEND_INTERVAL_MS = 10_000;
 /** A character MQTT does not allow in its strings, or lets a broker refuse (config/schema.ts). */
 const NOT_MQTT_TEXT = new RegExp(`[${NOT_IN_MQTT_TEXT}]`, 'u');
+const BROKER_HOST = new RegExp(BROKER_HOST_PATTERN, 'u');
 
 export class MqttPublisher {
   private readonly names: TopicNames;
@@ -197,9 +198,12 @@ export class MqttPublisher {
       (item) => this.resolve(item),
       (item) => (item.kind === 'deviceDiscovery' ? SENSOR_OBJECTS.length : item.kind === 'hubDiscovery' ? HUB_SENSOR_OBJECTS.length : 1),
     );
-    this.broker = options.brokerAddress.includes(':')
-      ? `[${options.brokerAddress}]:${options.port}`
-      : `${options.brokerAddress}:${options.port}`;
+    // An address that is no host (stored before such addresses were refused) may hold a login: never shown.
+    this.broker = !BROKER_HOST.test(options.brokerAddress)
+      ? `(Mqtt.BrokerAddress, not a host name or address):${options.port}`
+      : options.brokerAddress.includes(':')
+        ? `[${options.brokerAddress}]:${options.port}`
+        : `${options.brokerAddress}:${options.port}`;
     this.clientId = `voice-hub-${options.instanceId}`;
     this.connection = new BrokerConnection(
       {
@@ -488,6 +492,9 @@ export class MqttPublisher {
 
   /** Why the settings cannot make a connection the broker accepts (a character MQTT does not allow), if they cannot. */
   private unsendableSetting(): string | undefined {
+    if (!BROKER_HOST.test(this.options.brokerAddress)) {
+      return 'Mqtt.BrokerAddress is not a host name or address (it is not shown: it may hold a login): set a host name or address, the port in Mqtt.Port and the login in Mqtt.Username and Mqtt.Password';
+    }
     const settings: Array<[string, string, string]> = [
       ['Mqtt.Username', this.options.username, 'a user name'],
       ['Mqtt.TopicPrefix', this.names.topicPrefix, 'a topic'],

@@ -54,7 +54,7 @@ const ROWS: Row[] = [
   { key: 'Mqtt.TopicPrefix', value: 'hub/#', expected: 'must be a non-empty MQTT topic prefix' },
   { key: 'Mqtt.TopicPrefix', value: '/hub', expected: 'must be a non-empty MQTT topic prefix' },
   { key: 'Mqtt.DiscoveryPrefix', value: 'ha/', expected: 'must be a non-empty MQTT topic prefix' },
-  { key: 'Mqtt.BrokerAddress', value: { host: 'x' }, expected: 'must be a string', sources: ['file'] },
+  { key: 'Mqtt.BrokerAddress', value: { host: 'x' }, expected: 'must be a host name, an IPv4 address or an IPv6 address', sources: ['file'] },
 ];
 
 /** Sets `key` to `value` in the given source; returns the options and the origin text to expect. */

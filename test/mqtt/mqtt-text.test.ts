@@ -21,7 +21,7 @@ import { connectedPublisher, device, publisherOptions, Subscriber } from './help
 import { answered, assertProblem } from '../support/problem.js';
 
 const USER_NAME_TEXT = 'must be a string without control characters (U+0000 to U+001F, U+007F to U+009F) or Unicode non-characters, which MQTT does not allow';
-const PREFIX_TEXT = 'must be a non-empty MQTT topic prefix without +, #, a leading or trailing /, control characters or Unicode non-characters';
+const PREFIX_TEXT = 'must be a non-empty MQTT topic prefix without +, #, a leading $, a leading or trailing /, control characters or Unicode non-characters';
 /** What mosquitto closes the connection for, one of each kind. */
 const REFUSED = ['\u0000', '\u0001', '\t', '\u001f', '\u007f', '\u0085', '\u009f', '\ufdd0', '\ufffe', '\uffff', '\u{1fffe}', '\u{10ffff}'];
 const hex = (s: string): string => [...s].map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`).join('');
@@ -40,6 +40,15 @@ describe('MQTT settings that go into MQTT strings', () => {
       for (const value of ['vh\u0000', 'v\u0001h', '\u0085vh', 'voice-hub/k\u00fcche\ufffe']) {
         assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${JSON.stringify(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
       }
+    }
+  });
+
+  it('the topic prefixes refuse a leading $: such topics are the broker\'s (MQTT 4.7.2), which refuses them to clients', () => {
+    for (const key of ['TopicPrefix', 'DiscoveryPrefix']) {
+      for (const value of ['$SYS/vh', '$ha', '$']) {
+        assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${JSON.stringify(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
+      }
+      assert.equal(loadConfig({ flags: { [`Mqtt.${key}`]: 'vh/$x' } }).config.Mqtt[key as 'TopicPrefix'], 'vh/$x', 'a $ past the first level is an ordinary character');
     }
   });
 
