@@ -24,6 +24,7 @@ import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
 import { MAX_INCOMING_PACKET_BYTES } from './packet-limit.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
+import { StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 
 const ONLINE = Buffer.from('online');
@@ -147,6 +148,8 @@ export class MqttPublisher {
   private readonly known = new Map<string, MqttDevice>();
   /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
   private knownNodes: Set<string> | undefined;
+  /** Stale configs of the hub's node, cleared once a connection has settled (stale-configs.ts). */
+  private readonly staleConfigs: StaleConfigSweep;
   /** The most devices known at once: the queue holds the clearing of that many (RETAINED_QUEUE_MIN_DEVICES). */
   private mostKnown = 0;
   /** Re-sends for Home Assistant's birth message, one per interval however many arrive. */
@@ -205,6 +208,9 @@ export class MqttPublisher {
         ? `[${options.brokerAddress}]:${options.port}`
         : `${options.brokerAddress}:${options.port}`;
     this.clientId = `voice-hub-${options.instanceId}`;
+    const reconnectMaxMs = options.reconnectMaxMs ?? 30_000;
+    // Twice the longest a twin with this client id waits before it takes the connection back.
+    this.staleConfigs = new StaleConfigSweep(2 * reconnectMaxMs, (topic, object) => this.clearIfStale(topic, object));
     this.connection = new BrokerConnection(
       {
         host: options.brokerAddress,
@@ -215,7 +221,7 @@ export class MqttPublisher {
         will: { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true },
         keepaliveSeconds: options.keepaliveSeconds ?? 30,
         reconnectMinMs: options.reconnectMinMs ?? 1000,
-        reconnectMaxMs: options.reconnectMaxMs ?? 30_000,
+        reconnectMaxMs,
         connectTimeoutMs: 10_000,
       },
       {
@@ -314,6 +320,7 @@ export class MqttPublisher {
   /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages are abandoned. */
   close(): Promise<void> {
     this.homeAssistantResend.close();
+    this.staleConfigs.disconnected();
     this.acknowledgements.close();
     for (const log of [this.skippedLog, this.clearingLog, this.retainedDropLog]) log.flush();
     this.closing ??= (async () => {
@@ -332,6 +339,7 @@ export class MqttPublisher {
     this.generation++;
     this.inFlight = 0;
     this.acknowledgements.reset();
+    this.staleConfigs.connected();
     if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
     // This hub's own node only (it carries the instance id): the broker answers with what an earlier run
     // left there, all of it stale once discovery is switched off.
@@ -379,12 +387,13 @@ export class MqttPublisher {
     else this.log.debug(`MQTT reconnect to ${this.broker} failed: ${text}`);
     this.lastError = text;
     this.acknowledgements.reset();
+    this.staleConfigs.disconnected();
   }
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
     if (this.closing) return;
     if (retained && payload.length > 0 && topic.startsWith(`${this.ownNode()}/`) && topic.endsWith('/config')) {
-      this.clearIfStale(topic, topic.slice(this.ownNode().length + 1, -'/config'.length));
+      this.staleConfigs.found(topic, topic.slice(this.ownNode().length + 1, -'/config'.length));
       return;
     }
     if (!this.options.homeAssistantDiscovery) return;

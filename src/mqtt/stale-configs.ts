@@ -1,0 +1,54 @@
+// Retained discovery configs of this hub's Home Assistant node that nothing it knows accounts for are
+// cleared (publisher.ts, clearIfStale), but only once the connection they came on has lasted a while.
+// Two hubs with one instance id (a cloned SD card, a backup restored on a second Pi) take the broker
+// connection from each other, and each saw the other's devices as configs left by an earlier run of
+// its own: they deleted each other's Home Assistant devices on every takeover. A twin reconnects within
+// its longest reconnect delay and takes the connection back, so a connection that outlasts twice that
+// has none, and what it found is cleared then; one taken over before that clears nothing.
+
+/** Configs found before the connection settled: more wait for the next connection, which finds them again (they are retained). */
+const MAX_WAITING = 4096;
+
+export class StaleConfigSweep {
+  private readonly waiting = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private settled = false;
+
+  constructor(
+    /** How long a connection must last before anything is cleared. */
+    private readonly settleMs: number,
+    /** Judges one config (topic, object id) and clears it if it is stale. */
+    private readonly judge: (topic: string, object: string) => void,
+  ) {}
+
+  connected(): void {
+    this.reset();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.settled = true;
+      const found = [...this.waiting];
+      this.waiting.clear();
+      for (const [topic, object] of found) this.judge(topic, object);
+    }, this.settleMs);
+    // Not a reason to keep a process alive.
+    this.timer.unref();
+  }
+
+  /** A retained config of the hub's node came in on the current connection. */
+  found(topic: string, object: string): void {
+    if (this.settled) this.judge(topic, object);
+    else if (this.waiting.size < MAX_WAITING || this.waiting.has(topic)) this.waiting.set(topic, object);
+  }
+
+  /** The connection ended (or the publisher closed): what it found is forgotten. */
+  disconnected(): void {
+    this.reset();
+  }
+
+  private reset(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.settled = false;
+    this.waiting.clear();
+  }
+}
