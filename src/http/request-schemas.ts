@@ -10,10 +10,11 @@ const id = (description: string): JsonSchema => ({
   type: 'string',
   minLength: 1,
   maxLength: 128,
-  // Printable text only: ids end up in MQTT topics, logs and URLs. Not `.` or `..`: in a URL those are
+  // Printable text only: ids end up in MQTT topics, logs and URLs. No control character, C0, DEL or C1
+  // (U+0085 is a line break to many terminals and log readers). Not `.` or `..`: in a URL those are
   // dot segments, which browsers, fetch and curl remove before sending, so such a device could be
   // registered but never addressed (`/api/device/../status` goes out as `/api/status`).
-  pattern: '^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f]*$',
+  pattern: '^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f-\\u009f]*$',
   description,
 });
 const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });

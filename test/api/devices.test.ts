@@ -6,6 +6,8 @@ import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 
 const PROBLEM = 'application/problem+json';
+/** The refusal of a device id outside its pattern, as ajv words it. */
+const ID_PATTERN_TEXT = String.raw`must match pattern "^(?!\.\.?$)[^\u0000-\u001f\u007f-\u009f]*$"`;
 
 function assertProblem(res: { status: number; headers: Headers; json: any }, status: number, detail?: RegExp | string): void {
   assert.equal(res.status, status);
@@ -73,12 +75,20 @@ describe('device registration', () => {
     });
   });
 
+  it('refuses ids with a control character, C0, DEL or C1 (U+0085 is a line break to many log readers)', async () => {
+    for (const deviceId of ['a\u0000', 'a\u001fb', 'a\u007f', '\u0080', 'a\u0085b', 'a\u009f']) {
+      const res = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId, deviceName: 'x', deviceType: 'y' } });
+      assertProblem(res, 400, 'The request body is invalid.');
+      assert.deepEqual(res.json.errors, { deviceId: [ID_PATTERN_TEXT] }, JSON.stringify(deviceId));
+    }
+  });
+
   it("refuses the ids '.' and '..', which a URL cannot carry (clients remove dot segments); '...' and '.a' are ids", async () => {
     for (const deviceId of ['.', '..']) {
       const res = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId, deviceName: 'x', deviceType: 'y' } });
       assertProblem(res, 400, 'The request body is invalid.');
       assert.equal(res.json.title, 'One or more validation errors occurred.');
-      assert.deepEqual(res.json.errors, { deviceId: ['must match pattern "^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f]*$"'] });
+      assert.deepEqual(res.json.errors, { deviceId: [ID_PATTERN_TEXT] });
     }
     const own = await startService();
     try {
