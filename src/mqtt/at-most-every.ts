@@ -9,11 +9,14 @@ export class AtMostEvery {
 
   constructor(private readonly intervalMs: number, private readonly work: () => void) {}
 
-  /** Runs the work now, or once at the end of the current interval; returns the wait in ms (0: now). */
-  request(): number {
+  /**
+   * Runs the work now, or once at the end of the current interval. Returns the wait in ms (0: now), or
+   * undefined when a run was already waiting, which this request joins: a flood is told of once.
+   */
+  request(): number | undefined {
     if (this.closed) return 0;
     const wait = this.last + this.intervalMs - performance.now();
-    if (this.timer !== undefined) return Math.max(wait, 0);
+    if (this.timer !== undefined) return undefined;
     if (wait <= 0) {
       this.run();
       return 0;

@@ -400,7 +400,7 @@ export class MqttPublisher {
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     const wait = this.homeAssistantResend.request();
-    if (wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${Math.ceil(wait / 1000)} s`);
+    if (wait !== undefined && wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${Math.ceil(wait / 1000)} s`);
   }
 
   /** Everything again for Home Assistant's birth message (at most once per HOME_ASSISTANT_RESEND_INTERVAL_MS). */

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import mqtt from 'mqtt';
+import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
 import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
@@ -15,10 +16,10 @@ describe("Home Assistant's birth message, sent too often", () => {
   });
 
   /** A broker, and a publisher re-sending at most every `intervalMs` that has delivered these devices. */
-  const deliveredTo = async (intervalMs: number, ids: string[]) => {
+  const deliveredTo = async (intervalMs: number, ids: string[], logger: Logger = silentLogger) => {
     const b = await startMosquitto();
     cleanup.push(() => b.stop());
-    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: intervalMs });
+    const options = publisherOptions(b.port, { homeAssistantResendIntervalMs: intervalMs, logger });
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
     pub.syncDevices(ids.map((id) => device(id)));
@@ -26,9 +27,11 @@ describe("Home Assistant's birth message, sent too often", () => {
     return { b, options, pub };
   };
 
-  it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more', async () => {
+  it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more, and one log line', async () => {
     const INTERVAL = 2000;
-    const { b, options, pub } = await deliveredTo(INTERVAL, ['a', 'b', 'c']);
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { b, options, pub } = await deliveredTo(INTERVAL, ['a', 'b', 'c'], logger);
     // A re-send: the hub's 4 configs, and each device's 5 configs and its state.
     const RESEND = 4 + 3 * 6;
     const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/sensor/#`, `${options.topicPrefix}/devices/#`]);
@@ -55,6 +58,9 @@ describe("Home Assistant's birth message, sent too often", () => {
     await waitUntil(() => live() >= 2 * RESEND, 'Home Assistant to get both');
     assert.equal(live(), 2 * RESEND);
     assert.equal(pub.stats().dropped, 0);
+    // Each run logged once, and the wait once for the 499 that came within the interval, not once each.
+    assert.equal(lines.filter((l) => l.includes('Home Assistant came online again; re-sending discovery in')).length, 1, lines.join('\n'));
+    assert.equal(lines.filter((l) => l.includes('Home Assistant came online; re-sending discovery for the hub')).length, 2);
   });
 
   it('a birth message after a quiet interval is answered at once', async () => {
