@@ -61,12 +61,15 @@ export function preParseProblems(args: readonly string[]): string[] {
       }
       // The word after the value (or after an empty `--Key=`) is taken as an argument of the command, and
       // an unexpected one is quoted: when it is no word a command takes, it may well be a secret too
-      // (`--ApiKeys k1 k2`, `--Mqtt.Password= SECRET`).
+      // (`--ApiKeys k1 k2`, `--Mqtt.Password= SECRET`, a secret with spaces left unquoted:
+      // `--Mqtt.Password=correct horse battery`).
       const after = given ? i + 1 : i + 2;
       const word = args[after];
-      if ((given ? secret[3] === '' : true) && word !== undefined && !word.startsWith('-') && !COMMAND_WORDS.has(word)) {
+      if (word !== undefined && !word.startsWith('-') && !COMMAND_WORDS.has(word)) {
         problems.push(given
-          ? `${flag}= has no value; write the value right after the '=' (${flag}=VALUE)`
+          ? secret[3] === ''
+            ? `${flag}= has no value; write the value right after the '=' (${flag}=VALUE)`
+            : `${flag}=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces`
           : `${flag} takes one word: the word after its value is no command or argument (an array is given item by item, --ApiKeys.0 VALUE --ApiKeys.1 VALUE)`);
         i = after;
         continue;

@@ -110,6 +110,9 @@ describe('a secret flag followed by a dash word: exit 64, the word never quoted'
     // A word after the value, or after an empty `--Key=`, would be quoted as an unexpected argument.
     [['--ApiKeys', 'k1SECRET', 'k2SECRET'], 'voice-hub', '--ApiKeys takes one word: the word after its value is no command or argument (an array is given item by item, --ApiKeys.0 VALUE --ApiKeys.1 VALUE)'],
     [['config', 'check', '--Mqtt.Password=', 'SECRETPW'], 'voice-hub', "--Mqtt.Password= has no value; write the value right after the '=' (--Mqtt.Password=VALUE)"],
+    // A value with spaces left unquoted: the words after the first would be quoted as a command or arguments.
+    [['--Mqtt.Password=correctSECRET', 'horseSECRET', 'batterySECRET'], 'voice-hub', '--Mqtt.Password=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces'],
+    [['config', 'check', '--api-key=aSECRET', 'bSECRET'], 'voice-hub', '--api-key=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces'],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
