@@ -49,9 +49,13 @@ export function rangeOf(node: SchemaNode): string {
     return `${count}each ${rangeOf(node.items ?? {})}`;
   }
   if (node.type !== 'string') throw new Error(`no range for a key of type ${String(node.type)}`);
-  if (node.pattern !== undefined || node.format !== undefined) return words(node['x-expected']) ?? `matching ${code(node.pattern ?? node.format!)}`;
   const { minLength: min, maxLength: max } = node;
-  if (max !== undefined) return min ? `${min} to ${max} characters` : `at most ${max} characters`;
+  const length = max === undefined ? undefined : min ? `${min} to ${max} characters` : `at most ${max} characters`;
+  if (node.pattern !== undefined || node.format !== undefined) {
+    const shape = words(node['x-expected']) ?? `matching ${code(node.pattern ?? node.format!)}`;
+    return length === undefined ? shape : `${shape}; ${length}`;
+  }
+  if (length !== undefined) return length;
   if (min !== undefined) return min === 1 ? 'non-empty' : `at least ${min} characters`;
   return 'any text';
 }

@@ -32,7 +32,7 @@ describe('the configuration reference (docs/configuration.md)', () => {
     assert.match(text, /\| `Mqtt\.Password` \| [^|]+ \| [^|]+ \| string, secret \| \(empty\) \| /);
     assert.match(text, /\| `Logging\.LogLevel\.Microsoft\.AspNetCore` \| `Logging__LogLevel__Microsoft__AspNetCore` \| /);
     assert.ok(text.includes(`| \`audioSampleRate\` | \`VoiceService.AudioSampleRate\` | integer | the configuration's value | ${OPUS_SAMPLE_RATES.join(', ')} | `));
-    assert.match(text, /\| `brokerAddress` \| `Mqtt\.BrokerAddress` \| string \| the configuration's value \| 1 to 253 characters \| /);
+    assert.match(text, /\| `brokerAddress` \| `Mqtt\.BrokerAddress` \| string \| the configuration's value \| a host name, [^|]+; 1 to 253 characters \| /);
   });
 
   it('words each kind of range', () => {
@@ -41,6 +41,7 @@ describe('the configuration reference (docs/configuration.md)', () => {
       [{ type: 'integer', enum: [1, 2] }, '1, 2'],
       [{ type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } }, '00:00:01 to 01:00:00'],
       [{ type: 'string', pattern: 'x', 'x-expected': 'must be a thing' }, 'a thing'],
+      [{ type: 'string', pattern: 'x', 'x-expected': 'must be a thing', minLength: 1, maxLength: 9 }, 'a thing; 1 to 9 characters'],
       [{ type: 'string', minLength: 1 }, 'non-empty'],
       [{ type: 'string', maxLength: 8 }, 'at most 8 characters'],
       [{ type: 'string' }, 'any text'],
