@@ -30,20 +30,23 @@ function varint(n: number): number[] {
   return out;
 }
 
+/** A MessagePack message's items, encoded and prefixed with their length. */
+function msgpackFrame(items: unknown[]): Buffer {
+  const body = encoder.encode(items);
+  return Buffer.concat([Buffer.from(varint(body.length)), body]);
+}
+
 /** A framed invocation in the protocol's wire format, ready to send many times. */
 export function invocationFrame(protocol: Protocol, target: string, args: unknown[], invocationId?: string): string | Buffer {
   if (protocol === 'json') {
     return JSON.stringify(invocationId ? { type: 1, invocationId, target, arguments: args } : { type: 1, target, arguments: args }) + RS;
   }
-  const body = encoder.encode([1, {}, invocationId ?? null, target, args]);
-  return Buffer.concat([Buffer.from(varint(body.length)), body]);
+  return msgpackFrame([1, {}, invocationId ?? null, target, args]);
 }
 
 /** A framed Ping, which a client sends while it has nothing else to say (the server's client timeout). */
 export function pingFrame(protocol: Protocol): string | Buffer {
-  if (protocol === 'json') return JSON.stringify({ type: 6 }) + RS;
-  const body = encoder.encode([6]);
-  return Buffer.concat([Buffer.from(varint(body.length)), body]);
+  return protocol === 'json' ? JSON.stringify({ type: 6 }) + RS : msgpackFrame([6]);
 }
 
 /** Splits a MessagePack frame into message bodies (VarInt length prefixes). */

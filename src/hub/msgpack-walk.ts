@@ -14,6 +14,11 @@ function uint(bytes: Uint8Array, at: number, size: 1 | 2 | 4): number {
   return value;
 }
 
+/** A format that is the whole value: a fixint, nil, false or true. */
+const isOneByteValue = (b: number): boolean => b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3;
+/** A map or an array, whatever its count. */
+const isContainer = (b: number): boolean => (b >= 0x80 && b <= 0x9f) || (b >= 0xdc && b <= 0xdf);
+
 /**
  * How many child values follow the header header() read last. A variable beside it, not a returned
  * object: a walk reads a header per value, and 60,000 small values made as many objects.
@@ -25,7 +30,7 @@ function header(bytes: Uint8Array, at: number): number {
   const b = bytes[at];
   if (b === undefined) throw truncated();
   childCount = 0;
-  if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) return 1;
+  if (isOneByteValue(b)) return 1;
   if (b <= 0x8f) {
     childCount = 2 * (b & 0x0f);
     return 1;
@@ -68,7 +73,7 @@ export function skipValue(bytes: Uint8Array, at: number): number {
   while (pending > 0) {
     const b = bytes[pos];
     // One-byte values (small integers, nil, booleans) inline: the most numerous in a long array.
-    if (b !== undefined && (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3)) {
+    if (b !== undefined && isOneByteValue(b)) {
       pos++;
       pending--;
       continue;
@@ -95,10 +100,10 @@ export function nestsDeeperAt(bytes: Uint8Array, at: number, max: number): boole
     const b = bytes[pos];
     if (b === undefined) throw truncated();
     if (depth > 0) open[depth - 1]!--;
-    if (b <= 0x7f || b >= 0xe0 || b === 0xc0 || b === 0xc2 || b === 0xc3) pos++;
+    if (isOneByteValue(b)) pos++;
     else {
       pos += header(bytes, pos);
-      if ((b >= 0x80 && b <= 0x9f) || (b >= 0xdc && b <= 0xdf)) {
+      if (isContainer(b)) {
         if (depth === max) return true;
         open[depth++] = childCount;
       }

@@ -99,10 +99,11 @@ export class MessageReader {
       this.receiveOwned(copy(data));
       return;
     }
-    const { rest, turn } = this.readLent(data);
+    const lent = this.readLent(data);
     if (this.host.isClosed()) return;
+    const { rest } = lent;
     if (rest.length > 0 && !this.keep(copy(rest))) return;
-    if (this.held !== undefined || rest.length > 0) void this.read(turn);
+    if (this.held !== undefined || rest.length > 0) void this.read(lent);
   }
 
   /** Bytes the reader may keep (the rest of the frame that completed the handshake, or a copy). */
@@ -133,9 +134,9 @@ export class MessageReader {
    * that keeps views into its body on, e.g. nested MessagePack bytes) and what this turn has read
    * (the held invocation included). A frame of pings costs no copy, however it ends.
    */
-  private readLent(data: Uint8Array): { rest: Uint8Array; turn: Turn } {
+  private readLent(data: Uint8Array): Turn & { rest: Uint8Array } {
     const { limits, counters } = this.env;
-    const done = { rest: EMPTY, turn: FRESH_TURN };
+    const done = { rest: EMPTY, ...FRESH_TURN };
     let offset = 0;
     let taken = 0;
     try {
@@ -151,7 +152,7 @@ export class MessageReader {
         offset = next.end;
         if (owned !== undefined) {
           this.held = owned;
-          return { rest: data.subarray(offset), turn: { messages: taken + 1, bytes: offset } };
+          return { rest: data.subarray(offset), messages: taken + 1, bytes: offset };
         }
         if (message) void this.host.handle(message);
         if (this.host.isClosed()) return done;
@@ -160,7 +161,7 @@ export class MessageReader {
       this.host.protocolError(e);
       return done;
     }
-    return { rest: data.subarray(offset), turn: { messages: taken, bytes: offset } };
+    return { rest: data.subarray(offset), messages: taken, bytes: offset };
   }
 
   /**
@@ -193,7 +194,6 @@ export class MessageReader {
     const { limits, counters } = this.env;
     let messages = turn.messages;
     let bytes = turn.bytes;
-    const turnUsed = (): boolean => messages >= limits.messagesPerTurn || bytes >= BYTES_PER_TURN;
     try {
       // The held invocation was read this turn: it runs in it, whatever the turn has read.
       const held = this.held;
@@ -203,7 +203,7 @@ export class MessageReader {
         if (running) await running;
       }
       while (!this.host.isClosed()) {
-        if (turnUsed()) {
+        if (messages >= limits.messagesPerTurn || bytes >= BYTES_PER_TURN) {
           messages = 0;
           bytes = 0;
           await nextTurn();

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import mqtt from 'mqtt';
-import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
+import { silentLogger, type Logger } from '../../src/log/logger.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 
 describe("Home Assistant's birth message, sent too often", () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -29,8 +29,7 @@ describe("Home Assistant's birth message, sent too often", () => {
 
   it('a flood of 500 gets one re-send at once and one at the end of the interval, nothing more, and one log line', async () => {
     const INTERVAL = 2000;
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog('Trace');
     const { b, options, pub } = await deliveredTo(INTERVAL, ['a', 'b', 'c'], logger);
     // A re-send: the hub's 4 configs, and each device's 5 configs and its state.
     const RESEND = 4 + 3 * 6;

@@ -8,14 +8,13 @@ import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { BROKER_HOST_PATTERN } from '../../src/config/schema.js';
 import { createMqttCheck } from '../../src/health/checks.js';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { configFile, problemsOf } from '../config/helpers.js';
 import { call } from '../support/http.js';
 import { answered, assertProblem } from '../support/problem.js';
 import { startService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
-import { publisherOptions } from './helpers.js';
+import { capturedLog, publisherOptions } from './helpers.js';
 
 const SECRET = 'S3cr3tPw-XYZZY';
 const EXPECTED =
@@ -62,8 +61,7 @@ describe('a broker address that is no host, stored before it was refused', () =>
   });
 
   it('is not connected to, and neither the log nor health shows it', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog('Trace');
     const pub = new MqttPublisher(publisherOptions(1883, { brokerAddress: `mqtt://u:${SECRET}@127.0.0.1:1883`, logger }));
     cleanup.push(() => pub.close());
     pub.start();

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { startDropRelay } from '../../src/cli/drop-relay.js';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
-import { device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, device, publisherOptions, Subscriber } from './helpers.js';
 
 describe('devices deleted while the broker is unreachable', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -77,8 +76,7 @@ describe('devices deleted while the broker is unreachable', () => {
   });
 
   it('past its limit of retained topics the queue drops the oldest, and says so in one line a minute', async () => {
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     // Nothing listens there: the publisher is never connected.
     const port = await new Promise<number>((resolve) => {
       const s = net.createServer().listen(0, '127.0.0.1', () => {

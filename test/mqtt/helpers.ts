@@ -4,7 +4,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { silentLogger } from '../../src/log/logger.js';
+import type { LogLevelName } from '../../src/config/types.js';
+import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
 import { closedSoonText } from '../../src/mqtt/client.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
@@ -87,6 +88,12 @@ export function publisherOptions(port: number, overrides: Partial<MqttPublisherO
     reconnectMaxMs: 500,
     ...overrides,
   };
+}
+
+/** A logger for the `Mqtt` category that keeps its lines (no timestamps), from `level` up. */
+export function capturedLog(level: LogLevelName = 'Information'): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  return { lines, logger: createLogger({ levels: { Default: level }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt') };
 }
 
 /** A regular expression source for closedSoonText of any duration. */

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { createMqttCheck } from '../../src/health/checks.js';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { topicLevel } from '../../src/mqtt/topics.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -17,7 +16,7 @@ import { startMosquitto } from '../support/mosquitto.js';
 import { startService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 import { answered, assertProblem } from '../support/problem.js';
 
 const USER_NAME_TEXT = 'must be a string without control characters (U+0000 to U+001F, U+007F to U+009F) or Unicode non-characters, which MQTT does not allow';
@@ -94,8 +93,7 @@ describe('a user name MQTT does not allow, stored before it was refused', () => 
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanup.push(() => new Promise((resolve) => server.close(resolve)));
     const port = (server.address() as net.AddressInfo).port;
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     const pub = new MqttPublisher(publisherOptions(port, { username: 'ha\u0000user', password: 'x', logger }));
     cleanup.push(() => pub.close());
     pub.start();

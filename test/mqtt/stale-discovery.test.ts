@@ -4,11 +4,10 @@
 // They would keep a device in Home Assistant, shown available, for good. Real mosquitto throughout.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 
 describe('retained discovery configs an earlier run left behind', () => {
   let broker: Mosquitto | undefined;
@@ -41,8 +40,7 @@ describe('retained discovery configs an earlier run left behind', () => {
 
     const live = await Subscriber.connect(broker.port, [`${node}/+/config`]);
     cleanup.push(() => live.end());
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     // As the service does (mqtt/configured.ts): the known devices first, then the connection, so that
     // the retained configs the broker answers with are judged against them whenever they arrive.
     const later = new MqttPublisher({ ...options, logger });
@@ -77,8 +75,7 @@ describe('retained discovery configs an earlier run left behind', () => {
     await earlier.close();
     assert.equal((await retainedConfigs(node)).length, 9);
 
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     const later = new MqttPublisher({ ...options, homeAssistantDiscovery: false, logger });
     cleanup.push(() => later.close());
     later.syncDevices([device('kept')]);
@@ -95,8 +92,7 @@ describe('retained discovery configs an earlier run left behind', () => {
     const planter = await Subscriber.connect(broker.port, [`${node}/barrier`]);
     cleanup.push(() => planter.end());
     for (let i = 0; i < 60; i++) await planter.publish(`${node}/planted${i}_status/config`, '{"name":"x"}', true);
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     const hub = new MqttPublisher({ ...options, logger });
     cleanup.push(() => hub.close());
     hub.start();

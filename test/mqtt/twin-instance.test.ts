@@ -6,11 +6,10 @@
 // delay twice over, which a twin never lets happen; once the twin is gone they are cleared as before.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 
 describe('two hubs with one instance id', () => {
   let broker: Mosquitto | undefined;
@@ -34,8 +33,7 @@ describe('two hubs with one instance id', () => {
     first.syncDevices([device('kitchen')]);
     await waitUntil(() => kitchen.every((t) => watch.messages.some((m) => m.topic === t && m.payload !== '')), 'the kitchen configs');
 
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     const twin = new MqttPublisher({ ...options, logger });
     cleanup.push(() => twin.close());
     twin.syncDevices([]);

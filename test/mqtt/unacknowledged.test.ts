@@ -6,11 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { createMqttCheck } from '../../src/health/checks.js';
-import { createLogger } from '../../src/log/logger.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { CLOSED_SOON, publisherOptions } from './helpers.js';
+import { capturedLog, CLOSED_SOON, publisherOptions } from './helpers.js';
 
 describe('a connected broker that acknowledges nothing', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -22,8 +21,7 @@ describe('a connected broker that acknowledges nothing', () => {
   const setUp = async (): Promise<{ b: Mosquitto; pub: MqttPublisher; lines: string[]; where: string }> => {
     const b = await startMosquitto();
     cleanup.push(() => b.stop());
-    const lines: string[] = [];
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt');
+    const { lines, logger } = capturedLog();
     const pub = new MqttPublisher(publisherOptions(b.port, { logger, keepaliveSeconds: 60, unacknowledgedLimitMs: LIMIT }));
     cleanup.push(() => pub.close());
     pub.start();
