@@ -30,9 +30,11 @@ export function writeRecord(json: string): string {
   return json + RECORD_SEPARATOR_CHAR;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading byte order mark in the text, where JSON.parse refuses it: ASP.NET's
+// Utf8JsonReader takes a BOM for an invalid start of a value, and the decoder's default drops it.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Decodes UTF-8 strictly: invalid bytes are a protocol error, not replacement characters. */
+/** Decodes UTF-8 strictly: invalid bytes are a protocol error, not replacement characters; a BOM stays. */
 export function decodeUtf8(bytes: Uint8Array): string {
   return utf8.decode(bytes);
 }

@@ -42,6 +42,7 @@ describe('handshake request', () => {
     ['a version written twice, first as a string', '{"protocol":"json","version":"1","version":1}\u001e', NO_VERSION],
     ['a protocol written twice, first as a number', '{"protocol":1,"protocol":"json","version":1}\u001e', NO_PROTOCOL],
     ['invalid UTF-8', '\u00ff', NOT_JSON],
+    ['a UTF-8 byte order mark before the object', '\ufeff{"protocol":"json","version":1}\u001e', NOT_JSON],
   ];
   for (const [name, input, message] of bad) {
     it(`rejects ${name}: ${message}`, () => {
