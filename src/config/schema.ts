@@ -2,6 +2,7 @@
 // defaults, environment names, validation, secret masking, the type of the loaded configuration
 // (`AppConfig`), the configuration categories over HTTP and the generated reference
 // (docs/configuration.md) all come from here. Its defaults equal the shipped config/appsettings.json.
+import { BYTES_PER_TOKEN, PER_TOKEN_TEXT } from '../message-cost.js';
 import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
 
@@ -314,10 +315,12 @@ export const CONFIG_SCHEMA = {
         // 16 kHz speech packet (at most ~100 B) 43 KB and 31 KB; a device sends 50 packets a second.
         MaximumFrameSize: int(262_144, 1024, 16 * MIB, 'Largest WebSocket frame after the handshake, in bytes (never less than MaximumReceiveMessageSize); a larger one drops the connection before it is read (no close frame: the client sees 1006). Before the handshake a frame may hold only a handshake (1 KiB).'),
         MessagesPerTurn: int(32, 1, 10_000, 'Messages read from one connection before the event loop serves others (fewer once they make 64 KiB); the rest of a frame waits for the next turn.'),
-        MessageRate: int(500, 1, 1_000_000, 'Messages per second a connection may send once authenticated (a token on the connection, or JoinSession accepted); over its burst it is closed with an error.'),
-        MessageBurst: int(2000, 1, 1_000_000, 'Messages an authenticated connection may send at once (what a client flushes after a stall of up to 40 s of 20 ms audio).'),
-        UnauthenticatedMessageRate: int(10, 1, 1_000_000, 'Messages per second a connection may send before it authenticated.'),
-        UnauthenticatedMessageBurst: int(64, 1, 1_000_000, 'Messages a connection may send at once before it authenticated.'),
+        // A message counts once per 4 KiB begun (src/message-cost.ts): every audio packet counts once, and
+        // a client cannot buy costly decoding with a few large messages.
+        MessageRate: int(500, 1, 1_000_000, `Messages per second a connection may send once authenticated (a token on the connection, or JoinSession accepted), ${PER_TOKEN_TEXT}; over its burst it is closed with an error.`),
+        MessageBurst: int(2000, 1, 1_000_000, `Messages an authenticated connection may send at once, ${PER_TOKEN_TEXT} (what a client flushes after a stall of up to 40 s of 20 ms audio, each packet under ${BYTES_PER_TOKEN / 1024} KiB).`),
+        UnauthenticatedMessageRate: int(10, 1, 1_000_000, `Messages per second a connection may send before it authenticated, ${PER_TOKEN_TEXT}.`),
+        UnauthenticatedMessageBurst: int(64, 1, 1_000_000, `Messages a connection may send at once before it authenticated, ${PER_TOKEN_TEXT}.`),
         // SignalR's stateful reconnect, named and defaulted as in ASP.NET Core (HttpConnectionDispatcherOptions,
         // HubOptions, ConnectionOptions), but on: devices on Wi-Fi are who it is for, and clients opt in too.
         AllowStatefulReconnects: bool(true, 'Offer stateful reconnect to clients that ask for it (`withStatefulReconnect()`): a dropped connection keeps its groups and resumes where it was, nothing lost or repeated in either direction.'),

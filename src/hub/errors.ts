@@ -1,5 +1,6 @@
 // Hub error types and the exact texts ASP.NET Core SignalR puts on the wire (DefaultHubDispatcher,
 // ErrorMessageHelper, HubConnectionHandler with EnableDetailedErrors off), since clients show them.
+import { PER_TOKEN_TEXT } from '../message-cost.js';
 
 /**
  * Thrown by a hub method to send its message to the caller. Like ASP.NET's HubException, it is the
@@ -50,7 +51,7 @@ export const ErrorText = {
   frameTooLarge: (limit: number): string => `Server closed the connection: a WebSocket frame over ${limit} bytes.`,
   clientTooFast: 'Server closed the connection: client sent data faster than it could be handled.',
   rateLimited: (burst: number, perSecond: number): string =>
-    `Server closed the connection: too many messages (more than ${burst} at once or ${perSecond} per second).`,
+    `Server closed the connection: too many messages (more than ${burst} at once or ${perSecond} per second, ${PER_TOKEN_TEXT}).`,
 } as const;
 
 /** A message longer than Hub.MaximumReceiveMessageSize (framing included). */

@@ -1,11 +1,11 @@
-// A token bucket per connection: `burst` messages at once, refilled at `perSecond`. A client that
+// A token bucket per connection: `burst` tokens at once, refilled at `perSecond`. A client that
 // takes more is closed (connection.ts); a well-behaved one never notices, because the bucket holds
 // what a device sends in real time plus the backlog a client flushes after a stall.
 
 export interface MessageBudget {
-  /** Sustained messages per second. */
+  /** Sustained tokens (messages under 4 KiB) per second. */
   readonly perSecond: number;
-  /** Messages that may arrive at once (the bucket's size). */
+  /** Tokens that may be spent at once (the bucket's size). */
   readonly burst: number;
 }
 
@@ -22,11 +22,15 @@ export class TokenBucket {
     return this.budget;
   }
 
-  /** Takes one token; false when the bucket is empty (nothing is taken then). */
-  take(now: number): boolean {
+  /**
+   * Takes `tokens` (at most the whole burst: a message larger than the bucket can ever hold costs a
+   * full one); false when fewer are left, and nothing is taken then.
+   */
+  take(now: number, tokens = 1): boolean {
     this.refill(now);
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    const cost = Math.min(tokens, this.budget.burst);
+    if (this.tokens < cost) return false;
+    this.tokens -= cost;
     return true;
   }
 

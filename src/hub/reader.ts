@@ -1,8 +1,8 @@
 // Reading a connection's messages after the handshake, with bounded work and memory: frames are
 // copied only as far as needed (an idle connection handles pings straight from the lent frame),
 // messages are read one at a time (never all of a frame at once), at most `messagesPerTurn` and
-// BYTES_PER_TURN per event-loop turn, each paid from the connection's token bucket, and unread bytes
-// are bounded.
+// BYTES_PER_TURN per event-loop turn, each paid from the connection's token bucket by its size before
+// it is decoded, and unread bytes are bounded.
 import type { ConnectionLimits } from './connection.js';
 import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
@@ -10,6 +10,7 @@ import { Inbox } from './inbox.js';
 import type { ThrottledLog } from '../log/throttled.js';
 import { MessageType, type HubMessage, type HubProtocol, type InvocationMessage, type StreamInvocationMessage } from './messages.js';
 import { TokenBucket } from './rate-limit.js';
+import { PER_TOKEN_TEXT, messageCost } from '../message-cost.js';
 
 /** What the reader needs from its connection. */
 export interface ReaderHost {
@@ -65,6 +66,8 @@ export class MessageReader {
    * a device's frame usually holds one invocation, which is then decoded once and its frame not copied.
    */
   private held: HubMessage | undefined;
+  /** The first message of the inbox was paid for when it was read from a lent frame (readLent). */
+  private paidAhead = false;
   private reading = false;
   private readonly budget: TokenBucket;
 
@@ -125,6 +128,7 @@ export class MessageReader {
   clear(): void {
     this.inbox.clear();
     this.held = undefined;
+    this.paidAhead = false;
   }
 
   /**
@@ -143,11 +147,15 @@ export class MessageReader {
       for (; taken < limits.messagesPerTurn && offset < BYTES_PER_TURN; taken++) {
         const next = this.protocol.read(data, offset, limits.maximumReceiveMessageSize);
         if (!next) break;
+        if (!this.spend(next.body.length)) return done;
         const message = this.protocol.decode(next.body);
         const invoked = isInvocation(message);
         const owned = invoked ? this.owned(message as InvocationMessage | StreamInvocationMessage) : undefined;
-        if (invoked && owned === undefined) break;
-        if (!this.spend()) return done;
+        if (invoked && owned === undefined) {
+          // Read again from a copy of the rest, which starts with it.
+          this.paidAhead = true;
+          break;
+        }
         counters.messagesReceived++;
         offset = next.end;
         if (owned !== undefined) {
@@ -209,8 +217,10 @@ export class MessageReader {
           await nextTurn();
           if (this.host.isClosed()) return;
         }
-        const body = this.inbox.next(this.protocol.read, limits.maximumReceiveMessageSize, () => this.spend());
-        if (body === undefined || !this.spend()) return;
+        const body = this.inbox.next(this.protocol.read, limits.maximumReceiveMessageSize, () => this.spend(0));
+        if (body === undefined) return;
+        if (this.paidAhead) this.paidAhead = false;
+        else if (!this.spend(body.length)) return;
         counters.messagesReceived++;
         messages++;
         bytes += body.length;
@@ -226,13 +236,16 @@ export class MessageReader {
     }
   }
 
-  /** Pays for one message (or one costly join of frames) from the budget; closes the connection when it is spent. */
-  private spend(): boolean {
+  /**
+   * Pays for a message of `bytes` (or, with 0, a costly join of frames) from the budget, before it is
+   * decoded; closes the connection when the budget is spent.
+   */
+  private spend(bytes: number): boolean {
     if (this.host.isClosed()) return false;
-    if (this.budget.take(this.env.now())) return true;
+    if (this.budget.take(this.env.now(), messageCost(bytes))) return true;
     const { perSecond, burst } = this.budget.limits;
     this.env.counters.rateLimited++;
-    this.env.closings.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second)`);
+    this.env.closings.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second, ${PER_TOKEN_TEXT})`);
     this.host.close(ErrorText.rateLimited(burst, perSecond), true);
     return false;
   }

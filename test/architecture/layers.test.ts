@@ -51,6 +51,7 @@ const LAYER_OF: Record<string, Layer> = {
   'json-depth.ts': 'foundation', // the nesting limits of JSON and MessagePack input, for the hub and request bodies
   'trim.ts': 'foundation', // trimming by scanning (header values, prefixes): a pattern would backtrack
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
+  'message-cost.ts': 'foundation', // how the hub's budgets count a message, which configuration describes
 };
 
 const rank = (layer: Layer): number => LAYERS.length - LAYERS.indexOf(layer);

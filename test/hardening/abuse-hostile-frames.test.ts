@@ -22,8 +22,8 @@ import { sleep, withTimeout } from '../support/wait.js';
 const RSS_BOUND_MB = 32;
 const HEALTH_MAX_MS = 1000;
 const FRAME_LIMIT = (schemaDefaults() as { Hub: { MaximumFrameSize: number } }).Hub.MaximumFrameSize;
-const RATE_LIMITED = 'Server closed the connection: too many messages (more than 64 at once or 10 per second).';
-const RATE_LIMITED_AUTHENTICATED = 'Server closed the connection: too many messages (more than 2000 at once or 500 per second).';
+const RATE_LIMITED = 'Server closed the connection: too many messages (more than 64 at once or 10 per second, a message counting once per 4 KiB begun).';
+const RATE_LIMITED_AUTHENTICATED = 'Server closed the connection: too many messages (more than 2000 at once or 500 per second, a message counting once per 4 KiB begun).';
 
 /** `count` copies of `unit` in one buffer (Buffer.fill repeats a pattern natively). */
 const repeat = (unit: Uint8Array | string, count: number): Buffer => {

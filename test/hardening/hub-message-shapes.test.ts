@@ -15,12 +15,14 @@ import { encode } from '@msgpack/msgpack';
 import { assertHealthyProcess, startDaemon, type Daemon } from './daemon.js';
 import { HubWire, type Protocol, type WireMessage } from './hub-wire.js';
 import { writeBinaryMessage } from '../../src/hub/binary-format.js';
+import { messageCost } from '../../src/message-cost.js';
+import { schemaDefaults } from '../../src/config/schema.js';
 import { withTimeout } from '../support/wait.js';
 
-/** Copies of each shape sent on one connection (the unauthenticated burst is 64). */
-const COPIES = 8;
 const CPU_MS_PER_MESSAGE = 150;
 const MESSAGE_LIMIT = 65_536;
+/** Copies of each shape sent on one connection: as many as the unauthenticated burst pays for at the message limit (4). */
+const COPIES = Math.floor((schemaDefaults() as { Hub: { UnauthenticatedMessageBurst: number } }).Hub.UnauthenticatedMessageBurst / messageCost(MESSAGE_LIMIT));
 
 let daemon: Daemon;
 before(async () => {

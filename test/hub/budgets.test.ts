@@ -8,6 +8,7 @@ import { Inbox } from '../../src/hub/inbox.js';
 import { closingsSummary } from '../../src/hub/hub.js';
 import { ThrottledLog } from '../../src/log/throttled.js';
 import { TokenBucket } from '../../src/hub/rate-limit.js';
+import { BYTES_PER_TOKEN, messageCost } from '../../src/message-cost.js';
 import { readRecord } from '../../src/hub/text-format.js';
 import { createLogger } from '../../src/log/logger.js';
 
@@ -27,6 +28,23 @@ describe('token bucket', () => {
     const bucket = new TokenBucket({ perSecond: 1000, burst: 2 }, 0);
     const taken = Array.from({ length: 5 }, () => bucket.take(60_000)).filter(Boolean).length;
     assert.equal(taken, 2);
+  });
+
+  it('a message costs a token per 4 KiB begun of it', () => {
+    assert.equal(BYTES_PER_TOKEN, 4096);
+    assert.deepEqual([0, 1, 4096, 4097, 8192, 8193, 65_536].map(messageCost), [1, 1, 1, 2, 2, 3, 16]);
+    const bucket = new TokenBucket({ perSecond: 10, burst: 20 }, 0);
+    assert.deepEqual([bucket.take(0, 16), bucket.take(0, 5), bucket.take(0, 4), bucket.take(0, 1)], [true, false, true, false]);
+    assert.equal(bucket.take(450, 5), false, '4.5 tokens after 450 ms');
+    assert.equal(bucket.take(500, 5), true, '5 tokens after 500 ms');
+  });
+
+  it('a message larger than the whole bucket costs a full one, not a close whatever it waited', () => {
+    const bucket = new TokenBucket({ perSecond: 1, burst: 3 }, 0);
+    assert.equal(bucket.take(0, 16), true);
+    assert.equal(bucket.take(0, 1), false, 'the bucket is empty');
+    assert.equal(bucket.take(2999, 16), false);
+    assert.equal(bucket.take(3000, 16), true, 'full again after 3 s');
   });
 
   it('a larger budget adds its extra room, keeping what was spent', () => {

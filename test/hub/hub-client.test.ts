@@ -140,7 +140,7 @@ describe('official client', () => {
         const closed = new Promise<Error | undefined>((resolve) => c.onclose(resolve));
         const calls = Array.from({ length: 200 }, (_, i) => c.invoke('Echo', i).catch(() => 'failed'));
         const error = await withTimeout(closed, 5000, 'close');
-        assert.equal(error?.message, 'Server returned an error on close: Server closed the connection: too many messages (more than 64 at once or 10 per second).');
+        assert.equal(error?.message, 'Server returned an error on close: Server closed the connection: too many messages (more than 64 at once or 10 per second, a message counting once per 4 KiB begun).');
         // The budget counts every message (the client's own pings too): what fits is served, in order.
         const results = await Promise.all(calls);
         const served = results.findIndex((r) => r === 'failed');

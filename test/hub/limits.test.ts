@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { HubWire, jsonFrame, msgpackFrame } from '../hardening/hub-wire.js';
 import { shippedBudgets, startHub, type TestHub } from './helpers.js';
 import { BYTES_PER_TURN } from '../../src/hub/reader.js';
+import { writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { withTimeout } from '../support/wait.js';
 
 let hub: TestHub;
@@ -87,6 +88,26 @@ describe('hub limits per connection', () => {
   });
 
   for (const protocol of ['json', 'messagepack'] as const) {
+    it(`${protocol}: an anonymous client pays for each message by its size (a token per 4 KiB begun), before it is decoded`, async () => {
+      const wire = await HubWire.connect(base, protocol);
+      // 30 KB messages cost 8 tokens: the unauthenticated burst of 64 pays for 8, and the 9th finds
+      // fewer than 8 (a token comes back every 100 ms). It does not decode, so had it been decoded the
+      // close would have named a protocol error instead.
+      const size = 30_000;
+      const before = hub.recorded.length;
+      for (let i = 0; i < 8; i++) {
+        const text = `${i}:${'x'.repeat(size)}`;
+        wire.sendRaw(protocol === 'json' ? jsonFrame({ type: 1, target: 'Record', arguments: [text] }) : msgpackFrame([1, {}, null, 'Record', [text]]));
+      }
+      wire.sendRaw(protocol === 'json' ? `${'x'.repeat(size)}\u001e` : writeBinaryMessage(new Uint8Array(size).fill(0xc1)));
+      const closed = await withTimeout(wire.closed, 5000, 'close');
+      assert.equal(closed.code, 1000);
+      assert.deepEqual(wire.messages.filter((m) => m.type === 7).map((m) => m.error), [
+        'Server closed the connection: too many messages (more than 64 at once or 10 per second, a message counting once per 4 KiB begun).',
+      ]);
+      assert.deepEqual(hub.recorded.slice(before).map((r) => Number(String(r).split(':')[0])), [0, 1, 2, 3, 4, 5, 6, 7]);
+    });
+
     it(`${protocol}: a frame of large messages is read ${BYTES_PER_TURN / 1024} KiB of them per turn, however few they are`, async () => {
       const wire = await HubWire.connect(base, protocol);
       const size = 20_000;
