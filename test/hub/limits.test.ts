@@ -108,6 +108,20 @@ describe('hub limits per connection', () => {
       assert.deepEqual(hub.recorded.slice(before).map((r) => Number(String(r).split(':')[0])), [0, 1, 2, 3, 4, 5, 6, 7]);
     });
 
+    it(`${protocol}: an anonymous client's burst of 64 small invocations is served whole, each paid once`, async () => {
+      const wire = await HubWire.connect(base, protocol);
+      const before = hub.recorded.length;
+      // A nested argument: MessagePack invocations with one are read from a lent frame, then again from a copy.
+      for (let i = 0; i < 64; i++) wire.sendRaw(protocol === 'json' ? jsonFrame({ type: 1, target: 'Record', arguments: [[i]] }) : msgpackFrame([1, {}, null, 'Record', [[i]]]));
+      await withTimeout((async () => {
+        while (hub.recorded.length - before < 64 && wire.open) await new Promise((r) => setTimeout(r, 5));
+      })(), 5000, 'the records');
+      assert.deepEqual(wire.messages.filter((m) => m.type === 7), [], 'not closed for its budget');
+      assert.deepEqual(hub.recorded.slice(before), Array.from({ length: 64 }, (_, i) => [i]));
+      assert.ok(wire.open);
+      wire.close();
+    });
+
     it(`${protocol}: a frame of large messages is read ${BYTES_PER_TURN / 1024} KiB of them per turn, however few they are`, async () => {
       const wire = await HubWire.connect(base, protocol);
       const size = 20_000;
