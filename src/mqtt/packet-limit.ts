@@ -18,16 +18,15 @@ export const MAX_INCOMING_PACKET_BYTES = 256 * 1024;
 const PUBLISH = 3;
 const PUBACK = 4;
 const PUBREC = 5;
-/** The topic is logged, not kept: at most this many characters of it. */
-const TOPIC_CHARS_KEPT = 200;
-
 /** A PUBLISH skipped for its size. */
 export interface SkippedMessage {
-  /** The topic as sent (shortened to TOPIC_CHARS_KEPT characters). */
+  /** The topic as far as the packet holds it (at most 65,535 bytes, MQTT's limit). */
   topic: string;
   /** The whole packet's size in bytes, as its header announced it. */
   bytes: number;
   qos: number;
+  /** Sent from the broker's store of retained messages: one the hub may have to clear (a stale discovery config). */
+  retained: boolean;
 }
 
 /** Reading states: a fixed header; a packet passed on; the start of a skipped PUBLISH kept; the rest skipped. */
@@ -92,7 +91,7 @@ export class IncomingPacketLimit {
           run = -1;
           const qos = (this.header[0]! >> 1) & 3;
           if (qos === 3) throw new Error('the MQTT broker sent a PUBLISH with QoS 3');
-          this.skipped = { topic: '', bytes: total, qos };
+          this.skipped = { topic: '', bytes: total, qos, retained: (this.header[0]! & 1) === 1 };
           this.headerLength = 0;
           this.left = remaining;
           this.kept = Buffer.alloc(Math.min(remaining, 2));
@@ -160,7 +159,7 @@ export class IncomingPacketLimit {
     this.skipped = undefined;
     // A packet too short for its own topic length is reported as far as it goes (no id, no ack).
     const idAt = kept.length >= 2 ? 2 + kept.readUInt16BE(0) : Infinity;
-    skipped.topic = kept.toString('utf8', 2, Math.min(idAt, kept.length)).slice(0, TOPIC_CHARS_KEPT);
+    skipped.topic = kept.toString('utf8', 2, Math.min(idAt, kept.length));
     let ack: Buffer | undefined;
     if (skipped.qos > 0 && kept.length >= idAt + 2) {
       ack = Buffer.from([(skipped.qos === 1 ? PUBACK : PUBREC) << 4, 2, kept[idAt]!, kept[idAt + 1]!]);

@@ -21,11 +21,14 @@ import {
   type TopicNames,
 } from './discovery.js';
 import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
-import { MAX_INCOMING_PACKET_BYTES } from './packet-limit.js';
+import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
 import { StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
+
+/** Characters of a skipped message's topic the log shows (a topic may be 65,535 bytes). */
+const TOPIC_CHARS_LOGGED = 200;
 
 const ONLINE = Buffer.from('online');
 
@@ -228,8 +231,7 @@ export class MqttPublisher {
         connected: () => this.onConnected(),
         disconnected: (error) => this.onDisconnected(error),
         message: (topic, payload, retained) => this.onMessage(topic, payload, retained),
-        skipped: (m) => this.skippedLog.warn(
-          `skipped an MQTT message of ${m.bytes} bytes on '${m.topic}' (QoS ${m.qos}) unread: over the ${MAX_INCOMING_PACKET_BYTES / 1024} KiB limit for incoming MQTT packets`),
+        skipped: (m) => this.onSkipped(m),
       },
     );
   }
@@ -392,10 +394,7 @@ export class MqttPublisher {
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
     if (this.closing) return;
-    if (retained && payload.length > 0 && topic.startsWith(`${this.ownNode()}/`) && topic.endsWith('/config')) {
-      this.staleConfigs.found(topic, topic.slice(this.ownNode().length + 1, -'/config'.length));
-      return;
-    }
+    if (retained && payload.length > 0 && this.foundOwnConfig(topic)) return;
     if (!this.options.homeAssistantDiscovery) return;
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
@@ -422,6 +421,26 @@ export class MqttPublisher {
    * a restored backup): left there, Home Assistant would show that device, available, for good. With
    * discovery switched off, every config an earlier run left is such a one.
    */
+  /** A retained config of the hub's node, read or not: judged once the connection settles (stale-configs.ts). */
+  private foundOwnConfig(topic: string): boolean {
+    const node = this.ownNode();
+    if (!topic.startsWith(`${node}/`) || !topic.endsWith('/config')) return false;
+    this.staleConfigs.found(topic, topic.slice(node.length + 1, -'/config'.length));
+    return true;
+  }
+
+  /**
+   * A message over the size limit, skipped unread. A retained one under the hub's own node still takes
+   * part in the sweep: no config of ours is near the limit, so unless it has one of our names (which the
+   * hub publishes again over it) it is stale, and left there Home Assistant would keep reading it.
+   */
+  private onSkipped(m: SkippedMessage): void {
+    const topic = m.topic.length > TOPIC_CHARS_LOGGED ? `${m.topic.slice(0, TOPIC_CHARS_LOGGED)}...` : m.topic;
+    this.skippedLog.warn(
+      `skipped an MQTT message of ${m.bytes} bytes on '${topic}' (QoS ${m.qos}) unread: over the ${MAX_INCOMING_PACKET_BYTES / 1024} KiB limit for incoming MQTT packets`);
+    if (m.retained && !this.closing) this.foundOwnConfig(m.topic);
+  }
+
   private clearIfStale(topic: string, object: string): void {
     if (!this.options.homeAssistantDiscovery) {
       // Switched off: Home Assistant must not keep showing the hub and its devices from what was left.

@@ -18,14 +18,14 @@ function packet(type: number, flags: number, body: Buffer): Buffer {
   return Buffer.concat([Buffer.from([(type << 4) | flags, ...length]), body]);
 }
 
-function publish(topic: string, payloadBytes: number, qos = 0, id = 0x1234): Buffer {
+function publish(topic: string, payloadBytes: number, qos = 0, id = 0x1234, retain = false): Buffer {
   const t = Buffer.from(topic, 'utf8');
   const head = Buffer.alloc(2);
   head.writeUInt16BE(t.length);
   const parts = [head, t];
   if (qos > 0) parts.push(Buffer.from([id >> 8, id & 0xff]));
   parts.push(Buffer.alloc(payloadBytes, 0x61));
-  return packet(3, qos << 1, Buffer.concat(parts));
+  return packet(3, (qos << 1) | (retain ? 1 : 0), Buffer.concat(parts));
 }
 
 const suback = packet(9, 0, Buffer.from([0, 1, 1]));
@@ -68,7 +68,7 @@ describe('IncomingPacketLimit', () => {
     assert.deepEqual(feed(exact.length, exact, [13]).passed, exact);
     const run = feed(exact.length, over, [13]);
     assert.equal(run.passed.length, 0);
-    assert.deepEqual(run.skipped, [{ topic: 't', bytes: over.length, qos: 0 }]);
+    assert.deepEqual(run.skipped, [{ topic: 't', bytes: over.length, qos: 0, retained: false }]);
   });
 
   it('leaves out an oversized QoS 0 PUBLISH between other packets, and reports it once', () => {
@@ -77,7 +77,7 @@ describe('IncomingPacketLimit', () => {
     for (const sizes of CHUNKINGS) {
       const run = feed(1024, stream, sizes);
       assert.deepEqual(run.passed, Buffer.concat([suback, publish('a', 5), pingresp]), `chunks of ${sizes.join(',')}`);
-      assert.deepEqual(run.skipped, [{ topic: 'homeassistant/status', bytes: big.length, qos: 0 }]);
+      assert.deepEqual(run.skipped, [{ topic: 'homeassistant/status', bytes: big.length, qos: 0, retained: false }]);
       assert.deepEqual(run.acks, [], 'QoS 0 is not acknowledged');
     }
   });
@@ -92,9 +92,12 @@ describe('IncomingPacketLimit', () => {
     }
   });
 
-  it('reports at most 200 characters of a long topic', () => {
-    const run = feed(1024, publish('t'.repeat(5000), 100), [999]);
-    assert.equal(run.skipped[0]!.topic, 't'.repeat(200));
+  it('reports the whole of a long topic, and whether the message was retained', () => {
+    const topic = `homeassistant/sensor/${'n'.repeat(5000)}/x/config`;
+    for (const sizes of CHUNKINGS) {
+      const run = feed(1024, Buffer.concat([publish(topic, 100, 1, 7, true), publish('t', 2000)]), sizes);
+      assert.deepEqual(run.skipped.map((m) => [m.topic, m.retained]), [[topic, true], ['t', false]], `chunks of ${sizes.join(',')}`);
+    }
   });
 
   it('a PUBLISH shorter than its own topic length is reported as far as it goes, without an ack, and the next packet passes', () => {
@@ -105,7 +108,7 @@ describe('IncomingPacketLimit', () => {
     const run = feed(1024, Buffer.concat([broken, pingresp]), [100]);
     assert.deepEqual(run.passed, pingresp);
     assert.equal(run.skipped.length, 1);
-    assert.equal(run.skipped[0]!.topic, 'b'.repeat(200));
+    assert.equal(run.skipped[0]!.topic, 'b'.repeat(1998));
     assert.deepEqual(run.acks, []);
   });
 

@@ -4,6 +4,7 @@
 // They would keep a device in Home Assistant, shown available, for good. Real mosquitto throughout.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { MAX_INCOMING_PACKET_BYTES } from '../../src/mqtt/packet-limit.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
@@ -83,6 +84,31 @@ describe('retained discovery configs an earlier run left behind', () => {
     await waitUntil(async () => (await retainedConfigs(node)).length === 0, 'the configs to be cleared', 10_000, 200);
     assert.ok(lines.includes(`info: Mqtt: clearing ${node}/kept_battery/config: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`), lines.join('\n'));
     assert.deepEqual(await retainedConfigs(otherNode), ['hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version']);
+  });
+
+  it('one over the incoming size limit, skipped unread, is cleared too; one with a hub\'s own name is published over', async () => {
+    broker ??= await startMosquitto();
+    const options = publisherOptions(broker.port);
+    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
+    const planter = await Subscriber.connect(broker.port, [`${node}/barrier`]);
+    cleanup.push(() => planter.end());
+    const big = `{"name":"${'x'.repeat(MAX_INCOMING_PACKET_BYTES)}"}`;
+    await planter.publish(`${node}/planted_status/config`, big, true);
+    await planter.publish(`${node}/hub_version/config`, big, true);
+    const { lines, logger } = capturedLog();
+    const hub = new MqttPublisher({ ...options, logger });
+    cleanup.push(() => hub.close());
+    hub.start();
+    await waitUntil(async () => !(await retainedConfigs(node)).includes('planted_status'), 'the planted config to be cleared', 10_000, 200);
+    assert.deepEqual(lines.filter((l) => l.includes(': clearing ')), [
+      `info: Mqtt: clearing ${node}/planted_status/config: a Home Assistant discovery config left by an earlier run, of no device this hub has`,
+    ]);
+    assert.equal(lines.filter((l) => l.includes('skipped an MQTT message')).length, 2);
+    const sub = await Subscriber.connect(broker.port, [`${node}/hub_version/config`, `${node}/barrier`]);
+    cleanup.push(() => sub.end());
+    await sub.barrier(`${node}/barrier`);
+    const version = sub.messages.find((m) => m.topic === `${node}/hub_version/config`);
+    assert.ok(version !== undefined && version.payload.length < 4096, `the hub's own config again, not the planted one (${version?.payload.length} bytes)`);
   });
 
   it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
