@@ -415,12 +415,6 @@ export class MqttPublisher {
     return `${this.names.discoveryPrefix}/sensor/${haHubNode(this.names.instanceId)}`;
   }
 
-  /**
-   * A retained config of this hub's node that neither the hub nor a known device accounts for was left
-   * by an earlier run (a device deleted while the broker was away, whose clearing a restart abandoned;
-   * a restored backup): left there, Home Assistant would show that device, available, for good. With
-   * discovery switched off, every config an earlier run left is such a one.
-   */
   /** A retained config of the hub's node, read or not: judged once the connection settles (stale-configs.ts). */
   private foundOwnConfig(topic: string): boolean {
     const node = this.ownNode();
@@ -441,6 +435,12 @@ export class MqttPublisher {
     if (m.retained && !this.closing) this.foundOwnConfig(m.topic);
   }
 
+  /**
+   * A retained config of this hub's node that neither the hub nor a known device accounts for was left
+   * by an earlier run (a device deleted while the broker was away, whose clearing a restart abandoned;
+   * a restored backup): left there, Home Assistant would show that device, available, for good. With
+   * discovery switched off, every config an earlier run left is such a one.
+   */
   private clearIfStale(topic: string, object: string): void {
     if (!this.options.homeAssistantDiscovery) {
       // Switched off: Home Assistant must not keep showing the hub and its devices from what was left.
