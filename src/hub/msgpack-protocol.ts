@@ -9,7 +9,7 @@ import { MAX_MESSAGEPACK_DEPTH } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayItems, isIntegerItem, mapKeysAreStrings, nestsDeeperAt } from './msgpack-walk.js';
+import { arrayHeader, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -107,7 +107,8 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
   }
   switch (type) {
     case MessageType.Invocation: {
-      need(items, 5, 'Invocation');
+      // Four items are an invocation whose arguments do not bind (argumentsAt), as in ASP.NET.
+      need(items, 4, 'Invocation');
       const id = items[2];
       if (id !== null && typeof id !== 'string') throw new InvalidDataError("Reading 'invocationId' as String failed.");
       const headers = headersAt(items);
@@ -123,7 +124,7 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
       };
     }
     case MessageType.StreamInvocation: {
-      need(items, 5, 'StreamInvocation');
+      need(items, 4, 'StreamInvocation');
       const headers = headersAt(items);
       const invocationId = nonEmptyAt(items, 2, 'invocationId');
       const target = nonEmptyAt(items, 3, 'target');
@@ -216,30 +217,52 @@ export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+const isInvocationType = (type: unknown): boolean => type === MessageType.Invocation || type === MessageType.StreamInvocation;
+
 /**
- * Whether ASP.NET's reader decodes item `index` of a message of `type` (so a value there that does not
- * decode breaks the message): it reads each type's items by position and never looks at the rest, and
- * some it only binds or skips (an invocation's arguments, a stream item, the result of a completion
- * the hub never asked for), where a failure is that message's own, not the connection's.
+ * Whether ASP.NET's reader reads item `index` of a message of `type` at all (decodes, binds or skips
+ * it), given the items before it: it reads each type's items by position, in order, and never looks
+ * at the rest, nor at bytes after them.
+ */
+function readsItem(type: unknown, index: number, items: readonly unknown[]): boolean {
+  switch (type) {
+    case MessageType.Invocation:
+    case MessageType.StreamInvocation:
+      // The stream ids too, once the arguments were read: the walk stops at arguments that were not.
+      return index <= 5;
+    case MessageType.Completion:
+      return index <= 3 || (index === 4 && (items[3] === ResultKind.Error || items[3] === ResultKind.NonVoid));
+    case MessageType.StreamItem:
+      return index <= 3;
+    case MessageType.CancelInvocation:
+    case MessageType.Close:
+      return index <= 2;
+    case MessageType.Ack:
+    case MessageType.Sequence:
+      return index <= 1;
+    default:
+      // A Ping or an unknown type: nothing after the type is read.
+      return index === 0;
+  }
+}
+
+/**
+ * Whether a value of item `index` that does not decode breaks the message: ASP.NET reads it as part of
+ * the envelope. Those it only binds or skips (an invocation's arguments, a stream item, the result of a
+ * completion the hub never asked for) fail that message alone, or nothing.
  */
 function readStrictly(type: unknown, index: number, items: readonly unknown[]): boolean {
   if (index === 0) return true;
   switch (type) {
     case MessageType.Invocation:
     case MessageType.StreamInvocation:
-      return index <= 3 || index === 5;
+      return index !== ARGUMENTS;
     case MessageType.Completion:
-      return index <= 3 || (index === 4 && items[3] === ResultKind.Error);
+      return index <= 3 || items[3] === ResultKind.Error;
     case MessageType.StreamItem:
-    case MessageType.CancelInvocation:
-    case MessageType.Close:
       return index <= 2;
-    case MessageType.Ack:
-    case MessageType.Sequence:
-      return index === 1;
     default:
-      // A Ping or an unknown type: nothing after the type is read.
-      return false;
+      return true;
   }
 }
 
@@ -249,89 +272,112 @@ const ITEMS_READ = 6;
 /** Where an invocation's arguments are among a message's items. */
 const ARGUMENTS = 4;
 
-/** Items of a message, as byte ranges, and why some of them are not decoded (by item index). */
-interface Undecoded {
-  readonly ranges: [number, number][];
-  readonly failed: ReadonlyMap<number, string>;
-}
+/** Where a stream item's value is among its items: bound on its own, as arguments are. */
+const STREAM_ITEM_VALUE = 3;
+
+/** Items of a message that are not to be decoded (by index), and why. */
+type Undecoded = ReadonlyMap<number, string>;
 
 /**
  * The items read (ITEMS_READ) that nest more than MAX_MESSAGEPACK_DEPTH maps and arrays (an
  * invocation's arguments one more: each argument is read from depth 0 inside them), found in the bytes
- * before the message is decoded, so that no level past the limit is ever built; undefined when there
- * are none, or when the structure is broken (the decoder says how). A message shorter than the limit
- * cannot nest that deep.
+ * before the message is decoded, so that no level past the limit is ever built; undefined when the
+ * message can be decoded whole: it nests no deeper than that anywhere (a message shorter than the
+ * limit cannot), or only within the limits of the items it has and no others. A broken one, or one
+ * with more items than are read, is read item by item (an empty map says so).
  */
 function deepItems(body: Uint8Array, decoder: Decoder): Undecoded | undefined {
-  let ranges: [number, number][];
   try {
-    // One walk tells most messages apart: none of their items nests more than the limit inside the message's array.
     if (body.length <= MAX_MESSAGEPACK_DEPTH || !nestsDeeperAt(body, 0, MAX_MESSAGEPACK_DEPTH + 1)) return undefined;
-    ranges = arrayItems(body);
   } catch {
+    // Broken before it got that deep: the decoder fails there too, having built no more than the walk read.
     return undefined;
   }
   const failed = new Map<number, string>();
   let invocation = false;
-  for (let i = 0; i < Math.min(ranges.length, ITEMS_READ); i++) {
-    const levels = MAX_MESSAGEPACK_DEPTH + (invocation && i === ARGUMENTS ? 1 : 0);
-    if (nestsDeeperAt(body, ranges[i]![0], levels)) {
-      failed.set(i, i === ARGUMENTS && invocation ? `The arguments nest more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays.` : `item ${i} nests more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays`);
-    } else if (i === 0) {
-      let type: unknown;
-      try {
-        type = decoder.decode(body.subarray(...ranges[0]!));
-      } catch {
-        // decodeItemsSeparately refuses it.
+  try {
+    const { count, first } = arrayHeader(body);
+    let pos = first;
+    for (let i = 0; i < Math.min(count, ITEMS_READ); i++) {
+      // Depth first: it stops at the limit, where skipping a broken item would read its levels to the break.
+      const levels = MAX_MESSAGEPACK_DEPTH + (invocation && i === ARGUMENTS ? 1 : 0);
+      const deep = nestsDeeperAt(body, pos, levels);
+      const end = skipValue(body, pos);
+      if (deep) {
+        failed.set(i, i === ARGUMENTS && invocation ? `The arguments nest more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays.` : `item ${i} nests more than ${MAX_MESSAGEPACK_DEPTH} maps and arrays`);
+      } else if (i === 0) {
+        let type: unknown;
+        try {
+          type = decoder.decode(body.subarray(pos, end));
+        } catch {
+          // decodeItemsSeparately refuses it.
+        }
+        invocation = isInvocationType(type);
       }
-      invocation = type === MessageType.Invocation || type === MessageType.StreamInvocation;
+      pos = end;
     }
+    // Items past those read are never decoded: one of them is where it nests too deep.
+    if (count > ITEMS_READ) return failed;
+  } catch {
+    // decodeItemsSeparately reads as far as the structure holds, and judges the break where it is.
+    return failed;
   }
-  return failed.size > 0 ? { ranges, failed } : undefined;
+  return failed.size > 0 ? failed : undefined;
 }
 
 /**
- * The whole message did not decode, or some of its items were not to be decoded (deepItems). If its
- * structure is intact (every value ends where it should), each item is decoded on its own and judged
- * as ASP.NET judges it: a value that does not decode (a map key that is neither string nor number, a
- * malformed timestamp, too many levels) where ASP.NET reads one is a protocol error; in an invocation's
- * arguments it is a binding failure of that invocation; in an item ASP.NET skips or never reads it
- * changes nothing. A broken structure (truncated, a reserved byte) is a protocol error.
+ * The message read item by item, as ASP.NET's reader reads it, because the whole did not decode or
+ * nests too deep somewhere (deepItems): only the items its type reads, in order (readsItem), each
+ * judged on its own. A value that does not decode, or does not even hold together (truncated, a byte
+ * MessagePack does not define, too many levels), is a binding failure of the invocation in its
+ * arguments (what follows them is not read), a failed stream item in a stream item, nothing in the
+ * result of a completion the hub never asked for unless it does not hold together, and a protocol
+ * error anywhere else. Items past those the type reads, and bytes after the array, change nothing.
  */
-function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { readonly error: unknown } | Undecoded): HubMessage | null {
-  const why = (i: number): string => ('error' in cause ? describe(cause.error) : (cause.failed.get(i) ?? `item ${i} does not decode`));
-  let ranges: [number, number][];
-  if ('ranges' in cause) ranges = cause.ranges;
-  else {
-    try {
-      ranges = arrayItems(body);
-    } catch {
-      throw new InvalidDataError(`Invalid MessagePack: ${why(0)}`);
-    }
+function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { readonly error: unknown } | { readonly deep: Undecoded }): HubMessage | null {
+  const why = (i: number, e?: unknown): string => ('deep' in cause ? (cause.deep.get(i) ?? describe(e)) : describe(e ?? cause.error));
+  let header: { readonly count: number; readonly first: number };
+  try {
+    header = arrayHeader(body);
+  } catch (e) {
+    throw new InvalidDataError(`Invalid MessagePack: ${describe(e)}`);
   }
   const items: unknown[] = [];
-  const failed: number[] = [];
-  for (const [i, [start, end]] of ranges.entries()) {
-    // Items after those any message has are never read: 60,000 of them decoded one by one cost 40x the message.
-    if (i >= ITEMS_READ || ('failed' in cause && cause.failed.has(i))) {
-      items.push(null);
-      if (i < ITEMS_READ) failed.push(i);
-      continue;
-    }
+  let argumentsFailure: BindingFailure | undefined;
+  let pos = header.first;
+  for (let i = 0; i < Math.min(header.count, ITEMS_READ) && readsItem(items[0], i, items); i++) {
+    const bound = isInvocationType(items[0]) && i === ARGUMENTS;
+    let end: number;
     try {
-      items.push(decoder.decode(body.subarray(start, end)));
-    } catch {
-      items.push(null);
-      failed.push(i);
+      end = skipValue(body, pos);
+    } catch (e) {
+      if (bound) {
+        argumentsFailure = `Invalid MessagePack in 'arguments': ${describe(e)}`;
+        break;
+      }
+      if (items[0] === MessageType.StreamItem && i === STREAM_ITEM_VALUE) break;
+      throw new InvalidDataError(`Invalid MessagePack: ${describe(e)}`);
     }
+    let value: unknown = null;
+    let decoded = !('deep' in cause && cause.deep.has(i));
+    if (decoded) {
+      try {
+        value = decoder.decode(body.subarray(pos, end));
+      } catch {
+        decoded = false;
+      }
+    }
+    if (!decoded) {
+      if (bound) {
+        argumentsFailure = 'deep' in cause && cause.deep.has(i) ? why(i) : `Invalid MessagePack in 'arguments': ${why(i)}`;
+        break;
+      }
+      if (readStrictly(items[0], i, items)) throw new InvalidDataError(`Invalid MessagePack: ${why(i)}`);
+    }
+    items.push(value);
+    pos = end;
   }
-  const strict = failed.find((i) => readStrictly(items[0], i, items));
-  if (strict !== undefined) throw new InvalidDataError(`Invalid MessagePack: ${why(strict)}`);
-  const isInvocation = items[0] === MessageType.Invocation || items[0] === MessageType.StreamInvocation;
-  if (isInvocation && failed.includes(ARGUMENTS)) {
-    return decodeMessagePackItems(items, 'error' in cause ? `Invalid MessagePack in 'arguments': ${why(ARGUMENTS)}` : why(ARGUMENTS));
-  }
-  return decodeMessagePackItems(items);
+  return decodeMessagePackItems(items, argumentsFailure);
 }
 
 /**
@@ -360,7 +406,7 @@ export function createMessagePackProtocol(maxMessageSize: number): HubProtocol {
     decode: (body) => {
       let message: HubMessage | null;
       const deep = deepItems(body, decoder);
-      if (deep !== undefined) message = decodeItemsSeparately(body, decoder, deep);
+      if (deep !== undefined) message = decodeItemsSeparately(body, decoder, { deep });
       else {
         try {
           message = decodeMessagePackItems(decoder.decode(body));

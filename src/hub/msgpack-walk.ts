@@ -114,23 +114,17 @@ export function nestsDeeperAt(bytes: Uint8Array, at: number, max: number): boole
 }
 
 /**
- * The byte ranges of the items of the array that is `body`. Throws InvalidDataError when the
- * structure is broken: truncated, a byte that is no format, or bytes after the array.
+ * The array header at the start of `body`: how many items it announces and where the first begins.
+ * Throws InvalidDataError when `body` is no array, or announces more items than bytes are left (each
+ * item takes one at least), as MessagePack-CSharp's ReadArrayHeader does. Bytes after the last item
+ * are never looked at: ASP.NET's reader stops at the items it reads.
  */
-export function arrayItems(body: Uint8Array): [number, number][] {
-  const size = header(body, 0);
-  const children = childCount;
-  const b = body[0]!;
-  if (!((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
-  const ranges: [number, number][] = [];
-  let pos = size;
-  for (let i = 0; i < children; i++) {
-    const end = skipValue(body, pos);
-    ranges.push([pos, end]);
-    pos = end;
-  }
-  if (pos !== body.length) throw new InvalidDataError('Invalid MessagePack: bytes after the message.');
-  return ranges;
+export function arrayHeader(body: Uint8Array): { readonly count: number; readonly first: number } {
+  const b = body[0];
+  if (b === undefined || !((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) throw new InvalidDataError('Invalid payload: expected a non-empty array.');
+  const first = header(body, 0);
+  if (childCount > body.length - first) throw truncated();
+  return { count: childCount, first };
 }
 
 const isIntegerFormat = (b: number): boolean => b <= 0x7f || b >= 0xe0 || (b >= 0xcc && b <= 0xd3);

@@ -59,6 +59,25 @@ describe('MessagePack: items ASP.NET Core never decodes do not break a message',
     ]);
   });
 
+  // ASP.NET binds the arguments in a try: bytes there that do not hold together fail the invocation, and
+  // an unknown method's are never read at all. Four items are an invocation without arguments.
+  const invocationHead = (target: string, items = 5): Buffer => Buffer.concat([Uint8Array.from([0x90 + items]), encode(1), encode({}), encode('i'), encode(target)]);
+  const failing: [string, Uint8Array, string][] = [
+    ['a reserved byte in the arguments', writeBinaryMessage(Buffer.concat([invocationHead('Echo'), Uint8Array.from([0x92, 0xc1, 0x01])])), "Failed to invoke 'Echo' due to an error on the server."],
+    ['arguments cut short', writeBinaryMessage(Buffer.concat([invocationHead('Echo'), Uint8Array.from([0x92, 0xa5, 0x61])])), "Failed to invoke 'Echo' due to an error on the server."],
+    ['no arguments', writeBinaryMessage(invocationHead('Echo', 4)), "Failed to invoke 'Echo' due to an error on the server."],
+    ['broken arguments of a method that does not exist', writeBinaryMessage(Buffer.concat([invocationHead('Nope'), Uint8Array.from([0x92, 0xc1, 0x01])])), "Failed to invoke 'Nope' due to an error on the server. HubException: Method does not exist."],
+  ];
+  for (const [name, frame, error] of failing) {
+    it(`${name}: that invocation fails, the connection stays`, async () => {
+      assert.deepEqual(await answersTo(hub, 'messagepack', frame), [[3, {}, 'i', 1, error], ECHOED]);
+    });
+  }
+
+  it('bytes after a message\'s array are never read', async () => {
+    assert.deepEqual(await answersTo(hub, 'messagepack', writeBinaryMessage(Buffer.concat([invocationHead('Echo'), encode([2]), encode([]), Uint8Array.from([0xc1])]))), [[3, {}, 'i', 3, 2], ECHOED]);
+  });
+
   const closing: [string, unknown[]][] = [
     ['the headers of an Invocation', [1, BOOL_KEY_MAP, 'i', 'Echo', [2], []]],
     ['the stream ids of an Invocation', [1, {}, 'i', 'Echo', [2], BOOL_KEY_MAP]],

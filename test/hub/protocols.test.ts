@@ -162,11 +162,10 @@ describe('garbage', () => {
     ['empty body', new Uint8Array(0)],
     ['reserved byte 0xc1', Uint8Array.from([0xc1])],
     ['truncated array', Uint8Array.from([0x96, 0x01])],
-    ['trailing bytes', Uint8Array.from([0x91, 0x06, 0x06])],
     ['not an array', encode({ type: 1 })],
     ['empty array', encode([])],
     ['type as a string', encode(['1'])],
-    ['short Invocation', encode([1, {}, null, 'x'])],
+    ['Invocation without a target', encode([1, {}, null])],
     ['target not a string', encode([1, {}, null, 5, []])],
     ['headers not a map', encode([1, [], null, 'x', []])],
     ['header value not a string', encode([1, { a: 1 }, null, 'x', []])],
@@ -186,6 +185,13 @@ describe('garbage', () => {
   const withArguments = (...args: number[]): Uint8Array => Uint8Array.from([0x95, ...head, ...args]);
   const unreadable: [string, Uint8Array, RegExp][] = [
     ['arguments not an array', encode([1, {}, '7', 'JoinSession', 'y']), /Reading array length for 'arguments' failed/],
+    // ASP.NET's own test vector (InvocationArgumentArrayMissing): four items are a binding failure.
+    ['no arguments at all', encode([1, {}, '7', 'JoinSession']), /Reading array length for 'arguments' failed/],
+    // Bytes that do not hold together in the arguments: ASP.NET binds them in a try, and never reads on.
+    ['a reserved byte in the arguments', withArguments(0x92, 0xc1, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
+    ['arguments announcing more items than bytes', withArguments(0xdd, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
+    ['arguments truncated', withArguments(0x92, 0xa1), /Invalid MessagePack in 'arguments'/],
+    ['broken arguments before broken stream ids', Uint8Array.from([0x96, ...head, 0x91, 0xc1, 0xc1]), /Invalid MessagePack in 'arguments'/],
     ['a map key that is an array', withArguments(0x92, 0x81, 0x90, 0x01, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
     ['a map key that is bytes', withArguments(0x92, 0x81, 0xc4, 0x01, 0x00, 0x01, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
     ['a malformed timestamp', withArguments(0x92, 0xd4, 0xff, 0x00, 0xa1, 0x78), /Invalid MessagePack in 'arguments'/],
@@ -199,14 +205,22 @@ describe('garbage', () => {
     });
   }
 
-  it('MessagePack: a broken structure is a protocol error, in the arguments too', () => {
-    assert.throws(() => msgpack.decode(withArguments(0x92, 0xc1, 0xa1, 0x78)), InvalidDataError, 'reserved byte in the arguments');
-    assert.throws(() => msgpack.decode(withArguments(0xdd, 0xff, 0xff, 0xff, 0xff, 0xa1, 0x78)), InvalidDataError, 'more items announced than bytes');
-    assert.throws(() => msgpack.decode(withArguments(0x92, 0xa1)), InvalidDataError, 'truncated in the arguments');
+  it('MessagePack: a broken structure where the reader reads it is a protocol error', () => {
     assert.throws(() => msgpack.decode(Uint8Array.from([0x95, 0x01, 0x80, 0xa1, 0x37, 0xc1, 0x90])), InvalidDataError, 'in the target');
+    // Read once the arguments were (in ASP.NET, once they bound to the method).
     assert.throws(() => msgpack.decode(Uint8Array.from([0x96, ...head, 0x90, 0xc1])), InvalidDataError, 'in streamIds');
-    assert.throws(() => msgpack.decode(Uint8Array.from([0x95, ...head, 0x90, 0x06])), InvalidDataError, 'trailing bytes');
+    assert.throws(() => msgpack.decode(Uint8Array.from([0x93, 0x03, 0x80, 0xc1])), InvalidDataError, 'in a completion\'s id');
+    // More items announced than bytes are left: the array header itself is refused, as MessagePack-CSharp's is.
     assert.throws(() => msgpack.decode(Uint8Array.from([0x95, 0x06, 0x92, 0xc1])), InvalidDataError, 'not an invocation');
+  });
+
+  it('MessagePack: what the reader never reads is never judged, broken or not (items past a type\'s, bytes after the array)', () => {
+    assert.deepEqual(msgpack.decode(Uint8Array.from([0x91, 0x06, 0x06])), { type: 6 }, 'a Ping and a byte after it');
+    assert.deepEqual(msgpack.decode(Uint8Array.from([0x92, 0x06, 0xc1])), { type: 6 }, 'a Ping with a broken second item');
+    assert.deepEqual(msgpack.decode(Uint8Array.from([0x93, 0x08, 0x07, 0xc1])), { type: 8, sequenceId: 7 }, 'an Ack with a broken third item');
+    const invocation = msgpack.decode(Uint8Array.from([0x95, ...head, 0x90, 0x06, 0xc1]));
+    assert.ok(invocation?.type === 1);
+    assert.deepEqual([invocation.target, invocation.arguments, invocation.bindingFailure], ['JoinSession', [], undefined], 'an invocation and bytes after it');
   });
 
   it('MessagePack: a framed garbage body fails in decode, not in framing', () => {
