@@ -2,7 +2,7 @@
 // start and kept in the data dir with mode 0600, so `voice-hub token admin` on the box signs with
 // the same key as the running service.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const SIGNING_KEY_FILE = 'signing.key';
@@ -43,13 +43,38 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
       throw e;
     }
   }
-  // A key file copied in with loose permissions is tightened rather than refused.
-  chmodSync(file, 0o600);
-  return readKey(file);
+  return readKey(file, { tighten: true });
 }
 
-function readKey(file: string): Uint8Array {
-  const text = readFileSync(file, 'utf8').trim();
-  if (text.length < 32) throw new Error(`signing key file ${file} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`);
-  return new TextEncoder().encode(text);
+/** A generated key is 44 bytes; a key file far larger is no key (and is not read whole into memory). */
+const MAX_KEY_FILE_BYTES = 4096;
+
+/**
+ * Reads the key through a descriptor opened without following a symbolic link, and only from a regular
+ * file: the data directory is the service's to write, so a link there to another file (/etc/passwd)
+ * would have that file read as the key and, `tighten`ed, its mode changed by whoever runs this (root,
+ * for `sudo voice-hub token`). A key file copied in with loose permissions is tightened, not refused.
+ */
+function readKey(file: string, { tighten = false } = {}): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`signing key file ${file} is a symbolic link: refused; put the key file itself there`);
+    throw e;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`signing key file ${file} is not a regular file: refused`);
+    if (tighten && (stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+    const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
+    let length = 0;
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+    const text = buffer.toString('utf8', 0, length).trim();
+    if (length > MAX_KEY_FILE_BYTES) throw new Error(`signing key file ${file} is damaged (more than ${MAX_KEY_FILE_BYTES} bytes, a key has 44); remove it to generate a new one (all issued tokens become invalid)`);
+    if (text.length < 32) throw new Error(`signing key file ${file} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`);
+    return new TextEncoder().encode(text);
+  } finally {
+    closeSync(fd);
+  }
 }
