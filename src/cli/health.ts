@@ -14,6 +14,7 @@ import { urlHost } from '../http/hosts.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
+import { deadline } from './deadline.js';
 
 export const EXIT_UNREACHABLE = 3;
 
@@ -22,11 +23,20 @@ const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfi
 const ABSENT = '-';
 
 export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ code: number; text: string }> {
+  const stop = new AbortController();
+  const limit = deadline(timeoutMs, stop.signal);
+  try {
+    return await askHealth(url, timeoutMs, stop, limit.signal);
+  } finally {
+    limit.clear();
+  }
+}
+
+/** `signal` ends the request and the reading of its answer at the deadline; `stop` ends them past the size bound. */
+async function askHealth(url: string, timeoutMs: number, stop: AbortController, signal: AbortSignal): Promise<{ code: number; text: string }> {
   // fetch refuses a URL with credentials and names the URL in its error: neither may reach the output.
   const target = withoutCredentials(url);
   const unreachable = (why: string) => ({ code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${target}: ${why}\n` });
-  const stop = new AbortController();
-  const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]);
   let res: Response;
   try {
     res = await fetch(target, { headers: { accept: 'application/json' }, signal });

@@ -6,6 +6,7 @@
 import type { HubConnection } from '@microsoft/signalr';
 import { errorText } from '../errors.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
+import { deadline } from './deadline.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
@@ -49,14 +50,19 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
   const failed = (e: unknown) => new Error(`${method} ${url.href}: ${e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e)}`);
   const cut = new AbortController(); // by readAtMost, past its bound
-  const signal = AbortSignal.any([timeoutOr(api.timeoutMs, stop), cut.signal]);
+  const limit = deadline(api.timeoutMs, stop, cut.signal);
   let res: Response;
+  let answer: Awaited<ReturnType<typeof readAtMost>>;
   try {
-    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
-  } catch (e) {
-    throw failed(e);
+    try {
+      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: limit.signal });
+    } catch (e) {
+      throw failed(e);
+    }
+    answer = await readAtMost(res, cut);
+  } finally {
+    limit.clear();
   }
-  const answer = await readAtMost(res, cut);
   if ('failed' in answer) throw failed(answer.failed);
   if ('tooLarge' in answer) throw new Error(tooLargeText(`${method} ${url.href}: HTTP ${res.status}`));
   const text = answer.bytes.toString('utf8');
@@ -69,9 +75,6 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if (!res.ok) throw new ApiRefusal(res.status, `${method} ${path}: HTTP ${res.status} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
   return json;
 }
-
-const timeoutOr = (ms: number, stop: AbortSignal | undefined): AbortSignal =>
-  stop ? AbortSignal.any([AbortSignal.timeout(ms), stop]) : AbortSignal.timeout(ms);
 
 /** Rejects after `ms`, or once `stop` aborts, so no step of the simulation can hang. */
 export function within<T>(promise: Promise<T>, ms: number, what: string, stop?: AbortSignal): Promise<T> {

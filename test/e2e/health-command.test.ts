@@ -12,6 +12,13 @@ import { healthCommand, printable } from '../../src/cli/health.js';
 import { checkProperty } from '../hardening/property.js';
 import { endlessAnswer } from '../support/endless-answer.js';
 import { runBundle } from '../support/service.js';
+import { withTimeout } from '../support/wait.js';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/** A full garbage collection now (the flag is taken at run time: the suite runs without --expose-gc). */
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
 
 /** A loopback server whose every answer is made by `answer`, swapped per case. */
 let answer: (res: ServerResponse) => void = (res) => res.end();
@@ -167,6 +174,35 @@ describe('health --url bounds what it reads', () => {
     assert.equal(code, 3);
     assert.match(text, /^voice-hub is not reachable at http:\/\/127\.0\.0\.1:\d+\/health: the answer broke off: /);
   });
+
+  // Node 20's AbortSignal.any() held its timeout weakly: after a garbage collection it never fired, and
+  // a hung service (accepting, never answering) kept the command waiting for undici's own 300 s.
+  for (const [name, hang] of [
+    ['no answer at all', (): void => {}],
+    ['half an answer head', (res: ServerResponse): void => void res.socket?.write('HTTP/1.1 200 OK\r\ncontent-type: appl')],
+    ['a head and half a body', (res: ServerResponse): void => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"status":"Healthy",');
+    }],
+  ] as const) {
+    it(`a server that hangs (${name}): exit 3 at the timeout, a garbage collection meanwhile or not`, async () => {
+      // A server of its own: a connection pooled from the cases before could be the one that hangs.
+      const hung = createServer((_req, res) => hang(res));
+      await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+      after(() => {
+        hung.closeAllConnections();
+        hung.close();
+      });
+      const started = performance.now();
+      const pending = healthCommand(`http://127.0.0.1:${(hung.address() as AddressInfo).port}/health`, 1500);
+      await new Promise((r) => setTimeout(r, 300));
+      collectGarbage();
+      const { code, text } = await withTimeout(pending, 10_000, 'the health command');
+      assert.equal(code, 3);
+      assert.match(text, /^voice-hub is not reachable at http:\/\/127\.0\.0\.1:\d+\/health: (the answer broke off: )?no answer within 1\.5 s\n$/);
+      assert.ok(performance.now() - started >= 1400, 'not before the timeout');
+    });
+  }
 });
 
 describe('health --url with a user name and password', () => {
