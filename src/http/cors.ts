@@ -36,6 +36,13 @@ export const NO_CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 /** The ASCII lower case of an origin: browsers send it lower case, configuration may not. */
 const key = (origin: string): string => origin.toLowerCase();
 
+/**
+ * What WebSocket libraries for microcontrollers send (arduinoWebSockets, the usual ESP8266/ESP32 client,
+ * sets it by default). No browser sends it: a page loaded from a file has the opaque origin `null`. So
+ * it is admitted as no Origin is, and devices on such firmware reach the hub without a setting.
+ */
+const FIRMWARE_ORIGIN = 'file://';
+
 export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
   const allowed = new Set(allowedOrigins.map(key));
   const listed = (origin: string): boolean => origin !== '' && allowed.has(key(origin));
@@ -47,7 +54,7 @@ export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
       : vary(origin);
   return {
     listed,
-    admits: (origin, host) => origin === '' || listed(origin) || sameHost(origin, host),
+    admits: (origin, host) => origin === '' || origin === FIRMWARE_ORIGIN || listed(origin) || sameHost(origin, host),
     headers,
     preflight: (origin) =>
       listed(origin)

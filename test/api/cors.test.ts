@@ -112,6 +112,12 @@ describe('CORS with an origin configured', () => {
     assert.equal(await RawClient.refusal(ws, { Origin: `http://127.0.0.1:${svc.port}` }), 101);
     assert.equal(await RawClient.refusal(ws), 101);
     assert.equal(await RawClient.refusal(ws, { Origin: OTHER }), 403);
+    // ESP8266/ESP32 firmware (arduinoWebSockets) sends `file://`, which no browser does; a browser's file page sends `null`.
+    assert.equal(await RawClient.refusal(ws, { Origin: 'file://' }), 101);
+    assert.equal(await RawClient.refusal(ws, { Origin: 'null' }), 403);
+    const negotiated = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: 'file://' } });
+    assert.equal(negotiated.status, 200);
+    assert.deepEqual(corsOf(negotiated.headers), { vary: 'Origin' }, 'admitted, but no CORS headers: it is no browser');
   });
 });
 
