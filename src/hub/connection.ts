@@ -162,11 +162,6 @@ export class HubConnection {
     return this.stateValue === ConnectionState.Disconnected ? this.disconnectedAt : undefined;
   }
 
-  /** When the current socket last delivered something (or was attached). */
-  get lastHeardAt(): number {
-    return this.lastReceivedAt;
-  }
-
   /**
    * Bytes of one WebSocket frame, valid only during the call (uWS reuses them). Before the handshake is
    * done they may hold a handshake and no more; after it the reader takes them.

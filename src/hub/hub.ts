@@ -20,13 +20,6 @@ export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
 export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
-/**
- * A reconnect while the hub still sees the connection's socket open takes that socket's place only
- * when it has been silent this long: after a Wi-Fi drop the hub may not have noticed the old socket
- * die, but a socket that just spoke is alive, and a second socket on it is refused (409).
- */
-export const TAKEOVER_SILENCE_MS = 1000;
-
 export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: HubConnection } | { readonly kind: 'in-use' };
 
 /** The frame limit in force: a frame must be able to carry one message of the largest size. */
@@ -139,16 +132,16 @@ export class HubCore {
 
   /**
    * A WebSocket request with `id=<key>` of a connection that uses stateful reconnect: claimed until its
-   * socket opens (`resume`) or the upgrade fails (`releaseReconnect`). A second reconnect meanwhile, or
-   * while the connection's socket is open and alive, is 'in-use'. Undefined: no such connection (any
-   * more); the key may still be a negotiation's.
+   * socket opens (`resume`) or the upgrade fails (`releaseReconnect`); a second reconnect meanwhile is
+   * 'in-use'. The new socket takes the place of one the hub still sees open, at once, as in ASP.NET
+   * Core: a device whose radio reset reconnects within milliseconds while the hub has not noticed its
+   * old socket die (nothing reaches it), and the official clients try a stateful reconnect once.
+   * Undefined: no such connection (any more); the key may still be a negotiation's.
    */
   claimReconnect(key: string): ReconnectClaim | undefined {
     const connection = this.resumable.get(key);
     if (!connection?.isResumable()) return undefined;
-    const now = this.env.now();
     if (this.reconnecting.has(key)) return { kind: 'in-use' };
-    if (connection.state === ConnectionState.Connected && now - connection.lastHeardAt < TAKEOVER_SILENCE_MS) return { kind: 'in-use' };
     this.reconnecting.add(key);
     return { kind: 'claimed', connection };
   }

@@ -136,14 +136,17 @@ describe('negotiate and stateful reconnect', () => {
     assert.equal(h.closedIds.length, 1);
   });
 
-  it('refuses a second reconnect while the first one\'s socket is open: 409', async () => {
+  it('a second reconnect takes the place of the first one\'s socket, as in ASP.NET Core', async () => {
     const h = await hub();
     const { client, id } = await statefulRaw(h);
     await drop(h, client);
     const first = await RawClient.connect(wsUrl(h, `id=${id}`));
-    assert.deepEqual(await upgrade(wsUrl(h, `id=${id}`)), { status: 409, body: 'Connection ID already in use' });
-    assert.deepEqual(await readRecords(first, 1), [{ type: 9, sequenceId: 1 }], 'the first one is undisturbed');
-    assert.equal(h.server.stats().reconnectsRefused, 1);
+    assert.deepEqual(await readRecords(first, 1), [{ type: 9, sequenceId: 1 }]);
+    const second = await RawClient.connect(wsUrl(h, `id=${id}`));
+    assert.deepEqual(await readRecords(second, 1), [{ type: 9, sequenceId: 1 }]);
+    await withTimeout(first.closed, 3000, 'the first socket to be ended');
+    assert.equal(h.server.stats().reconnectsRefused, 0);
+    assert.equal(h.server.connectionCount(), 1);
   });
 
   it('refuses a reconnect with a token of another user (403) and a bad token (401); the right one resumes', async () => {
@@ -173,11 +176,12 @@ describe('negotiate and stateful reconnect', () => {
     assert.deepEqual(await upgrade(wsUrl(h, `id=${id}`)), { status: 404, body: 'No Connection with that ID' });
   });
 
-  it('lets a reconnect replace a socket the hub still thinks open once it has been silent a while', async () => {
+  // A device whose radio reset reconnects at once, while its old socket still looks open here (nothing
+  // reached the hub): with a 409 the official clients, which try a stateful reconnect once, lost what
+  // they had buffered and started a new connection.
+  it('lets a reconnect replace a socket the hub still thinks open, however recently it spoke', async () => {
     const h = await hub();
     const { client, id } = await statefulRaw(h);
-    assert.deepEqual(await upgrade(wsUrl(h, `id=${id}`)), { status: 409, body: 'Connection ID already in use' }, 'a socket that just spoke is alive');
-    await sleep(1200);
     const back = await RawClient.connect(wsUrl(h, `id=${id}`));
     assert.deepEqual(await readRecords(back, 1), [{ type: 9, sequenceId: 1 }]);
     await withTimeout(client.closed, 3000, 'the old socket to be ended');
