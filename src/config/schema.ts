@@ -308,7 +308,7 @@ export const CONFIG_SCHEMA = {
         // one connection, a dashboard a few, and `voice-hub simulate` at its most (500 devices) fits.
         MaximumConnectionsPerAddress: int(512, 0, 1_000_000, 'Hub connections one client address may hold at once (an IPv6 client: its /64 prefix), upgrades being authenticated included; a WebSocket upgrade beyond it is refused with 429 and Retry-After. 0: no limit (behind a reverse proxy every client has the proxy\'s address).'),
         KeepAliveInterval: timeSpan('00:00:15', '00:00:00.0010000', TIMER_MAX, 'A ping is sent when nothing else was sent for this long.'),
-        ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected.'),
+        ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected, once it has sent a ping: as in ASP.NET Core the timeout starts with its first ping, so a client that never pings (older clients, simple firmware) is kept while it listens; the WebSocket layer ends a socket that delivered nothing for 16 minutes (unless this is over 940 s).'),
         // Budgets per connection: a frame of millions of tiny messages must not cost memory or
         // event-loop time beyond these. Sized from legitimate traffic: 200 SendAudioData of the
         // largest 20 ms Opus packet (1,275 B) are 358 KB in JSON and 267 KB in MessagePack, of a

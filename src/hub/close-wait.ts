@@ -12,10 +12,12 @@
 // message, close frame and FIN, then its reset 10 ms later as the client's next frame arrived).
 //
 // So idleTimeout is set, not left off: at 960 s (uWS's largest) the wait is 12 to 16 s. The inactivity
-// close it also turns on never comes first, because Hub.ClientTimeout closes a silent connection
-// sooner: the idle timer only restarts on what the client sends, as ClientTimeout's does. A
-// ClientTimeout over 940 s would have uWS close a silent connection that SignalR keeps, so then
-// idleTimeout stays off and the wait is uWS's shortest, 0 to 4 s.
+// close it also turns on never comes first for a client that pings, because Hub.ClientTimeout closes
+// a silent one sooner: the idle timer only restarts on what the client sends, as ClientTimeout's does.
+// A client that never pings has no client timeout (ASP.NET Core starts it at the first ping), and uWS
+// ends its socket after 960 s without a byte from it, as a dropped one (uWS 20.30 cannot count our
+// pings as activity). A ClientTimeout over 940 s would have uWS close a silent connection that SignalR
+// keeps, so then idleTimeout stays off and the wait is uWS's shortest, 0 to 4 s.
 
 /** uWS refuses a larger idleTimeout (its timers count 240 sweeps of 4 s). */
 export const UWS_MAX_IDLE_TIMEOUT_S = 960;

@@ -100,6 +100,12 @@ export class HubConnection {
   private readonly readerHost: ReaderHost;
   private readonly openedAt: number;
   private lastReceivedAt: number;
+  /**
+   * The client timeout runs once the client has sent a Ping, as in ASP.NET Core (its dispatcher starts
+   * it there): clients that never ping (the ASP.NET Core 2.1 JavaScript client, hand-written firmware)
+   * would otherwise be closed whenever they listen for longer than it.
+   */
+  private clientPings = false;
   private lastSentAt: number;
   /** Set by the handshake when stateful reconnect was negotiated and the client speaks protocol version 2. */
   private stateful: StatefulLink | undefined;
@@ -279,7 +285,7 @@ export class HubConnection {
     if (this.stateValue !== ConnectionState.Connected) return;
     const ack = this.stateful?.ackDue(now);
     if (ack !== undefined) this.send({ type: MessageType.Ack, sequenceId: ack });
-    if (now - this.lastReceivedAt >= limits.clientTimeoutMs) {
+    if (this.clientPings && now - this.lastReceivedAt >= limits.clientTimeoutMs) {
       counters.clientTimeouts++;
       logger.debug(`${this.connectionId}: nothing received for ${limits.clientTimeoutMs} ms, closing`);
       this.close(ErrorText.clientTimeout(limits.clientTimeoutMs), true);
@@ -463,9 +469,13 @@ export class HubConnection {
         // Throws a protocol error for an id past what was received (the reader closes the connection).
         this.stateful?.onSequence(message.sequenceId);
         return;
+      case MessageType.Ping:
+        // Receiving it already reset the client timeout; the first one starts it.
+        this.clientPings = true;
+        return;
       default:
-        // Ping: receiving it already reset the client timeout. CancelInvocation, StreamItem,
-        // Completion: no streams or client results here. Ack and Sequence without stateful reconnect: ignored.
+        // CancelInvocation, StreamItem, Completion: no streams or client results here. Ack and
+        // Sequence without stateful reconnect: ignored.
         return;
     }
   }

@@ -341,26 +341,37 @@ describe('timeouts', () => {
     }
   });
 
-  it('a silent client is closed after the client timeout, a pinging one is not', async () => {
+  // As in ASP.NET Core, whose dispatcher starts the client timeout at the first Ping: clients that never
+  // ping (the ASP.NET Core 2.1 JavaScript client, hand-written firmware) are not closed for listening.
+  it('a client that pinged and fell silent is closed after the client timeout; a pinging one and one that never pinged are not', async () => {
     const hub = await startHub({ clientTimeoutMs: 300, keepAliveIntervalMs: 100 });
     try {
       const silent = await RawClient.connect(wsUrl(hub));
       await silent.handshake();
+      silent.send(`{"type":6}${RS}`);
+      const neverPinged = await RawClient.connect(wsUrl(hub));
+      await neverPinged.handshake();
       const pinging = await RawClient.connect(wsUrl(hub));
       await pinging.handshake();
       const timer = setInterval(() => pinging.send(`{"type":6}${RS}`), 50);
+      const add = async (client: RawClient): Promise<void> => {
+        client.send(`{"type":1,"invocationId":"1","target":"Add","arguments":[1,1]}${RS}`);
+        let reply: unknown[] = [];
+        while (!reply.some((m) => (m as { type: number }).type === 3)) reply = json(await client.next());
+      };
       try {
         const frames = await drain(silent);
         const messages = frames.flatMap(json) as { type: number; error?: string }[];
         assert.ok(messages.some((m) => m.type === 6), 'server pings while idle');
         assert.deepEqual(messages.at(-1), { type: 7, error: 'Client timeout (300ms) elapsed without receiving a message from the client. Closing connection.', allowReconnect: true });
-        pinging.send(`{"type":1,"invocationId":"1","target":"Add","arguments":[1,1]}${RS}`);
-        let reply: unknown[] = [];
-        while (!reply.some((m) => (m as { type: number }).type === 3)) reply = json(await pinging.next());
+        await sleep(600);
+        await add(pinging);
+        await add(neverPinged);
         assert.equal(hub.server.stats().clientTimeouts, 1);
       } finally {
         clearInterval(timer);
         pinging.ws.close();
+        neverPinged.ws.close();
       }
     } finally {
       hub.stop();
