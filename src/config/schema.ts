@@ -313,7 +313,7 @@ export const CONFIG_SCHEMA = {
         // event-loop time beyond these. Sized from legitimate traffic: 200 SendAudioData of the
         // largest 20 ms Opus packet (1,275 B) are 358 KB in JSON and 267 KB in MessagePack, of a
         // 16 kHz speech packet (at most ~100 B) 43 KB and 31 KB; a device sends 50 packets a second.
-        MaximumFrameSize: int(262_144, 1024, 16 * MIB, 'Largest WebSocket frame after the handshake, in bytes (never less than MaximumReceiveMessageSize); a larger one drops the connection before it is read (no close frame: the client sees 1006). Before the handshake a frame may hold only a handshake (1 KiB).'),
+        MaximumFrameSize: int(262_144, 1024, 16 * MIB, 'Largest WebSocket frame after the handshake, in bytes (never less than MaximumReceiveMessageSize); a larger one drops the connection before it is read (no close frame: the client sees 1006). Before the handshake is done the request itself may take 1 KiB; messages after it in its frame are read as any others.'),
         MessagesPerTurn: int(32, 1, 10_000, 'Messages read from one connection before the event loop serves others (fewer once they make 64 KiB); the rest of a frame waits for the next turn.'),
         // A message counts once per 4 KiB begun (src/message-cost.ts): every audio packet counts once, and
         // a client cannot buy costly decoding with a few large messages.

@@ -11,6 +11,7 @@ import type { HubDispatcher } from './dispatcher.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
 import type { GroupRegistry } from './groups.js';
 import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
+import { RECORD_SEPARATOR } from './text-format.js';
 import type { ThrottledLog } from '../log/throttled.js';
 import type { MessageBudget } from './rate-limit.js';
 import { MessageReader, copy, type ReaderHost } from './reader.js';
@@ -179,7 +180,9 @@ export class HubConnection {
       this.reader.receive(data);
       return;
     }
-    if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES) {
+    // Only the request counts against the limit: a client may send its first messages in the same frame
+    // (Python clients batch a handshake, JoinSession and audio), which the reader then bounds.
+    if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES && data.subarray(0, Math.max(0, HANDSHAKE_MAX_BYTES - this.pending.length)).indexOf(RECORD_SEPARATOR) < 0) {
       this.env.counters.framesTooLarge++;
       this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
       this.failHandshake(ErrorText.handshakeFailed);

@@ -9,9 +9,9 @@ import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
 
 /**
- * What may arrive before the handshake is done. A request is about 40 bytes
- * (`{"protocol":"messagepack","version":1}`); this leaves room for properties a newer client may
- * add, and nothing for a payload sent before the server agreed to a protocol.
+ * What a handshake request may take, and what may arrive before its record separator. A request is
+ * about 40 bytes (`{"protocol":"messagepack","version":1}`); this leaves room for properties a newer
+ * client may add. Messages after the separator in the same frame are the reader's.
  */
 export const HANDSHAKE_MAX_BYTES = 1024;
 

@@ -48,6 +48,21 @@ describe('hub limits per connection', () => {
     assert.deepEqual(await beforeHandshake(big), { code: 1000, received: ['{"error":"An unexpected error occurred during connection handshake."}\u001e'] });
   });
 
+  it('a handshake and its first messages in one frame: only the request counts against the 1 KiB', async () => {
+    const { ws, received } = await rawSocket();
+    const before = hub.recorded.length;
+    const texts = Array.from({ length: 30 }, (_, i) => `first-${i}-${'x'.repeat(50)}`);
+    const frame = `{"protocol":"json","version":1}\u001e${texts.map((t) => jsonFrame({ type: 1, target: 'Record', arguments: [t] })).join('')}`;
+    assert.ok(frame.length > 2048);
+    ws.send(frame);
+    await withTimeout((async () => {
+      while ((hub.recorded.length - before < texts.length || received.length === 0) && ws.readyState === WebSocket.OPEN) await new Promise((r) => setTimeout(r, 5));
+    })(), 5000, 'the handshake answer and the records');
+    assert.deepEqual(received[0], '{}\u001e');
+    assert.deepEqual(hub.recorded.slice(before), texts);
+    ws.close();
+  });
+
   it('before the handshake, in pieces: the total counts', async () => {
     const { ws, received, closed } = await rawSocket();
     for (let i = 0; i < 3; i++) ws.send('{'.repeat(400));
