@@ -123,7 +123,7 @@ async function serve(cli: CliConfig): Promise<void> {
     await app.start();
   } catch (e) {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
-    if (e instanceof ConfigError) throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
+    if (e instanceof ConfigError) throw invalidConfiguration(e);
     // A database it will not open: the unit restarting it ten times in 30 s only fills the journal.
     if (e instanceof StoreFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
     // Another start won the race for the port between our early check and the (exclusive) listen.
@@ -135,6 +135,9 @@ async function serve(cli: CliConfig): Promise<void> {
   if (problem) logger.warn(problem);
   notifier?.ready();
 }
+
+/** Exit 78 (not retried by the unit) with every problem on its own line. */
+const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -157,7 +160,13 @@ async function main(): Promise<void> {
     }))
     .command(yargsCommand(CONFIG, async ({ config }) => {
       const { configCheck } = await import('./cli/config-check.js');
-      await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.join('\n') + '\n'));
+      try {
+        await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.join('\n') + '\n'));
+      } catch (e) {
+        // The files the configuration names, which serve refuses the same way.
+        if (e instanceof ConfigError) throw invalidConfiguration(e);
+        throw e;
+      }
     }))
     .command(yargsCommand(HEALTH, async ({ options, config }) => {
       const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } = await import('./cli/health.js');

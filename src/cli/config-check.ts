@@ -2,6 +2,7 @@
 // through the API (/api/config/{category}) that override the file and defaults. It only reads, so it
 // works beside a running service and writes nothing to its data directory.
 import { formatConfigReport } from '../config/report.js';
+import { loadCaFile, loadTlsFiles } from '../http/tls.js';
 import type { LoadedConfig } from '../config/types.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
 import { openSettingsReadOnly } from '../store/read-only.js';
@@ -13,6 +14,10 @@ import { publicServerUrl } from '../upstream/public-url.js';
  */
 export async function configCheck(loaded: LoadedConfig, print: (lines: string[]) => void, wasmBinary?: Uint8Array): Promise<void> {
   print(formatConfigReport(loaded, publicServerUrl));
+  // What serve checks before it listens: a certificate, key or CA file it would refuse (exit 78) is
+  // refused here too, so a passing check means the service starts with these settings.
+  loadTlsFiles(loaded.config.Server);
+  loadCaFile(loaded.config.VoiceService.CaFile);
   const store = await openSettingsReadOnly(loaded.config.Storage.DataDir, wasmBinary);
   if (!store) return;
   const lines: string[] = [];

@@ -3,7 +3,7 @@
 // first MAX_LISTED_PROBLEMS, then how many more), and thrown together as a ConfigError, which the CLI
 // turns into exit code 78. A file the system will not let this user read is no configuration problem
 // but the machine's: its error is thrown as it is (src/cli/fatal.ts, exit code 1).
-import { readFileSync } from 'node:fs';
+import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import path from 'node:path';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
@@ -14,6 +14,9 @@ import { toConfigValue } from './schema-value.js';
 import type { PublicForm } from './shown.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
 import { buildTree, validate } from './validate.js';
+
+/** The shipped appsettings.json is a few KiB. */
+const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -80,15 +83,16 @@ function readFile(opts: LoadOptions, problems: Problems, entries: Entries): stri
   const file = path.resolve(given);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedFile(file, MAX_CONFIG_FILE_BYTES).toString('utf8');
   } catch (e) {
     const { code, syscall } = e as NodeJS.ErrnoException;
     if (code === 'ENOENT' && !explicit) return undefined;
-    // A path that names no file is the configuration's mistake (--config with a typo, or a folder); the
-    // system's other refusals (EACCES: the file is root's or another user's) are the machine's, as for
-    // every other file the service reads (docs/operations.md): whoever runs it fixes them, not an edit.
+    // A path that names no file is the configuration's mistake (--config with a typo, or a folder, a
+    // device, a huge file); the system's other refusals (EACCES: the file is root's or another user's)
+    // are the machine's, as for every other file the service reads (docs/operations.md): whoever runs
+    // it fixes them, not an edit.
     if (syscall !== undefined && code !== 'ENOENT' && code !== 'EISDIR' && code !== 'ENOTDIR') throw e;
-    problems.add(`${file}: cannot read the configuration file: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`);
+    problems.add(`${file}: cannot read the configuration file: ${unreadableReason(code, MAX_CONFIG_FILE_BYTES, 'a configuration file')}`);
     return undefined;
   }
   let tree: unknown;

@@ -2,8 +2,8 @@
 // names and reports a bad certificate only as "App construction failed", so the files are read and
 // checked here with node:crypto first and every problem becomes one ConfigError line (exit 78).
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import { ConfigError } from '../config/load.js';
 import type { AppConfig } from '../config/types.js';
 
@@ -21,13 +21,14 @@ export interface TlsFiles {
 const CERT_KEY = 'Server.Certificate.Path';
 const KEY_KEY = 'Server.Certificate.KeyPath';
 
+/** A certificate chain or a key is a few KiB. */
+const MAX_PEM_BYTES = 1024 * 1024;
+
 function readPem(file: string, key: string): { text: string } | { problem: string } {
   try {
-    return { text: readFileSync(file, 'utf8') };
+    return { text: readBoundedFile(file, MAX_PEM_BYTES).toString('utf8') };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' ? 'permission denied' : (code ?? String(e));
-    return { problem: `${key}: cannot read ${file}: ${why}` };
+    return { problem: `${key}: cannot read ${file}: ${unreadableReason((e as NodeJS.ErrnoException).code, MAX_PEM_BYTES, 'a certificate or key')}` };
   }
 }
 
@@ -96,10 +97,9 @@ export function loadCaFile(caFile: string): Buffer | undefined {
   const key = 'VoiceService.CaFile';
   let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    bytes = readBoundedFile(file, MAX_PEM_BYTES);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new ConfigError([`${key}: cannot read ${file}: ${code === 'ENOENT' ? 'it does not exist' : (code ?? String(e))}`]);
+    throw new ConfigError([`${key}: cannot read ${file}: ${unreadableReason((e as NodeJS.ErrnoException).code, MAX_PEM_BYTES, 'a certificate file')}`]);
   }
   try {
     new X509Certificate(bytes); // the first certificate; Node's TLS reads all of them

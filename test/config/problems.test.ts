@@ -1,7 +1,7 @@
 // Every kind of bad value stops loading with a ConfigError whose line names the key, the source and
 // what was expected; all problems are reported at once.
 import assert from 'node:assert/strict';
-import { chmodSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, type LoadOptions } from '../../src/config/load.js';
 import { configFile, problemsOf } from './helpers.js';
@@ -220,6 +220,14 @@ describe('file problems', () => {
 
   it('a directory given as the file is a problem naming it', () => {
     const dir = configFile({}).replace(/\/[^/]+$/, '');
-    assert.match(problemsOf({ file: dir })[0]!, new RegExp(`^${dir}: cannot read the configuration file: EISDIR`));
+    assert.deepEqual(problemsOf({ file: dir }), [`${dir}: cannot read the configuration file: it is a directory`]);
+  });
+
+  // Read synchronously and whole, /dev/zero grew the process by 0.5-1 GB a second until it died.
+  it('a device, or a file far larger than any configuration, is a problem naming it, and is not read', () => {
+    assert.deepEqual(problemsOf({ file: '/dev/zero' }), ['/dev/zero: cannot read the configuration file: it is not a regular file']);
+    const huge = configFile({});
+    writeFileSync(huge, Buffer.alloc(2 * 1024 * 1024, 0x20));
+    assert.deepEqual(problemsOf({ file: huge }), [`${huge}: cannot read the configuration file: it has more than 1 MiB, far more than a configuration file`]);
   });
 });

@@ -396,6 +396,22 @@ describe('configuration: bounded, credentials in the voice server URL never show
     assert.equal(res.stderr, invalid(...items, '... and 29980 more'));
   });
 
+  // `config check` is what a technician runs before restarting: it must refuse what serve refuses (78).
+  it('a certificate or CA file serve would refuse: exit 78 from config check too, with the same lines', async () => {
+    const missing = path.join(tmpDir(), 'missing.crt');
+    for (const [flags, line] of [
+      [['--cert', missing], `Server.Certificate.Path: cannot read ${missing}: it does not exist`],
+      [['--VoiceService.CaFile', '/dev/zero'], 'VoiceService.CaFile: cannot read /dev/zero: it is not a regular file'],
+    ] as const) {
+      const { env } = await quietEnv();
+      for (const command of [['config', 'check'], []]) {
+        const res = await runBundle([...command, ...flags], env);
+        assert.equal(res.code, 78, res.stderr);
+        assert.equal(res.stderr, invalid(line));
+      }
+    }
+  });
+
   const URL_WITH_KEYS = 'ws://USER:PASSWORD@127.0.0.1:5050/voice?token=QUERYKEY';
   const assertNoKeys = (text: string): void => {
     for (const key of ['USER', 'PASSWORD', 'QUERYKEY']) assert.ok(!text.includes(key), text);

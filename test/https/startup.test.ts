@@ -49,6 +49,9 @@ describe('loadTlsFiles', () => {
   it('names the key, the file and what is wrong', () => {
     const missing = path.join(dir, 'missing.crt');
     assert.equal(problemOf(() => loadTlsFiles(server(missing, good.key))), `Server.Certificate.Path: cannot read ${missing}: it does not exist`);
+    // Read whole, /dev/zero or /dev/urandom took the process to 16 GB and std::bad_alloc.
+    assert.equal(problemOf(() => loadTlsFiles(server('/dev/zero', good.key))), 'Server.Certificate.Path: cannot read /dev/zero: it is not a regular file');
+    assert.equal(problemOf(() => loadTlsFiles(server(good.cert, '/dev/urandom'))), 'Server.Certificate.KeyPath: cannot read /dev/urandom: it is not a regular file');
     assert.match(problemOf(() => loadTlsFiles(server(notPem, good.key))), /^Server\.Certificate\.Path: .*not\.pem is not a PEM certificate/);
     assert.match(problemOf(() => loadTlsFiles(server(good.cert, notPem))), /^Server\.Certificate\.KeyPath: .*not\.pem holds no usable private key/);
     assert.match(problemOf(() => loadTlsFiles(server(good.cert))), /^Server\.Certificate\.Path \(no Server\.Certificate\.KeyPath: the key is read from the certificate file\): .* holds no usable private key/);
