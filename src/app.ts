@@ -96,7 +96,13 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const store = await createStore(config, logger, deps.bundleDir);
     parts.store = store;
     try {
-      const { categories, registry, verifyToken } = createDevices(loaded, store);
+      const { categories, registry, verifyToken, newSigningKey } = createDevices(loaded, store);
+      if (newSigningKey !== undefined) {
+        const devices = registry.list().totalCount;
+        // With devices already registered the key was lost (a partial restore, a copied data directory): say why their tokens fail.
+        if (devices > 0) logger.warn(`generated a new signing key in ${newSigningKey}, none was there: the tokens of the ${devices} registered device(s) were signed with another key and are refused until each registers again or gets a new token`);
+        else logger.info(`generated a new signing key in ${newSigningKey}`);
+      }
       const instance = await loadInstanceId(config.Storage.DataDir);
       logger.info(`hub instance id ${instance.id}${instance.created ? ` (new, kept in ${instance.file})` : ''}`);
       const mqtt = createMqtt(config, store, categories, instance.id, logger);

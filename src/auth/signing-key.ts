@@ -9,9 +9,9 @@ export const SIGNING_KEY_FILE = 'signing.key';
 
 /**
  * `create: false` only reads (beside a running service, which owns the key file): a missing file is
- * an error then, never a second key.
+ * an error then, never a second key. `created` is told when a new key file was made.
  */
-export function loadSigningKey(configured: string, dataDir: string, { create = true } = {}): Uint8Array {
+export function loadSigningKey(configured: string, dataDir: string, { create = true, created }: { create?: boolean; created?: (file: string) => void } = {}): Uint8Array {
   if (configured) {
     const bytes = new TextEncoder().encode(configured);
     if (bytes.length < 32) throw new Error('Auth.SigningKey must be at least 32 bytes long');
@@ -42,6 +42,7 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
       rmSync(file, { force: true });
       throw e;
     }
+    created?.(file);
   }
   return readKey(file, { tighten: true });
 }

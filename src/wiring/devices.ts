@@ -12,13 +12,16 @@ export interface Devices {
   readonly categories: ConfigCategories;
   readonly registry: DeviceRegistry;
   readonly verifyToken: VerifyToken;
+  /** The signing key file made at this start, if one was (none was there). */
+  readonly newSigningKey?: string;
 }
 
 export function createDevices(loaded: LoadedConfig, store: Store): Devices {
   const { config } = loaded;
-  const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir));
+  let newSigningKey: string | undefined;
+  const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir, { created: (file) => (newSigningKey = file) }));
   const categories = new ConfigCategories(loaded, store.settings);
   const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
   const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
-  return { categories, registry, verifyToken };
+  return { categories, registry, verifyToken, newSigningKey };
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
@@ -131,6 +131,26 @@ describe('tokens from the command line', () => {
 });
 
 describe('durability', () => {
+  // A partial restore or a copied data directory without signing.key: every device's token fails from
+  // then on, and the log said nothing of why.
+  it('a signing key generated where devices are registered: a warning that says their tokens are refused', async () => {
+    const dataDir = tmpDir();
+    const first = await spawnService(['--data-dir', dataDir]);
+    assert.match(first.output(), new RegExp(`info: .*generated a new signing key in ${path.join(dataDir, 'signing.key')}\n`));
+    assert.equal((await register(first.url, 'kept')).status, 200);
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    rmSync(path.join(dataDir, 'signing.key'));
+    const again = await spawnService(['--data-dir', dataDir]);
+    assert.match(again.output(), new RegExp(`warn: .*generated a new signing key in ${path.join(dataDir, 'signing.key')}, none was there: the tokens of the 1 registered device\\(s\\) were signed with another key and are refused until each registers again or gets a new token\n`));
+    again.proc.kill('SIGTERM');
+    assert.equal(await again.exited, 0);
+    const third = await spawnService(['--data-dir', dataDir]);
+    assert.doesNotMatch(third.output(), /signing key/, 'the key of the last start is used');
+    third.proc.kill('SIGTERM');
+    assert.equal(await third.exited, 0);
+  });
+
   it('keeps an acknowledged registration after kill -9', async () => {
     const dataDir = tmpDir();
     const svc = await spawnService(['--data-dir', dataDir]);
