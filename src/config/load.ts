@@ -15,8 +15,8 @@ import type { PublicForm } from './shown.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from './types.js';
 import { buildTree, validate } from './validate.js';
 
-/** The shipped appsettings.json is a few KiB. */
-const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+/** The shipped appsettings.json is a few KiB; room for generated files of thousands of keys. */
+const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {

@@ -49,7 +49,11 @@ const ROWS: Row[] = [
   { key: 'Logging.LogLevel.Default', value: 'verbose', expected: 'must be one of Trace, Debug, Information, Warning, Error, Critical, None' },
   { key: 'Logging.LogLevel.Hub', value: 'loud', expected: 'must be one of Trace, Debug, Information' },
   { key: 'AllowedHosts', value: '', expected: 'must be a non-empty string' },
-  { key: 'Server.Host', value: '', expected: 'must be a non-empty string' },
+  { key: 'Server.Host', value: '', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },
+  // These passed, then failed at start as a name that does not resolve, blamed on the data directory.
+  { key: 'Server.Host', value: '[::1]', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },
+  { key: 'Server.Host', value: '127.0.0.1:5000', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },
+  { key: 'Server.Host', value: ' 127.0.0.1', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },
   { key: 'Storage.DataDir', value: '', expected: 'must be a non-empty string' },
   { key: 'Mqtt.TopicPrefix', value: 'hub/#', expected: 'must be a non-empty MQTT topic prefix' },
   { key: 'Mqtt.TopicPrefix', value: '/hub', expected: 'must be a non-empty MQTT topic prefix' },
@@ -227,7 +231,7 @@ describe('file problems', () => {
   it('a device, or a file far larger than any configuration, is a problem naming it, and is not read', () => {
     assert.deepEqual(problemsOf({ file: '/dev/zero' }), ['/dev/zero: cannot read the configuration file: it is not a regular file']);
     const huge = configFile({});
-    writeFileSync(huge, Buffer.alloc(2 * 1024 * 1024, 0x20));
-    assert.deepEqual(problemsOf({ file: huge }), [`${huge}: cannot read the configuration file: it has more than 1 MiB, far more than a configuration file`]);
+    writeFileSync(huge, Buffer.alloc(17 * 1024 * 1024, 0x20));
+    assert.deepEqual(problemsOf({ file: huge }), [`${huge}: cannot read the configuration file: it has more than 16 MiB, far more than a configuration file`]);
   });
 });
