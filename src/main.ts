@@ -43,7 +43,14 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
   } catch (e) {
     if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
     // The port itself refused (no right to it, an address not on this machine): expectedFailure says why.
-    if ((e as NodeJS.ErrnoException).syscall === 'listen') throw e;
+    const { syscall, code } = e as NodeJS.ErrnoException;
+    if (syscall === 'listen') throw e;
+    // Server.Host names no address: the configuration's (78), unless the resolver itself is not there yet (retried).
+    if (syscall === 'getaddrinfo') {
+      const problem = `Server.Host: "${config.Server.Host}" does not resolve to an address (${code})`;
+      if (code === 'ENOTFOUND') throw invalidConfiguration(new ConfigError([`${problem}: set an address of this machine, or a name it resolves`]));
+      throw new CliExit(1, `start-up failed: ${problem}`);
+    }
     throw new CliExit(1, `start-up failed: cannot take the data directory ${config.Storage.DataDir}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

@@ -124,9 +124,9 @@ const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
 
 /**
  * A host name, an IPv4 address or an IPv6 address (at least two colons, a zone after `%`), or nothing:
- * what Mqtt.BrokerAddress may be. No user info, port or path can hide in it.
+ * what Mqtt.BrokerAddress and Server.Host may be. No user info, port, path or brackets can hide in it.
  */
-export const BROKER_HOST_PATTERN = '^(?:[A-Za-z0-9._-]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9._-]+)?)?$';
+export const HOST_PATTERN = '^(?:[A-Za-z0-9._-]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9._-]+)?)?$';
 
 /** How an array is given, said in the description of each (layers.ts, setIndexed). */
 const ARRAY_SOURCES =
@@ -212,7 +212,7 @@ export const CONFIG_SCHEMA = {
         BrokerAddress: str('localhost', 'MQTT broker host name or address; an empty address in the configuration switches MQTT off.', {
           // A host and nothing else: a URL (`mqtt://user:password@host`) never connects, and its credentials would be
           // shown wherever the address is (logs, /health, the mqtt settings category, which devices may read).
-          pattern: BROKER_HOST_PATTERN,
+          pattern: HOST_PATTERN,
           'x-public-form': 'host',
           'x-expected': 'must be a host name, an IPv4 address or an IPv6 address without brackets (no scheme, user name, password, port or path: the port is Mqtt.Port, the login Mqtt.Username and Mqtt.Password)',
         }),
@@ -255,7 +255,13 @@ export const CONFIG_SCHEMA = {
       description: 'The HTTP and HTTPS listeners (API and hub).',
       additionalProperties: false,
       properties: {
-        Host: str('0.0.0.0', 'Address to listen on.', { minLength: 1 }),
+        // A host and nothing else: `[::1]` or `127.0.0.1:5000` passed the check and failed at start as a
+        // host name that does not resolve, blamed on the data directory (exit 1, retried by the unit).
+        Host: str('0.0.0.0', 'Address to listen on: an IPv4 or IPv6 address (0.0.0.0 or :: for all), or a host name.', {
+          minLength: 1,
+          pattern: HOST_PATTERN,
+          'x-expected': 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)',
+        }),
         Port: int(5000, 0, 65_535, 'Port to listen on; 0 lets the system choose.'),
         HttpsPort: int(5001, 0, 65_535, 'HTTPS port, used only when Server.Certificate.Path is set; 0 lets the system choose.'),
         Certificate: {

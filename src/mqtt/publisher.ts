@@ -3,7 +3,7 @@
 // (an HTTP request or a hub message). While disconnected, session events and the clearing of deleted
 // devices wait in a bounded queue, and the retained state of the hub and its devices is owed (backlog.ts).
 import os from 'node:os';
-import { BROKER_HOST_PATTERN, NOT_IN_MQTT_TEXT } from '../config/schema.js';
+import { HOST_PATTERN, NOT_IN_MQTT_TEXT } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { AcknowledgementWatch, UNACKNOWLEDGED_LIMIT_MS } from './acknowledgements.js';
@@ -130,7 +130,7 @@ const RETAINED_QUEUE_MIN_DEVICES = 10_000;
 const HOME_ASSISTANT_RESEND_INTERVAL_MS = 10_000;
 /** A character MQTT does not allow in its strings, or lets a broker refuse (config/schema.ts). */
 const NOT_MQTT_TEXT = new RegExp(`[${NOT_IN_MQTT_TEXT}]`, 'u');
-const BROKER_HOST = new RegExp(BROKER_HOST_PATTERN, 'u');
+const BROKER_HOST = new RegExp(HOST_PATTERN, 'u');
 
 export class MqttPublisher {
   private readonly names: TopicNames;
