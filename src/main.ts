@@ -17,7 +17,7 @@ import { createLogger, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
-import { claimOwnership, portConflict } from './process/ownership.js';
+import { claimOwnership, configuredPorts, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
@@ -44,7 +44,10 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
     if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
     // The port itself refused (no right to it, an address not on this machine): expectedFailure says why.
     const { syscall, code } = e as NodeJS.ErrnoException;
-    if (syscall === 'listen') throw e;
+    if (syscall === 'listen') {
+      const port = (e as { port?: number }).port;
+      throw expectedFailure(e, undefined, configuredPorts(config.Server).find((p) => p.port === port)?.choose) ?? e;
+    }
     // Server.Host names no address: the configuration's (78), unless the resolver itself is not there yet (retried).
     if (syscall === 'getaddrinfo') {
       const problem = `Server.Host: "${config.Server.Host}" does not resolve to an address (${code})`;

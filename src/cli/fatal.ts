@@ -23,20 +23,23 @@ const ADVICE: Readonly<Record<string, string>> = {
 };
 
 /** A port below 1024 is what a user may not listen on; running as another user does not help with that. */
-const LISTEN_EACCES_ADVICE =
-  'ports below 1024 need root or CAP_NET_BIND_SERVICE: choose a port from 1024 (--port), or give the service that capability (the package ships a drop-in for port 80)';
+const listenEaccesAdvice = (choose: string): string =>
+  `ports below 1024 need root or CAP_NET_BIND_SERVICE: choose a port from 1024 (${choose}), or give the service that capability (the package ships a drop-in for port 80)`;
 
-/** The exit for an expected failure (see above), or undefined for one that deserves its stack. */
-export function expectedFailure(e: unknown, who = 'voice-hub'): CliExit | undefined {
+/**
+ * The exit for an expected failure (see above), or undefined for one that deserves its stack.
+ * `choose`: where the port of a refused listen is set (src/process/ownership.ts, configuredPorts).
+ */
+export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'): CliExit | undefined {
   if (e instanceof CliExit) return e;
   if (e instanceof StoreFileError) return new CliExit(EXIT_DATA, `${who}: ${e.message}`);
   if (!isSystemError(e)) return undefined;
   if (e.code === 'EADDRINUSE' && e.port !== undefined) {
     const host = e.address ?? '0.0.0.0';
-    return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port), '--port').message}`);
+    return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port), choose).message}`);
   }
   const what = e.path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
   const cause = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
-  const advice = e.syscall === 'listen' && e.code === 'EACCES' ? LISTEN_EACCES_ADVICE : e.code ? ADVICE[e.code] : undefined;
+  const advice = e.syscall === 'listen' && e.code === 'EACCES' ? listenEaccesAdvice(choose) : e.code ? ADVICE[e.code] : undefined;
   return new CliExit(1, `${who}: cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`);
 }

@@ -11,6 +11,7 @@ import { EXIT_CONFIG, EXIT_IN_USE, EXIT_USAGE } from '../../src/cli/load.js';
 import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
 import { BUNDLE, ROOT, runBundle, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { makeSelfSigned } from '../https/helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 /** Any value systemd would set: the service only asks whether it is set. */
@@ -105,7 +106,24 @@ describe('operational failures: one line, no stack', () => {
     });
     assert.equal(res.code, 1, res.stderr);
     assert.equal(res.stderr, 'voice-hub: cannot listen 127.0.0.1:80: permission denied (EACCES); ports below 1024 need root or CAP_NET_BIND_SERVICE: ' +
-      'choose a port from 1024 (--port), or give the service that capability (the package ships a drop-in for port 80)\n');
+      'choose a port from 1024 (--port, Server.Port), or give the service that capability (the package ships a drop-in for port 80)\n');
+    assert.equal(existsSync(dataDir), false, 'nothing written');
+  });
+
+  it('serve with HTTPS on port 443 as a user without the right: the advice names the HTTPS port setting (exit 1)', { skip: asNobody }, async () => {
+    const dir = tmpDir();
+    chmodSync(dir, 0o777);
+    const cert = makeSelfSigned(dir, 'svc');
+    for (const file of [cert.cert, cert.key]) chmodSync(file, 0o644);
+    const dataDir = path.join(dir, 'data');
+    const res = await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BUNDLE, '--host', '127.0.0.1', '--port', '0',
+      '--https-port', '443', '--cert', cert.cert, '--key', cert.key, '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: '/tmp' },
+    });
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr, 'voice-hub: cannot listen 127.0.0.1:443: permission denied (EACCES); ports below 1024 need root or CAP_NET_BIND_SERVICE: ' +
+      'choose a port from 1024 (--https-port, Server.HttpsPort), or give the service that capability (the package ships a drop-in for port 80)\n');
     assert.equal(existsSync(dataDir), false, 'nothing written');
   });
 
