@@ -13,6 +13,7 @@ export interface TlsFiles {
   readonly keyFile: string;
   /** The leaf certificate, for the start-up log line. */
   readonly subject: string;
+  readonly validFrom: Date;
   readonly validTo: Date;
   /** Names the certificate is valid for (subjectAltName), for the start-up log line. */
   readonly names: string;
@@ -85,6 +86,7 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
     certFile,
     keyFile,
     subject: x509.subject.replace(/\n/g, ', '),
+    validFrom: new Date(x509.validFrom),
     validTo: new Date(x509.validTo),
     names: x509.subjectAltName ?? '(no subjectAltName)',
   };

@@ -68,6 +68,10 @@ export async function listenAll(
     endpoints.ports.https = secure.port;
     logger.info(`listening on https://${urlHost(config.Server.Host)}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
     if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
+    // A Pi without a real-time clock starts in the past until it reaches a time server.
+    if (tls.validFrom.getTime() > Date.now()) {
+      logger.warn(`the HTTPS certificate ${tls.certFile} is valid only from ${tls.validFrom.toISOString()}: devices will refuse it until then (or this machine's clock, ${new Date().toISOString()}, is wrong)`);
+    }
   }
   logger.info(`listening on http://${urlHost(config.Server.Host)}:${plain.port}`);
 }

@@ -37,6 +37,26 @@ export function makeSelfSigned(dir: string, name = 'self'): CertFiles {
   return { cert, key };
 }
 
+/**
+ * Self-signed for localhost, valid only from 2030 (what a Pi without a real-time clock meets until it
+ * reaches a time server): `openssl ca` is the one tool of OpenSSL 3.0 that takes a start date.
+ */
+export function makeNotYetValid(dir: string, name = 'future'): CertFiles {
+  const files = { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
+  const csr = path.join(dir, `${name}.csr`);
+  openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', files.key, '-out', csr, '-subj', '/CN=localhost']);
+  const db = path.join(dir, `${name}-index.txt`);
+  writeFileSync(db, '');
+  const config = path.join(dir, `${name}-ca.cnf`);
+  writeFileSync(config, [
+    '[ca]', 'default_ca = this', '[this]', `database = ${db}`, `new_certs_dir = ${dir}`, `serial = ${path.join(dir, `${name}.serial`)}`,
+    'default_md = sha256', 'policy = any', 'unique_subject = no', '[any]', 'commonName = supplied', '',
+  ].join('\n'));
+  writeFileSync(path.join(dir, `${name}.serial`), '01\n');
+  openssl(['ca', '-batch', '-config', config, '-selfsign', '-keyfile', files.key, '-in', csr, '-startdate', '20300101000000Z', '-enddate', '20310101000000Z', '-out', files.cert]);
+  return files;
+}
+
 /** A small local CA and a server certificate it signed for localhost and 127.0.0.1 (docs/https.md's second recipe). */
 export function makeCaAndLeaf(dir: string, name = 'ca'): { ca: CertFiles; leaf: CertFiles } {
   const ca = { cert: path.join(dir, `${name}-root.crt`), key: path.join(dir, `${name}-root.key`) };

@@ -8,7 +8,7 @@ import { loadTlsFiles } from '../../src/http/tls.js';
 import { ConfigError } from '../../src/config/load.js';
 import { runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import { makeSelfSigned, request } from './helpers.js';
+import { makeNotYetValid, makeSelfSigned, request } from './helpers.js';
 
 const dir = tmpDir();
 const good = makeSelfSigned(dir, 'good');
@@ -69,6 +69,14 @@ describe('loadTlsFiles', () => {
 });
 
 describe('the bundle', () => {
+  it('a certificate not valid yet: started, with a warning naming the date and the clock', async () => {
+    const future = makeNotYetValid(dir);
+    const svc = await spawnService(['--cert', future.cert, '--key', future.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+    assert.match(svc.output(), new RegExp(`warn: .*the HTTPS certificate ${future.cert} is valid only from 2030-01-01T00:00:00\\.000Z: devices will refuse it until then \\(or this machine's clock, \\d{4}-.*Z, is wrong\\)\n`));
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
   it('serves HTTPS with --cert, --key and --https-port', async () => {
     const svc = await spawnService(['--cert', good.cert, '--key', good.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
     const m = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(svc.output());
