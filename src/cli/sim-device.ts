@@ -48,7 +48,13 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if (api.apiKey) headers['x-api-key'] = api.apiKey;
   const url = new URL(path, api.baseUrl);
   // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
-  const failed = (e: unknown) => new Error(`${method} ${url.href}: ${e instanceof Error && e.cause instanceof Error ? e.cause.message : errorText(e)}`);
+  const failed = (e: unknown) => {
+    const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+    const error: Error & { notSent?: boolean } = new Error(`${method} ${url.href}: ${cause ? cause.message : errorText(e)}`);
+    // Refused at connect: the request never reached a service, so nothing it asked for happened.
+    if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED') error.notSent = true;
+    return error;
+  };
   const cut = new AbortController(); // by readAtMost, past its bound
   const limit = deadline(api.timeoutMs, stop, cut.signal);
   let res: Response;
@@ -154,7 +160,7 @@ export class SimDevice {
         this.registered = true;
         this.registering = false;
       } catch (e) {
-        if (e instanceof ApiRefusal) this.registering = false;
+        if (e instanceof ApiRefusal || (e as { notSent?: boolean }).notSent) this.registering = false;
         throw e;
       }
       this.token = reg.deviceToken as string;

@@ -10,6 +10,7 @@ import { opusPacketDurationMs } from '../../src/voice/opus/packet.js';
 import { call } from '../support/http.js';
 import { copyBuild, runBundle, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { freePort } from '../support/ports.js';
 import { adminToken } from '../support/tokens.js';
 import { startVoiceRig, type VoiceRig } from '../support/voice.js';
 import { referenceDecode } from '../voice/helpers.js';
@@ -197,4 +198,13 @@ it('more devices than MaxDevices allows: the run fails (exit 1) and says how to 
   const text = formatSimulationReport(report);
   assert.match(text, /raise it \(--DeviceManagement\.MaxDevices 100\)/);
   assert.match(text, /result: FAILED \(0 lost, 0 duplicated, 1 device\(s\) failed\)/);
+});
+
+it('nothing listening at --url: the run fails, and says nothing of devices left registered (none could be)', async () => {
+  const port = await freePort();
+  const report = await runSimulation({ url: `http://127.0.0.1:${port}`, devices: 2, seconds: 0.5 });
+  assert.equal(report.failures.length, 2);
+  assert.match(report.failures[0]!.reason, /^POST http:\/\/127\.0\.0\.1:\d+\/api\/device\/register: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+  assert.deepEqual(report.leftRegistered, []);
+  assert.doesNotMatch(formatSimulationReport(report), /stay registered/);
 });
