@@ -219,7 +219,7 @@ class SqlStore implements OpenedStore {
   private async timedFlush(): Promise<void> {
     try {
       await this.flush();
-      if (this.flushFailing) this.logger.info(`writing ${this.file} works again`);
+      // The persister says it works again, after a failed timed flush as after any failed write.
       this.flushFailing = false;
     } catch (e) {
       // Log when the failure starts, not every interval; retry while memory is ahead of the file.

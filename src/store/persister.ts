@@ -87,6 +87,8 @@ export class Persister {
       this.persistCount++;
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;
+      // The journal's last word on the file must not stay "failed" once writing works again.
+      if (this.lastWrite?.ok === false) this.logger.info(`writing ${this.file} works again`);
       this.lastWrite = { ok: true, at: new Date().toISOString() };
       this.unconfirmed.splice(0, covered);
       for (const w of waiters) w.resolve();

@@ -8,6 +8,8 @@ import { chmod, mkdir, rename, rmdir, unlink, writeFile } from 'node:fs/promises
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
 import { device, onDisk, open } from './helpers.js';
+import { openStore } from '../../src/store/index.js';
+import { createLogger } from '../../src/log/logger.js';
 import { scratchDir } from '../support/tmp.js';
 
 const unavailable = (e: unknown): boolean => {
@@ -105,6 +107,32 @@ test('a first start in a data dir that cannot be written fails with unavailable'
   try {
     await mkdir(`${dir.path}/voice-hub.db.tmp-${process.pid}`);
     await assert.rejects(open(dir.path), unavailable);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
+// The log said a write failed and never that writing worked again (only a timed flush's recovery was
+// logged): a technician reading the journal saw "failed" as its last word on the file.
+test('a failed write is logged once it works again, whatever write it was', async () => {
+  const dir = await scratchDir();
+  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
+  const lines: string[] = [];
+  try {
+    const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
+    const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger });
+    await store.devices.insert(device('dev-a'));
+    await mkdir(squatter);
+    await assert.rejects(store.devices.insert(device('dev-b')), unavailable);
+    await rmdir(squatter);
+    await store.devices.insert(device('dev-b'));
+    await store.devices.insert(device('dev-c'));
+    const file = `${dir.path}/voice-hub.db`;
+    assert.deepEqual(lines.filter((l) => l.includes(file)).map((l) => l.replace(/^.*?(writing)/, '$1').replace(/: storage is not writable: .*$/, '')), [
+      `writing ${file} failed; 1 unsaved change(s) reverted`,
+      `writing ${file} works again`,
+    ]);
+    await store.close();
   } finally {
     await dir.cleanup();
   }
