@@ -9,9 +9,8 @@ import { preParseProblems, programParser, usageError, yargsCommand } from './cli
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { expectedFailure } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
-import { StoreFileError } from './store/database.js';
 import { ConfigError } from './config/load.js';
-import { errorText } from './errors.js';
+import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
 import { createLogger, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig } from './config/types.js';
@@ -135,7 +134,7 @@ async function serve(cli: CliConfig): Promise<void> {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
     if (e instanceof ConfigError) throw invalidConfiguration(e);
     // A database it will not open: the unit restarting it ten times in 30 s only fills the journal.
-    if (e instanceof StoreFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
+    if (e instanceof DataFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
     // Another start won the race for the port between our early check and the (exclusive) listen.
     const conflict = await portConflict(loaded.config.Server).catch(() => undefined);
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { DataFileError } from '../errors.js';
 
 export const SIGNING_KEY_FILE = 'signing.key';
 
@@ -61,19 +62,19 @@ function readKey(file: string, { tighten = false } = {}): Uint8Array {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new Error(`signing key file ${file} is a symbolic link: refused; put the key file itself there`);
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new DataFileError(`signing key file ${file} is a symbolic link: refused; put the key file itself there`);
     throw e;
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) throw new Error(`signing key file ${file} is not a regular file: refused`);
+    if (!stat.isFile()) throw new DataFileError(`signing key file ${file} is not a regular file: refused`);
     if (tighten && (stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
     const buffer = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
     let length = 0;
     for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
     const text = buffer.toString('utf8', 0, length).trim();
-    if (length > MAX_KEY_FILE_BYTES) throw new Error(`signing key file ${file} is damaged (more than ${MAX_KEY_FILE_BYTES} bytes, a key has 44); remove it to generate a new one (all issued tokens become invalid)`);
-    if (text.length < 32) throw new Error(`signing key file ${file} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`);
+    if (length > MAX_KEY_FILE_BYTES) throw new DataFileError(`signing key file ${file} is damaged (more than ${MAX_KEY_FILE_BYTES} bytes, a key has 44); remove it to generate a new one (all issued tokens become invalid)`);
+    if (text.length < 32) throw new DataFileError(`signing key file ${file} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`);
     return new TextEncoder().encode(text);
   } finally {
     closeSync(fd);

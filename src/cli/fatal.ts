@@ -1,11 +1,11 @@
 // What ends a command when it fails: the top-level catch of src/main.ts prints one line for a failure
 // the operator can act on, and a stack only for what must be a bug. Expected are the system's refusals
 // (a file or folder this user may not read, a full or read-only disk, a port in use: errors with a
-// `syscall`) and a database file the service will not open (StoreFileError, whose message says what to
-// do); anything else is a programming error, and its stack is what a bug report needs.
+// `syscall`) and a data file the service will not use (DataFileError: the database, the signing key; its message
+// says what to do); anything else is a programming error, and its stack is what a bug report needs.
 import { getSystemErrorMap } from 'node:util';
 import { findPortOwner, PortInUseError } from '../process/port-owner.js';
-import { StoreFileError } from '../store/database.js';
+import { DataFileError } from '../errors.js';
 import { CliExit, EXIT_DATA, EXIT_IN_USE } from './load.js';
 
 type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
@@ -32,7 +32,7 @@ const listenEaccesAdvice = (choose: string): string =>
  */
 export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'): CliExit | undefined {
   if (e instanceof CliExit) return e;
-  if (e instanceof StoreFileError) return new CliExit(EXIT_DATA, `${who}: ${e.message}`);
+  if (e instanceof DataFileError) return new CliExit(EXIT_DATA, `${who}: ${e.message}`);
   if (!isSystemError(e)) return undefined;
   if (e.code === 'EADDRINUSE' && e.port !== undefined) {
     const host = e.address ?? '0.0.0.0';

@@ -6,6 +6,7 @@ import initSqlJs from 'sql.js';
 import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
 import { SQL_WASM } from '../runtime/asset-manifest.mjs';
 import { requireAsset } from '../runtime/assets.js';
+import { DataFileError } from '../errors.js';
 
 export type Param = string | number | null;
 export type Row = Record<string, SqlValue>;
@@ -14,7 +15,7 @@ export type Row = Record<string, SqlValue>;
  * A database file the service will not open, left exactly as found; the message names it and says what to
  * do, so it is reported as it is (no stack: it is the file's fault, not the program's).
  */
-export class StoreFileError extends Error {}
+export class StoreFileError extends DataFileError {}
 
 /** Where an upgrade keeps the file as schema `version` had it, beside the database. */
 export const backupFileOf = (file: string, version: number): string => `${file}.v${version}.bak`;

@@ -217,6 +217,20 @@ describe('durability', () => {
     }
   });
 
+  // It exited 1, which the unit retries up to its start limit, where a restart meets the same file.
+  it('a damaged signing key: one line naming it, exit 65 (not retried), from serve and token admin', async () => {
+    const dataDir = tmpDir();
+    mkdirSync(dataDir, { recursive: true });
+    const key = path.join(dataDir, 'signing.key');
+    writeFileSync(key, 'short\n');
+    const damaged = `signing key file ${key} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`;
+    const served = await runBundle(['--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+    assert.equal(served.code, 65, served.stderr);
+    assert.ok(served.stderr.includes(`start-up failed: ${damaged}`), served.stderr);
+    const minted = await runBundle(['token', 'admin', '--data-dir', dataDir]);
+    assert.deepEqual([minted.code, minted.stderr], [65, `voice-hub: ${damaged}\n`]);
+  });
+
   it('a database from a newer voice-hub: one line naming the backup to go back to, exit 65 (not retried), file untouched', async () => {
     const dataDir = tmpDir();
     const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
