@@ -335,7 +335,8 @@ function deepItems(body: Uint8Array, decoder: Decoder): Undecoded | undefined {
  * error anywhere else. Items past those the type reads, and bytes after the array, change nothing.
  */
 function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { readonly error: unknown } | { readonly deep: Undecoded }): HubMessage | null {
-  const why = (i: number, e?: unknown): string => ('deep' in cause ? (cause.deep.get(i) ?? describe(e)) : describe(e ?? cause.error));
+  // The depth limit for an item it marked, else what the decoder said of the item, or of the whole.
+  const why = (i: number, e: unknown): string => ('deep' in cause ? cause.deep.get(i) : undefined) ?? describe(e ?? ('error' in cause ? cause.error : `item ${i} does not decode`));
   let header: { readonly count: number; readonly first: number };
   try {
     header = arrayHeader(body);
@@ -355,24 +356,31 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { read
         argumentsFailure = `Invalid MessagePack in 'arguments': ${describe(e)}`;
         break;
       }
-      if (items[0] === MessageType.StreamItem && i === STREAM_ITEM_VALUE) break;
+      if (items[0] === MessageType.StreamItem && i === STREAM_ITEM_VALUE) {
+        // Bound on its own, as ASP.NET does (a failed stream item); this hub takes no client streams anyway.
+        items.push(null);
+        break;
+      }
       throw new InvalidDataError(`Invalid MessagePack: ${describe(e)}`);
     }
     let value: unknown = null;
-    let decoded = !('deep' in cause && cause.deep.has(i));
+    const tooDeep = 'deep' in cause && cause.deep.has(i);
+    let decoded = !tooDeep;
+    let failure: unknown;
     if (decoded) {
       try {
         value = decoder.decode(body.subarray(pos, end));
-      } catch {
+      } catch (e) {
         decoded = false;
+        failure = e;
       }
     }
     if (!decoded) {
       if (bound) {
-        argumentsFailure = 'deep' in cause && cause.deep.has(i) ? why(i) : `Invalid MessagePack in 'arguments': ${why(i)}`;
+        argumentsFailure = tooDeep ? why(i, failure) : `Invalid MessagePack in 'arguments': ${why(i, failure)}`;
         break;
       }
-      if (readStrictly(items[0], i, items)) throw new InvalidDataError(`Invalid MessagePack: ${why(i)}`);
+      if (readStrictly(items[0], i, items)) throw new InvalidDataError(`Invalid MessagePack: ${why(i, failure)}`);
     }
     items.push(value);
     pos = end;

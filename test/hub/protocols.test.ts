@@ -218,6 +218,7 @@ describe('garbage', () => {
     assert.deepEqual(msgpack.decode(Uint8Array.from([0x91, 0x06, 0x06])), { type: 6 }, 'a Ping and a byte after it');
     assert.deepEqual(msgpack.decode(Uint8Array.from([0x92, 0x06, 0xc1])), { type: 6 }, 'a Ping with a broken second item');
     assert.deepEqual(msgpack.decode(Uint8Array.from([0x93, 0x08, 0x07, 0xc1])), { type: 8, sequenceId: 7 }, 'an Ack with a broken third item');
+    assert.deepEqual(msgpack.decode(Uint8Array.from([0x94, 0x02, 0x80, 0xa1, 0x78, 0xc1])), { type: 2, headers: {}, invocationId: 'x', item: null }, 'a StreamItem whose item is broken (bound on its own)');
     const invocation = msgpack.decode(Uint8Array.from([0x95, ...head, 0x90, 0x06, 0xc1]));
     assert.ok(invocation?.type === 1);
     assert.deepEqual([invocation.target, invocation.arguments, invocation.bindingFailure], ['JoinSession', [], undefined], 'an invocation and bytes after it');
