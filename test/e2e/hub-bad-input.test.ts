@@ -152,7 +152,9 @@ describe('garbage and truncated messages from a raw WebSocket client', () => {
     ['a truncated JSON message (cut off, then the separator)', 'json', (id) => `${JSON.stringify(invocation(id)).slice(0, 40)}${RS}`],
     ['an Invocation without arguments', 'json', () => `{"type":1,"target":"SendAudioData"}${RS}`],
     ['undecodable MessagePack', 'messagepack', () => writeBinaryMessage(Uint8Array.from([0xc1, 0xc1]))],
-    ['a truncated MessagePack message (length prefix over the cut body)', 'messagepack', (id) => writeBinaryMessage(encode([1, {}, null, 'SendAudioData', [id, packet]]).subarray(0, 30))],
+    // Cut in the target, which the reader reads: the message is broken. Cut in the arguments, it is that
+    // invocation's binding failure, as ASP.NET binds them (the case after these).
+    ['a truncated MessagePack message (length prefix over the cut body)', 'messagepack', (id) => writeBinaryMessage(encode([1, {}, null, 'SendAudioData', [id, packet]]).subarray(0, 10))],
     ['a MessagePack length prefix over the size limit', 'messagepack', () => Uint8Array.from([0x80, 0x80, 0x10])],
   ];
   for (const [name, protocol, frame] of cases) {
@@ -174,6 +176,20 @@ describe('garbage and truncated messages from a raw WebSocket client', () => {
       assert.equal(rig.svc.app.sessions.get(sessionId)?.audioPacketsSent, 1, 'the garbage forwarded nothing');
     });
   }
+
+  it('messagepack: an invocation cut off in its arguments fails that invocation; the connection stays and forwards nothing', async () => {
+    const device = await registerDevice(rig.svc);
+    const { sessionId } = await startSession(rig.svc, device.id, device.token);
+    const raw = await RawClient.connect(`${rig.svc.url}/voice-hub`);
+    await raw.handshake('messagepack');
+    raw.send(writeBinaryMessage(encode([1, {}, 'cut', 'SendAudioData', [sessionId, packet]]).subarray(0, 40)), true);
+    const messages = mpMessages(await raw.next());
+    assert.deepEqual(messages, [[3, {}, 'cut', 1, "Failed to invoke 'SendAudioData' due to an error on the server."]]);
+    raw.send(writeBinaryMessage(encode([6])), true);
+    raw.ws.close();
+    await untilClosed(raw);
+    assert.equal(rig.svc.app.sessions.get(sessionId)?.audioPacketsSent, 0, 'the cut message forwarded nothing');
+  });
 
   // The transport is a byte stream, as in ASP.NET: a message cut across WebSocket frames is kept until its
   // end arrives, then dispatched; it is not an error.
