@@ -180,9 +180,7 @@ export class HubConnection {
       this.reader.receive(data);
       return;
     }
-    // Only the request counts against the limit: a client may send its first messages in the same frame
-    // (Python clients batch a handshake, JoinSession and audio), which the reader then bounds.
-    if (this.pending.length + data.length > HANDSHAKE_MAX_BYTES && data.subarray(0, Math.max(0, HANDSHAKE_MAX_BYTES - this.pending.length)).indexOf(RECORD_SEPARATOR) < 0) {
+    if (!this.requestEndsWithinLimit(data)) {
       this.env.counters.framesTooLarge++;
       this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
       this.failHandshake(ErrorText.handshakeFailed);
@@ -190,6 +188,16 @@ export class HubConnection {
     }
     const rest = this.handshake(copy(data, this.pending));
     if (rest !== undefined) this.readAfterHandshake(rest);
+  }
+
+  /**
+   * Whether the handshake request, `pending` and then `data`, ends within HANDSHAKE_MAX_BYTES (or has
+   * not come to that many bytes yet). Only the request counts: a client may send its first messages in
+   * the same frame (Python clients batch a handshake, JoinSession and audio), which the reader bounds.
+   */
+  private requestEndsWithinLimit(data: Uint8Array): boolean {
+    if (this.pending.length + data.length <= HANDSHAKE_MAX_BYTES) return true;
+    return data.subarray(0, Math.max(0, HANDSHAKE_MAX_BYTES - this.pending.length)).indexOf(RECORD_SEPARATOR) >= 0;
   }
 
   /** Bytes that came in the handshake's frame after the request are the first messages. */

@@ -132,12 +132,10 @@ const isStrFormat = (b: number | undefined): boolean => b !== undefined && ((b >
 
 /** Where item `index` of the array that is `body` starts; undefined when the array is broken or shorter. */
 function itemOffset(body: Uint8Array, index: number): number | undefined {
-  const b = body[0];
-  if (b === undefined || !((b >= 0x90 && b <= 0x9f) || b === 0xdc || b === 0xdd)) return undefined;
   try {
-    const size = header(body, 0);
-    if (index >= childCount) return undefined;
-    let pos = size;
+    const { count, first } = arrayHeader(body);
+    if (index >= count) return undefined;
+    let pos = first;
     for (let i = 0; i < index; i++) pos = skipValue(body, pos);
     return pos < body.length ? pos : undefined;
   } catch {

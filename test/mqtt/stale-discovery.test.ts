@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { MAX_INCOMING_PACKET_BYTES } from '../../src/mqtt/packet-limit.js';
-import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { waitUntil } from '../support/wait.js';
 import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
@@ -86,25 +86,37 @@ describe('retained discovery configs an earlier run left behind', () => {
     assert.deepEqual(await retainedConfigs(otherNode), ['hub_active_sessions', 'hub_devices_online', 'hub_upstream', 'hub_version']);
   });
 
-  it('one over the incoming size limit, skipped unread, is cleared too; one with a hub\'s own name is published over', async () => {
+  /** Options of a hub not started yet, its node, and a client of the broker that plants retained configs there. */
+  const planting = async (): Promise<{ options: MqttPublisherOptions; node: string; planter: Subscriber }> => {
     broker ??= await startMosquitto();
     const options = publisherOptions(broker.port);
     const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
     const planter = await Subscriber.connect(broker.port, [`${node}/barrier`]);
     cleanup.push(() => planter.end());
-    const big = `{"name":"${'x'.repeat(MAX_INCOMING_PACKET_BYTES)}"}`;
-    await planter.publish(`${node}/planted_status/config`, big, true);
-    await planter.publish(`${node}/hub_version/config`, big, true);
+    return { options, node, planter };
+  };
+
+  /** The hub of `options`, started, its log captured. */
+  const startedHub = (options: MqttPublisherOptions): { lines: string[] } => {
     const { lines, logger } = capturedLog();
     const hub = new MqttPublisher({ ...options, logger });
     cleanup.push(() => hub.close());
     hub.start();
+    return { lines };
+  };
+
+  it('one over the incoming size limit, skipped unread, is cleared too; one with a hub\'s own name is published over', async () => {
+    const { options, node, planter } = await planting();
+    const big = `{"name":"${'x'.repeat(MAX_INCOMING_PACKET_BYTES)}"}`;
+    await planter.publish(`${node}/planted_status/config`, big, true);
+    await planter.publish(`${node}/hub_version/config`, big, true);
+    const { lines } = startedHub(options);
     await waitUntil(async () => !(await retainedConfigs(node)).includes('planted_status'), 'the planted config to be cleared', 10_000, 200);
     assert.deepEqual(lines.filter((l) => l.includes(': clearing ')), [
       `info: Mqtt: clearing ${node}/planted_status/config: a Home Assistant discovery config left by an earlier run, of no device this hub has`,
     ]);
     assert.equal(lines.filter((l) => l.includes('skipped an MQTT message')).length, 2);
-    const sub = await Subscriber.connect(broker.port, [`${node}/hub_version/config`, `${node}/barrier`]);
+    const sub = await Subscriber.connect(options.port, [`${node}/hub_version/config`, `${node}/barrier`]);
     cleanup.push(() => sub.end());
     await sub.barrier(`${node}/barrier`);
     const version = sub.messages.find((m) => m.topic === `${node}/hub_version/config`);
@@ -112,16 +124,9 @@ describe('retained discovery configs an earlier run left behind', () => {
   });
 
   it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
-    broker ??= await startMosquitto();
-    const options = publisherOptions(broker.port);
-    const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
-    const planter = await Subscriber.connect(broker.port, [`${node}/barrier`]);
-    cleanup.push(() => planter.end());
+    const { options, node, planter } = await planting();
     for (let i = 0; i < 60; i++) await planter.publish(`${node}/planted${i}_status/config`, '{"name":"x"}', true);
-    const { lines, logger } = capturedLog();
-    const hub = new MqttPublisher({ ...options, logger });
-    cleanup.push(() => hub.close());
-    hub.start();
+    const { lines } = startedHub(options);
     await waitUntil(async () => (await retainedConfigs(node)).every((o) => !o.startsWith('planted')), 'the planted configs to be cleared', 10_000, 200);
     assert.equal(lines.filter((l) => l.includes(': clearing ')).length, 20);
   });
