@@ -11,10 +11,10 @@
 // each here) would pass it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decode } from '@msgpack/msgpack';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { schemaDefaults } from '../../src/config/schema.js';
+import { createMessagePackProtocol } from '../../src/hub/msgpack-protocol.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';
@@ -59,6 +59,8 @@ async function assertHubServes(protocol: Protocol): Promise<void> {
 
 /** Hub.MaximumFrameSize as shipped: uWS drops a connection at a larger frame's header, with no Close message. */
 const FRAME_LIMIT = (schemaDefaults() as { Hub: { MaximumFrameSize: number } }).Hub.MaximumFrameSize;
+const MESSAGE_LIMIT = (schemaDefaults() as { Hub: { MaximumReceiveMessageSize: number } }).Hub.MaximumReceiveMessageSize;
+const MSGPACK = createMessagePackProtocol(MESSAGE_LIMIT);
 
 /**
  * Sends the frames after the handshake. If the server closes the connection, it must have said why
@@ -93,7 +95,10 @@ async function fuzzConnection(protocol: Protocol, batch: Uint8Array[]): Promise<
 
 /**
  * Whether the stream holds a Close message from the client before anything the server would reject:
- * the server then ends the socket without a Close of its own, as the protocol says.
+ * the server then ends the socket without a Close of its own, as the protocol says. MessagePack is read
+ * with the hub's framing and decoder, which read a message as ASP.NET Core's reader does: a Close is its
+ * type, error and allowReconnect, whatever items or bytes follow them (a decoder of the whole array
+ * refused those, and took such a Close for garbage the server should have answered).
  */
 function clientSentClose(protocol: Protocol, batch: Uint8Array[]): boolean {
   const stream = Buffer.concat(batch);
@@ -103,16 +108,8 @@ function clientSentClose(protocol: Protocol, batch: Uint8Array[]): boolean {
       const records = stream.toString('utf8').split('\u001e').slice(0, -1);
       return records.some((r) => isClose(JSON.parse(r)));
     }
-    for (let offset = 0; offset < stream.length;) {
-      let len = 0;
-      let i = 0;
-      for (; i < 5; i++) {
-        len += (stream[offset + i]! & 0x7f) * 2 ** (7 * i);
-        if ((stream[offset + i]! & 0x80) === 0) break;
-      }
-      const body = stream.subarray(offset + i + 1, offset + i + 1 + len);
-      if (isClose(decode(body))) return true;
-      offset += i + 1 + len;
+    for (let next = MSGPACK.read(stream, 0, MESSAGE_LIMIT); next; next = MSGPACK.read(stream, next.end, MESSAGE_LIMIT)) {
+      if (isClose(MSGPACK.decode(next.body))) return true;
     }
   } catch {
     // the first malformed message: the server closes with a Close message from there on
