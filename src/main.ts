@@ -191,7 +191,6 @@ async function main(): Promise<void> {
       const { startEchoServer } = await import('./upstream/echo-server.js');
       const logger = createLogger({ levels: { Default: 'Information' } }, 'EchoServer');
       const server = await startEchoServer({ host: options.host, port: options.port, logger });
-      logger.info(`echo voice server listening on ws://${options.host}:${server.port}/voice`);
       const stop = (): void => {
         void server.close().finally(() => process.exit(0));
       };

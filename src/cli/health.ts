@@ -10,7 +10,7 @@ import type { HealthEntry, HealthStatus } from '../health/checks.js';
 import type { HealthReport } from '../health/report.js';
 import { exitCodeFor, formatHealthTable } from '../health/table.js';
 import { stripEnds } from '../trim.js';
-import { urlHost } from '../http/hosts.js';
+import { urlHost } from '../url-host.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';

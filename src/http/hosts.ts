@@ -5,9 +5,6 @@ import { isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { trimOws } from './ows.js';
 
-/** A host as a URL writes it: an IPv6 address in brackets (`http://[::1]:5000`, not `http://::1:5000`). */
-export const urlHost = (host: string): string => (host.includes(':') ? `[${host}]` : host);
-
 export type HostMatcher = (host: string) => boolean;
 
 /** A Host header (RFC 9110 `uri-host [":" port]`) taken apart; names lower-cased, IPv6 in brackets. */

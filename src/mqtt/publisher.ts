@@ -26,6 +26,7 @@ import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
 import { StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
+import { urlHost } from '../url-host.js';
 
 /** Characters of a skipped message's topic the log shows (a topic may be 65,535 bytes). */
 const TOPIC_CHARS_LOGGED = 200;
@@ -207,9 +208,7 @@ export class MqttPublisher {
     // An address that is no host (stored before such addresses were refused) may hold a login: never shown.
     this.broker = !BROKER_HOST.test(options.brokerAddress)
       ? `(Mqtt.BrokerAddress, not a host name or address):${options.port}`
-      : options.brokerAddress.includes(':')
-        ? `[${options.brokerAddress}]:${options.port}`
-        : `${options.brokerAddress}:${options.port}`;
+      : `${urlHost(options.brokerAddress)}:${options.port}`;
     this.clientId = `voice-hub-${options.instanceId}`;
     const reconnectMaxMs = options.reconnectMaxMs ?? 30_000;
     // Twice the longest a twin with this client id waits before it takes the connection back.

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { urlHost } from '../url-host.js';
 import {
   encodeUpstreamAudio, encodeUpstreamError, encodeUpstreamText, parseServiceFrame,
 } from './protocol.js';
@@ -48,7 +49,8 @@ export async function startEchoServer(options: EchoServerOptions): Promise<EchoS
     serve(socket, logger);
   });
   const port = ((tlsServer ?? wss).address() as AddressInfo).port;
-  logger.info(`echo voice server listening on ${tlsServer ? 'wss' : 'ws'}://${options.host}:${port}`);
+  // The shipped configuration's path; any other is served the same.
+  logger.info(`echo voice server listening on ${tlsServer ? 'wss' : 'ws'}://${urlHost(options.host)}:${port}/voice`);
 
   let closing: Promise<void> | undefined;
   return {

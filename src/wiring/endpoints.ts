@@ -5,7 +5,7 @@ import os from 'node:os';
 import type { AppConfig } from '../config/types.js';
 import { HEALTH_PATH } from '../api/routes/health.js';
 import { requestGate, type RequestGate } from '../http/gate.js';
-import { urlHost } from '../http/hosts.js';
+import { urlHost } from '../url-host.js';
 import { corsPolicy, type CorsPolicy } from '../http/cors.js';
 import { listen, type Listening } from '../http/server.js';
 import type { TlsFiles } from '../http/tls.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import WebSocket from 'ws';
-import { silentLogger } from '../../src/log/logger.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -45,4 +45,21 @@ test('close() cuts open connections and is idempotent', async () => {
   await closing;
   await waitUntil(() => closeCode !== 0, 'the client to see the drop');
   assert.equal(closeCode, 1006, 'no close handshake, as if the server crashed');
+});
+
+test('the address it logs is one a client can use: an IPv6 host in brackets, once', async () => {
+  const lines: string[] = [];
+  const logger = createLogger({ levels: { Default: 'Information' }, write: (line) => lines.push(line) }, 'EchoServer');
+  const echo = await startEchoServer({ host: '::1', port: 0, logger });
+  try {
+    const listening = lines.filter((l) => l.includes('listening on'));
+    assert.equal(listening.length, 1, lines.join('\n'));
+    assert.match(listening[0]!, new RegExp(`listening on ws://\\[::1\\]:${echo.port}/voice$`));
+    const url = /(ws:\/\/\S+)$/.exec(listening[0]!)![1]!;
+    const socket = new WebSocket(url);
+    await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+    socket.close();
+  } finally {
+    await echo.close();
+  }
 });
