@@ -299,7 +299,8 @@ export class HubConnection {
     if (this.clientPings && now - this.lastReceivedAt >= limits.clientTimeoutMs) {
       counters.clientTimeouts++;
       logger.debug(`${this.connectionId}: nothing received for ${limits.clientTimeoutMs} ms, closing`);
-      this.close(ErrorText.clientTimeout(limits.clientTimeoutMs), true);
+      // ASP.NET Core's close here carries no error (AbortAllowReconnect): the client reconnects as after a drop.
+      this.close(undefined, true);
       return;
     }
     if (this.socket.bufferedAmount() > limits.maxBufferedBytes) {

@@ -44,8 +44,6 @@ export const ErrorText = {
   protocolNotSupported: (protocol: string): string => `The protocol '${protocol}' is not supported.`,
   versionNotSupported: (protocol: string, version: number): string =>
     `The server does not support version ${version} of the '${protocol}' protocol.`,
-  clientTimeout: (ms: number): string =>
-    `Client timeout (${ms}ms) elapsed without receiving a message from the client. Closing connection.`,
   clientTooSlow: 'Server closed the connection: client too slow to receive messages.',
   // Budgets of our own (ASP.NET has none of these): worded like the texts above, with the figure.
   frameTooLarge: (limit: number): string => `Server closed the connection: a WebSocket frame over ${limit} bytes.`,
