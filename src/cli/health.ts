@@ -9,6 +9,7 @@
 import type { HealthEntry, HealthStatus } from '../health/checks.js';
 import type { HealthReport } from '../health/report.js';
 import { exitCodeFor, formatHealthTable } from '../health/table.js';
+import { INVALID_HOST_TEXT } from '../http/gate.js';
 import { stripEnds } from '../trim.js';
 import { urlHost } from '../url-host.js';
 import { usageError } from './command.js';
@@ -58,6 +59,13 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
     json = undefined;
   }
   const report = readHealthAnswer(json);
+  if (!report && res.status === 400 && body.bytes.toString('utf8') === INVALID_HOST_TEXT) {
+    return {
+      code: EXIT_UNREACHABLE,
+      text: `${target} refused the host name ${new URL(target).hostname}: the service's AllowedHosts does not list it; ` +
+        'ask with --url naming a listed host\n',
+    };
+  }
   if (!report) {
     const type = res.headers.get('content-type');
     return {

@@ -11,7 +11,7 @@ import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
 import { healthCommand, printable } from '../../src/cli/health.js';
 import { checkProperty } from '../hardening/property.js';
 import { endlessAnswer } from '../support/endless-answer.js';
-import { runBundle } from '../support/service.js';
+import { runBundle, startService } from '../support/service.js';
 import { withTimeout } from '../support/wait.js';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -225,3 +225,16 @@ describe('health --url with a user name and password', () => {
     assert.doesNotMatch(text, /s3cr3t/);
   });
 });
+
+describe('health against a service whose AllowedHosts does not list the name asked for', () => {
+  it('exit 3 and says which setting refused it, not only that no report came', async () => {
+    const service = await startService({ flags: { AllowedHosts: 'hub.example;*.lan' } });
+    const res = await runBundle(['health', '--url', service.url]);
+    assert.deepEqual(res, {
+      code: 3,
+      stdout: '',
+      stderr: `${service.url}/health refused the host name 127.0.0.1: the service's AllowedHosts does not list it; ask with --url naming a listed host\n`,
+    });
+  });
+});
+
