@@ -195,6 +195,8 @@ class Reader {
   private describe(): string {
     if (this.pos >= this.text.length) return 'the end of the file';
     const c = this.text.codePointAt(this.pos)!;
+    // Where JSON has ASCII, a NUL is half or a quarter of a UTF-16 or UTF-32 unit read as UTF-8.
+    if (c === 0) return 'character U+0000 (UTF-16 or UTF-32 without a byte order mark? Save the file as UTF-8)';
     return c > 0x20 && c < 0x7f ? `'${String.fromCodePoint(c)}'` : `character U+${c.toString(16).toUpperCase().padStart(4, '0')}`;
   }
 

@@ -5,6 +5,7 @@
 // but the machine's: its error is thrown as it is (src/cli/fatal.ts, exit code 1).
 import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import path from 'node:path';
+import { decodeConfigBytes } from './file-encoding.js';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
 import { own, setOwn } from './own.js';
@@ -83,7 +84,7 @@ function readFile(opts: LoadOptions, problems: Problems, entries: Entries): stri
   const file = path.resolve(given);
   let text: string;
   try {
-    text = readBoundedFile(file, MAX_CONFIG_FILE_BYTES).toString('utf8');
+    text = decodeConfigBytes(readBoundedFile(file, MAX_CONFIG_FILE_BYTES));
   } catch (e) {
     const { code, syscall } = e as NodeJS.ErrnoException;
     if (code === 'ENOENT' && !explicit) return undefined;

@@ -8,10 +8,10 @@ import { tmpDir } from '../support/tmp.js';
 
 let counter = 0;
 
-/** Writes a configuration file (an object as JSON, or text as it is); returns its path. */
+/** Writes a configuration file (an object as JSON, text as UTF-8, bytes as they are); returns its path. */
 export function configFile(content: unknown, dir = tmpDir('voice-hub-config-')): string {
   const file = path.join(dir, `appsettings-${++counter}.json`);
-  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  writeFileSync(file, typeof content === 'string' || Buffer.isBuffer(content) ? content : JSON.stringify(content, null, 2));
   return file;
 }
 

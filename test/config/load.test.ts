@@ -108,6 +108,35 @@ describe('configuration file', () => {
     assert.deepEqual(loaded.config.ApiKeys, ['k1']);
   });
 
+  it('reads the file in the encoding its byte order mark names, as .NET\'s StreamReader: UTF-16 and UTF-32 either way round', () => {
+    const text = '{ "Mqtt": { "BrokerAddress": "broker.lan", "Password": "pässwörd 🎤" }, "VoiceService": { "AudioChannels": 2 } }';
+    const swap16 = (b: Buffer): Buffer => Buffer.from(b).swap16();
+    const utf32 = (littleEndian: boolean): Buffer => {
+      const points = [0xfeff, ...[...text].map((c) => c.codePointAt(0)!)];
+      const out = Buffer.alloc(points.length * 4);
+      points.forEach((p, i) => (littleEndian ? out.writeUInt32LE(p, i * 4) : out.writeUInt32BE(p, i * 4)));
+      return out;
+    };
+    const utf16le = Buffer.from(`\uFEFF${text}`, 'utf16le');
+    const encodings: Record<string, Buffer> = {
+      'UTF-8 with a mark': Buffer.from(`\uFEFF${text}`, 'utf8'),
+      'UTF-16 LE': utf16le,
+      'UTF-16 BE': swap16(utf16le),
+      'UTF-32 LE': utf32(true),
+      'UTF-32 BE': utf32(false),
+    };
+    for (const [name, bytes] of Object.entries(encodings)) {
+      const loaded = loadConfig({ file: configFile(bytes) });
+      assert.equal(loaded.config.Mqtt.BrokerAddress, 'broker.lan', name);
+      assert.equal(loaded.config.Mqtt.Password, 'pässwörd 🎤', name);
+      assert.equal(loaded.config.VoiceService.AudioChannels, 2, name);
+    }
+    // Without a mark the bytes are UTF-8: UTF-16 without one is not guessed at, and is refused with a position.
+    const unmarked = problemsOf({ file: configFile(Buffer.from(text, 'utf16le')) });
+    assert.equal(unmarked.length, 1);
+    assert.match(unmarked[0]!, /\.json:1:2: invalid JSON: expected a property name in double quotes or '}' but found character U\+0000 \(UTF-16 or UTF-32 without a byte order mark\? Save the file as UTF-8\)$/);
+  });
+
   it('accepts any category under Logging.LogLevel, dots included, in any case of level', () => {
     const loaded = loadConfig({ file: configFile({ Logging: { LogLevel: { Hub: 'debug', 'Voice.Upstream': 'WARNING' } } }) });
     assert.equal(loaded.config.Logging.LogLevel.Hub, 'Debug');
