@@ -132,7 +132,7 @@ export function renderConfigDocs(): string {
     'the defaults (not the environment or flags) and are what the service uses. An invalid value stops start-up',
     'with one line per problem and exit code 78.',
     '',
-    '- **Environment**: the key with `__` between its parts; an array by index (`ApiKeys__0`, `ApiKeys__1`). A variable that starts with one of the sections below but names no key (`Server__Prot`) is ignored with a warning at start, and listed by `config check`, with the key it probably meant.',
+    '- **Environment**: the key with `__` between its parts (or `:`, as .NET also reads it: `Server:Port`); an array by index (`ApiKeys__0`, `ApiKeys__1`). A variable that starts with one of the sections below but names no key (`Server__Prot`), or names a key with single underscores (`SERVER_PORT`), is ignored with a warning at start, and listed by `config check`, with the key it probably meant.',
     '- **Flags**: the key in dot form (`--Server.Port 5001`); an array whole or by index. Short flags are listed',
     '  beside their key.',
     `- **Time spans**: .NET text, ${TIME_SPAN_FORMATS}; \`24:00:00\` is 24 hours. Seconds are required. \`GET /api/config/{category}\` and \`config check\` show a time span as it was written (\`24:00:00\` stays \`24:00:00\`).`,

@@ -106,7 +106,8 @@ interface IndexedArray {
 export const canonicalIndex = (text: string): string => text.replace(/^0+(?=\d)/, '');
 
 /**
- * Adds `Section__Key` variables that name a known key; the rest of the environment is ignored. One that
+ * Adds `Section__Key` (or `Section:Key`) variables that name a known key; the rest of the environment is
+ * ignored. One that
  * starts with a section of ours and names no key in it (`Server__Prot`, a typo in a systemd drop-in) is
  * added to `ignored`, to be warned about: it is no error, as ASP.NET Core ignores keys it does not
  * know and the environment may hold its other settings (`Logging__Console__FormatterName`), but left
@@ -118,12 +119,16 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
   const arrays = new Map<string, IndexedArray>();
   for (const name of Object.keys(env).sort()) {
     const raw = env[name];
-    const segments = name.split('__');
+    // .NET reads `__` as its key delimiter `:`, and `:` itself (Environment="Server:Port=80" in a unit).
+    const segments = name.split(/__|:/);
     if (raw === undefined || segments.some((s) => s === '')) continue;
     const key = resolveKey(segments);
     const origin = `env ${shownName(name)}`;
     if (!key) {
-      if (segments.length > 1 && findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
+      if (segments.length === 1 && resolveKey(name.split('_'))?.kind === 'leaf') {
+        // SERVER_PORT, as other daemons spell their variables: said, as the service would start on the default.
+        ignored.add(() => `environment variable ${shownName(name)} is not read: keys take a double underscore (${resolveKey(name.split('_'))!.path.join('__')})`);
+      } else if (segments.length > 1 && findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
         ignored.add(() => {
           const hint = closestKey(segments.join('.'));
           return `environment variable ${shownName(name)} names no configuration key and is ignored${hint ? ` (did you mean ${hint.replaceAll('.', '__')}?)` : ''}`;

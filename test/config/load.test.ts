@@ -308,4 +308,27 @@ describe('environment variables that name no key', () => {
       'environment variable Server__Prot names no configuration key and is ignored (did you mean Server__Port?)',
     ]);
   });
+
+  it('a key spelled with single underscores (SERVER_PORT) is listed as not read, with the spelling that is', () => {
+    const loaded = loadConfig({ env: { SERVER_PORT: '6000', VOICESERVICE_SERVERURL: 'ws://x', HOME_DIR: '/root', MQTT_PORT: '1884' } });
+    assert.equal(loaded.config.Server.Port, 5000);
+    assert.deepEqual(loaded.ignored, [
+      'environment variable MQTT_PORT is not read: keys take a double underscore (Mqtt__Port)',
+      'environment variable SERVER_PORT is not read: keys take a double underscore (Server__Port)',
+      'environment variable VOICESERVICE_SERVERURL is not read: keys take a double underscore (VoiceService__ServerUrl)',
+    ]);
+  });
+});
+
+describe('environment variables with the key delimiter of .NET itself', () => {
+  it('Section:Key is read as Section__Key is, arrays by index too; both at once are refused as two values', () => {
+    const loaded = loadConfig({ env: { 'Server:Port': '6001', 'ApiKeys:0': 'k0', ApiKeys__1: 'k1', 'Hub:ClientTimeout': '00:01:00' } });
+    assert.equal(loaded.config.Server.Port, 6001);
+    assert.deepEqual(loaded.config.ApiKeys, ['k0', 'k1']);
+    assert.equal(loaded.config.Hub.ClientTimeout, 60_000);
+    assert.equal(loaded.sources.get('Server.Port'), 'env');
+    assert.deepEqual(problemsOf({ env: { 'Server:Port': '6001', Server__Port: '6002' } }), [
+      'Server.Port: set by both env Server:Port and env Server__Port; keep one',
+    ]);
+  });
 });
