@@ -5,8 +5,13 @@ import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 
-/** As many ill-formed strings as are named in one answer: ASP.NET's MaxModelValidationErrors, 200. */
-const MAX_REPORTED_ILL_FORMED = 200;
+/**
+ * As many errors as one answer holds: ASP.NET's MaxModelValidationErrors, 200, the last of them saying
+ * the rest went unsaid (its ModelStateDictionary records the 200th as TooManyModelErrorsException under
+ * the empty key). A 64 KiB body of 21,000 wrong items otherwise answered 800 KB of errors.
+ */
+const MAX_MODEL_ERRORS = 200;
+const TOO_MANY_ERRORS = 'The maximum number of allowed model errors has been reached.';
 
 export { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
@@ -27,7 +32,7 @@ export function validateBody(schemaName: string, body: unknown): void {
   }
   const validate = validatorFor(schemaName);
   const valid = validate(body);
-  const illFormed = illFormedTextPaths(body, MAX_REPORTED_ILL_FORMED);
+  const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
   if (valid && illFormed.length === 0) return;
   throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(validate.errors ?? [], illFormed));
 }
@@ -35,11 +40,25 @@ export function validateBody(schemaName: string, body: unknown): void {
 function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | number>>): Record<string, string[]> {
   // A Map, not an object literal: a field may be named `__proto__`.
   const out = new Map<string, string[]>();
+  let count = 0;
+  /** False once the answer is full: the marker took the last place. */
+  const add = (key: string, message: string): boolean => {
+    if (count === MAX_MODEL_ERRORS - 1) {
+      out.set('', [TOO_MANY_ERRORS]);
+      count++;
+    }
+    if (count >= MAX_MODEL_ERRORS) return false;
+    const messages = out.get(key);
+    if (messages) messages.push(message);
+    else out.set(key, [message]);
+    count++;
+    return true;
+  };
   for (const path of illFormed) {
-    const key = path.join('.') || '$';
-    out.set(key, [...(out.get(key) ?? []), ILL_FORMED_TEXT]);
+    if (!add(path.join('.') || '$', ILL_FORMED_TEXT)) break;
   }
   for (const e of errors) {
+    if (count >= MAX_MODEL_ERRORS) break;
     let field = e.instancePath.split('/').slice(1).join('.');
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
@@ -55,8 +74,7 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     }
-    const key = field || '$';
-    out.set(key, [...(out.get(key) ?? []), message]);
+    add(field || '$', message);
   }
   return Object.fromEntries(out);
 }

@@ -30,12 +30,32 @@ describe('request bodies shaped to grow the work', () => {
     assert.deepEqual(atLimit.json.errors.deviceId, ['must be string']);
   });
 
-  it('at most 200 ill-formed strings are named, the first ones', async () => {
+  // ASP.NET's MaxModelValidationErrors: 199 errors, then one saying the rest went unsaid, under the empty key.
+  const TOO_MANY = 'The maximum number of allowed model errors has been reached.';
+
+  it('at most 200 errors: the first 199 ill-formed strings, then that there were more', async () => {
     const many = await post(`{"deviceId":"d","x":[${Array.from({ length: 5000 }, () => '"\\ud800"').join(',')}]}`);
     assert.equal(many.status, 400);
     const named = Object.keys(many.json.errors).filter((k) => k.startsWith('x.'));
-    assert.equal(named.length, 200);
+    assert.equal(named.length, 199);
     assert.deepEqual(named.slice(0, 3), ['x.0', 'x.1', 'x.2']);
-    assert.deepEqual(many.json.errors['x.199'], [ILL_FORMED]);
+    assert.deepEqual(many.json.errors['x.198'], [ILL_FORMED]);
+    assert.deepEqual(many.json.errors[''], [TOO_MANY]);
+    assert.equal(Object.values(many.json.errors as Record<string, string[]>).flat().length, 200);
+  });
+
+  it('at most 200 errors of the schema too: 16,000 wrong items answer a few KB, not a megabyte', async () => {
+    const raw = JSON.stringify({ deviceId: 'd', deviceName: 'n', deviceType: 't', capabilities: new Array(16_000).fill(1) });
+    assert.ok(raw.length < 64 * 1024);
+    const many = await post(raw);
+    assert.equal(many.status, 400);
+    const errors = many.json.errors as Record<string, string[]>;
+    assert.deepEqual(errors.capabilities, ['must NOT have more than 64 items']);
+    assert.deepEqual(errors['capabilities.0'], ['must be string']);
+    assert.deepEqual(errors['capabilities.197'], ['must be string']);
+    assert.equal(errors['capabilities.198'], undefined);
+    assert.deepEqual(errors[''], [TOO_MANY]);
+    assert.equal(Object.values(errors).flat().length, 200);
+    assert.ok(many.text.length < 16 * 1024, `${many.text.length} bytes`);
   });
 });
