@@ -183,20 +183,21 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
 
     let body: Promise<Buffer> | undefined;
     let notJson = false;
-    if (route.body) {
-      const type = request.headers['content-type'];
-      // Not read at all: uWS drops what no reader takes, and the answer will be a refusal anyway.
-      if (!type || !isJsonContentType(type)) notJson = true;
-      else {
-        // Framing was checked above: the length, when given, is plain digits.
-        const lengthHeader = request.headers['content-length'];
-        const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
-        if (declared === undefined && !request.headers['transfer-encoding']) body = Promise.resolve(Buffer.alloc(0));
-        else if (declared !== undefined && declared > opts.maxBodyBytes + REFUSED_BODY_READ_BYTES) body = Promise.reject(tooLarge(opts.maxBodyBytes));
-        else body = exchange.readBody(opts.maxBodyBytes);
-        // Observed below; this keeps an early rejection from being reported as unhandled.
-        body.catch(() => {});
-      }
+    // Framing was checked above: the length, when given, is plain digits.
+    const lengthHeader = request.headers['content-length'];
+    const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
+    const sent = declared !== undefined ? declared > 0 : request.headers['transfer-encoding'] !== undefined;
+    const type = request.headers['content-type'];
+    // Not read at all: uWS drops what no reader takes, and the answer will be a refusal anyway.
+    if (route.body && (!type || !isJsonContentType(type))) notJson = true;
+    // A route that takes no body still has Server.MaxBodyBytes: a body it would ignore is read (and
+    // dropped) only up to the limit, or 100 MB to a token refresh were read to answer 200.
+    else if (route.body || sent) {
+      if (!sent) body = Promise.resolve(Buffer.alloc(0));
+      else if (declared !== undefined && declared > opts.maxBodyBytes + REFUSED_BODY_READ_BYTES) body = Promise.reject(tooLarge(opts.maxBodyBytes));
+      else body = exchange.readBody(opts.maxBodyBytes);
+      // Observed below; this keeps an early rejection from being reported as unhandled.
+      body.catch(() => {});
     }
 
     void (async () => {
@@ -205,8 +206,8 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         if (route.auth.device) requireDeviceAccess(principal, params[route.auth.device]!);
         if (notJson) throw new DomainError('unsupported_media', 'The request body must be JSON (Content-Type: application/json).');
         let parsed: unknown;
-        if (body && route.body) {
-          const bytes = await body;
+        const bytes = body && (await body);
+        if (bytes && route.body) {
           if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
           try {
             parsed = JSON.parse(utf8Body.decode(bytes));

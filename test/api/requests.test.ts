@@ -111,6 +111,39 @@ describe('request handling', () => {
     assert.equal(JSON.parse(streamed.body).status, 413);
   });
 
+  it('a route that takes no body has the same limit: 413 over it, declared or streamed; a small body is ignored', async () => {
+    const admin = await adminToken(svc);
+    const dev = await registerDevice(svc);
+    const big = 'x'.repeat(2000);
+    // node:http, as fetch sends no body with a GET. Declared: one write with its length; streamed: chunked.
+    const send = (method: string, path: string, headers: Record<string, string>, chunks: string[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        // Chunked said outright: node:http frames a GET's body only when told.
+        const declared = chunks.length === 1 ? { 'content-length': String(Buffer.byteLength(chunks[0]!)) } : { 'transfer-encoding': 'chunked' };
+        const req = httpRequest(`${svc.url}${path}`, { method, headers: { ...headers, ...declared } }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.write(chunks[0]);
+        setTimeout(() => req.end(chunks[1]), 50);
+      });
+    for (const [method, path, token] of [['GET', '/health', undefined], ['GET', '/api/device/list', admin], ['POST', `/api/device/${dev.id}/token`, admin]] as const) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+      const declared = await send(method, path, headers, [big]);
+      assert.equal(declared.status, 413, `${method} ${path}`);
+      assert.equal(JSON.parse(declared.body).detail, 'The request body is larger than the limit of 1024 bytes.');
+      const streamed = await send(method, path, headers, [big.slice(0, 600), big.slice(600)]);
+      assert.equal(streamed.status, 413, `${method} ${path}, chunked`);
+      // As without a body (/health is 503 here: no upstream listens).
+      const bare = await call(svc.url, method, path, { headers });
+      assert.ok([200, 503].includes(bare.status));
+      const small = await send(method, path, headers, ['{"ignored":true}']);
+      assert.equal(small.status, bare.status, `${method} ${path} with a small body`);
+    }
+  });
+
   it('never answers 5xx to a burst of malformed bodies', async () => {
     const admin = await adminToken(svc);
     const dev = await registerDevice(svc);
