@@ -49,8 +49,12 @@ export interface App {
   start(): Promise<RunningApp>;
   /** Stops accepting, ends sessions, flushes storage. Idempotent. */
   stop(): Promise<void>;
-  /** Writes what the store holds now (telemetry not yet written), waiting for nothing else. */
-  flush(): Promise<void>;
+  /**
+   * Closes the store now, waiting for nothing else: writes from here on are refused (503), and what was
+   * acknowledged (telemetry answered 200 and not yet written) is written. Only writing, without refusing,
+   * would answer 200 to updates that arrive while it writes, and lose them when the process exits.
+   */
+  closeStore(): Promise<void>;
 }
 
 interface Parts {
@@ -159,5 +163,5 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     return stopping;
   }
 
-  return { start, stop, flush: async () => parts.store?.flush() };
+  return { start, stop, closeStore: async () => parts.store?.close() };
 }

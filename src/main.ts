@@ -94,7 +94,7 @@ async function serve(cli: CliConfig): Promise<void> {
       // what was acknowledged (telemetry answered 200) is written before the process goes.
       logger.warn(`${signal} again: not waiting for requests and sessions; writing the database, then exiting`);
       const deadline = setTimeout(() => process.exit(1), FLUSH_DEADLINE_MS);
-      app.flush().then(
+      app.closeStore().then(
         () => process.exit(1),
         (e: unknown) => {
           clearTimeout(deadline);

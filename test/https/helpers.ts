@@ -144,6 +144,7 @@ export async function startLoggedService(opts: ServiceOptions = {}): Promise<Log
     loaded,
     logs,
     stop: () => app.stop(),
+    closeStore: () => app.closeStore(),
   };
 }
 

@@ -53,6 +53,8 @@ export interface TestService {
   readonly loaded: LoadedConfig;
   readonly logs: string[];
   stop(): Promise<void>;
+  /** What a second stop signal does (App.closeStore). */
+  closeStore(): Promise<void>;
 }
 
 export function testConfig(opts: ServiceOptions = {}): { loaded: LoadedConfig; dataDir: string } {
@@ -86,7 +88,10 @@ export async function startService(opts: ServiceOptions = {}): Promise<TestServi
   const app = createApp(loaded, { logger });
   const running = await app.start();
   cleanups.push(() => app.stop());
-  return { url: `http://127.0.0.1:${running.port}`, port: running.port, dataDir, app: running, loaded, logs, stop: () => app.stop() };
+  return {
+    url: `http://127.0.0.1:${running.port}`, port: running.port, dataDir, app: running, loaded, logs,
+    stop: () => app.stop(), closeStore: () => app.closeStore(),
+  };
 }
 
 export interface SpawnedService {
