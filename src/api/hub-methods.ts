@@ -59,7 +59,9 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
     if (session.state !== 'Active') throw new DomainError('conflict', `session '${sessionId}' is ${session.state}`);
     leaveEndedSessions(ctx, sessionId);
     ctx.joinGroup(sessionGroup(sessionId));
-    deps.joined(sessionId, ctx.connectionId);
+    // The session is its device's: an admin's connection (a dashboard watching) is no presence of it, so
+    // one closing never starts the grace period of a session driven over HTTP, nor holds one whose device left.
+    if (principal.role !== 'admin') deps.joined(sessionId, ctx.connectionId);
     toCaller(ctx, 'SessionJoined', sessionId);
   }
 

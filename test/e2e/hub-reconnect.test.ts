@@ -134,4 +134,34 @@ describe('without stateful reconnect, a dropped device rejoins its session', () 
     assert.equal(res.json.state, 'Stopped');
     assert.equal(res.json.endReason, 'device did not rejoin within 0.8 s of losing its connection');
   });
+  it('an admin watching a session is no presence of its device: its leaving ends nothing, its staying holds nothing', async () => {
+    const admin = await adminToken(rig.svc);
+    const watch = async (sessionId: string) => {
+      const watcher = device('json');
+      await withTimeout(watcher.start(), 5000, 'watcher start');
+      await watcher.invoke('JoinSession', sessionId, admin);
+      return watcher;
+    };
+    // A session driven over HTTP alone: an admin joins to watch it, then closes its tab.
+    const a = await registerDevice(rig.svc);
+    const httpOnly = await startSession(rig.svc, a.id, a.token);
+    await (await watch(httpOnly.sessionId)).stop();
+    await sleep(1500); // past the 0.8 s grace period
+    assert.equal(rig.svc.app.sessions.get(httpOnly.sessionId)?.state, 'Active');
+    const message = await call(rig.svc.url, 'POST', '/api/voice/message', { body: { sessionId: httpOnly.sessionId, text: 'hi', messageType: 'text' }, token: a.token });
+    assert.equal(message.status, 200);
+
+    // A device that leaves while an admin still watches: its session ends after the grace period.
+    const b = await registerDevice(rig.svc);
+    const joined = await startSession(rig.svc, b.id, b.token);
+    const watcher = await watch(joined.sessionId);
+    const connection = device('json');
+    await withTimeout(connection.start(), 5000, 'start');
+    await connection.invoke('JoinSession', joined.sessionId, b.token);
+    await connection.stop();
+    await waitUntil(() => rig.svc.app.sessions.get(joined.sessionId)?.state === 'Stopped', 'the session to end', 5000);
+    assert.equal(rig.svc.app.sessions.get(joined.sessionId)?.endReason, 'device did not rejoin within 0.8 s of losing its connection');
+    await watcher.stop();
+    assert.equal((await call(rig.svc.url, 'POST', '/api/voice/stop', { body: { sessionId: httpOnly.sessionId }, token: a.token })).status, 200);
+  });
 });
