@@ -225,7 +225,10 @@ export class HubCore {
     },
     groupUnsentBytes: (group) => {
       let most = 0;
-      for (const member of this.groups.membersOf(group) ?? []) most = Math.max(most, member.unsentBytes());
+      // A member whose socket is gone (waiting for its stateful reconnect) cannot drain: not waited for.
+      for (const member of this.groups.membersOf(group) ?? []) {
+        if (member.state === ConnectionState.Connected) most = Math.max(most, member.unsentBytes());
+      }
       return most;
     },
     connectionCount: () => this.connections.size,

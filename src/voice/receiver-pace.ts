@@ -5,20 +5,24 @@
 // Hub.StatefulReconnectBufferSize a second), one on a slow link as fast as the link carries. Above
 // RECEIVERS_HIGH_BYTES not yet sent the session stops reading upstream, so TCP holds the server back, and
 // looks again every POLL_MS until it is under RECEIVERS_LOW_BYTES. The high mark leaves room under the
-// bound for what was read before the pause (frames still in the decoder's queue).
+// bound for what was read before the pause (frames still being decoded: upstream-inbound.ts bounds them).
 //
-// A member that does not read at all must not hold its session (and the other members) for good: after
-// MAX_WAIT_MS the session reads on, and the bound ends that member as before; it waits again only once
-// the backlog has gone under the low mark.
+// It waits as long as the receivers drain, however slowly: that is the pace of the slowest member. A
+// member that takes nothing (a half-open socket, a client that stopped acknowledging) must not hold its
+// session, and the other members, for good: once the backlog has not shrunk for STALL_MS the session reads
+// on, and the bound ends that member as before; it waits again only once the backlog has gone under the
+// low mark. STALL_MS is longer than a stateful client's acknowledgement interval (about a second), the
+// steps in which such a member drains. A member whose socket is gone is not counted at all (the hub's
+// groupUnsentBytes): it cannot drain until it reconnects.
 
 export const RECEIVERS_HIGH_BYTES = 256 * 1024;
 export const RECEIVERS_LOW_BYTES = 64 * 1024;
-export const MAX_WAIT_MS = 5000;
+export const STALL_MS = 2000;
 const POLL_MS = 20;
 
 export class ReceiverPace {
   private timer: NodeJS.Timeout | undefined;
-  /** Waited MAX_WAIT_MS in vain: no waiting again until the backlog is under the low mark. */
+  /** Waited STALL_MS without progress: no waiting again until the backlog is under the low mark. */
   private gaveUp = false;
 
   constructor(
@@ -27,7 +31,7 @@ export class ReceiverPace {
     /** Stops or resumes reading upstream on the receivers' account; `paused` says which. */
     private readonly changed: () => void,
     private readonly now: () => number = () => performance.now(),
-    private readonly maxWaitMs = MAX_WAIT_MS,
+    private readonly stallMs = STALL_MS,
   ) {}
 
   get paused(): boolean {
@@ -43,10 +47,16 @@ export class ReceiverPace {
       return;
     }
     if (unsent < RECEIVERS_HIGH_BYTES) return;
-    const since = this.now();
+    let lowest = unsent;
+    let progressAt = this.now();
     this.timer = setInterval(() => {
-      const drained = this.unsent() <= RECEIVERS_LOW_BYTES;
-      if (!drained && this.now() - since < this.maxWaitMs) return;
+      const left = this.unsent();
+      const drained = left <= RECEIVERS_LOW_BYTES;
+      if (left < lowest) {
+        lowest = left;
+        progressAt = this.now();
+      }
+      if (!drained && this.now() - progressAt < this.stallMs) return;
       this.gaveUp = !drained;
       this.close();
       this.changed();

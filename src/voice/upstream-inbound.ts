@@ -9,6 +9,7 @@
 import { errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { DecoderThreadError, type AudioDecoder } from './opus/decoder-pool.js';
+import { opusPacketDurationMs } from './opus/packet.js';
 import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
 import type { UpstreamMessage } from '../upstream/protocol.js';
@@ -58,6 +59,13 @@ export interface UpstreamInboundOptions {
 export const BACKLOG_PAUSE = 64;
 /** ...and at which it reads again. */
 export const BACKLOG_RESUME = 16;
+/**
+ * What the frames waiting for the decoder will make for each receiver (AudioResponse: PCM in Base64) at
+ * which reading pauses as well. The receivers' pace (receiver-pace.ts) stops reading once 256 KiB wait
+ * for a member, but frames already being decoded still go out: 64 of 120 ms at 48 kHz stereo make 2 MB,
+ * past the 1 MiB a member may be owed. Bounded here, the pace's mark plus this stays well under it.
+ */
+export const BACKLOG_OUTPUT_BYTES = 256 * 1024;
 
 const REBUILD_WINDOW_MS = 1000;
 
@@ -67,6 +75,8 @@ type Audio = Extract<UpstreamMessage, { kind: 'audio' }>;
 interface Pending {
   message: UpstreamMessage;
   ready: boolean;
+  /** What its event will weigh for each receiver (outputOf). */
+  output: number;
   format?: { sampleRate: number; channels: number };
   pcm?: Buffer;
   error?: Error;
@@ -80,6 +90,9 @@ export class UpstreamInbound {
   /** Frames handled, in order, whose events wait for a decode ahead of them (or their own) to finish. */
   private readonly outbox: Pending[] = [];
   private outboxBytes = 0;
+  private outboxOutput = 0;
+  /** The outbox passed a pause mark and has not yet come down to the resume marks. */
+  private outboxBehind = false;
   /** onBacklog(true) was the last call. */
   private behind = false;
   /** A decoder rebuild is in progress: frames wait in the queue so that audio keeps its order. */
@@ -89,6 +102,7 @@ export class UpstreamInbound {
 
   /** The bytes in the outbox at which reading resumes: the budget's share that BACKLOG_RESUME is of BACKLOG_PAUSE. */
   private readonly resumeBytes: number;
+  private readonly resumeOutput = Math.floor((BACKLOG_OUTPUT_BYTES * BACKLOG_RESUME) / BACKLOG_PAUSE);
 
   constructor(private readonly options: UpstreamInboundOptions) {
     this.resumeBytes = Math.floor((options.budget.queueBytes * BACKLOG_RESUME) / BACKLOG_PAUSE);
@@ -123,6 +137,7 @@ export class UpstreamInbound {
     this.queuedBytes = 0;
     this.outbox.length = 0;
     this.outboxBytes = 0;
+    this.outboxOutput = 0;
     this.drops.close();
   }
 
@@ -130,18 +145,34 @@ export class UpstreamInbound {
     if (!this.options.isActive()) return;
     if (message.kind === 'audio') return this.audio(message);
     // Behind a packet still being decoded, text and errors wait their turn.
-    if (this.outbox.length > 0) return this.enqueue({ message, ready: true });
-    this.emitFrame({ message, ready: true });
+    if (this.outbox.length > 0) return this.enqueue({ message, ready: true, output: 0 });
+    this.emitFrame({ message, ready: true, output: 0 });
   }
 
   private enqueue(pending: Pending): void {
     this.outbox.push(pending);
     this.outboxBytes += sizeOf(pending.message);
+    this.outboxOutput += pending.output;
     if (this.outbox.length > this.stats.queuePeak) this.stats.queuePeak = this.outbox.length;
-    if (!this.behind && (this.outbox.length >= BACKLOG_PAUSE || this.outboxBytes >= this.options.budget.queueBytes)) this.backlog(true);
+    if (!this.outboxBehind && (this.outbox.length >= BACKLOG_PAUSE || this.outboxBytes >= this.options.budget.queueBytes ||
+      this.outboxOutput >= BACKLOG_OUTPUT_BYTES)) {
+      this.outboxBehind = true;
+      this.updateBacklog();
+    }
   }
 
-  private backlog(behind: boolean): void {
+  private dequeued(pending: Pending): void {
+    this.outboxBytes -= sizeOf(pending.message);
+    this.outboxOutput -= pending.output;
+  }
+
+  /**
+   * Reading pauses while the outbox is behind and while the decoder is being rebuilt: frames that came
+   * meanwhile waited in a queue of 32 and the rest were dropped; paused, they wait in TCP instead.
+   */
+  private updateBacklog(): void {
+    const behind = this.outboxBehind || this.rebuilding;
+    if (behind === this.behind) return;
     this.behind = behind;
     this.options.onBacklog?.(behind);
   }
@@ -150,10 +181,13 @@ export class UpstreamInbound {
   private flushOutbox(): void {
     while (this.outbox.length > 0 && this.outbox[0]!.ready) {
       const pending = this.outbox.shift()!;
-      this.outboxBytes -= sizeOf(pending.message);
+      this.dequeued(pending);
       this.emitFrame(pending);
     }
-    if (this.behind && this.outbox.length <= BACKLOG_RESUME && this.outboxBytes <= this.resumeBytes) this.backlog(false);
+    if (this.outboxBehind && this.outbox.length <= BACKLOG_RESUME && this.outboxBytes <= this.resumeBytes && this.outboxOutput <= this.resumeOutput) {
+      this.outboxBehind = false;
+      this.updateBacklog();
+    }
   }
 
   private emitFrame(pending: Pending): void {
@@ -188,6 +222,7 @@ export class UpstreamInbound {
         `times within a second (now ${sampleRate} Hz, ${channels} channel${channels === 1 ? '' : 's'})`);
     }
     this.rebuilding = true;
+    this.updateBacklog();
     this.stats.decoderRebuilds++;
     this.options.logger.debug(`session ${this.options.sessionId}: Opus decoder rebuilt for ${sampleRate} Hz, ${channels} channels`);
     decoder.reconfigure(sampleRate, channels).then(
@@ -196,6 +231,7 @@ export class UpstreamInbound {
     ).finally(() => {
       this.rebuilding = false;
       this.drain();
+      this.updateBacklog();
     }).catch((e: unknown) => this.options.logger.error(`session ${this.options.sessionId}: upstream audio: ${errorText(e)}`));
   }
 
@@ -210,7 +246,7 @@ export class UpstreamInbound {
 
   private deliver(message: Audio, sampleRate: number, channels: number): void {
     if (!this.options.isActive()) return;
-    const pending: Pending = { message, ready: false, format: { sampleRate, channels } };
+    const pending: Pending = { message, ready: false, format: { sampleRate, channels }, output: outputOf(message, sampleRate, channels) };
     this.enqueue(pending);
     // Inline decoding answers within this call, so the event goes out at once when nothing is ahead of it.
     const accepted = this.options.decoder.decode(message.packet, (error, pcm) => {
@@ -221,8 +257,7 @@ export class UpstreamInbound {
     });
     if (!accepted) {
       // Refused packets never answer: it is still the last in the outbox.
-      this.outbox.pop();
-      this.outboxBytes -= sizeOf(message);
+      this.dequeued(this.outbox.pop()!);
       this.drop('queue', 'upstream audio dropped: the decoder threads are behind (their queues are full)');
     }
   }
@@ -257,4 +292,19 @@ function sizeOf(message: UpstreamMessage): number {
     case 'error':
       return message.message.length * 2;
   }
+}
+
+/**
+ * What an audio frame's AudioResponse weighs for each receiver: its PCM (16-bit samples for the packet's
+ * duration at the rate it is decoded at) in Base64. Read from the packet's header; a packet that has
+ * none readable will not decode, and weighs nothing.
+ */
+function outputOf(message: Audio, sampleRate: number, channels: number): number {
+  let durationMs: number;
+  try {
+    durationMs = opusPacketDurationMs(message.packet);
+  } catch {
+    return 0;
+  }
+  return Math.ceil(((durationMs * sampleRate) / 1000) * channels * 2 * 4 / 3);
 }

@@ -1,32 +1,47 @@
-// An upstream that answers far faster than real time: 1,500 audio answers, 30 s of 16 kHz speech (about
-// 1.7 MB of AudioResponse and AudioData in JSON), sent at once, as a speech engine may send a long answer. A member with
-// stateful reconnect is sent only as fast as it acknowledges (about Hub.StatefulReconnectBufferSize a
-// second); what waits for it is bounded at 1 MiB, past which it was ended as too slow after 88 of 1,500
-// answers. The session now reads its upstream at the pace of its slowest member (src/voice/receiver-pace.ts):
-// every answer arrives and the connection stays.
+// An upstream that answers far faster than real time, as a speech engine may send a long answer: the
+// session reads it at the pace of its slowest member (src/voice/receiver-pace.ts), so a member with
+// stateful reconnect (sent only as fast as it acknowledges, about Hub.StatefulReconnectBufferSize a
+// second; owed at most 1 MiB, past which it is ended as too slow) gets every answer and stays:
+// - 1,500 answers of 20 ms at 16 kHz (about 1.7 MB in JSON): before the pace, ended after 88;
+// - 60 answers of 120 ms at 48 kHz stereo (31 KB each): the frames already being decoded when the pace
+//   paused went out whole, and ended the member after about 20 (src/voice/upstream-inbound.ts bounds them);
+// - a burst in another format than the session's: while the decoder was rebuilt for it, frames queued
+//   behind 32 and the rest were dropped; reading now pauses meanwhile;
+// - a member whose socket is gone (waiting for its stateful reconnect) cannot drain: it held the other
+//   members' answers back 5 s before; it is not waited for.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { HubConnectionBuilder, HubConnectionState, LogLevel } from '@microsoft/signalr';
+import { HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { WebSocketServer } from 'ws';
+import { startDropRelay, type DropRelay } from '../../src/cli/drop-relay.js';
 import { registerDevice } from '../support/tokens.js';
 import { startService, type TestService } from '../support/service.js';
 import { startSession } from '../support/voice.js';
 import { withTimeout } from '../support/wait.js';
 import { speechPackets } from '../voice/helpers.js';
 
-const ANSWERS = 1500;
+/** What the upstream answers the device's first packet with, all at once. */
+interface Burst { data: string; count: number; sampleRate?: number; channels?: number }
 
-describe('an upstream burst to a stateful member', () => {
+/** 120 ms of 48 kHz stereo (TOC: CELT fullband 20 ms, stereo, code 3; six empty frames): 23,040 bytes of PCM. */
+const STEREO_120MS = Buffer.from([0xff, 0x06]).toString('base64');
+/** 20 ms of 48 kHz stereo (code 0, an empty frame): 3,840 bytes of PCM. */
+const STEREO_20MS = Buffer.from([0xfc]).toString('base64');
+
+describe('an upstream burst', () => {
   let upstream: WebSocketServer;
   let svc: TestService;
+  let relay: DropRelay;
+  let burst: Burst;
   before(async () => {
-    const packet = speechPackets()[10]!.toString('base64');
     upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await new Promise<void>((resolve) => upstream.once('listening', resolve));
-    // The whole answer at once, on the device's first packet.
+    // `start`, then the device's first packet: the whole answer at once.
     upstream.on('connection', (socket) => socket.once('message', () => socket.once('message', () => {
-      for (let i = 0; i < ANSWERS; i++) socket.send(JSON.stringify({ type: 'audio', data: packet }));
+      const { data, count, sampleRate, channels } = burst;
+      const frame = JSON.stringify({ type: 'audio', data, ...(sampleRate ? { sampleRate, channels } : {}) });
+      for (let i = 0; i < count; i++) socket.send(frame);
     })));
     svc = await startService({
       flags: {
@@ -35,34 +50,81 @@ describe('an upstream burst to a stateful member', () => {
         'Hub.StatefulReconnectBufferSize': 400_000,
       },
     });
+    relay = await startDropRelay({ host: '127.0.0.1', port: svc.port });
   });
   after(async () => {
+    relay?.close();
     await svc?.stop();
     for (const c of upstream?.clients ?? []) c.terminate();
     await new Promise<void>((resolve) => upstream?.close(() => resolve()));
   });
 
-  it(`receives all ${ANSWERS} answers and stays connected`, async () => {
-    const device = await registerDevice(svc);
-    const { sessionId } = await startSession(svc, device.id, device.token);
-    const connection = new HubConnectionBuilder().withUrl(`${svc.url}/voice-hub`).withStatefulReconnect().configureLogging(LogLevel.None).build();
-    let closed: Error | undefined | 'no error';
-    connection.onclose((e) => (closed = e ?? 'no error'));
-    const responses: string[] = [];
-    connection.on('AudioResponse', (pcm: string) => responses.push(pcm));
+  /** A member of the session, counting its AudioResponses and Errors; `via` a relay to cut it there. */
+  async function member(sessionId: string, token: string, opts: { stateful: boolean; via?: DropRelay }) {
+    let builder = new HubConnectionBuilder().withUrl(`http://127.0.0.1:${opts.via?.port ?? svc.port}/voice-hub`).configureLogging(LogLevel.None);
+    if (opts.stateful) builder = builder.withStatefulReconnect();
+    const connection: HubConnection = builder.build();
+    const got = { responses: [] as string[], errors: [] as string[], at: [] as number[], closed: undefined as Error | undefined | 'no error' };
+    connection.onclose((e) => (got.closed = e ?? 'no error'));
+    connection.on('AudioResponse', (pcm: string) => { got.responses.push(pcm); got.at.push(performance.now()); });
+    connection.on('Error', (e: string) => got.errors.push(e));
     await connection.start();
+    await connection.invoke('JoinSession', sessionId, token);
+    return { connection, got };
+  }
+
+  async function until(got: { responses: string[]; closed: unknown }, count: number, ms: number): Promise<void> {
+    await withTimeout((async () => {
+      while (got.responses.length < count && got.closed === undefined) await new Promise((r) => setTimeout(r, 50));
+    })(), ms, `${count} AudioResponses (${got.responses.length} so far)`);
+  }
+
+  const cases: Array<{ name: string; burst: Burst; session?: Record<string, unknown>; stateful: boolean; pcmBytes: number }> = [
+    { name: '1,500 answers of 20 ms at 16 kHz mono, to a stateful member', burst: { data: speechPackets()[10]!.toString('base64'), count: 1500 }, stateful: true, pcmBytes: 320 * 2 },
+    { name: '60 answers of 120 ms at 48 kHz stereo, to a stateful member', burst: { data: STEREO_120MS, count: 60 }, session: { audioFormat: 'opus', sampleRate: 48000, channels: 2 }, stateful: true, pcmBytes: 5760 * 2 * 2 },
+    { name: '1,500 answers at 48 kHz stereo into a 16 kHz mono session (one decoder rebuild)', burst: { data: STEREO_20MS, count: 1500, sampleRate: 48000, channels: 2 }, stateful: false, pcmBytes: 960 * 2 * 2 },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: every answer arrives, no error, the connection stays`, async () => {
+      burst = c.burst;
+      const device = await registerDevice(svc);
+      const { sessionId } = await startSession(svc, device.id, device.token, c.session);
+      const { connection, got } = await member(sessionId, device.token, { stateful: c.stateful });
+      try {
+        await connection.invoke('SendAudioData', sessionId, speechPackets()[0]!.toString('base64'));
+        await until(got, c.burst.count, 60_000);
+        assert.equal(got.closed, undefined, `the connection closed after ${got.responses.length} answers: ${String(got.closed)}`);
+        assert.deepEqual(got.errors, []);
+        assert.equal(got.responses.length, c.burst.count);
+        assert.equal(Buffer.from(got.responses[0]!, 'base64').length, c.pcmBytes);
+        assert.equal(connection.state, HubConnectionState.Connected);
+      } finally {
+        await connection.stop();
+      }
+    });
+  }
+
+  it('a member whose socket is gone does not hold the others back', async () => {
+    burst = { data: STEREO_20MS, count: 1500 };
+    const device = await registerDevice(svc);
+    const { sessionId } = await startSession(svc, device.id, device.token, { audioFormat: 'opus', sampleRate: 48000, channels: 2 });
+    // B: stateful, through the relay; cut for longer than the test, so the hub keeps it waiting (Disconnected).
+    const b = await member(sessionId, device.token, { stateful: true, via: relay });
+    const a = await member(sessionId, device.token, { stateful: false });
     try {
-      await connection.invoke('JoinSession', sessionId, device.token);
-      await connection.invoke('SendAudioData', sessionId, speechPackets()[0]!.toString('base64'));
+      relay.dropAll(30_000);
       await withTimeout((async () => {
-        while (responses.length < ANSWERS && closed === undefined) await new Promise((r) => setTimeout(r, 50));
-      })(), 60_000, `${ANSWERS} AudioResponses (${responses.length} so far)`);
-      assert.equal(closed, undefined, `the connection closed after ${responses.length} answers: ${String(closed)}`);
-      assert.equal(responses.length, ANSWERS);
-      assert.equal(Buffer.from(responses[0]!, 'base64').length, 320 * 2, '20 ms at 16 kHz mono');
-      assert.equal(connection.state, HubConnectionState.Connected);
+        while (svc.app.hub.stats().connectionsAwaitingReconnect === 0) await new Promise((r) => setTimeout(r, 20));
+      })(), 5000, 'the hub to see B dropped');
+      await a.connection.invoke('SendAudioData', sessionId, speechPackets()[0]!.toString('base64'));
+      await until(a.got, burst.count, 30_000);
+      assert.equal(a.got.responses.length, burst.count);
+      // 7.5 MB for B while it is away, at 5 KB an answer: B ends as too slow (its 1 MiB bound), A never waits.
+      const longestGap = Math.max(...a.got.at.slice(1).map((t, i) => t - a.got.at[i]!));
+      assert.ok(longestGap < 1500, `A waited ${longestGap.toFixed(0)} ms between two answers`);
     } finally {
-      await connection.stop();
+      await a.connection.stop();
+      await b.connection.stop().catch(() => undefined);
     }
   });
 });
