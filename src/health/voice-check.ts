@@ -2,7 +2,7 @@
 // then close 1000). Probes are shared and briefly reused so that a burst of /health requests is one
 // upstream connection, not a burst of them.
 import type WebSocket from 'ws';
-import { loadWebSocket, upstreamClientOptions } from '../upstream/websocket.js';
+import { loadWebSocket, upstreamClientOptions, upstreamTarget } from '../upstream/websocket.js';
 import type { CheckResult, HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 
@@ -72,7 +72,8 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
     };
     let ws: WebSocket;
     try {
-      ws = new WebSocketClient(options.serverUrl, upstreamClientOptions(options.apiKey, options.ca));
+      const { address, authorization } = upstreamTarget(options.serverUrl, options.apiKey);
+      ws = new WebSocketClient(address, upstreamClientOptions(authorization, options.ca));
     } catch (e) {
       finish(unhealthy(failureText(e))); // an invalid URL throws synchronously
       return;

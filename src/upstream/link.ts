@@ -13,7 +13,7 @@ import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { ReadGate } from './read-gate.js';
-import { loadWebSocket, upstreamClientOptions } from './websocket.js';
+import { loadWebSocket, upstreamClientOptions, upstreamTarget } from './websocket.js';
 import { serverUrlSecrets } from './public-url.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
@@ -203,7 +203,8 @@ export class UpstreamVoiceLink {
     return new Promise((resolve, reject) => {
       let socket: WebSocket;
       try {
-        socket = new WebSocketClient(url, { ...upstreamClientOptions(apiKey, ca, maxFrameBytes), autoPong: false });
+        const { address, authorization } = upstreamTarget(url, apiKey);
+        socket = new WebSocketClient(address, { ...upstreamClientOptions(authorization, ca, maxFrameBytes), autoPong: false });
       } catch (e) {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
         return;

@@ -39,15 +39,9 @@ export function serverUrlSecrets(url: string): string[] {
     return [];
   }
   const found = new Set<string>();
-  const decode = (text: string): string => {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      return text;
-    }
-  };
+  const decode = percentDecoded;
   if (u.username || u.password) {
-    // Basic credentials from the user info as written (what the ws client sends) or decoded (Node's http).
+    // Basic credentials from the user info as written (what a client may send) or decoded (what we send).
     for (const userInfo of [`${u.username}:${u.password}`, `${decode(u.username)}:${decode(u.password)}`]) {
       found.add(userInfo).add(Buffer.from(userInfo).toString('base64'));
     }
@@ -61,4 +55,13 @@ export function serverUrlSecrets(url: string): string[] {
     }
   }
   return [...found].filter((s) => s.length >= MIN_SECRET_CHARS).sort((a, b) => b.length - a.length);
+}
+
+/** A URL part with its percent-escapes decoded; as written when they do not decode (a stray `%`). */
+export function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

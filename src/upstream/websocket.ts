@@ -3,6 +3,7 @@
 // silent never uses. Once loaded it stays (a second import is the same module). And the options of every
 // connection we open to VoiceService.ServerUrl.
 import type WebSocket from 'ws';
+import { percentDecoded } from './public-url.js';
 
 let loading: Promise<typeof WebSocket> | undefined;
 
@@ -21,12 +22,33 @@ export const UPSTREAM_MAX_MESSAGE_BYTES = 1024 * 1024;
  * 100 MiB from a few hundred KB of compressed frames. Redirects are not followed: the key goes where
  * the configuration says, nowhere else.
  */
-export function upstreamClientOptions(apiKey: string, ca: WebSocket.ClientOptions['ca'] | undefined, maxMessageBytes = UPSTREAM_MAX_MESSAGE_BYTES): WebSocket.ClientOptions {
+export function upstreamClientOptions(authorization: string | undefined, ca: WebSocket.ClientOptions['ca'] | undefined, maxMessageBytes = UPSTREAM_MAX_MESSAGE_BYTES): WebSocket.ClientOptions {
   return {
-    headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+    headers: authorization ? { Authorization: authorization } : {},
     ...(ca ? { ca } : {}),
     maxPayload: maxMessageBytes,
     perMessageDeflate: false,
     followRedirects: false,
   };
+}
+
+/**
+ * Where to connect for VoiceService.ServerUrl, and the one Authorization it sends: `Bearer <ApiKey>` when a
+ * key is set, else Basic credentials from the URL's user info. The user info is taken out of the address
+ * and decoded first: `ws` would send it as written, percent-escapes and all (RFC 7617 credentials are the
+ * decoded text, so a password holding `@` or `:` never matched), and beside our Bearer header as a second one.
+ */
+export function upstreamTarget(url: string, apiKey: string): { address: string; authorization: string | undefined } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    // The client names the bad URL in its own error.
+    return { address: url, authorization: apiKey ? `Bearer ${apiKey}` : undefined };
+  }
+  if (!u.username && !u.password) return { address: url, authorization: apiKey ? `Bearer ${apiKey}` : undefined };
+  const basic = Buffer.from(`${percentDecoded(u.username)}:${percentDecoded(u.password)}`).toString('base64');
+  u.username = '';
+  u.password = '';
+  return { address: u.href, authorization: apiKey ? `Bearer ${apiKey}` : `Basic ${basic}` };
 }

@@ -98,3 +98,23 @@ test('the secret parts of a server URL: user info raw and decoded, Basic credent
   ].sort());
   assert.deepEqual(secrets.map((s) => s.length), secrets.map((s) => s.length).sort((a, b) => b - a), 'longest first');
 });
+
+test('user info in the URL is sent as Basic credentials of the decoded text, alone; a key, when set, is the one Authorization', async (t) => {
+  const seen: Array<{ url: string | undefined; authorization: string | string[] | undefined; headers: string[] }> = [];
+  const server = await upstream((socket, request) => {
+    seen.push({ url: request.url, authorization: request.headers.authorization, headers: request.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()) });
+    socket.close(1000);
+  });
+  t.after(() => server.close());
+  const withUser = server.url.replace('ws://', 'ws://us%65r:p%40ss%3Aw%C3%B6rd@') + '/voice';
+  for (const apiKey of ['', KEY]) {
+    const { l } = link(withUser, apiKey);
+    await l.connect().catch(() => undefined);
+    await waitUntil(() => seen.length === (apiKey ? 2 : 1), 'the upgrade request');
+    await l.close();
+  }
+  assert.equal(seen[0]!.url, '/voice');
+  assert.equal(seen[0]!.authorization, `Basic ${Buffer.from('user:p@ss:wörd').toString('base64')}`);
+  assert.equal(seen[1]!.authorization, `Bearer ${KEY}`);
+  for (const s of seen) assert.equal(s.headers.filter((h) => h === 'authorization').length, 1, s.headers.join(' '));
+});
