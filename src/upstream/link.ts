@@ -9,6 +9,7 @@ import type WebSocket from 'ws';
 import { DomainError, errorText } from '../errors.js';
 import { MASK } from '../config/shown.js';
 import type { Logger } from '../log/logger.js';
+import type { ThrottledLog } from '../log/throttled.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
@@ -42,6 +43,11 @@ export interface UpstreamLinkOptions {
   reconnect: ReconnectPolicy;
   /** Largest message accepted from upstream (default UPSTREAM_MAX_MESSAGE_BYTES). */
   maxFrameBytes?: number;
+  /**
+   * Where the lines about ignored frames go, shared by every session's link: each link writes at most
+   * INVALID_LOGS_PER_SECOND, so without a shared bound many sessions of one bad server still flood the log.
+   */
+  invalidFrameLog?: Pick<ThrottledLog, 'warn'>;
 }
 
 export interface LinkStats {
@@ -327,7 +333,7 @@ export class UpstreamVoiceLink {
     this.invalidSuppressed = 0;
     const text = this.scrubbed(reason);
     const clipped = text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}...` : text;
-    this.options.logger.warn(
+    (this.options.invalidFrameLog ?? this.options.logger).warn(
       `session ${this.options.start.sessionId}: ignored upstream frame: ${clipped}; ${this.stats.invalidFrames} so far${more}`,
     );
   }

@@ -47,6 +47,8 @@ export interface VoiceSessionDeps {
 
 /** Failed starts logged per minute as they happen; the rest are summed up in one line. */
 const START_FAILURE_LINES = 5;
+/** Lines a minute about frames the upstream links ignored, all sessions together (each link: 3 a second). */
+const INVALID_FRAME_LINES = 20;
 
 export interface StartRequest {
   deviceId: string;
@@ -65,6 +67,7 @@ export class VoiceSessionService {
   private readonly decoders: DecoderPool;
   private readonly unsavedEnds: UnsavedEnds;
   private readonly startFailures: ThrottledLog;
+  private readonly invalidFrames: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -80,6 +83,8 @@ export class VoiceSessionService {
     this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
     this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => performance.now(),
       (count, seconds, last) => `${count} more session start(s) failed in the last ${seconds} s, each recorded as Failed; the last: ${last}`);
+    this.invalidFrames = new ThrottledLog(deps.logger, INVALID_FRAME_LINES, 60_000, () => performance.now(),
+      (count, seconds, last) => `${count} more line(s) about ignored upstream frames left out in the last ${seconds} s; the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -150,7 +155,7 @@ export class VoiceSessionService {
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
-      ...(this.deps.link ? { link: this.deps.link } : {}),
+      link: { ...this.deps.link, invalidFrameLog: this.invalidFrames },
       ...(unsent ? { receiversUnsent: () => unsent(id) } : {}),
     });
     this.live.set(session.id, session);
@@ -244,6 +249,7 @@ export class VoiceSessionService {
     this.shuttingDown = true;
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
     this.startFailures.flush();
+    this.invalidFrames.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
