@@ -42,6 +42,9 @@ export interface MqttStatusSource {
   stats?(): { published: number; dropped: number; queued: number };
 }
 
+/** The mqtt entry's tags, whatever its state (MQTT switched off included). */
+export const MQTT_TAGS: readonly string[] = ['mqtt'];
+
 /**
  * Connected is Healthy, unless the broker has left a message unacknowledged for too long (it then
  * delivers nothing while the connection looks fine); not connected is Degraded, not Unhealthy: devices
@@ -49,7 +52,7 @@ export interface MqttStatusSource {
  * stuck broker is Degraded, not Unhealthy.
  */
 export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
-  const tags = ['mqtt'];
+  const tags = [...MQTT_TAGS];
   return async () => {
     const state = publisher.state();
     const data: Record<string, unknown> = {};

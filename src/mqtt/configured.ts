@@ -3,7 +3,7 @@
 // values do, not at the next restart: the old connection says `offline` and closes, a new one starts
 // and publishes every known device again. An empty broker address switches MQTT off.
 import { errorText } from '../errors.js';
-import { createMqttCheck, type HealthCheck } from '../health/checks.js';
+import { createMqttCheck, MQTT_TAGS, type HealthCheck } from '../health/checks.js';
 import type { Logger } from '../log/logger.js';
 import type { MqttSettings } from '../settings/categories.js';
 import type { SessionEvent } from '../voice/session-events.js';
@@ -101,7 +101,7 @@ export class ConfiguredMqttPublisher {
   healthCheck(): HealthCheck {
     return async () => {
       const publisher = this.publisher;
-      if (!publisher) return { status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)' };
+      if (!publisher) return { status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)', tags: [...MQTT_TAGS] };
       return createMqttCheck(publisher)();
     };
   }

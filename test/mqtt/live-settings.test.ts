@@ -121,7 +121,9 @@ describe('MQTT settings changed over the API', () => {
 
   it('started with MQTT off, a broker set over the API switches it on', async () => {
     const { svc, admin } = await start({ BrokerAddress: '' });
-    assert.equal((await call(svc.url, 'GET', '/health')).json.entries.mqtt.description, 'MQTT disabled (Mqtt.BrokerAddress is empty)');
+    const off = (await call(svc.url, 'GET', '/health')).json.entries.mqtt;
+    assert.equal(off.description, 'MQTT disabled (Mqtt.BrokerAddress is empty)');
+    assert.deepEqual(off.tags, ['mqtt'], 'the same tags as when it is on');
     const device = await registerDevice(svc);
     await putMqtt(svc, admin, { brokerAddress: '127.0.0.1', port: second.port });
     assert.deepEqual(await mqttHealthBecomes(svc, `connected to 127.0.0.1:${second.port}`), {
