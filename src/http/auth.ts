@@ -37,17 +37,21 @@ export function bearerToken(header: string | undefined): string | undefined {
   return m[1];
 }
 
+/** Whether a route checks a bearer token on this server: 'voice' routes only with `VoiceService.RequireDeviceToken`. */
+export function bearerChecked(need: AuthRequirement, requireDeviceTokenForVoice: boolean): boolean {
+  return need.bearer === 'any' || need.bearer === 'admin' || (need.bearer === 'voice' && requireDeviceTokenForVoice);
+}
+
 export async function authenticate(
   headers: Readonly<Record<string, string>>,
   need: AuthRequirement,
   deps: AuthDeps,
 ): Promise<Principal | undefined> {
-  const mode = need.bearer;
-  if (!mode || (mode === 'voice' && !deps.requireDeviceTokenForVoice)) return undefined;
+  if (!bearerChecked(need, deps.requireDeviceTokenForVoice)) return undefined;
   const token = bearerToken(headers.authorization);
   if (!token) throw new DomainError('unauthenticated', 'A bearer token is required.');
   const principal = await deps.verifyToken(token);
-  if (mode === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
+  if (need.bearer === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
   return principal;
 }
 

@@ -40,13 +40,16 @@ export interface Reply {
  * - `bearer`: 'any' a valid device or admin token, 'admin' an admin token, 'voice' a valid token only
  *   when `VoiceService.RequireDeviceToken` is on;
  * - `device`: the path parameter naming the device a device token must belong to (403 otherwise), so
- *   that it is refused before the body is looked at. A device named in the body (voice sessions) can
- *   only be checked by the handler, once the body is valid.
+ *   that it is refused before the body is looked at;
+ * - `deviceInBody`: the body names that device (the voice routes: the session's device), so only the
+ *   handler can check it, once the body is valid (403 otherwise).
+ * The OpenAPI document derives each route's 401 and 403 from these and the server's configuration.
  */
 export interface AuthRequirement {
   apiKey?: boolean;
   bearer?: 'any' | 'admin' | 'voice';
   device?: string;
+  deviceInBody?: true;
 }
 
 export interface ResponseDoc {

@@ -156,10 +156,14 @@ describe('OpenAPI document of the running service', () => {
     const register = doc.paths['/api/device/register'].post;
     assert.deepEqual(register.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/TokenGrant' });
     assert.deepEqual(register.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/ValidationProblemDetails' });
-    assert.deepEqual(register.responses['401'].content['text/plain'].schema, { type: 'string', example: 'Invalid API Key' });
-    // The voice routes have both 401s: a bad token (problem) and a bad key (text).
-    const start = doc.paths['/api/voice/start'].post.responses['401'].content;
-    assert.ok(start['application/problem+json'] && start['text/plain']);
+    // This server has no ApiKeys: no key is checked (documented-statuses.test.ts follows each setting).
+    assert.equal(register.responses['401'], undefined);
+    const withKeys = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: true }) as Doc;
+    assert.deepEqual(withKeys.paths['/api/device/register'].post.responses['401'].content, { 'text/plain': { schema: { type: 'string', example: 'Invalid API Key' } } });
+    // The voice routes then have both 401s: a bad key (text) and a bad token (problem).
+    const start = withKeys.paths['/api/voice/start'].post.responses['401'];
+    assert.deepEqual(Object.keys(start.content).sort(), ['application/problem+json', 'text/plain']);
+    assert.equal(start.description, 'X-API-Key missing or not accepted (plain text); or Missing, malformed, expired, revoked or forged token');
     // The HTTP layer's own answers to any body.
     assert.ok(register.responses['413'] && register.responses['415']);
     assert.deepEqual(Object.keys(doc.paths['/health'].get.responses), ['200', '503']);

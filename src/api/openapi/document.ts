@@ -1,7 +1,7 @@
 // The OpenAPI 3.0.3 document, generated from the route table (src/http/router.ts) and the very JSON
 // Schemas that validate request bodies (src/http/schemas.ts), so what is documented is what runs.
 // Served at /swagger/v1/swagger.json (src/api/routes/swagger.ts).
-import { INVALID_API_KEY } from '../../http/auth.js';
+import { bearerChecked, INVALID_API_KEY } from '../../http/auth.js';
 import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
 import { REQUEST_SCHEMAS } from '../../http/schemas.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
@@ -62,6 +62,12 @@ export function componentSchemas(): Record<string, Json> {
   return Object.fromEntries(out);
 }
 
+/** What of the configuration decides which checks a route makes on this server. */
+interface AuthSettings {
+  apiKeysEnabled: boolean;
+  requireDeviceToken: boolean;
+}
+
 export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOptions): Json {
   const settings = {
     apiKeysEnabled: opts.apiKeysEnabled,
@@ -96,7 +102,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
   };
 }
 
-function operation(route: Route, settings: { apiKeysEnabled: boolean; requireDeviceToken: boolean }): Json {
+function operation(route: Route, settings: AuthSettings): Json {
   const params = [...route.path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1]!);
   const security = securityOf(route.auth, settings);
   return {
@@ -117,7 +123,7 @@ function operation(route: Route, settings: { apiKeysEnabled: boolean; requireDev
         }
       : {}),
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body), ...bodyExamples(route.body) } } } } : {}),
-    responses: responses(route),
+    responses: responses(route, settings),
     ...(security ? { security } : {}),
   };
 }
@@ -138,22 +144,45 @@ function bodyExamples(schemaName: string): Json {
   return {};
 }
 
+/** The checks a route makes on this server, as the pipeline and its handler make them. */
+interface Checks {
+  /** X-API-Key: 401 in plain text. */
+  apiKey: boolean;
+  /** A bearer token: 401 as a problem. */
+  bearer: boolean;
+  /** An admin token: 403 for a device token. */
+  admin: boolean;
+  /** A device token must be of the device the path or the body names: 403 for another device's. */
+  ownDevice: boolean;
+}
+
+function checksOf(auth: AuthRequirement, settings: AuthSettings): Checks {
+  const bearer = bearerChecked(auth, settings.requireDeviceToken);
+  return {
+    apiKey: auth.apiKey === true && settings.apiKeysEnabled,
+    bearer,
+    admin: bearer && auth.bearer === 'admin',
+    ownDevice: bearer && (auth.device !== undefined || auth.deviceInBody === true),
+  };
+}
+
 /** One requirement object: every scheme in it is needed together (OpenAPI: keys of one object are ANDed). */
-function securityOf(auth: AuthRequirement, settings: { apiKeysEnabled: boolean; requireDeviceToken: boolean }): Json[] | undefined {
+function securityOf(auth: AuthRequirement, settings: AuthSettings): Json[] | undefined {
+  const checks = checksOf(auth, settings);
   const needs: Record<string, string[]> = {};
-  if (auth.apiKey && settings.apiKeysEnabled) needs.apiKey = [];
-  if (auth.bearer === 'any' || auth.bearer === 'admin' || (auth.bearer === 'voice' && settings.requireDeviceToken)) needs.bearer = [];
+  if (checks.apiKey) needs.apiKey = [];
+  if (checks.bearer) needs.bearer = [];
   return Object.keys(needs).length > 0 ? [needs] : undefined;
 }
 
-function authText(auth: AuthRequirement, settings: { apiKeysEnabled: boolean; requireDeviceToken: boolean }): string {
+function authText(auth: AuthRequirement, settings: AuthSettings): string {
   const lines: string[] = [];
   if (auth.bearer === 'admin') {
     lines.push('**Needs** an admin token: `Authorization: Bearer <admin token>`, minted on the box with `voice-hub token admin`.');
   } else if (auth.bearer === 'any') {
     lines.push(
-      '**Needs** `Authorization: Bearer` with a device token or an admin token. Where the path names a device, ' +
-        'a device token must be that device\'s own.',
+      '**Needs** `Authorization: Bearer` with a device token or an admin token.' +
+        (auth.device ? ` A device token must be that of the device \`{${auth.device}}\` names.` : ''),
     );
   } else if (auth.bearer === 'voice') {
     lines.push(
@@ -174,39 +203,39 @@ function authText(auth: AuthRequirement, settings: { apiKeysEnabled: boolean; re
 }
 
 /**
- * The route's own responses plus those the HTTP layer (src/http/server.ts) gives any route with a body
- * or an auth requirement, when the route does not list them itself.
+ * The route's own responses plus those the HTTP layer (src/http/pipeline.ts) gives it on this server: the
+ * body's 400, 413 and 415, and the 401 and 403 of the checks it makes (checksOf). A status both give
+ * names both causes.
  */
-function responses(route: Route): Json {
-  const docs = new Map<number, ResponseDoc>(Object.entries(route.responses).map(([code, doc]) => [Number(code), doc]));
+function responses(route: Route, settings: AuthSettings): Json {
+  const docs = new Map<number, ResponseDoc[]>(Object.entries(route.responses).map(([code, doc]) => [Number(code), [doc]]));
   const add = (code: number, doc: ResponseDoc): void => {
-    if (!docs.has(code)) docs.set(code, doc);
+    const list = docs.get(code);
+    if (!list) docs.set(code, [doc]);
+    else if (!list.some((d) => d.description === doc.description)) list.push(doc);
   };
+  const checks = checksOf(route.auth, settings);
   if (route.body) {
     add(400, PROBLEM.validation);
     add(413, { description: 'Body larger than Server.MaxBodyBytes', ...PROBLEM.any });
     add(415, { description: 'Body is not JSON (Content-Type must be application/json)', ...PROBLEM.any });
   }
-  if (route.auth.bearer === 'any' || route.auth.bearer === 'admin' || route.auth.bearer === 'voice') add(401, PROBLEM.unauthorized);
-  if (route.auth.bearer === 'admin') add(403, { description: 'Not an admin token', ...PROBLEM.any });
-  if (route.auth.device) add(403, { description: 'Token of another device', ...PROBLEM.any });
-  if (route.auth.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain' });
+  if (checks.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain', schema: { type: 'string', example: INVALID_API_KEY } });
+  if (checks.bearer) add(401, PROBLEM.unauthorized);
+  if (checks.admin) add(403, { description: 'Not an admin token', ...PROBLEM.any });
+  if (checks.ownDevice) add(403, { description: 'Token of another device', ...PROBLEM.any });
 
-  const apiKey401 = { schema: { type: 'string', example: INVALID_API_KEY } };
   const out: Record<string, Json> = {};
   for (const code of [...docs.keys()].sort((a, b) => a - b)) {
-    const doc = docs.get(code)!;
+    const list = docs.get(code)!;
     const content: Record<string, Json> = {};
-    const type = doc.contentType ?? 'application/json';
-    const schema = doc.schema ?? (type.startsWith('text/') ? { type: 'string' } : undefined);
-    if (schema) content[type] = { schema };
-    for (const [other, otherSchema] of Object.entries(doc.alternatives ?? {})) content[other] = { schema: otherSchema };
-    let description = doc.description;
-    // The API-key check answers plain text, whatever else the route's 401 covers (as the interface requires).
-    if (code === 401 && route.auth.apiKey) {
-      if (!content['text/plain']) description += '; or X-API-Key missing or not accepted (plain text)';
-      content['text/plain'] = apiKey401;
+    for (const doc of list) {
+      const type = doc.contentType ?? 'application/json';
+      const schema = doc.schema ?? (type.startsWith('text/') ? { type: 'string' } : undefined);
+      if (schema && !content[type]) content[type] = { schema };
+      for (const [other, otherSchema] of Object.entries(doc.alternatives ?? {})) content[other] ??= { schema: otherSchema };
     }
+    const description = list.map((d) => d.description).join('; or ');
     out[String(code)] = { description, ...(Object.keys(content).length > 0 ? { content } : {}) };
   }
   return out;

@@ -16,7 +16,6 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       responses: {
         200: { description: 'Registered', schema: ref('TokenGrant') },
         400: PROBLEM.validation,
-        401: { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain' },
         403: { description: 'Registration is disabled', ...PROBLEM.any },
         409: { description: 'deviceId already registered, or MaxDevices reached', ...PROBLEM.any },
         503: PROBLEM.storage,
@@ -34,7 +33,6 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       responses: {
         200: { description: 'The updated device', schema: ref('Device') },
         400: PROBLEM.validation,
-        401: PROBLEM.unauthorized,
         404: { description: 'Unknown device', ...PROBLEM.any },
       },
       handler: ({ params, body }) => ({ status: 200, body: registry.updateStatus(params.deviceId!, body as StatusRequest) }),
@@ -48,8 +46,6 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       auth: { bearer: 'admin' },
       responses: {
         200: { description: 'All devices', schema: ref('DeviceList') },
-        401: PROBLEM.unauthorized,
-        403: { description: 'Not an admin token', ...PROBLEM.any },
       },
       handler: () => ({ status: 200, body: registry.list() }),
     },
@@ -62,8 +58,6 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       auth: { bearer: 'admin' },
       responses: {
         200: { description: 'The deleted device', schema: ref('Device') },
-        401: PROBLEM.unauthorized,
-        403: { description: 'Not an admin token', ...PROBLEM.any },
         404: { description: 'Unknown device', ...PROBLEM.any },
         503: PROBLEM.storage,
       },
@@ -78,7 +72,6 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       auth: { bearer: 'any', device: 'deviceId' },
       responses: {
         200: { description: 'A fresh token', schema: ref('TokenGrant') },
-        401: PROBLEM.unauthorized,
         404: { description: 'Unknown device', ...PROBLEM.any },
       },
       handler: async ({ params }) => ({ status: 200, body: await registry.refreshToken(params.deviceId!) }),

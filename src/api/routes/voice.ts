@@ -55,12 +55,8 @@ export function hubUrl(request: RequestInfo, listeningAddress: (secure: boolean)
   return `${secure ? 'wss' : 'ws'}://${authority}/voice-hub`;
 }
 
-const voiceErrors = {
-  400: PROBLEM.validation,
-  401: PROBLEM.unauthorized,
-  403: { description: 'Token of another device', ...PROBLEM.any },
-  404: { description: 'Unknown device or session', ...PROBLEM.any },
-};
+// 401 and 403 follow from each route's `auth` and the server's configuration (the OpenAPI document).
+const unknownSession = { description: 'Unknown session', ...PROBLEM.any };
 
 export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secure: boolean) => string): Route[] {
   const owned = (id: string, principal: Parameters<typeof requireDeviceAccess>[0]): SessionRecord => {
@@ -76,11 +72,11 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       operationId: 'startVoiceSession',
       summary: 'Start a voice session: connects upstream and opens the hub group session-{sessionId}',
       tag: 'Voice',
-      auth: { apiKey: true, bearer: 'voice' },
+      auth: { apiKey: true, bearer: 'voice', deviceInBody: true },
       body: 'StartSessionRequest',
       responses: {
         200: { description: 'Started', schema: ref('StartSessionResponse') },
-        ...voiceErrors,
+        404: { description: 'Unknown device', ...PROBLEM.any },
         409: { description: "A concurrent start for the same device replaced this one before it started (`session '<id>' ended before it started (replaced)`)", ...PROBLEM.any },
         502: { description: 'Upstream voice server unreachable', ...PROBLEM.any },
         503: { description: 'Voice features disabled, or the database could not be written (the session is not started)', ...PROBLEM.any },
@@ -108,11 +104,11 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       operationId: 'stopVoiceSession',
       summary: 'Stop a voice session; answers the final session record',
       tag: 'Voice',
-      auth: { apiKey: true, bearer: 'voice' },
+      auth: { apiKey: true, bearer: 'voice', deviceInBody: true },
       body: 'StopSessionRequest',
       responses: {
         200: { description: 'Final session record', schema: ref('VoiceSession') },
-        ...voiceErrors,
+        404: unknownSession,
         503: { description: 'The session is stopped, but its final record could not be written (data directory full or read-only); the service shows the session as stopped and writes the record when storage recovers, and a stop repeated then answers 200', ...PROBLEM.any },
       },
       handler: async ({ body, principal }) => {
@@ -127,11 +123,11 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       operationId: 'sendVoiceMessage',
       summary: 'Send a text message into a session (forwarded upstream as {type:"text"})',
       tag: 'Voice',
-      auth: { apiKey: true, bearer: 'voice' },
+      auth: { apiKey: true, bearer: 'voice', deviceInBody: true },
       body: 'SessionMessageRequest',
       responses: {
         200: { description: 'The session after the message was sent', schema: ref('VoiceSession') },
-        ...voiceErrors,
+        404: unknownSession,
         409: { description: 'Session is not active', ...PROBLEM.any },
         503: { description: "Voice features disabled, or the session's upstream link is reconnecting (the text was not sent; send it again once the link is back)", ...PROBLEM.any },
       },
