@@ -54,9 +54,3 @@ export function readBody(res: HttpResponse, state: ResponseState, maxBytes: numb
 export function tooLarge(maxBytes: number): DomainError {
   return new DomainError('payload_too_large', `The request body is larger than the limit of ${maxBytes} bytes.`);
 }
-
-/** True for `application/json` and `application/*+json`, with or without parameters. */
-export function isJsonContentType(value: string): boolean {
-  const type = value.split(';')[0]!.trim().toLowerCase();
-  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-}

@@ -7,19 +7,14 @@ import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
-import { isJsonContentType, REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
+import { REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
+import { jsonBodyDecoder } from './json-media-type.js';
 import { asksToClose, checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
 import { validateBody } from './schemas.js';
-
-/**
- * Request bodies as ASP.NET Core's JSON input reads them: a leading UTF-8 byte order mark is skipped, and
- * bytes that are not UTF-8 make the body invalid instead of turning into U+FFFD in the stored values.
- */
-const utf8Body = new TextDecoder('utf-8', { fatal: true });
 
 export interface HttpPipelineOptions {
   router: Router;
@@ -189,7 +184,8 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     const sent = declared !== undefined ? declared > 0 : request.headers['transfer-encoding'] !== undefined;
     const type = request.headers['content-type'];
     // Not read at all: uWS drops what no reader takes, and the answer will be a refusal anyway.
-    if (route.body && (!type || !isJsonContentType(type))) notJson = true;
+    const decoder = route.body && type !== undefined ? jsonBodyDecoder(type) : undefined;
+    if (route.body && !decoder) notJson = true;
     // A route that takes no body still has Server.MaxBodyBytes: a body it would ignore is read (and
     // dropped) only up to the limit, or 100 MB to a token refresh were read to answer 200.
     else if (route.body || sent) {
@@ -210,7 +206,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         if (bytes && route.body) {
           if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
           try {
-            parsed = JSON.parse(utf8Body.decode(bytes));
+            parsed = JSON.parse(decoder!.decode(bytes));
           } catch (e) {
             throw new DomainError('invalid_argument', 'The request body is not valid JSON.', { $: [errorText(e)] });
           }

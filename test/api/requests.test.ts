@@ -4,7 +4,9 @@ import { request as httpRequest } from 'node:http';
 import { connect as netConnect } from 'node:net';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import { VALIDATION_TITLE } from '../../src/http/problem.js';
 import { call } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 
@@ -68,6 +70,35 @@ describe('request handling', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.json.detail, 'The request body is not valid JSON.');
     assert.deepEqual(bad.json.errors, { $: ['The encoded data was not valid for encoding utf-8'] });
+  });
+
+  it('reads JSON media types and encodings as ASP.NET Core MVC does: text/json and */*+json, UTF-8 and UTF-16; any other charset is 415', async () => {
+    const device = (id: string): Record<string, string> => ({ deviceId: id, deviceName: 'Küche 🎙', deviceType: 'speaker' });
+    const utf16 = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), 'utf16le');
+    const accepted: Array<[string, string | Buffer, string]> = [
+      ['text/json', JSON.stringify(device('text-json')), 'text-json'],
+      ['application/merge-patch+json; charset=utf-8', JSON.stringify(device('suffix-json')), 'suffix-json'],
+      ['application/json; charset=utf-16', utf16(device('utf16')), 'utf16'],
+      ['application/json; Charset="UTF-16LE"', utf16(device('utf16le')), 'utf16le'],
+      // A byte order mark of the encoding is skipped, as MVC's transcoding reader skips it.
+      ['text/json;charset=unicode', Buffer.concat([Buffer.from([0xff, 0xfe]), utf16(device('utf16-bom'))]), 'utf16-bom'],
+    ];
+    for (const [type, raw, id] of accepted) {
+      const res = await call(svc.url, 'POST', '/api/device/register', { raw, headers: { 'content-type': type } });
+      assert.equal(res.status, 200, `${type}: ${res.text}`);
+      assert.deepEqual([res.json.deviceInfo.id, res.json.deviceInfo.name], [id, 'Küche 🎙'], type);
+    }
+    const notJson = { detail: 'The request body must be JSON (Content-Type: application/json).' };
+    for (const type of ['application/json; charset=latin1', 'application/json; charset=iso-8859-1', 'application/json; charset=utf-32', 'application/json; charset=utf8', 'text/json; charset=utf-16be', 'text/plain; charset=utf-8']) {
+      assertProblem(answered(await call(svc.url, 'POST', '/api/device/register', { raw: JSON.stringify(device('refused')), headers: { 'content-type': type } })), 415, notJson);
+    }
+    // An odd byte is no UTF-16.
+    const odd = await call(svc.url, 'POST', '/api/device/register', { raw: Buffer.concat([utf16(device('odd')), Buffer.from([0x20])]), headers: { 'content-type': 'application/json; charset=utf-16' } });
+    assertProblem(answered(odd), 400, {
+      title: VALIDATION_TITLE,
+      detail: 'The request body is not valid JSON.',
+      errors: { $: ['The encoded data was not valid for encoding utf-16le'] },
+    });
   });
 
   it('answers HEAD without a body, so the next answer on the connection starts right after its headers', async () => {

@@ -218,7 +218,7 @@ function responses(route: Route, settings: AuthSettings): Json {
   if (route.body) {
     add(400, PROBLEM.validation);
     add(413, { description: 'Body larger than Server.MaxBodyBytes', ...PROBLEM.any });
-    add(415, { description: 'Body is not JSON (Content-Type must be application/json)', ...PROBLEM.any });
+    add(415, { description: 'Body is not JSON: Content-Type must be application/json, text/json or application/*+json, in UTF-8 or UTF-16', ...PROBLEM.any });
   }
   if (checks.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain', schema: { type: 'string', example: INVALID_API_KEY } });
   if (checks.bearer) add(401, PROBLEM.unauthorized);

@@ -1,0 +1,37 @@
+// Which request bodies are JSON, and in which encoding, as ASP.NET Core MVC's JSON input formatter
+// decides: its media types are application/json, text/json and application/*+json, and its encodings
+// UTF-8 (without a charset too) and UTF-16 little-endian ("Unicode"), which it transcodes. A charset
+// naming anything else is refused (415) rather than read as UTF-8.
+
+/**
+ * Charset names .NET resolves to its UTF-8 and UTF-16 encodings (Encoding.GetEncoding, without extra
+ * encoding providers); MVC compares the encoding a name resolves to, so each alias counts. `utf8`,
+ * without the hyphen, is no name .NET knows: MVC refuses it as it refuses an unknown charset.
+ */
+const UTF8_NAMES = new Set(['utf-8', 'unicode-1-1-utf-8', 'unicode-2-0-utf-8', 'x-unicode-1-1-utf-8', 'x-unicode-2-0-utf-8']);
+const UTF16_NAMES = new Set(['utf-16', 'utf-16le', 'unicode', 'ucs-2', 'iso-10646-ucs-2']);
+
+/**
+ * Decoders as the formatter reads: a leading byte order mark of the encoding is skipped, and bytes that
+ * are not valid in it make the body invalid instead of turning into U+FFFD in the stored values.
+ */
+export type BodyDecoder = InstanceType<typeof TextDecoder>;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const UTF16 = new TextDecoder('utf-16le', { fatal: true });
+
+function isJsonMediaType(type: string): boolean {
+  return type === 'application/json' || type === 'text/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** The decoder for a body of this Content-Type, or undefined when it is no JSON the API reads (415). */
+export function jsonBodyDecoder(contentType: string): BodyDecoder | undefined {
+  const [type, ...parameters] = contentType.split(';');
+  if (!isJsonMediaType(type!.trim().toLowerCase())) return undefined;
+  let charset: string | undefined;
+  for (const parameter of parameters) {
+    const eq = parameter.indexOf('=');
+    if (eq >= 0 && parameter.slice(0, eq).trim().toLowerCase() === 'charset') charset = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  }
+  if (charset === undefined || UTF8_NAMES.has(charset)) return UTF8;
+  return UTF16_NAMES.has(charset) ? UTF16 : undefined;
+}
