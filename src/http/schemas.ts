@@ -4,6 +4,8 @@ import { DomainError } from '../errors.js';
 import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { dropNullOptionals } from './null-as-absent.js';
+import { REQUEST_SCHEMAS } from './request-schemas.js';
 
 /**
  * As many errors as one answer holds: ASP.NET's MaxModelValidationErrors, 200, the last of them saying
@@ -22,7 +24,8 @@ function validatorFor(schemaName: string): ValidateFunction {
 }
 
 /**
- * Validates `body` against the named schema; throws a DomainError carrying per-field messages. Every
+ * Validates `body` against the named schema; throws a DomainError carrying per-field messages. A null
+ * the schema does not require is removed from `body` first (null-as-absent.ts), so defaults apply. Every
  * string in the body, named by the schema or not, must be well-formed text: that is a property of
  * string validation here, not of particular fields, so no id, name or message can be stored changed.
  */
@@ -31,6 +34,7 @@ export function validateBody(schemaName: string, body: unknown): void {
     throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_JSON_DEPTH} objects and arrays.`] });
   }
   const validate = validatorFor(schemaName);
+  dropNullOptionals(REQUEST_SCHEMAS[schemaName]!, body);
   const valid = validate(body);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
   if (valid && illFormed.length === 0) return;

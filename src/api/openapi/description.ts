@@ -15,7 +15,8 @@ export function apiDescription(opts: DescriptionOptions): string {
   return [
     'Backend for voice-assistant devices: registration and status of devices, voice sessions relayed to an',
     'upstream voice server, configuration by category, health. JSON in and out. The real-time audio goes',
-    'through the SignalR hub at `/voice-hub`, described below.',
+    'through the SignalR hub at `/voice-hub`, described below. A request property a schema does not require may',
+    'be `null`, read as if it were absent (its default applies), unless its schema gives `null` a meaning.',
     '',
     '## Authentication',
     '- **Device token**: `POST /api/device/register` answers `deviceToken`, a JWT (HS256). Send it as',
