@@ -15,6 +15,7 @@ import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
 import { validateBody } from './schemas.js';
+import { traceIdFor } from './trace-context.js';
 
 export interface HttpPipelineOptions {
   router: Router;
@@ -101,16 +102,16 @@ export function renderReply(reply: Reply): RenderedReply {
   return { status: reply.status, statusLine: statusLine(reply.status), headers, payload };
 }
 
-function errorReply(e: unknown, logger: Logger, req: RequestInfo): Reply {
+function errorReply(e: unknown, logger: Logger, req: RequestInfo, traceId: string): Reply {
   if (isDomainError(e)) {
-    const body = problemFromError(e);
+    const body = problemFromError(e, traceId);
     const reply: Reply = { status: body.status, body };
     if (reply.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer' };
     return reply;
   }
   // A bug, not bad input: log it with the stack, answer a generic 500 without internals. The log line
   // names the answer's traceId, so a client's report leads to the stack.
-  const body = problem(500);
+  const body = problem(500, undefined, { traceId });
   logger.error(`unhandled error in ${req.method} ${req.path} (trace id ${body.traceId}): ${e instanceof Error ? (e.stack ?? e.message) : errorText(e)}`);
   return { status: 500, body };
 }
@@ -126,6 +127,9 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       headers: joinHeaderLines(incoming.lines),
       secure: incoming.secure,
     };
+    // Made only for a problem: most answers carry none.
+    const traceId = (): string => traceIdFor(request.headers.traceparent);
+    const failed = (status: number, detail: string): Reply['body'] => problem(status, detail, { traceId: traceId() });
     let corsHeaders: Readonly<Record<string, string>> | undefined;
     const respond = (reply: Reply, close = false): void => {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
@@ -138,7 +142,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
 
     // Ambiguous framing is answered and the connection closed: nothing after it may run (framing.ts).
     const framing = checkFraming(request.query ? `${request.path}?${request.query}` : request.path, incoming.lines);
-    if (framing) return respond({ status: framing.status, body: problem(framing.status, framing.detail) }, true);
+    if (framing) return respond({ status: framing.status, body: failed(framing.status, framing.detail) }, true);
 
     const refusal = opts.gate?.({
       host: request.headers.host ?? '',
@@ -161,10 +165,10 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     }
 
     const match = router.match(request.method, request.path);
-    if (match.kind === 'not_found') return respond({ status: 404, body: problem(404, `No route matches ${request.method} ${request.path}.`) });
-    if (match.kind === 'bad_path') return respond({ status: 400, body: problem(400, 'The request path is not valid percent-encoding.') });
+    if (match.kind === 'not_found') return respond({ status: 404, body: failed(404, `No route matches ${request.method} ${request.path}.`) });
+    if (match.kind === 'bad_path') return respond({ status: 400, body: failed(400, 'The request path is not valid percent-encoding.') });
     if (match.kind === 'method_not_allowed') {
-      return respond({ status: 405, body: problem(405, `Method ${request.method} is not allowed here.`), headers: { Allow: match.allow.join(', ') } });
+      return respond({ status: 405, body: failed(405, `Method ${request.method} is not allowed here.`), headers: { Allow: match.allow.join(', ') } });
     }
     const { route, params } = match;
     // The order every route answers in, as ASP.NET runs authentication and authorization before model
@@ -219,7 +223,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         }
         respond(await route.handler({ request, params, body: parsed, principal }));
       } catch (e) {
-        const reply = errorReply(e, logger, request);
+        const reply = errorReply(e, logger, request, traceId());
         // A 413 came with the body read to its end, or refused with more of it still on the wire (body.ts):
         // either way the connection closes rather than read on.
         respond(reply, reply.status === 413);

@@ -54,11 +54,8 @@ export function problem(status: number, detail?: string, extra?: Partial<Problem
   return { ...p, ...extra };
 }
 
-export function validationProblem(errors: Record<string, string[]>, detail?: string): Problem {
-  return problem(400, detail, { title: VALIDATION_TITLE, errors });
-}
-
-export function problemFromError(e: DomainError): Problem {
-  if (e.code === 'invalid_argument' && e.fields) return validationProblem({ ...e.fields }, e.message);
-  return problem(statusOf(e.code), e.message);
+/** `traceId`: the request's (trace-context.ts); a new one without it. */
+export function problemFromError(e: DomainError, traceId = newTraceId()): Problem {
+  if (e.code === 'invalid_argument' && e.fields) return problem(400, e.message, { title: VALIDATION_TITLE, errors: { ...e.fields }, traceId });
+  return problem(statusOf(e.code), e.message, { traceId });
 }

@@ -25,7 +25,7 @@ export function assertProblem(
   assert.equal(res.status, status, res.body);
   assert.equal(res.headers['content-type'], 'application/problem+json');
   const body = JSON.parse(res.body) as Record<string, unknown>;
-  assert.match(String(body.traceId), /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  assert.match(String(body.traceId), /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
   const [type, title] = TYPES[status] ?? assert.fail(`no problem type known for ${status}`);
   assert.deepEqual({ ...body, traceId: '' }, { type, title, status, traceId: '', ...extra });
 }
