@@ -146,6 +146,11 @@ export class HubCore {
     return { kind: 'claimed', connection };
   }
 
+  /** A connection id (or token) the hub knows: negotiated, connected, or waiting for a reconnect. */
+  knows(key: string): boolean {
+    return this.negotiations.has(key, this.env.now()) || this.resumable.has(key);
+  }
+
   releaseReconnect(key: string): void {
     this.reconnecting.delete(key);
   }

@@ -111,6 +111,12 @@ export class NegotiationStore {
     return { kind: 'claimed', negotiation: n };
   }
 
+  /** A negotiation waiting (not expired) or taken under `key`. */
+  has(key: string, now: number): boolean {
+    const n = this.waiting.get(key);
+    return this.taken.has(key) || (n !== undefined && now - n.createdAt < this.ttlMs);
+  }
+
   /** Forgets a taken negotiation: its socket closed or its upgrade failed. */
   release(key: string): void {
     this.taken.delete(key);

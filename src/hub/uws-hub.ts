@@ -10,6 +10,7 @@ import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
 import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { addressKey } from './address-slots.js';
+import { plainHubAnswer } from './connection-endpoint.js';
 import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
@@ -212,6 +213,28 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       const negotiation = core.negotiate(version.version, user, asksForStatefulReconnect(query));
       res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
+  });
+
+  /** The hub's path without an upgrade (connection-endpoint.ts), after the checks every route makes first. */
+  const plainRequest = (secure: boolean) => guarded('hub request', (res, req: HttpRequest) => {
+    // Upgrades are the WebSocket route's; other paths of this length go on to the next route.
+    if (req.getHeader('upgrade') !== '' || !sameRoutePath(options.path, req.getUrl())) {
+      req.setYield(true);
+      return;
+    }
+    const lines = headerLines(req);
+    if (refuseIllFramed(res, req, lines)) return;
+    const method = req.getMethod().toUpperCase();
+    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
+    const refusal = admission(req, secure);
+    if (refusal) return reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
+    const origin = req.getHeader('origin');
+    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
+      return reply(res, 204, '', cors.preflight(origin), undefined, end);
+    }
+    const id = queryParam(new URLSearchParams(req.getQuery() ?? ''), 'id') || null;
+    const answer = plainHubAnswer(method, id, id !== null && core.knows(id), req.getHeader('accept'));
+    reply(res, answer.status, answer.text, { ...cors.headers(origin), ...answer.headers }, undefined, end);
   });
 
   function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {
@@ -437,7 +460,10 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
 
   for (const { app, secure } of listeners) {
     for (const pattern of uwsPatterns(negotiatePath)) app.any(pattern, negotiate(secure));
-    for (const pattern of uwsPatterns(options.path)) app.ws<SocketData>(pattern, behavior(secure));
+    for (const pattern of uwsPatterns(options.path)) {
+      app.ws<SocketData>(pattern, behavior(secure));
+      app.any(pattern, plainRequest(secure));
+    }
   }
   return core.server;
 }

@@ -1,0 +1,58 @@
+// The hub's path without a WebSocket upgrade answers as ASP.NET Core's connection dispatcher does, in
+// plain text: the `id` of a connection is required (400), an unknown one is 404, and a known one is
+// refused for the transport the request asks for, which this hub does not offer; a long-polling GET's
+// answer is uncacheable. The WebSocket on the same path is unchanged, and other paths are the API's.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { call, type HttpResult } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
+import { startService, type TestService } from '../support/service.js';
+import { connectHub } from '../support/voice.js';
+
+const NO_CACHE = { 'cache-control': 'no-cache', pragma: 'no-cache', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
+
+function assertText(res: HttpResult, status: number, text: string, noCache: boolean, what: string): void {
+  assert.equal(res.status, status, `${what}: ${res.text}`);
+  assert.equal(res.text, text, what);
+  if (text) assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8', what);
+  for (const [name, value] of Object.entries(NO_CACHE)) assert.equal(res.headers.get(name), noCache ? value : null, `${what}: ${name}`);
+}
+
+describe('plain requests to the hub path', () => {
+  let svc: TestService;
+  let token: string;
+  before(async () => {
+    svc = await startService();
+    const negotiated = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1');
+    assert.equal(negotiated.status, 200, negotiated.text);
+    token = negotiated.json.connectionToken;
+  });
+
+  it('GET needs a connection id, and an unknown one is 404', async () => {
+    for (const path of ['/voice-hub', '/Voice-Hub/', '/voice-hub?id=', '/voice-hub?other=1']) {
+      assertText(await call(svc.url, 'GET', path), 400, 'Connection ID required', true, path);
+    }
+    assertText(await call(svc.url, 'GET', '/voice-hub?id=nope'), 404, 'No Connection with that ID', true, 'unknown id');
+    assertText(await call(svc.url, 'GET', '/voice-hub?ID=nope', { headers: { accept: 'text/event-stream' } }), 404, 'No Connection with that ID', false, 'unknown id, event stream');
+  });
+
+  it('a negotiated id is refused for long polling and server-sent events, transports this hub lacks', async () => {
+    assertText(await call(svc.url, 'GET', `/voice-hub?id=${token}`), 404, 'LongPolling transport not supported by this end point type', true, 'long polling');
+    assertText(await call(svc.url, 'GET', `/voice-hub?id=${token}`, { headers: { accept: 'text/event-stream' } }), 404, 'ServerSentEvents transport not supported by this end point type', false, 'event stream');
+    assertText(await call(svc.url, 'POST', `/voice-hub?id=${token}`, { raw: 'x' }), 405, 'POST requests are not allowed for WebSocket connections.', false, 'POST');
+    assertText(await call(svc.url, 'DELETE', `/voice-hub?id=${token}`), 400, 'Cannot terminate this connection using the DELETE endpoint.', false, 'DELETE');
+  });
+
+  it('POST and DELETE need a known id too; other methods are 405', async () => {
+    assertText(await call(svc.url, 'POST', '/voice-hub', { raw: 'x' }), 400, 'Connection ID required', false, 'POST');
+    assertText(await call(svc.url, 'DELETE', '/voice-hub?id=nope'), 404, 'No Connection with that ID', false, 'DELETE');
+    assertText(await call(svc.url, 'PUT', '/voice-hub?id=nope'), 405, '', false, 'PUT');
+  });
+
+  it('leaves the WebSocket and other paths as they were', async () => {
+    const hub = await connectHub(svc);
+    assert.equal(hub.state, 'Connected');
+    await hub.stop();
+    assertProblem(answered(await call(svc.url, 'GET', '/voice-hubs')), 404, { detail: 'No route matches GET /voice-hubs.' });
+  });
+});
