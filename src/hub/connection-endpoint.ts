@@ -12,7 +12,7 @@ export interface PlainAnswer {
 }
 
 /** What ASP.NET's dispatcher puts on a long-polling GET's answer before it looks at the id. */
-const NO_CACHE = { 'Cache-Control': 'no-cache', Pragma: 'no-cache', Expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
+const NO_CACHE = { 'Cache-Control': 'no-cache, no-store', Pragma: 'no-cache', Expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
 
 /**
  * `id`: the query's `id`, null when absent or empty; `known`: a negotiation or connection has it;

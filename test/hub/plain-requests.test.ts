@@ -9,7 +9,7 @@ import { answered, assertProblem } from '../support/problem.js';
 import { startService, type TestService } from '../support/service.js';
 import { connectHub } from '../support/voice.js';
 
-const NO_CACHE = { 'cache-control': 'no-cache', pragma: 'no-cache', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
+const NO_CACHE = { 'cache-control': 'no-cache, no-store', pragma: 'no-cache', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
 
 function assertText(res: HttpResult, status: number, text: string, noCache: boolean, what: string): void {
   assert.equal(res.status, status, `${what}: ${res.text}`);
