@@ -63,12 +63,18 @@ export class SqlDeviceRepository implements DeviceRepository {
     if (!db.one('SELECT 1 AS x FROM devices WHERE id = ?', [id])) return false;
     const undoDevice = db.captureRow('devices', 'id', id);
     // Telemetry queued for the deleted device must not land on a device later registered under its id.
+    // It was answered 200, so a deletion that cannot be written gives it back with the row.
+    const queued = this.telemetry.get(id);
     this.telemetry.delete(id);
     db.run('DELETE FROM devices WHERE id = ?', [id]);
     this.rows.delete(id);
     await this.ctx.commit(() => {
       undoDevice();
       this.rows.delete(id);
+      if (queued && !this.telemetry.has(id)) {
+        this.telemetry.set(id, queued);
+        this.ctx.queued();
+      }
     });
     return true;
   }

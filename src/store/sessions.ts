@@ -49,12 +49,20 @@ export class SqlSessionRepository implements SessionRepository {
       return;
     }
     const { db } = this.ctx;
-    const undo = db.captureRow('sessions', 'id', session.id);
-    // This record supersedes any queued older one, which must not overwrite it at the next flush.
+    const undoRow = db.captureRow('sessions', 'id', session.id);
+    // This record supersedes any queued older one, which must not overwrite it at the next flush; a
+    // record that cannot be written supersedes nothing, so the undo queues it again.
+    const queued = this.pending.get(session.id);
     this.pending.delete(session.id);
     write(this.ctx, session);
     if (!OPEN_STATES.includes(session.state)) this.pruneHistory();
-    await this.ctx.commit(undo);
+    await this.ctx.commit(() => {
+      undoRow();
+      if (queued && !this.pending.has(session.id)) {
+        this.pending.set(session.id, queued);
+        this.ctx.queued();
+      }
+    });
   }
 
   /** Moves queued records into SQL (inside the caller's transaction). */

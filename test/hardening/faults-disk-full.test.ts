@@ -5,6 +5,8 @@
 // small probe file (Unhealthy with ENOSPC, where a probe alone said Healthy); recovered once space is back.
 // A session stopped while the disk is full is over all the same: the stop says its record is not on disk
 // (503), the session answers as stopped, and its final record reaches the disk once space is back.
+// A deletion refused while the disk is full leaves the device as it was, its status update answered
+// 200 before it included, and that update reaches the disk once space is back.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
@@ -151,6 +153,17 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
     assertProblem(answered(message), 409, { detail: `session '${session.id}' is not active (Stopped)` });
   });
 
+  it('full: a deletion refused with 503 keeps the status update answered 200 before it', async () => {
+    const status = await call(service.url, 'PUT', '/api/device/before-1/status', { token: session.token, body: { status: 'acked', batteryLevel: 55 } });
+    assert.equal(status.status, 200, status.text);
+    const admin = await adminToken(service);
+    const removed = await call(service.url, 'DELETE', '/api/device/before-1', { token: admin });
+    assertProblem(answered(removed), 503, { detail: 'storage is not writable: ENOSPC: no space left on device, write' });
+    const listed = await call(service.url, 'GET', '/api/device/list', { token: admin });
+    const kept = (listed.json.devices as { id: string; status: string; metrics: { batteryLevel: number } }[]).find((d) => d.id === 'before-1');
+    assert.deepEqual([kept?.status, kept?.metrics.batteryLevel], ['acked', 55]);
+  });
+
   it('recovered: once space is back, the write /health retries succeeds, then writes work and it stays Healthy', async () => {
     await rm(filler());
     const { http, entry } = await databaseEntry();
@@ -182,5 +195,8 @@ describe('data dir on a file system that fills up', { skip: 'skip' in mounted ? 
     await service.stop();
     service = await startService({ dataDir, flags: flags() });
     assert.deepEqual(await final(), before, 'the same record, not one the restart wrote');
+    const listed = await call(service.url, 'GET', '/api/device/list', { token: await adminToken(service) });
+    const kept = (listed.json.devices as { id: string; status: string; metrics: { batteryLevel: number } }[]).find((d) => d.id === 'before-1');
+    assert.deepEqual([kept?.status, kept?.metrics.batteryLevel], ['acked', 55], 'the status update reached the disk');
   });
 });

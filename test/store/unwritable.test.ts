@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, onDisk, open } from './helpers.js';
+import { device, onDisk, open, session } from './helpers.js';
 import { openStore } from '../../src/store/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { scratchDir } from '../support/tmp.js';
@@ -134,6 +134,51 @@ test('a failed write is logged once it works again, whatever write it was', asyn
     ]);
     await store.close();
   } finally {
+    await dir.cleanup();
+  }
+});
+
+// A deletion dropped the device's queued telemetry before its write, and its undo put back the row
+// but not the telemetry: a status update answered 200 was lost to a DELETE answered 503.
+test('a deletion that cannot be written keeps the telemetry queued before it', async () => {
+  const dir = await scratchDir();
+  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
+  try {
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-a'));
+    store.devices.updateTelemetry('dev-a', { ...device('x'), status: 'acked', batteryLevel: 55 });
+    await mkdir(squatter);
+    await assert.rejects(store.devices.delete('dev-a'), unavailable);
+    assert.deepEqual([store.devices.get('dev-a')?.status, store.devices.get('dev-a')?.batteryLevel], ['acked', 55]);
+
+    await rmdir(squatter);
+    await store.flush();
+    assert.deepEqual(await onDisk(dir.path, (s) => [s.devices.get('dev-a')?.status, s.devices.get('dev-a')?.batteryLevel]), ['acked', 55]);
+    await store.close();
+  } finally {
+    await rmdir(squatter).catch(() => {});
+    await dir.cleanup();
+  }
+});
+
+// The same for a session: a final record that cannot be written does not drop the record queued before it.
+test('a durable session write that cannot be written keeps the record queued before it', async () => {
+  const dir = await scratchDir();
+  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
+  try {
+    const store = await open(dir.path);
+    await store.sessions.save(session('s-1'), true);
+    await store.sessions.save(session('s-1', { audioPacketsSent: 42 }));
+    await mkdir(squatter);
+    await assert.rejects(store.sessions.save(session('s-1', { state: 'Stopped', endTime: '2024-05-01T10:05:00.000Z', endReason: 'x' }), true), unavailable);
+    assert.equal(store.sessions.get('s-1')?.audioPacketsSent, 42);
+
+    await rmdir(squatter);
+    await store.flush();
+    assert.equal(await onDisk(dir.path, (s) => s.sessions.get('s-1')?.audioPacketsSent), 42);
+    await store.close();
+  } finally {
+    await rmdir(squatter).catch(() => {});
     await dir.cleanup();
   }
 });
