@@ -1,7 +1,7 @@
 // The one file that imports sql.js: loading the wasm, opening the database file (refusing a damaged
 // one), and a small query wrapper whose cached statements survive `export()` (docs/operations.md, "Storage").
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
 import { SQL_WASM } from '../runtime/asset-manifest.mjs';
@@ -208,18 +208,48 @@ export async function loadSqlEngine(wasmBinary: Uint8Array = requireAsset(SQL_WA
   return { openBytes: (bytes) => new SQL.Database(bytes) };
 }
 
+/** A database path that is no regular file of its own, left as found. */
+export class StoreNotAFileError extends StoreFileError {
+  constructor(readonly file: string, what: string, todo: string) {
+    super(`database file ${file} is ${what}: refused, it was left untouched. ${todo}`);
+    this.name = 'StoreNotAFileError';
+  }
+}
+
+/**
+ * The file's bytes, undefined when there is none. Read without following a symbolic link and only from a
+ * regular file: every write replaces the file by rename, which replaces a link with a file of its own and
+ * leaves its target behind, so a database reached through a link would fork at the first write.
+ */
+async function readDatabaseBytes(file: string): Promise<Uint8Array | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') {
+      throw new StoreNotAFileError(file, 'a symbolic link', 'Put the database file itself there (move the file it points to in its place), or point Storage.DataDir at the folder that holds it.');
+    }
+    throw e;
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new StoreNotAFileError(file, 'a directory', 'Move it away to start with an empty database.');
+    if (!stat.isFile()) throw new StoreNotAFileError(file, 'not a regular file', 'Move it away to start with an empty database.');
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Opens `file` read-only-in-spirit: the bytes are loaded into memory and checked; nothing is ever
  * written to the file here. A missing file gives an empty database; anything SQLite cannot fully
  * read gives a StoreCorruptError.
  */
 export async function openDatabaseFile(engine: SqlEngine, file: string): Promise<{ db: SqlDb; existed: boolean }> {
-  let bytes: Uint8Array | undefined;
-  try {
-    bytes = await readFile(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-  }
+  const bytes = await readDatabaseBytes(file);
   if (!bytes) return { db: new SqlDb(engine.openBytes(undefined)), existed: false };
 
   // A file we wrote always has a full header; an empty one means its content was lost.

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
@@ -250,6 +250,34 @@ describe('durability', () => {
       `it was left untouched. Run the newer voice-hub that wrote it, or restore a backup made by this version (${db}.v${MIGRATIONS.length}.bak is the file ` +
       `as this version left it before the upgrade: copy it over ${db}; what changed since is lost).`);
     assert.equal(createHash('sha256').update(readFileSync(db)).digest('hex'), hash);
+  });
+
+  // A link was read through, then the first write renamed a file of its own over it: the target kept
+  // the old data and the service went on in a fork. A directory failed with EISDIR and exit 1 (retried).
+  it('a database path that is a symbolic link or a directory: one line naming it, exit 65 (not retried), left as found', async () => {
+    const linked = tmpDir();
+    const db = path.join(linked, 'voice-hub.db');
+    const svc = await spawnService(['--data-dir', linked, '--Mqtt.BrokerAddress', '']);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    renameSync(db, path.join(linked, 'real.db'));
+    symlinkSync('real.db', db);
+    const hash = createHash('sha256').update(readFileSync(db)).digest('hex');
+    const refused = (res: { stderr: string }): string[] => res.stderr.split('\n').filter((l) => l.includes('start-up failed')).map((l) => l.replace(/^.*?start-up failed/, 'start-up failed'));
+    const link = await runBundle(['--port', '0', '--data-dir', linked, '--Mqtt.BrokerAddress', '']);
+    assert.equal(link.code, 65, link.stderr);
+    assert.deepEqual(refused(link), [
+      `start-up failed: database file ${db} is a symbolic link: refused, it was left untouched. ` +
+        'Put the database file itself there (move the file it points to in its place), or point Storage.DataDir at the folder that holds it.',
+    ]);
+    assert.ok(lstatSync(db).isSymbolicLink());
+    assert.equal(createHash('sha256').update(readFileSync(db)).digest('hex'), hash);
+
+    const dirDb = path.join(tmpDir(), 'voice-hub.db');
+    mkdirSync(dirDb, { recursive: true });
+    const dir = await runBundle(['--port', '0', '--data-dir', path.dirname(dirDb), '--Mqtt.BrokerAddress', '']);
+    assert.equal(dir.code, 65, dir.stderr);
+    assert.deepEqual(refused(dir), [`start-up failed: database file ${dirDb} is a directory: refused, it was left untouched. Move it away to start with an empty database.`]);
   });
 
   it('refuses a truncated database with a clear message and leaves it untouched', async () => {

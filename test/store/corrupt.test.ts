@@ -1,9 +1,9 @@
 // A damaged or too-new database file stops start-up with a clear message and is never modified.
 import assert from 'node:assert/strict';
-import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreForeignError, StoreVersionError } from '../../src/store/database.js';
+import { loadSqlEngine, openDatabaseFile, StoreCorruptError, StoreFileError, StoreForeignError, StoreVersionError } from '../../src/store/database.js';
 import { openSettingsReadOnly } from '../../src/store/read-only.js';
 import { migrate, MIGRATIONS, schemaVersion } from '../../src/store/migrations.js';
 import { device, open, sha256, tableRows } from './helpers.js';
@@ -184,3 +184,27 @@ for (const [name, sql, reason] of foreign) {
     }
   });
 }
+
+// Read through, a link was replaced by the first write's rename: the service went on in a fork and its
+// target kept the old data. Both the service's open and config check's read-only one refuse it.
+test('a database file that is a symbolic link or a directory is refused and left as it was', async () => {
+  const dir = await scratchDir();
+  try {
+    const file = await storeWithDevices(dir.path, 1);
+    await rename(file, join(dir.path, 'real.db'));
+    await symlink('real.db', file);
+    const link = `database file ${file} is a symbolic link: refused, it was left untouched. ` +
+      'Put the database file itself there (move the file it points to in its place), or point Storage.DataDir at the folder that holds it.';
+    await assert.rejects(open(dir.path), (e: unknown) => e instanceof StoreFileError && e.message === link);
+    await assert.rejects(openSettingsReadOnly(dir.path), (e: unknown) => e instanceof StoreFileError && e.message === link);
+    assert.ok((await lstat(file)).isSymbolicLink());
+    assert.deepEqual((await readdir(dir.path)).sort(), ['real.db', 'voice-hub.db']);
+
+    await unlink(file);
+    await mkdir(file);
+    await assert.rejects(open(dir.path), (e: unknown) => e instanceof StoreFileError &&
+      e.message === `database file ${file} is a directory: refused, it was left untouched. Move it away to start with an empty database.`);
+  } finally {
+    await dir.cleanup();
+  }
+});
