@@ -11,6 +11,7 @@ import { loadNativeUws } from './http/uws-native.js';
 import { createLogger, type Logger } from './log/logger.js';
 import type { ConfiguredMqttPublisher } from './mqtt/configured.js';
 import { mqttSessionEvents } from './mqtt/session-events.js';
+import type { DataDirLock } from './process/data-dir-lock.js';
 import { DescriptorGuard, descriptorLimit, openDescriptors } from './process/descriptor-guard.js';
 import { loadInstanceId } from './process/instance-id.js';
 import { assertBuildComplete } from './runtime/assets.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   logger?: Logger;
   /** Folder of the bundle, where build.mjs puts the run-time assets (src/runtime/asset-manifest.mjs). */
   bundleDir?: string;
+  /** The data directory's lock, taken by the process (src/main.ts): the database is written only while it holds. */
+  lock?: DataDirLock;
 }
 
 export interface RunningApp {
@@ -97,7 +100,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
 
     // Bottom up, each part from the ones below it: store, domain, the outbound adapters, the sessions,
     // then the transports with the adapters on them; listening comes last, so no request meets a half-built app.
-    const store = await createStore(config, logger, deps.bundleDir);
+    const store = await createStore(config, logger, deps.bundleDir, deps.lock);
     parts.store = store;
     try {
       const { categories, registry, verifyToken, newSigningKey } = createDevices(loaded, store);

@@ -86,7 +86,7 @@ async function serve(cli: CliConfig): Promise<void> {
   const settleMemory = tuneMemory(logger);
   const lock = await claim(loaded.config);
   logger.debug(`holding ${lock.file}`);
-  const app = createApp(loaded, { logger, bundleDir });
+  const app = createApp(loaded, { logger, bundleDir, lock });
   const notifier = systemdNotifier(process.env, logger);
   signals.handle = (signal, count) => {
     if (count === 2) {

@@ -9,7 +9,7 @@
 // before or after a reboot, is told apart by the start time and the boot id.
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeSync,
+  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
 } from 'node:fs';
 import path from 'node:path';
 
@@ -50,6 +50,13 @@ export class DataDirInUseError extends Error {
 
 export interface DataDirLock {
   readonly file: string;
+  /**
+   * Whether the lock file is still the one this process took (or the whole directory is away, where
+   * nothing can be written). The lock is only a file: removed by hand, or with the whole directory (which
+   * a second voice-hub then made anew and locked), it no longer keeps anyone out, and each process's
+   * whole-file writes would replace the other's.
+   */
+  held(): boolean;
   /** Removes the lock file if it is still this process's. Idempotent; safe in an 'exit' handler. */
   release(): void;
 }
@@ -238,6 +245,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
   const own = ownHolder();
   const text = JSON.stringify(own) + '\n';
   let temp: string | undefined;
+  let taken = false;
   try {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const seen = readLock(file);
@@ -256,18 +264,63 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue; // another starter was quicker: look again
         throw e;
       }
-      return ownedLock(file, text);
+      taken = true;
+      break;
     }
-    throw new Error(`could not take the lock ${file}: it kept changing (${ATTEMPTS} attempts)`);
   } finally {
     if (temp) unlinkSync(temp);
+  }
+  if (!taken) throw new Error(`could not take the lock ${file}: it kept changing (${ATTEMPTS} attempts)`);
+  return ownedLock(file, text);
+}
+
+/** Which file is at the lock's path, by one stat (nothing read): undefined when there is none. */
+function identity(file: string): { inode: string; changed: bigint } | undefined {
+  try {
+    const st = statSync(file, { bigint: true });
+    return { inode: `${st.dev}:${st.ino}`, changed: st.ctimeNs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `dir` is a directory now (a vanished mount, a directory moved away: it is not). */
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
   }
 }
 
 function ownedLock(file: string, text: string): DataDirLock {
   let held = true;
+  // Taken once the temporary link is gone: its removal changed the file's change time.
+  let mine = identity(file);
   return {
     file,
+    held: () => {
+      const now = identity(file);
+      // An inode number is handed out again at once to a file made after ours was removed; its change
+      // time (nanoseconds) is the new file's.
+      if (now && mine && now.inode === mine.inode && now.changed === mine.changed) return true;
+      // No directory at all (a vanished mount): nothing there to overwrite, and a write fails on its own
+      // with the system's words. It may come back with the lock in it.
+      if (!now && !isDirectory(path.dirname(file))) return true;
+      // A starter that took it for stale moved it aside and linked it back: the same inode saying the
+      // same, only its change time moved. Any other file, or none in the directory, is not ours.
+      let current: Seen | undefined;
+      try {
+        current = readLock(file);
+      } catch {
+        current = undefined;
+      }
+      if (now && mine && now.inode === mine.inode && current?.text === text) {
+        mine = now;
+        return true;
+      }
+      return false;
+    },
     release: () => {
       if (!held) return;
       held = false;

@@ -38,6 +38,11 @@ export interface StoreOptions {
   logger: Logger;
   /** The sql.js wasm bytes (the bundle ships them); by default read from node_modules/sql.js. */
   wasmBinary?: Uint8Array;
+  /**
+   * Asked before each write of the file, and by check(): throws when this process must not write the
+   * data directory any more (its lock is no longer its own).
+   */
+  assertOwner?: () => void;
 }
 
 export interface OpenedStore extends Store {
@@ -138,7 +143,7 @@ class SqlStore implements OpenedStore {
     fileMatchesMemory: boolean,
   ) {
     this.logger = opts.logger;
-    this.persister = new Persister(db, file, opts.logger, fileMatchesMemory);
+    this.persister = new Persister(db, file, opts.logger, fileMatchesMemory, opts.assertOwner);
     const ctx: StoreContext = {
       db,
       commit: (undo) => this.persister.commit(undo),
@@ -187,6 +192,7 @@ class SqlStore implements OpenedStore {
     } catch (e) {
       throw new Error(`database ${this.file} cannot be read: ${errorText(e)}`);
     }
+    this.opts.assertOwner?.();
     await checkDirWritable(this.opts.dataDir);
   }
 

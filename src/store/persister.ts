@@ -33,6 +33,8 @@ export class Persister {
     private readonly logger: Logger,
     /** False when memory is already ahead of the file (new or migrated database). */
     fileMatchesMemory: boolean,
+    /** Throws when the file must not be written (StoreOptions.assertOwner). */
+    private readonly assertOwner: () => void = () => {},
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
   }
@@ -82,6 +84,7 @@ export class Persister {
     const covered = this.unconfirmed.length;
     let error: DomainError;
     try {
+      this.assertOwner();
       const bytes = this.db.export();
       await writeFileDurably(this.file, bytes);
       this.persistCount++;

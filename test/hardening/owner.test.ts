@@ -6,12 +6,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { EXIT_IN_USE } from '../../src/cli/load.js';
 import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
 import { call } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
 import { BUNDLE, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
@@ -76,6 +77,35 @@ describe('one owner per port and data directory', () => {
     assert.match(res.stderr, new RegExp(`data directory ${first.dataDir} is in use by another voice-hub \\(PID ${first.pid}, since `));
     assert.doesNotMatch(res.stdout + res.stderr, /listening on/);
     assert.deepEqual(snapshot(first.dataDir), before);
+  });
+
+  // The lock was looked at only at start: with it removed (by hand, or with the whole directory) a second
+  // instance started on the same directory, both answered 200, and each whole-file write replaced the other's.
+  it('a service whose lock file was removed writes no more (503, said once), and a second one on the directory keeps its data', async () => {
+    const first = await daemon();
+    const register = (d: Daemon, id: string) => call(d.url, 'POST', '/api/device/register', { body: { deviceId: id, deviceName: 'x', deviceType: 'speaker' } });
+    assert.equal((await register(first, 'before')).status, 200);
+    const lock = path.join(first.dataDir, LOCK_FILE_NAME);
+    rmSync(lock);
+    const refused = 'storage is not writable: this service no longer holds its data directory lock';
+    assertProblem(answered(await register(first, 'lost-1')), 503, { detail: refused });
+    assertProblem(answered(await register(first, 'lost-2')), 503, { detail: refused });
+    const lines = first.svc.output().split('\n').filter((l) => l.includes(lock));
+    assert.deepEqual(lines.map((l) => l.replace(/^.*?crit: /, 'crit: ')), [
+      `crit: Storage: the data directory lock ${lock} is no longer this process's (removed, or made anew by another voice-hub): ` +
+        `the database is not written any more, so as not to replace another's; stop every voice-hub using ${first.dataDir}, then start one`,
+    ]);
+
+    const next = await daemon({ dataDir: first.dataDir });
+    assert.equal((await register(next, 'second')).status, 200);
+    assertProblem(answered(await register(first, 'lost-3')), 503, { detail: refused });
+    const health = await call(first.url, 'GET', '/health');
+    assert.equal(health.json.entries.database.description, 'this service no longer holds its data directory lock');
+    await next.stop();
+    const admin = await adminTokenFor(first.dataDir);
+    const restarted = await daemon({ dataDir: first.dataDir });
+    const listed = await call(restarted.url, 'GET', '/api/device/list', { token: admin });
+    assert.deepEqual((listed.json.devices as { id: string }[]).map((d) => d.id).sort(), ['before', 'second']);
   });
 
   it('a mistyped command is refused as bad usage before it touches the data directory', async () => {
