@@ -44,6 +44,8 @@ export class SqlSessionRepository implements SessionRepository {
   async save(session: SessionRecord, durable = false): Promise<void> {
     this.ctx.assertWritable();
     if (!durable) {
+      // Re-queued at the end: records are written in the order of their latest change (see pruneSessionHistory).
+      this.pending.delete(session.id);
       this.pending.set(session.id, clone(session));
       this.ctx.queued();
       return;
@@ -82,10 +84,16 @@ export class SqlSessionRepository implements SessionRepository {
   }
 }
 
-/** Deletes the ended sessions beyond the newest `limit` (by end time); returns how many. */
+/**
+ * Deletes the ended sessions beyond the `limit` that ended last; returns how many. "Last" is the order the
+ * records were written in, not their end time: that is the wall clock's, which NTP may set back, and a
+ * history ordered by it kept sessions dated in the future and deleted the newest, a session's own final
+ * record among them the moment it was written. Every write of a record is an INSERT OR REPLACE, which
+ * gives the row the next rowid, and VACUUM keeps their order.
+ */
 export function pruneSessionHistory(db: SqlDb, limit: number): number {
   return db.run(
-    `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} ORDER BY end_time DESC, start_time DESC, id DESC LIMIT -1 OFFSET ?)`,
+    `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} ORDER BY rowid DESC LIMIT -1 OFFSET ?)`,
     [limit],
   );
 }

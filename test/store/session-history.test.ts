@@ -107,3 +107,32 @@ test('a flush that prunes many sessions also compacts the file it writes', async
     await dir.cleanup();
   }
 });
+
+// Ordered by end time, a wall-clock value: after the clock was set back (NTP), history kept the sessions
+// dated in the future and deleted the newest, a session's final record the moment it was written (its
+// stop then answered 404).
+test('the history keeps the sessions that ended last, whatever their clock said', async () => {
+  const dir = await scratchDir();
+  try {
+    let store = await openWithHistory(dir.path, 3);
+    const future = (n: number) => ({ ...ended(n), id: `future-${n}`, endTime: `2025-05-01T10:0${n}:30.000Z` });
+    for (const n of [1, 2, 3]) await store.sessions.save(future(n), true);
+    await store.sessions.save(ended(1), true);
+    assert.equal(store.sessions.get('ended-1')?.state, 'Failed', 'its own final record is kept');
+    await store.sessions.save(ended(2));
+    await store.sessions.save(ended(3));
+    // Queued again after ended-3: it changed last.
+    await store.sessions.save({ ...ended(2), endReason: 'changed last' });
+    await store.flush();
+    const all = ['future-1', 'future-2', 'future-3', 'ended-1', 'ended-2', 'ended-3'];
+    assert.deepEqual(ids(store, all), ['ended-1', 'ended-2', 'ended-3']);
+    await store.close();
+
+    // The order is the file's: a reopen with a smaller limit keeps the last of them.
+    store = await openWithHistory(dir.path, 1);
+    assert.deepEqual(ids(store, all), ['ended-2']);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});
