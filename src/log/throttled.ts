@@ -10,6 +10,7 @@ export class ThrottledLog {
   private suppressed = 0;
   private lastSuppressed = '';
   private summaryTimer: NodeJS.Timeout | undefined;
+  private errorLeftOut = false;
 
   constructor(
     private readonly logger: Logger,
@@ -26,6 +27,12 @@ export class ThrottledLog {
 
   warn(text: string): void {
     if (this.take(text)) this.logger.warn(text);
+  }
+
+  /** Its sum is an error line too, when an error is among what it sums up (the journal's priority). */
+  error(text: string): void {
+    if (this.take(text)) this.logger.error(text);
+    else this.errorLeftOut = true;
   }
 
   private take(text: string): boolean {
@@ -53,7 +60,10 @@ export class ThrottledLog {
   private sum(): void {
     clearTimeout(this.summaryTimer);
     this.summaryTimer = undefined;
-    this.logger.warn(this.summary(this.suppressed, Math.round(this.windowMs / 1000), this.lastSuppressed));
+    const line = this.summary(this.suppressed, Math.round(this.windowMs / 1000), this.lastSuppressed);
+    if (this.errorLeftOut) this.logger.error(line);
+    else this.logger.warn(line);
+    this.errorLeftOut = false;
     this.suppressed = 0;
     this.lastSuppressed = '';
   }

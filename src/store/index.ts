@@ -209,6 +209,7 @@ class SqlStore implements OpenedStore {
     } finally {
       this.closed = true;
       this.db.close();
+      this.persister.sumUpFailures();
     }
   }
 

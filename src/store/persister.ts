@@ -4,9 +4,13 @@
 // fails, every change the file does not hold is undone, so memory never claims what the disk lacks.
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { ThrottledLog } from '../log/throttled.js';
 import type { SqlDb } from './database.js';
 import { writeFileDurably } from './durable-file.js';
 import type { WriteOutcome } from './types.js';
+
+/** Failed writes logged one by one each minute; the rest are summed up (docs/operations.md, "Logging"). */
+const FAILED_WRITE_LINES = 5;
 
 interface Waiter {
   resolve(): void;
@@ -26,6 +30,11 @@ export class Persister {
   private running = false;
   /** `db.writes` as of the content last written to the file. */
   private writesOnDisk: number;
+  /**
+   * Failed writes, a line each: on a full disk every registration fails, and registering needs no
+   * credentials, so a client could otherwise write them at its request rate.
+   */
+  private readonly failures: ThrottledLog;
 
   constructor(
     private readonly db: SqlDb,
@@ -37,6 +46,13 @@ export class Persister {
     private readonly assertOwner: () => void = () => {},
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
+    this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => performance.now(),
+      (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
+  }
+
+  /** Writes the sum of failed writes not logged one by one (at shutdown). */
+  sumUpFailures(): void {
+    this.failures.flush();
   }
 
   /** Memory holds changes the file does not. */
@@ -91,7 +107,10 @@ export class Persister {
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;
       // The journal's last word on the file must not stay "failed" once writing works again.
-      if (this.lastWrite?.ok === false) this.logger.info(`writing ${this.file} works again`);
+      if (this.lastWrite?.ok === false) {
+        this.failures.flush();
+        this.logger.info(`writing ${this.file} works again`);
+      }
       this.lastWrite = { ok: true, at: new Date().toISOString() };
       this.unconfirmed.splice(0, covered);
       for (const w of waiters) w.resolve();
@@ -101,7 +120,7 @@ export class Persister {
       this.lastWrite = { ok: false, at: new Date().toISOString(), error: errorText(e) };
     }
     if (this.unconfirmed.length > 0) {
-      this.logger.error(`writing ${this.file} failed; ${this.unconfirmed.length} unsaved change(s) reverted: ${error.message}`);
+      this.failures.error(`writing ${this.file} failed; ${this.unconfirmed.length} unsaved change(s) reverted: ${error.message}`);
     }
     // Revert newest first, including changes made while this persist ran: they were applied on top of
     // the reverted ones and are waiting for the next persist, which is cancelled with the same error.
