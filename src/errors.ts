@@ -19,8 +19,10 @@ export class DomainError extends Error {
     message: string,
     /** Field -> messages, for validation failures. */
     readonly fields?: Readonly<Record<string, string[]>>,
+    /** The failure behind it (a file system's error), for a caller that reports more than the client is told. */
+    cause?: unknown,
   ) {
-    super(message);
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'DomainError';
   }
 }

@@ -4,17 +4,18 @@
 // The other commands' code is imported when they run: `serve` (what a device's service runs all day)
 // never evaluates the simulator's SignalR client, the echo server or the token minting, which would
 // otherwise stay in its heap for good.
+import path from 'node:path';
 import { createApp } from './app.js';
 import { preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
-import { expectedFailure } from './cli/fatal.js';
+import { dataDirFailure, expectedFailure, systemFailureText } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
 import { createLogger, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig } from './config/types.js';
-import { DataDirInUseError, type DataDirLock } from './process/data-dir-lock.js';
+import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, configuredPorts, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
@@ -53,7 +54,8 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
       if (code === 'ENOTFOUND') throw invalidConfiguration(new ConfigError([`${problem}: set an address of this machine, or a name it resolves`]));
       throw new CliExit(1, `start-up failed: ${problem}`);
     }
-    throw new CliExit(1, `start-up failed: cannot take the data directory ${config.Storage.DataDir}: ${e instanceof Error ? e.message : String(e)}`);
+    const dir = config.Storage.DataDir;
+    throw new CliExit(1, `start-up failed: cannot take the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, LOCK_FILE_NAME), e)}`);
   }
 }
 
@@ -138,7 +140,9 @@ async function serve(cli: CliConfig): Promise<void> {
     // Another start won the race for the port between our early check and the (exclusive) listen.
     const conflict = await portConflict(loaded.config.Server).catch(() => undefined);
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
-    throw new CliExit(1, `start-up failed: ${e instanceof Error ? e.message : String(e)}`);
+    // A file system's refusal, also behind the store's 'storage is not writable', in the operator's words.
+    const system = systemFailureText(e) ?? systemFailureText(e instanceof Error ? e.cause : undefined);
+    throw new CliExit(1, `start-up failed: ${system ?? errorText(e)}`);
   }
   const problem = settleMemory?.().problem;
   if (problem) logger.warn(problem);

@@ -3,9 +3,11 @@
 // (a file or folder this user may not read, a full or read-only disk, a port in use: errors with a
 // `syscall`) and a data file the service will not use (DataFileError: the database, the signing key; its message
 // says what to do); anything else is a programming error, and its stack is what a bug report needs.
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
 import { getSystemErrorMap } from 'node:util';
 import { findPortOwner, PortInUseError } from '../process/port-owner.js';
-import { DataFileError } from '../errors.js';
+import { DataFileError, errorText } from '../errors.js';
 import { CliExit, EXIT_DATA, EXIT_IN_USE } from './load.js';
 
 type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
@@ -38,8 +40,53 @@ export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'
     const host = e.address ?? '0.0.0.0';
     return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port), choose).message}`);
   }
-  const what = e.path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
+  return new CliExit(1, `${who}: ${systemFailure(e, choose)}`);
+}
+
+/** `cannot <syscall> <what>: <cause> (<code>); <advice>`; `path` names the file where the error names none (a write). */
+function systemFailure(e: SystemError, choose = '--port', path = e.path): string {
+  const what = path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
   const cause = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
   const advice = e.syscall === 'listen' && e.code === 'EACCES' ? listenEaccesAdvice(choose) : e.code ? ADVICE[e.code] : undefined;
-  return new CliExit(1, `${who}: cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`);
+  return `cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`;
+}
+
+/** `cannot <syscall> <file>: <cause> (<code>); <advice>` for a file system's refusal, else undefined. */
+export function systemFailureText(e: unknown): string | undefined {
+  return isSystemError(e) ? systemFailure(e) : undefined;
+}
+
+const CHOOSE_DIR = 'choose another folder (--data-dir, Storage.DataDir)';
+
+/** The nearest of `dir` and its parents that exists, with what it is. */
+function nearestExisting(dir: string): { path: string; isDirectory: boolean } | undefined {
+  for (let p = path.resolve(dir); ; p = path.dirname(p)) {
+    try {
+      return { path: p, isDirectory: statSync(p).isDirectory() };
+    } catch {
+      if (p === path.dirname(p)) return undefined;
+    }
+  }
+}
+
+/**
+ * Why the data directory `dir` could not be made or locked (`file`: the lock file), in one line that names
+ * the file and what to do. The system's own words misled here: Node's recursive mkdir says EEXIST for a
+ * path that is a file and ENOENT under a read-only mount, and a failed write names no file.
+ */
+export function dataDirFailure(dir: string, file: string, e: unknown): string {
+  if (!isSystemError(e)) return errorText(e);
+  if (e.syscall === 'mkdir' && (e.code === 'EEXIST' || e.code === 'ENOTDIR' || e.code === 'ENOENT')) {
+    const found = nearestExisting(dir);
+    if (found && !found.isDirectory) return `${found.path} is a file, not a folder; ${CHOOSE_DIR}`;
+    if (found && e.code === 'ENOENT') {
+      try {
+        accessSync(found.path, constants.W_OK);
+      } catch (denied) {
+        if (isSystemError(denied) && denied.code === 'EROFS') return `cannot create it in ${found.path}: that file system is read-only (EROFS); ${CHOOSE_DIR}, or mount it writable`;
+        if (isSystemError(denied)) return `cannot create it in ${found.path}: ${systemFailure(denied).replace(/^cannot \S+ \S+: /, '')}`;
+      }
+    }
+  }
+  return systemFailure(e, undefined, e.path ?? file);
 }

@@ -97,8 +97,15 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     // The store outlives start-up; the wasm bytes it was opened with must not (see loadSqlEngine).
     const { wasmBinary: _compiled, ...kept } = opts;
     const store = new SqlStore(db, file, kept, applied === 0 && !compact && pruned === 0);
-    // The file exists, at the current schema, before anything is acknowledged.
-    if (applied > 0) await store.flush();
+    // The file exists, at the current schema, before anything is acknowledged. Failing, it is the start
+    // that fails, and its report names the file where the file system's error names none (a write).
+    if (applied > 0) {
+      await store.flush().catch((e: unknown) => {
+        const cause = e instanceof Error ? e.cause : undefined;
+        if (cause instanceof Error) (cause as NodeJS.ErrnoException).path ??= file;
+        throw e;
+      });
+    }
     // Page size, pruning and compaction change no acknowledged data: if the file cannot be written
     // now, the next write takes them.
     else if (compact || pruned > 0) await store.flush().catch((e: unknown) => logger.warn(`rewriting ${file} failed: ${errorText(e)}`));

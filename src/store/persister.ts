@@ -116,7 +116,7 @@ export class Persister {
       for (const w of waiters) w.resolve();
       return;
     } catch (e) {
-      error = new DomainError('unavailable', `storage is not writable: ${errorText(e)}`);
+      error = new DomainError('unavailable', `storage is not writable: ${errorText(e)}`, undefined, e);
       this.lastWrite = { ok: false, at: new Date().toISOString(), error: errorText(e) };
     }
     if (this.unconfirmed.length > 0) {

@@ -73,7 +73,7 @@ describe('a full disk leaves no file behind', { skip: 'skip' in mounted ? mounte
     const dataDir = folder('bundle');
     const res = await runBundle(['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
     assert.equal(res.code, 1, res.stderr);
-    assert.equal(res.stderr.trim().split('\n').at(-1), `start-up failed: cannot take the data directory ${dataDir}: ENOSPC: no space left on device, write`);
+    assert.equal(res.stderr.trim().split('\n').at(-1), `start-up failed: cannot take the data directory ${dataDir}: cannot write ${dataDir}/voice-hub.lock: no space left on device (ENOSPC); free some space on that file system`);
     assert.deepEqual(readdirSync(dataDir), []);
   });
 });

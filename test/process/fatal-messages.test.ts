@@ -3,7 +3,9 @@
 // (permissions, a busy port, a damaged database); and under journald every such line carries the Error
 // priority, so `journalctl -p warning` shows why the service did not start.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -88,6 +90,60 @@ describe('operational failures: one line, no stack', () => {
       );
     });
   }
+
+  // The system's own words misled: EEXIST for a data directory that is a file, ENOENT under a read-only
+  // mount, a bare ENOSPC naming no file, EACCES on the lock without what to do.
+  describe('serve with a data directory it cannot make or write: the path and what to do (exit 1)', () => {
+    const serve = (dataDir: string, as: string[] = []) => runProcess(as.length > 0 ? 'setpriv' : process.execPath,
+      [...as, ...(as.length > 0 ? [process.execPath] : []), BUNDLE, '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''],
+      { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: '/tmp' } });
+    const lastLine = (res: { stderr: string }): string => res.stderr.trim().split('\n').at(-1)!;
+
+    it('a file where the folder should be', async () => {
+      const file = path.join(tmpDir(), 'data');
+      writeFileSync(file, '');
+      for (const dataDir of [file, path.join(file, 'below')]) {
+        const res = await serve(dataDir);
+        assert.equal(res.code, 1, res.stderr);
+        assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: ${file} is a file, not a folder; choose another folder (--data-dir, Storage.DataDir)`);
+      }
+    });
+
+    it('a new folder under a read-only mount, and a full disk', { skip: process.getuid?.() === 0 ? false : 'needs root, to mount a tmpfs' }, async () => {
+      const mount = tmpDir();
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', mount]);
+      try {
+        const dataDir = path.join(mount, 'new', 'data');
+        const res = await serve(dataDir);
+        assert.equal(res.code, 1, res.stderr);
+        assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot create it in ${mount}: that file system is read-only (EROFS); ` +
+          'choose another folder (--data-dir, Storage.DataDir), or mount it writable');
+
+        // Writable, with two pages free: the lock fits, the new database does not.
+        execFileSync('mount', ['-o', 'remount,rw', mount]);
+        const data = path.join(mount, 'data');
+        mkdirSync(data);
+        writeFileSync(path.join(mount, 'filler'), Buffer.alloc((await statfs(mount)).bavail * 4096 - 8192, 1));
+        const full = await serve(data);
+        assert.equal(full.code, 1, full.stderr);
+        assert.equal(lastLine(full), `start-up failed: cannot write ${path.join(data, 'voice-hub.db')}: no space left on device (ENOSPC); free some space on that file system`);
+        assert.deepEqual(readdirSync(data), []);
+      } finally {
+        execFileSync('umount', [mount]);
+      }
+    });
+
+    it('a lock file this user may not open', { skip: asNobody }, async () => {
+      const dataDir = path.join(tmpDir(), 'data');
+      mkdirSync(dataDir, { mode: 0o755 });
+      writeFileSync(path.join(dataDir, LOCK_FILE_NAME), '{}', { mode: 0o600 });
+      chmodSync(path.dirname(dataDir), 0o755);
+      const res = await serve(dataDir, ['--reuid=65534', '--regid=65534', '--clear-groups']);
+      assert.equal(res.code, 1, res.stderr);
+      assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot open ${path.join(dataDir, LOCK_FILE_NAME)}: permission denied (EACCES); ` +
+        'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access');
+    });
+  });
 
   it('serve on an address not on this machine: the cause and what to do, before the data directory is made (exit 1)', async () => {
     const dataDir = path.join(tmpDir(), 'data');
