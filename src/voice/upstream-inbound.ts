@@ -42,10 +42,11 @@ export interface UpstreamInboundOptions {
   /** False once the session has ended: nothing more is delivered. */
   isActive: () => boolean;
   /**
-   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE or their bytes the budget's
-   * queueBytes (true), and when they are down to BACKLOG_RESUME and to the same share of the bytes
-   * (false): the session stops reading from upstream meanwhile, so that TCP holds the upstream back
-   * instead of frames being dropped, or held here without limit when they are large.
+   * Told when the frames waiting for the decoder pass BACKLOG_PAUSE, their bytes the budget's queueBytes
+   * or what they will make BACKLOG_OUTPUT_BYTES, or a decoder rebuild starts (true), and when they are
+   * down to BACKLOG_RESUME and to the same share of the bytes with no rebuild running (false): the
+   * session stops reading from upstream meanwhile, so that TCP holds the upstream back instead of frames
+   * being dropped, or held here without limit when they are large.
    */
   onBacklog?: (behind: boolean) => void;
   logger: Logger;
