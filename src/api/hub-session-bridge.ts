@@ -54,5 +54,6 @@ export function hubSessionBridge(hub: Pick<VoiceHubServer, 'sendToGroup'>): Sess
   };
 }
 
-/** What the session service paces its upstream reading by: the slowest member of the session's group. */
-export const hubReceiversUnsent = (hub: VoiceHubServer) => (sessionId: string): number => hub.groupUnsentBytes(sessionGroup(sessionId));
+/** What the session service paces its upstream reading by: the members of the session's group. */
+export const hubReceiversUnsent = (hub: VoiceHubServer) => (sessionId: string, visit: (receiver: string, unsent: number) => void): void =>
+  hub.groupUnsent(sessionGroup(sessionId), visit);

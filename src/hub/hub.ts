@@ -228,13 +228,11 @@ export class HubCore {
       const connection = this.connections.get(connectionId);
       return connection ? this.groups.groupsOf(connection) : [];
     },
-    groupUnsentBytes: (group) => {
-      let most = 0;
-      // A member whose socket is gone (waiting for its stateful reconnect) cannot drain: not waited for.
+    groupUnsent: (group, visit) => {
+      // A member whose socket is gone (waiting for its stateful reconnect) cannot drain: not listed.
       for (const member of this.groups.membersOf(group) ?? []) {
-        if (member.state === ConnectionState.Connected) most = Math.max(most, member.unsentBytes());
+        if (member.state === ConnectionState.Connected) visit(member.connectionId, member.unsentBytes());
       }
-      return most;
     },
     connectionCount: () => this.connections.size,
     stats: () => ({

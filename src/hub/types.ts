@@ -121,11 +121,11 @@ export interface VoiceHubServer {
   /** The groups a connection is in; empty for an unknown connection. */
   groupsOf(connectionId: string): string[];
   /**
-   * The most bytes any connected member of `group` has been given and not yet sent
+   * Each connected member of `group` with the bytes it has been given and not yet sent
    * (HubConnection.unsentBytes): what a sender to the group can wait on before a member is ended as too
-   * slow. A member waiting for its stateful reconnect is not counted: it cannot drain meanwhile.
+   * slow. A member waiting for its stateful reconnect is not listed: it cannot drain meanwhile.
    */
-  groupUnsentBytes(group: string): number;
+  groupUnsent(group: string, visit: (connectionId: string, unsent: number) => void): void;
   /** Connections, handshake done or not, including those waiting for a stateful reconnect. */
   connectionCount(): number;
   /** Counters and gauges for /health and logs. */

@@ -10,7 +10,7 @@ import type { AudioDecoder } from './opus/decoder-pool.js';
 import { opusPacketDurationMs } from './opus/packet.js';
 import type { ReconnectPolicy } from '../upstream/reconnect-budget.js';
 import type { SessionListener } from './session-events.js';
-import { ReceiverPace } from './receiver-pace.js';
+import { ReceiverPace, type ReceiversUnsent } from './receiver-pace.js';
 import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
 import type { DropCounts } from './upstream-drops.js';
 import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from '../upstream/link.js';
@@ -60,8 +60,8 @@ export interface VoiceSessionOptions {
   /** The session's Opus decoder (from the service's DecoderPool); the session frees it when it ends. */
   decoder: AudioDecoder;
   link?: LinkTuning;
-  /** The most bytes any receiver of the session's events has been given and not yet sent (ReceiverPace). */
-  receiversUnsent?: () => number;
+  /** Each receiver of the session's events and the bytes it has been given and not yet sent (ReceiverPace). */
+  receiversUnsent?: ReceiversUnsent;
 }
 
 export class VoiceSession {

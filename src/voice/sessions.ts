@@ -14,7 +14,11 @@ import { VoiceSession, type AudioSent, type LinkTuning, type SessionBudgets } fr
 import { SessionListeners, type SessionListener } from './session-events.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { UnsavedEnds } from './unsaved-ends.js';
+import type { ReceiversUnsent } from './receiver-pace.js';
 import { ThrottledLog } from '../log/throttled.js';
+
+/** ReceiversUnsent of the session named. */
+type SessionReceiversUnsent = (sessionId: string, ...visit: Parameters<ReceiversUnsent>) => void;
 
 export interface VoiceSessionDeps {
   config: {
@@ -62,7 +66,7 @@ export class VoiceSessionService {
   private readonly newId: () => string;
   private readonly now: () => Date;
   private readonly listeners: SessionListeners;
-  private receiversUnsent: ((sessionId: string) => number) | undefined;
+  private receiversUnsent: SessionReceiversUnsent | undefined;
   private readonly presence: DevicePresence;
   private readonly decoders: DecoderPool;
   private readonly unsavedEnds: UnsavedEnds;
@@ -93,10 +97,10 @@ export class VoiceSessionService {
   }
 
   /**
-   * How many bytes of a session's events its slowest receiver has been given and not yet sent: sessions
-   * started from now on read upstream only as fast as that drains (receiver-pace.ts).
+   * Each receiver of a session's events and how many bytes it has been given and not yet sent: sessions
+   * started from now on read upstream only as fast as they drain (receiver-pace.ts).
    */
-  paceBy(unsent: (sessionId: string) => number): void {
+  paceBy(unsent: SessionReceiversUnsent): void {
     this.receiversUnsent = unsent;
   }
 
@@ -156,7 +160,7 @@ export class VoiceSessionService {
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
       link: { ...this.deps.link, invalidFrameLog: this.invalidFrames },
-      ...(unsent ? { receiversUnsent: () => unsent(id) } : {}),
+      ...(unsent ? { receiversUnsent: (visit) => unsent(id, visit) } : {}),
     });
     this.live.set(session.id, session);
     this.byDevice.set(session.deviceId, session);

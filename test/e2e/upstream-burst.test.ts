@@ -8,12 +8,16 @@
 // - a burst in another format than the session's: while the decoder was rebuilt for it, frames queued
 //   behind 32 and the rest were dropped; reading now pauses meanwhile;
 // - a member whose socket is gone (waiting for its stateful reconnect) cannot drain: it held the other
-//   members' answers back 5 s before; it is not waited for.
+//   members' answers back 5 s before; it is not waited for;
+// - a stateful member that never acknowledges is given up on after 2 s without progress: the session
+//   then read on at full speed, and its healthy stateful members passed the 1 MiB bound with it (ended
+//   after about 300 of 1,500 in an outside probe); it now goes on at their pace, and only the stalled one
+//   is ended.
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { startDropRelay, type DropRelay } from '../../src/cli/drop-relay.js';
 import { registerDevice } from '../support/tokens.js';
 import { startService, type TestService } from '../support/service.js';
@@ -125,6 +129,41 @@ describe('an upstream burst', () => {
     } finally {
       await a.connection.stop();
       await b.connection.stop().catch(() => undefined);
+    }
+  });
+  it('a stateful member that never acknowledges is ended alone; the stateful members that drain get everything', async () => {
+    // 3,000 answers (3.4 MB in JSON): at about 400 KB a second, several times the 1 MiB bound behind the stall.
+    burst = { data: speechPackets()[10]!.toString('base64'), count: 3000 };
+    const device = await registerDevice(svc);
+    const { sessionId } = await startSession(svc, device.id, device.token);
+    const healthy = [await member(sessionId, device.token, { stateful: true }), await member(sessionId, device.token, { stateful: true })];
+    // The stalled one: stateful, joins, reads what comes but never sends an Ack.
+    const RS = '\u001e';
+    const negotiated = await (await fetch(`${svc.url}/voice-hub/negotiate?negotiateVersion=1&useStatefulReconnect=true`, { method: 'POST' })).json() as { connectionToken: string };
+    const stalled = new WebSocket(`ws://127.0.0.1:${svc.port}/voice-hub?id=${negotiated.connectionToken}`);
+    let stalledClosedWith = '';
+    stalled.on('message', (data) => {
+      for (const text of data.toString().split(RS)) if (text.includes('"type":7')) stalledClosedWith = text;
+    });
+    await new Promise((resolve, reject) => { stalled.once('open', resolve); stalled.once('error', reject); });
+    stalled.send(`{"protocol":"json","version":2}${RS}`);
+    stalled.send(`{"type":1,"invocationId":"1","target":"JoinSession","arguments":["${sessionId}","${device.token}"]}${RS}`);
+    try {
+      await withTimeout((async () => {
+        while ((svc.app.hub.stats().connections ?? 0) < 3) await new Promise((r) => setTimeout(r, 20));
+      })(), 5000, 'three members');
+      await new Promise((r) => setTimeout(r, 200));
+      await healthy[0]!.connection.invoke('SendAudioData', sessionId, speechPackets()[0]!.toString('base64'));
+      for (const { got } of healthy) await until(got, burst.count, 60_000);
+      for (const { got, connection } of healthy) {
+        assert.equal(got.closed, undefined, `a healthy member closed after ${got.responses.length} answers: ${String(got.closed)}`);
+        assert.equal(got.responses.length, burst.count);
+        assert.equal(connection.state, HubConnectionState.Connected);
+      }
+      assert.equal(stalledClosedWith, '{"type":7,"error":"Server closed the connection: client too slow to receive messages.","allowReconnect":true}');
+    } finally {
+      stalled.terminate();
+      for (const { connection } of healthy) await connection.stop();
     }
   });
 });
