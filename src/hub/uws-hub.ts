@@ -353,9 +353,10 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
 
   /**
    * A reconnect of a stateful connection (claimed by the caller). The connection token is the secret,
-   * as for the first socket; a bearer token, when the reconnect carries one, must name the user the
-   * connection was opened for, or the request is refused (403), so a token cannot be carried over to
-   * someone else's connection.
+   * as for the first socket, and the reconnect must name the user the connection was opened for: the
+   * same user's token, or none for a connection opened without one. Another user's token is refused
+   * (403), and so is no token for a connection opened with one (401): whoever learnt the connection token
+   * cannot take over a device's connection without its device token.
    */
   function resumeUpgrade(res: HttpResponse, context: us_socket_context_t, request: ResumeRequest): void {
     const { id, token, connection } = request;
@@ -367,7 +368,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     void (async () => {
       let user: unknown;
       try {
-        user = token === undefined ? connection.user : await authenticate(token);
+        user = await authenticate(token);
       } catch (e) {
         core.releaseReconnect(id);
         logger.debug(`reconnect authentication failed: ${describe(e)}`);
@@ -377,8 +378,10 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       if (aborted) return;
       if (!sameUser(connection.user, user)) {
         core.releaseReconnect(id);
-        logger.info(`${connection.connectionId}: reconnect refused: its token names another user`);
-        res.cork(() => request.refuse(403, 'Forbidden'));
+        // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
+        const anonymous = user === undefined;
+        logger.info(`${connection.connectionId}: reconnect refused: ${anonymous ? 'it carries no token, the connection was opened with one' : 'its token names another user'}`);
+        res.cork(() => (anonymous ? request.refuse(401, 'Unauthorized') : request.refuse(403, 'Forbidden')));
         return;
       }
       if (!connection.isResumable()) {

@@ -149,7 +149,7 @@ describe('negotiate and stateful reconnect', () => {
     assert.equal(h.server.connectionCount(), 1);
   });
 
-  it('refuses a reconnect with a token of another user (403) and a bad token (401); the right one resumes', async () => {
+  it('refuses a reconnect with a token of another user (403), a bad token or none (401); the right one resumes', async () => {
     const h = await hub({
       statefulReconnect: STATEFUL,
       authenticate: (token) => {
@@ -162,9 +162,11 @@ describe('negotiate and stateful reconnect', () => {
     await drop(h, client);
     assert.deepEqual(await upgrade(wsUrl(h, `id=${id}&access_token=mallory`)), { status: 403, body: 'Forbidden' });
     assert.deepEqual(await upgrade(wsUrl(h, `id=${id}&access_token=bad`)), { status: 401, body: 'Unauthorized' });
+    // No token at all, for a connection opened with one: not alice either.
+    assert.deepEqual(await upgrade(wsUrl(h, `id=${id}`)), { status: 401, body: 'Unauthorized' });
     const back = await RawClient.connect(wsUrl(h, `id=${id}&access_token=alice`));
     assert.deepEqual(await readRecords(back, 1), [{ type: 9, sequenceId: 1 }]);
-    assert.equal(h.server.stats().reconnectsRefused, 2);
+    assert.equal(h.server.stats().reconnectsRefused, 3);
   });
 
   it('refuses a reconnect after the client closed cleanly (a close frame ends the connection): 404', async () => {
