@@ -4,8 +4,9 @@
 // pipelined GETs for the OpenAPI document took the service from 79 MB to 765 MB). `tryEnd` writes only
 // what the socket takes now: the rest stays with us, one answer per connection, and goes out as the
 // socket drains (onWritable). While an answer waits, the response is unfinished, and uWS refuses to run
-// a request pipelined behind an unfinished one: it closes the connection instead (server.ts). Reading
-// is paused meanwhile, so what the client sends next waits in the kernel, not in the service.
+// a request pipelined behind an unfinished one: it closes the connection instead (server.ts). Reading is
+// not paused meanwhile: this uWS build's pause() stops the socket's writable events too, so an answer
+// larger than the kernel took at once (4 MB on loopback, far less over Wi-Fi) stopped there for good.
 import type { HttpResponse } from 'uWebSockets.js';
 
 /** How an answer ends besides its body. */
@@ -71,11 +72,9 @@ export function endBounded(res: HttpResponse, body: string | Buffer, end: Answer
   res.onAborted(() => {
     aborted = true;
   });
-  res.pause();
   res.onWritable((offset) => {
     if (aborted) return true;
-    const [ok, sent] = res.tryEnd(rest.subarray(offset), size);
-    if (sent) res.resume();
+    const [ok] = res.tryEnd(rest.subarray(offset), size);
     return ok;
   });
 }
