@@ -25,6 +25,11 @@ export interface Mosquitto {
   /** Stops the broker (SIGTERM, then SIGKILL after 5 s) and removes its temp folder. Idempotent. */
   stop(): Promise<void>;
   /**
+   * Kills the broker (SIGKILL) and removes its temp folder: a stopped (paused) one goes without reading
+   * what waits for it. stop() resumes it to take SIGTERM, and it may then still acknowledge a message.
+   */
+  crash(): Promise<void>;
+  /**
    * Starts the broker again on the same port, stopping it first if it runs; retained messages are lost
    * (persistence is off). After `stop()` this brings a stopped broker back.
    */
@@ -97,13 +102,15 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     }
   };
 
-  const halt = async (): Promise<void> => {
+  /** `crash`: SIGKILL at once, so a paused broker reads and answers nothing more before it goes. */
+  const halt = async (crash = false): Promise<void> => {
     const current = running;
     running = undefined;
     if (!current) return;
     const { proc, dir } = current;
     if (proc.exitCode === null && proc.signalCode === null) {
       const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      if (crash) proc.kill('SIGKILL');
       proc.kill('SIGCONT'); // a paused broker would not act on SIGTERM
       proc.kill('SIGTERM');
       const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
@@ -118,7 +125,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     port,
     url: `mqtt://127.0.0.1:${port}`,
     output: () => output,
-    stop: halt,
+    stop: () => halt(),
+    crash: () => halt(true),
     async restart() {
       await halt();
       await launch();
