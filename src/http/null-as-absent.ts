@@ -1,7 +1,8 @@
-// A null for a property the schema does not require is read as if the property were absent, as ASP.NET
-// Core binds it: .NET clients serialising with System.Text.Json's defaults send null for every property
-// they leave unset. A required property stays required (null there is refused as before), and one whose
-// schema takes null (a status metric, a settings key) keeps its null, which means something there.
+// A null for a property is read as if the property were absent, as ASP.NET Core binds it: .NET clients
+// serialising with System.Text.Json's defaults send null for every property they leave unset. So an
+// optional one takes its default, and a required one is missing ("The deviceId field is required.", as
+// ASP.NET says of a null in a non-nullable property). One whose schema takes null (a status metric, a
+// settings key) keeps its null, which means something there.
 import type { JsonSchema } from './request-schemas.js';
 
 function takesNull(schema: JsonSchema): boolean {
@@ -11,14 +12,13 @@ function takesNull(schema: JsonSchema): boolean {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Removes, in place, the null optional properties of `body` and of the objects nested in it the schema describes. */
-export function dropNullOptionals(schema: JsonSchema, body: unknown): void {
+/** Removes, in place, the null properties of `body` and of the objects nested in it the schema describes. */
+export function dropNulls(schema: JsonSchema, body: unknown): void {
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties || !isObject(body)) return;
-  const required = new Set((schema.required as string[] | undefined) ?? []);
   for (const [name, property] of Object.entries(properties)) {
     if (!Object.hasOwn(body, name)) continue;
-    if (body[name] === null && !required.has(name) && !takesNull(property)) delete body[name];
-    else dropNullOptionals(property, body[name]);
+    if (body[name] === null && !takesNull(property)) delete body[name];
+    else dropNulls(property, body[name]);
   }
 }

@@ -4,7 +4,8 @@ import { DomainError } from '../errors.js';
 import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
-import { dropNullOptionals } from './null-as-absent.js';
+import { dropNulls } from './null-as-absent.js';
+import { foldPropertyNames } from './property-case.js';
 import { REQUEST_SCHEMAS } from './request-schemas.js';
 
 /**
@@ -24,8 +25,9 @@ function validatorFor(schemaName: string): ValidateFunction {
 }
 
 /**
- * Validates `body` against the named schema; throws a DomainError carrying per-field messages. A null
- * the schema does not require is removed from `body` first (null-as-absent.ts), so defaults apply. Every
+ * Validates `body` against the named schema; throws a DomainError carrying per-field messages. Property
+ * names are first given the schema's spelling whatever their case (property-case.ts), and a null is
+ * removed as an absent property (null-as-absent.ts), so defaults apply. Every
  * string in the body, named by the schema or not, must be well-formed text: that is a property of
  * string validation here, not of particular fields, so no id, name or message can be stored changed.
  */
@@ -34,7 +36,9 @@ export function validateBody(schemaName: string, body: unknown): void {
     throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_JSON_DEPTH} objects and arrays.`] });
   }
   const validate = validatorFor(schemaName);
-  dropNullOptionals(REQUEST_SCHEMAS[schemaName]!, body);
+  const schema = REQUEST_SCHEMAS[schemaName]!;
+  foldPropertyNames(schema, body);
+  dropNulls(schema, body);
   const valid = validate(body);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
   if (valid && illFormed.length === 0) return;

@@ -42,13 +42,31 @@ describe('null for an optional property', () => {
     }
   });
 
-  it('keeps a required property required, and a metric null', async () => {
+  it('a null required property is missing, as ASP.NET says of a null in a non-nullable one; a metric keeps its null', async () => {
     const register = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: null, deviceName: 'n', deviceType: null } });
-    assertProblem(answered(register), 400, { ...INVALID, errors: { deviceId: ['must be string'], deviceType: ['must be string'] } });
+    assertProblem(answered(register), 400, { ...INVALID, errors: { deviceId: ['The deviceId field is required.'], deviceType: ['The deviceType field is required.'] } });
     const message = await call(svc.url, 'POST', '/api/voice/message', { token, body: { sessionId: 'any', text: null } });
-    assertProblem(answered(message), 400, { ...INVALID, errors: { text: ['must be string'] } });
+    assertProblem(answered(message), 400, { ...INVALID, errors: { text: ['The text field is required.'] } });
     const status = await call(svc.url, 'PUT', '/api/device/null-1/status', { token, body: { status: 'online', batteryLevel: null, cpuUsage: 5 } });
     assert.equal(status.status, 200, status.text);
     assert.deepEqual(status.json.metrics, { batteryLevel: null, temperature: null, memoryUsage: null, cpuUsage: 5 });
   });
+
+describe('property names in any case', () => {
+  it('are read as the schema spells them, as System.Text.Json\'s web defaults read them; of two spellings the last wins', async () => {
+    // What a .NET client serialising with System.Text.Json's plain defaults sends: PascalCase names.
+    const registered = await call(svc.url, 'POST', '/api/device/register', {
+      body: { DeviceId: 'case-1', DEVICENAME: 'Kitchen', devicetype: 'speaker', Capabilities: ['audio'], Location: null },
+    });
+    assert.equal(registered.status, 200, registered.text);
+    assert.deepEqual({ id: registered.json.deviceInfo.id, name: registered.json.deviceInfo.name }, { id: 'case-1', name: 'Kitchen' });
+    const twice = await call(svc.url, 'POST', '/api/device/register', { raw: '{"deviceId":"case-2","DeviceId":"case-3","deviceName":"n","deviceType":"t"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(twice.status, 200, twice.text);
+    assert.equal(twice.json.deviceInfo.id, 'case-3');
+    const status = await call(svc.url, 'PUT', '/api/device/case-1/status', { token: registered.json.deviceToken, body: { Status: 'busy', BatteryLevel: 40 } });
+    assert.equal(status.status, 200, status.text);
+    assert.equal(status.json.status, 'busy');
+    assert.equal(status.json.metrics.batteryLevel, 40);
+  });
+});
 });

@@ -1,0 +1,27 @@
+// Property names in request bodies matched without regard to case, as ASP.NET Core reads JSON bodies
+// (System.Text.Json with its web defaults: PropertyNameCaseInsensitive). A .NET client that serialises
+// with System.Text.Json's plain defaults writes `DeviceId`; ASP.NET binds it to deviceId, and so does
+// this. Where a body names one property twice in different cases, the last one wins, as there.
+import type { JsonSchema } from './request-schemas.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Renames, in place, the properties of `body` (and of the objects nested in it the schema describes) to the schema's spelling. */
+export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties || !isObject(body)) return;
+  const spelled = new Map(Object.keys(properties).map((name) => [name.toLowerCase(), name]));
+  const last = new Map<string, unknown>();
+  const renamed: string[] = [];
+  for (const key of Object.keys(body)) {
+    const name = spelled.get(key.toLowerCase());
+    if (name === undefined) continue;
+    last.set(name, body[key]);
+    if (key !== name) renamed.push(key);
+  }
+  for (const key of renamed) delete body[key];
+  for (const [name, value] of last) {
+    body[name] = value;
+    foldPropertyNames(properties[name]!, value);
+  }
+}
