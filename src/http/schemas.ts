@@ -15,6 +15,19 @@ import { REQUEST_SCHEMAS } from './request-schemas.js';
  */
 const MAX_MODEL_ERRORS = 200;
 const TOO_MANY_ERRORS = 'The maximum number of allowed model errors has been reached.';
+/**
+ * ...and as much text at most: a name is clipped to MAX_NAME_CHARS in a field's key (each error repeats
+ * its path; 200 errors under one 62,000-character name answered 12 MB to a 64 KB body), and past
+ * MAX_ERROR_CHARS of keys and messages the answer is full as it is at 200 errors.
+ */
+const MAX_NAME_CHARS = 128;
+const MAX_ERROR_CHARS = 64 * 1024;
+/**
+ * Values (object members and array items, nested ones included) a body may hold: far more than any
+ * request of this API has (its largest, a registration, about 70). The validator looks at every value,
+ * and 32,000 wrong items in 64 KB took it 45 ms; past this a body is refused for its size alone.
+ */
+export const MAX_BODY_VALUES = 1024;
 
 export { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
@@ -35,6 +48,9 @@ export function validateBody(schemaName: string, body: unknown): void {
   if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
     throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_JSON_DEPTH} objects and arrays.`] });
   }
+  if (holdsMoreValuesThan(body, MAX_BODY_VALUES)) {
+    throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value holds more than ${MAX_BODY_VALUES} values.`] });
+  }
   const validate = validatorFor(schemaName);
   const schema = REQUEST_SCHEMAS[schemaName]!;
   foldPropertyNames(schema, body);
@@ -49,32 +65,34 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
   // A Map, not an object literal: a field may be named `__proto__`.
   const out = new Map<string, string[]>();
   let count = 0;
+  let chars = 0;
   /** False once the answer is full: the marker took the last place. */
   const add = (key: string, message: string): boolean => {
-    if (count === MAX_MODEL_ERRORS - 1) {
+    if (count < MAX_MODEL_ERRORS && (count === MAX_MODEL_ERRORS - 1 || chars + key.length + message.length > MAX_ERROR_CHARS)) {
       out.set('', [TOO_MANY_ERRORS]);
-      count++;
+      count = MAX_MODEL_ERRORS;
     }
     if (count >= MAX_MODEL_ERRORS) return false;
     const messages = out.get(key);
     if (messages) messages.push(message);
     else out.set(key, [message]);
     count++;
+    chars += key.length + message.length;
     return true;
   };
   for (const path of illFormed) {
-    if (!add(path.join('.') || '$', ILL_FORMED_TEXT)) break;
+    if (!add(fieldKey(path) || '$', ILL_FORMED_TEXT)) break;
   }
   for (const e of errors) {
     if (count >= MAX_MODEL_ERRORS) break;
-    let field = e.instancePath.split('/').slice(1).join('.');
+    let field = fieldKey(e.instancePath.split('/').slice(1));
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
       const missing = String((e.params as { missingProperty: string }).missingProperty);
       field = field ? `${field}.${missing}` : missing;
       message = `The ${missing} field is required.`;
     } else if (e.keyword === 'additionalProperties') {
-      const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+      const extra = clipped(String((e.params as { additionalProperty: string }).additionalProperty));
       field = field ? `${field}.${extra}` : extra;
       message = `Unknown setting '${extra}'.`;
     } else if (e.keyword === 'type' && Array.isArray((e.params as { type: unknown }).type)) {
@@ -85,4 +103,22 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
     add(field || '$', message);
   }
   return Object.fromEntries(out);
+}
+
+const clipped = (name: string): string => (name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name);
+
+/** A field's key: the names and indexes of its path, each name clipped. */
+const fieldKey = (path: ReadonlyArray<string | number>): string => path.map((part) => clipped(String(part))).join('.');
+
+/** Whether `value` holds more than `max` values below it; stops counting there. Nesting is bounded before this runs. */
+function holdsMoreValuesThan(value: unknown, max: number): boolean {
+  let left = max;
+  const walk = (v: unknown): boolean => {
+    if (typeof v !== 'object' || v === null) return false;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (--left < 0 || walk(child)) return true;
+    }
+    return false;
+  };
+  return walk(value);
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
+import { adminToken } from '../support/tokens.js';
 
 let svc: TestService;
 // Stopped when the file ends (test/support/service.ts).
@@ -34,7 +35,7 @@ describe('request bodies shaped to grow the work', () => {
   const TOO_MANY = 'The maximum number of allowed model errors has been reached.';
 
   it('at most 200 errors: the first 199 ill-formed strings, then that there were more', async () => {
-    const many = await post(`{"deviceId":"d","x":[${Array.from({ length: 5000 }, () => '"\\ud800"').join(',')}]}`);
+    const many = await post(`{"deviceId":"d","x":[${Array.from({ length: 1000 }, () => '"\\ud800"').join(',')}]}`);
     assert.equal(many.status, 400);
     const named = Object.keys(many.json.errors).filter((k) => k.startsWith('x.'));
     assert.equal(named.length, 199);
@@ -44,9 +45,8 @@ describe('request bodies shaped to grow the work', () => {
     assert.equal(Object.values(many.json.errors as Record<string, string[]>).flat().length, 200);
   });
 
-  it('at most 200 errors of the schema too: 16,000 wrong items answer a few KB, not a megabyte', async () => {
-    const raw = JSON.stringify({ deviceId: 'd', deviceName: 'n', deviceType: 't', capabilities: new Array(16_000).fill(1) });
-    assert.ok(raw.length < 64 * 1024);
+  it('at most 200 errors of the schema too: 1,000 wrong items answer a few KB', async () => {
+    const raw = JSON.stringify({ deviceId: 'd', deviceName: 'n', deviceType: 't', capabilities: new Array(1000).fill(1) });
     const many = await post(raw);
     assert.equal(many.status, 400);
     const errors = many.json.errors as Record<string, string[]>;
@@ -57,5 +57,30 @@ describe('request bodies shaped to grow the work', () => {
     assert.deepEqual(errors[''], [TOO_MANY]);
     assert.equal(Object.values(errors).flat().length, 200);
     assert.ok(many.text.length < 16 * 1024, `${many.text.length} bytes`);
+  });
+
+  it('a body of more than 1,024 values is refused for that alone, without looking at each', async () => {
+    const raw = JSON.stringify({ deviceId: 'd', deviceName: 'n', deviceType: 't', capabilities: new Array(16_000).fill(1) });
+    assert.ok(raw.length < 64 * 1024);
+    const many = await post(raw);
+    assert.equal(many.status, 400);
+    assert.equal(many.json.detail, 'The request body is invalid.');
+    assert.deepEqual(many.json.errors, { $: ['The JSON value holds more than 1024 values.'] });
+    // 1,024 (four members and 1,020 items) are read as the schema says.
+    const atLimit = await post(JSON.stringify({ deviceId: 'd', deviceName: 'n', deviceType: 't', capabilities: new Array(1020).fill('a') }));
+    assert.deepEqual(atLimit.json.errors, { capabilities: ['must NOT have more than 64 items'] });
+  });
+
+  it('a long name is clipped in the keys and messages that repeat it: 220 errors under a 62,000-character name answer a few KB, not 12 MB', async () => {
+    const name = 'K'.repeat(62_000);
+    const ill = await post(`{"deviceId":"b","deviceName":"n","deviceType":"t","${name}":[${Array.from({ length: 220 }, () => '"\\ud800"').join(',')}]}`);
+    assert.equal(ill.status, 400);
+    const errors = ill.json.errors as Record<string, string[]>;
+    assert.deepEqual(errors[`${'K'.repeat(128)}….0`], [ILL_FORMED]);
+    assert.deepEqual(errors[''], [TOO_MANY]);
+    assert.ok(ill.text.length < 64 * 1024, `${ill.text.length} bytes`);
+    const unknown = await call(svc.url, 'PUT', '/api/config/voice', { raw: `{"${name}":1}`, headers: { 'content-type': 'application/json' }, token: await adminToken(svc) });
+    assert.equal(unknown.status, 400);
+    assert.deepEqual(unknown.json.errors, { [`${'K'.repeat(128)}…`]: [`Unknown setting '${'K'.repeat(128)}…'.`] });
   });
 });
