@@ -85,7 +85,7 @@ describe('without ApiKeys, with device tokens required (as shipped)', () => {
 
   it('getConfigCategory names no device, and any device token reads any category', async () => {
     const get = op(doc, '/api/config/{category}', 'get');
-    assert.deepEqual(codes(doc, '/api/config/{category}', 'get'), statuses([200, 401, 404]));
+    assert.deepEqual(codes(doc, '/api/config/{category}', 'get'), statuses([200, 401, 404, 413]));
     assert.equal(get.description, '**Needs** `Authorization: Bearer` with a device token or an admin token.');
     assert.match(op(doc, '/api/device/{deviceId}/status', 'put').description, /A device token must be that of the device `\{deviceId\}` names\./);
     assert.equal((await call(svc.url, 'GET', '/api/config/voice', { token: b.token })).status, 200);

@@ -204,7 +204,8 @@ function authText(auth: AuthRequirement, settings: AuthSettings): string {
 
 /**
  * The route's own responses plus those the HTTP layer (src/http/pipeline.ts) gives it on this server: the
- * body's 400, 413 and 415, and the 401 and 403 of the checks it makes (checksOf). A status both give
+ * body's 413 on every route, its 400 and 415 where it takes one, and the 401 and 403 of the checks it
+ * makes (checksOf). A status both give
  * names both causes.
  */
 function responses(route: Route, settings: AuthSettings): Json {
@@ -215,9 +216,10 @@ function responses(route: Route, settings: AuthSettings): Json {
     else if (!list.some((d) => d.description === doc.description)) list.push(doc);
   };
   const checks = checksOf(route.auth, settings);
+  // Every route has the body limit, one that takes no body too (it reads and drops one under it).
+  add(413, { description: 'Body larger than Server.MaxBodyBytes', ...PROBLEM.any });
   if (route.body) {
     add(400, PROBLEM.validation);
-    add(413, { description: 'Body larger than Server.MaxBodyBytes', ...PROBLEM.any });
     add(415, { description: 'Body is not JSON: Content-Type must be application/json, text/json or application/*+json, in UTF-8 or UTF-16', ...PROBLEM.any });
   }
   if (checks.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain', schema: { type: 'string', example: INVALID_API_KEY } });
