@@ -19,19 +19,24 @@ export type BodyDecoder = InstanceType<typeof TextDecoder>;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const UTF16 = new TextDecoder('utf-16le', { fatal: true });
 
+/** MVC's media types application/json, text/json and application/*+json, each matching a subtype or a `+json` suffix of its type. */
 function isJsonMediaType(type: string): boolean {
-  return type === 'application/json' || type === 'text/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  return type === 'application/json' || type === 'text/json' || ((type.startsWith('application/') || type.startsWith('text/')) && type.endsWith('+json'));
 }
 
 /** The decoder for a body of this Content-Type, or undefined when it is no JSON the API reads (415). */
 export function jsonBodyDecoder(contentType: string): BodyDecoder | undefined {
   const [type, ...parameters] = contentType.split(';');
   if (!isJsonMediaType(type!.trim().toLowerCase())) return undefined;
+  // The first charset parameter counts (MediaType.GetParameter); one without a value is none.
   let charset: string | undefined;
   for (const parameter of parameters) {
     const eq = parameter.indexOf('=');
-    if (eq >= 0 && parameter.slice(0, eq).trim().toLowerCase() === 'charset') charset = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (eq >= 0 && parameter.slice(0, eq).trim().toLowerCase() === 'charset') {
+      charset = parameter.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+      break;
+    }
   }
-  if (charset === undefined || UTF8_NAMES.has(charset)) return UTF8;
+  if (!charset || UTF8_NAMES.has(charset)) return UTF8;
   return UTF16_NAMES.has(charset) ? UTF16 : undefined;
 }

@@ -13,7 +13,7 @@ import { adminToken, registerDevice } from '../support/tokens.js';
 describe('request handling', () => {
   let svc: TestService;
   before(async () => {
-    svc = await startService({ flags: { 'Server.MaxBodyBytes': 1024 } });
+    svc = await startService({ flags: { 'Server.MaxBodyBytes': 1024, 'DeviceManagement.MaxDevices': 50 } });
   });
 
   it('answers 404 with a problem for an unknown route', async () => {
@@ -82,6 +82,10 @@ describe('request handling', () => {
       ['application/json; Charset="UTF-16LE"', utf16(device('utf16le')), 'utf16le'],
       // A byte order mark of the encoding is skipped, as MVC's transcoding reader skips it.
       ['text/json;charset=unicode', Buffer.concat([Buffer.from([0xff, 0xfe]), utf16(device('utf16-bom'))]), 'utf16-bom'],
+      // A +json suffix under text/ matches text/json; the first charset counts; one without a value is none.
+      ['text/vnd.example+json', JSON.stringify(device('text-suffix')), 'text-suffix'],
+      ['application/json; charset=utf-16; charset=utf-8', utf16(device('first-charset')), 'first-charset'],
+      ['application/json; charset=', JSON.stringify(device('empty-charset')), 'empty-charset'],
     ];
     for (const [type, raw, id] of accepted) {
       const res = await call(svc.url, 'POST', '/api/device/register', { raw, headers: { 'content-type': type } });
