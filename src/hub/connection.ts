@@ -175,7 +175,6 @@ export class HubConnection {
    */
   receive(data: Uint8Array): void {
     if (this.stateValue === ConnectionState.Closed || this.stateValue === ConnectionState.Closing) return;
-    this.lastReceivedAt = this.env.now();
     if (this.reader) {
       this.reader.receive(data);
       return;
@@ -445,6 +444,9 @@ export class HubConnection {
 
   /** Invocations run one at a time: the reader awaits the promise before the next message. */
   private handle(message: HubMessage): Promise<void> | undefined {
+    // A whole message resets the client timeout, not any bytes: as in ASP.NET Core (8 and later), a client
+    // trickling the bytes of a message it never finishes is still timed out.
+    this.lastReceivedAt = this.env.now();
     if (this.stateful && !this.stateful.accept(message.type)) return undefined;
     if (message.type !== MessageType.Invocation && message.type !== MessageType.StreamInvocation) {
       this.handleOther(message);

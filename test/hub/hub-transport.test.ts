@@ -341,6 +341,26 @@ describe('timeouts', () => {
     }
   });
 
+  it('bytes of a message that never ends do not keep a client: only whole messages reset the client timeout', async () => {
+    const hub = await startHub({ clientTimeoutMs: 300, keepAliveIntervalMs: 100 });
+    try {
+      const trickler = await RawClient.connect(wsUrl(hub));
+      await trickler.handshake();
+      trickler.send(`{"type":6}${RS}`);
+      trickler.send('{"type":1,"target":"Add","arguments":[');
+      const timer = setInterval(() => trickler.send('1,'), 50);
+      try {
+        const messages = (await drain(trickler)).flatMap(json) as { type: number }[];
+        assert.deepEqual(messages.at(-1), { type: 7, allowReconnect: true });
+        assert.equal(hub.server.stats().clientTimeouts, 1);
+      } finally {
+        clearInterval(timer);
+      }
+    } finally {
+      hub.stop();
+    }
+  });
+
   // As in ASP.NET Core, whose dispatcher starts the client timeout at the first Ping: clients that never
   // ping (the ASP.NET Core 2.1 JavaScript client, hand-written firmware) are not closed for listening. Its
   // Close carries no error, only allowReconnect (AbortAllowReconnect, no CloseException).
