@@ -151,6 +151,30 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       forwardedProto: req.getHeader('x-forwarded-proto'),
     });
 
+  /**
+   * What every plain HTTP request on the hub's paths goes through first, as on every API route: ambiguous
+   * framing refused (or a request smuggled behind it would run), the host and HTTPS checks, a preflight
+   * answered (204, allow headers only for a listed origin). Undefined when it has been answered; else how
+   * its answer must end (`Connection: close` and HEAD honoured, framing.ts) and its Origin.
+   */
+  function openRequest(res: HttpResponse, req: HttpRequest, secure: boolean): { method: string; end: Ending; origin: string } | undefined {
+    const lines = headerLines(req);
+    if (refuseIllFramed(res, req, lines)) return undefined;
+    const method = req.getMethod().toUpperCase();
+    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
+    const refusal = admission(req, secure);
+    if (refusal) {
+      reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
+      return undefined;
+    }
+    const origin = req.getHeader('origin');
+    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
+      reply(res, 204, '', cors.preflight(origin), undefined, end);
+      return undefined;
+    }
+    return { method, end, origin };
+  }
+
   const negotiatePath = `${options.path}/negotiate`;
   const negotiate = (secure: boolean) => guarded('negotiate', (res, req: HttpRequest) => {
     // Registered for any path of its length (route-path.ts): any other path goes on to the next route.
@@ -158,25 +182,11 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       req.setYield(true);
       return;
     }
-    // Ambiguous framing is refused here as on every route, or a request smuggled behind it would run.
-    const lines = headerLines(req);
-    if (refuseIllFramed(res, req, lines)) return;
-    const method = req.getMethod().toUpperCase();
-    // Every answer below honours `Connection: close` among other options, as the API's do (framing.ts).
-    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
-    const refusal = admission(req, secure);
-    if (refusal) {
-      reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
-      return;
-    }
-    const origin = req.getHeader('origin');
+    const opened = openRequest(res, req, secure);
+    if (!opened) return;
+    const { method, end, origin } = opened;
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
-    // A preflight is answered as on every route: 204, allow headers only for a listed origin.
-    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
-      reply(res, 204, '', cors.preflight(origin), undefined, end);
-      return;
-    }
     // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
     // and the WebSocket it leads to would be refused anyway.
     if (!cors.admits(origin, req.getHeader('host'))) {
@@ -222,16 +232,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       req.setYield(true);
       return;
     }
-    const lines = headerLines(req);
-    if (refuseIllFramed(res, req, lines)) return;
-    const method = req.getMethod().toUpperCase();
-    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
-    const refusal = admission(req, secure);
-    if (refusal) return reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
-    const origin = req.getHeader('origin');
-    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
-      return reply(res, 204, '', cors.preflight(origin), undefined, end);
-    }
+    const opened = openRequest(res, req, secure);
+    if (!opened) return;
+    const { method, end, origin } = opened;
     const id = queryParam(new URLSearchParams(req.getQuery() ?? ''), 'id') || null;
     const answer = plainHubAnswer(method, id, id !== null && core.knows(id), req.getHeader('accept'));
     reply(res, answer.status, answer.text, { ...cors.headers(origin), ...answer.headers }, undefined, end);

@@ -183,9 +183,8 @@ test('a durable session write that cannot be written keeps the record queued bef
   }
 });
 
-// One error line per failed write: on a full disk every registration fails, and a client needs no
-// credentials to register, so it wrote 263 lines for 300 requests.
-test('failed writes are logged 5 a minute, the rest summed up in one line before writing works again', async () => {
+/** A store whose writes fail (a folder squats its temporary file's name) until `free` removes it; its log lines. */
+async function squattedStore(run: (store: Awaited<ReturnType<typeof openStore>>, lines: string[], free: () => Promise<void>, file: string, squatter: string) => Promise<void>): Promise<void> {
   const dir = await scratchDir();
   const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
   const lines: string[] = [];
@@ -193,10 +192,20 @@ test('failed writes are logged 5 a minute, the rest summed up in one line before
     const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
     const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger });
     await mkdir(squatter);
+    await run(store, lines, () => rmdir(squatter), `${dir.path}/voice-hub.db`, squatter);
+  } finally {
+    await rmdir(squatter).catch(() => {});
+    await dir.cleanup();
+  }
+}
+
+// One error line per failed write: on a full disk every registration fails, and a client needs no
+// credentials to register, so it wrote 263 lines for 300 requests.
+test('failed writes are logged 5 a minute, the rest summed up in one line before writing works again', () =>
+  squattedStore(async (store, lines, free, file, squatter) => {
     for (let i = 0; i < 30; i++) await assert.rejects(store.devices.insert(device(`dev-${i}`)), unavailable);
-    await rmdir(squatter);
+    await free();
     await store.devices.insert(device('dev-ok'));
-    const file = `${dir.path}/voice-hub.db`;
     const failed = `writing ${file} failed; 1 unsaved change(s) reverted: storage is not writable: EISDIR: illegal operation on a directory, open '${squatter}'`;
     assert.deepEqual(lines, [
       ...Array<string>(5).fill(`fail: App: ${failed}`),
@@ -204,27 +213,13 @@ test('failed writes are logged 5 a minute, the rest summed up in one line before
       `info: App: writing ${file} works again`,
     ]);
     await store.close();
-  } finally {
-    await rmdir(squatter).catch(() => {});
-    await dir.cleanup();
-  }
-});
+  }));
 
-test('failed writes left out are summed up at close', async () => {
-  const dir = await scratchDir();
-  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
-  const lines: string[] = [];
-  try {
-    const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
-    const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger });
-    await mkdir(squatter);
+test('failed writes left out are summed up at close', () =>
+  squattedStore(async (store, lines) => {
     for (let i = 0; i < 7; i++) await assert.rejects(store.devices.insert(device(`dev-${i}`)), unavailable);
     // Memory has been changed and changed back since the last write: close tries once more, and fails.
     await assert.rejects(store.close(), unavailable);
     assert.equal(lines.length, 6, lines.join('\n'));
     assert.match(lines[5]!, /^fail: App: 2 more write\(s\) of .* failed in the last 60 s, each change reverted and refused; the last: writing /);
-  } finally {
-    await rmdir(squatter).catch(() => {});
-    await dir.cleanup();
-  }
-});
+  }));
