@@ -25,6 +25,15 @@ export function queryParam(query: URLSearchParams, name: string): string | null 
   return value;
 }
 
+/**
+ * The connection id or token a request names (`id=`), as ASP.NET Core's connection dispatcher reads it:
+ * an empty one is none (StringValues.IsNullOrEmpty), so an upgrade with `id=` opens a new connection as
+ * one without it does, and a plain request with it is told an id is required.
+ */
+export function connectionIdParam(query: URLSearchParams): string | null {
+  return queryParam(query, 'id') || null;
+}
+
 /** .NET's int.TryParse: optional white space around an optional sign and decimal digits, in Int32's range. */
 const INT32 = /^[\t\n\v\f\r ]*([+-]?)0*(\d{1,10})[\t\n\v\f\r ]*$/;
 

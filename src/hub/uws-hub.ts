@@ -19,6 +19,7 @@ import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
 import {
   asksForStatefulReconnect,
   bearerToken,
+  connectionIdParam,
   negotiateResponse,
   newId,
   parseNegotiateVersion,
@@ -235,7 +236,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const opened = openRequest(res, req, secure);
     if (!opened) return;
     const { method, end, origin } = opened;
-    const id = queryParam(new URLSearchParams(req.getQuery() ?? ''), 'id') || null;
+    const id = connectionIdParam(new URLSearchParams(req.getQuery() ?? ''));
     const answer = plainHubAnswer(method, id, id !== null && core.knows(id), req.getHeader('accept'));
     reply(res, answer.status, answer.text, { ...cors.headers(origin), ...answer.headers }, undefined, end);
   });
@@ -267,7 +268,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     };
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
     if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
-    const id = queryParam(query, 'id');
+    const id = connectionIdParam(query);
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const reconnect = id === null ? undefined : core.claimReconnect(id);
     // A stateful reconnect resumes a connection already counted; anything else would add one.

@@ -110,6 +110,12 @@ describe('negotiate and upgrade', () => {
     assert.equal(await RawClient.refusal(wsUrl(hub)), 101);
   });
 
+  it('an empty id (`id=`, `ID=`) is no id, as ASP.NET Core reads it: the socket is accepted as without one', async () => {
+    for (const query of ['?id=', '?ID=', '?id=&access_token=']) assert.equal(await RawClient.refusal(wsUrl(hub, query)), 101, query);
+    // Two empty values are the id ",", which names no connection.
+    assert.equal(await RawClient.refusal(wsUrl(hub, '?id=&id=')), 404);
+  });
+
   it('CORS: preflight and POST echo an allowed origin with credentials, never *', async () => {
     const origin = 'http://allowed.example';
     const pre = await fetch(`${hub.url}/negotiate?negotiateVersion=1`, {
