@@ -90,3 +90,20 @@ export function topLevelMembers(text: string): JsonMember[] {
 
 /** An integer as GetInt32/GetInt64 take it: digits, a minus at most, no fraction, no exponent. */
 export const isIntegerToken = (value: string): boolean => /^-?\d+$/.test(value);
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Digits of the longest Int64 (9223372036854775807); JSON writes no leading zeros. */
+const INT64_DIGITS = 19;
+
+/**
+ * An integer in Int64's range, as GetInt64 takes it. The parsed number cannot say: a double holds
+ * 9223372036854775807 (valid) and 9223372036854775808 (not) as the same value.
+ */
+export function isInt64Token(value: string): boolean {
+  if (!isIntegerToken(value)) return false;
+  const digits = value.charCodeAt(0) === 0x2d ? value.length - 1 : value.length;
+  if (digits !== INT64_DIGITS) return digits < INT64_DIGITS;
+  const n = BigInt(value);
+  return n >= INT64_MIN && n <= INT64_MAX;
+}

@@ -6,7 +6,7 @@ import { InvalidDataError } from './errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { parseLeadingObject } from './json-leading-object.js';
-import { isIntegerToken, topLevelMembers } from './json-members.js';
+import { isInt64Token, isIntegerToken, topLevelMembers } from './json-members.js';
 import {
   MessageType,
   type HubMessage,
@@ -47,10 +47,14 @@ function requireNumber(obj: Json, name: string): number {
   return v;
 }
 
-/** A sequence id is an Int64 in ASP.NET: a fraction or a number past 2^53 cannot be one. */
+/**
+ * A sequence id is an Int64 in ASP.NET: a fraction cannot be one. Its range is judged on the text
+ * (checkAsWritten): past 2^53 the number is the nearest double, which acknowledges, or is past, all
+ * there is as the exact id would.
+ */
 function requireSequenceId(obj: Json): number {
   const v = requireNumber(obj, 'sequenceId');
-  if (!Number.isSafeInteger(v)) throw new InvalidDataError("Expected 'sequenceId' to be of type Int64.");
+  if (!Number.isInteger(v)) throw new InvalidDataError("Expected 'sequenceId' to be of type Int64.");
   return v;
 }
 
@@ -141,12 +145,19 @@ function presentInvocationId(obj: Json): string {
 /** More top-level members than any hub message has (Invocation: type, invocationId, target, arguments, streamIds, headers). */
 const FEW_MEMBERS = 8;
 
-/** The integers ASP.NET reads with GetInt32 / GetInt64, which refuse a number written with a fraction or an exponent. */
-const INTEGER_PROPERTIES: Readonly<Record<string, string>> = { type: 'Int32', sequenceId: 'Int64' };
+/**
+ * The integers ASP.NET reads with GetInt32 / GetInt64, which refuse a number written with a fraction or
+ * an exponent, and how their text is judged: Int32's range is exact in the parsed number
+ * (requireMessageType), Int64's is not.
+ */
+const INTEGER_PROPERTIES: Readonly<Record<string, { readonly type: string; readonly fits: (token: string) => boolean }>> = {
+  type: { type: 'Int32', fits: isIntegerToken },
+  sequenceId: { type: 'Int64', fits: isInt64Token },
+};
 
 /**
  * What the parsed object no longer shows, checked in the text: an integer property written as `1.0`
- * or `1e0`, and each occurrence of a property written twice (ASP.NET checks every one it meets, where
+ * or `1e0`, or past Int64 where a double cannot tell, and each occurrence of a property written twice (ASP.NET checks every one it meets, where
  * JSON.parse keeps the last). A message without either costs one pass over its members' names.
  */
 function checkAsWritten(text: string): void {
@@ -158,8 +169,8 @@ function checkAsWritten(text: string): void {
   for (let i = 0; i < members.length; i++) {
     const { name, value } = members[i]!;
     const integer = INTEGER_PROPERTIES[name];
-    if (integer !== undefined && value !== 'null' && isNumberToken(value) && !isIntegerToken(value)) {
-      throw new InvalidDataError(`Expected '${name}' to be of type ${integer}.`);
+    if (integer !== undefined && value !== 'null' && isNumberToken(value) && !integer.fits(value)) {
+      throw new InvalidDataError(`Expected '${name}' to be of type ${integer.type}.`);
     }
     if (repeated) continue;
     if (i < FEW_MEMBERS) {

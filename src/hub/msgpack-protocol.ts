@@ -9,7 +9,7 @@ import { MAX_MESSAGEPACK_DEPTH } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayHeader, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue } from './msgpack-walk.js';
+import { arrayHeader, isInt64Item, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -72,10 +72,14 @@ function streamIdsAt(items: unknown[]): string[] | undefined {
   return ids as string[];
 }
 
-/** A missing id reads as a failed Int64 too, as in ASP.NET (`[8]` and `[8, nil]` alike). */
+/**
+ * A missing id reads as a failed Int64 too, as in ASP.NET (`[8]` and `[8, nil]` alike). Its format and
+ * range are judged on the bytes (requireWireFormats): past 2^53 the number is the nearest double, which
+ * acknowledges, or is past, all there is as the exact id would.
+ */
 function sequenceIdAt(items: unknown[]): number {
   const v = items[1];
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
   return v;
 }
 
@@ -391,12 +395,12 @@ function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { read
 /**
  * What the decoded values cannot show. The integers ASP.NET reads with ReadInt32/ReadInt64 (the type,
  * a sequence id, a result kind) must come in an integer format: MessagePack-CSharp refuses a float
- * there, even 1.0, and so the message. Header names are read with ReadString: a number is refused.
+ * there, even 1.0, and so the message; a sequence id must be in Int64's range too. Header names are read with ReadString: a number is refused.
  */
 function requireWireFormats(body: Uint8Array, message: HubMessage | null): void {
   if (isIntegerItem(body, 0) === false) throw new InvalidDataError("Reading 'type' as Int32 failed.");
   const type = message?.type;
-  if ((type === MessageType.Ack || type === MessageType.Sequence) && isIntegerItem(body, 1) === false) {
+  if ((type === MessageType.Ack || type === MessageType.Sequence) && isInt64Item(body, 1) === false) {
     throw new InvalidDataError("Reading 'sequenceId' as Int64 failed.");
   }
   if (type === MessageType.Completion && isIntegerItem(body, 3) === false) throw new InvalidDataError("Reading 'resultKind' as Int32 failed.");

@@ -154,6 +154,18 @@ export function isIntegerItem(body: Uint8Array, index: number): boolean | undefi
 }
 
 /**
+ * Whether item `index` of the array that is `body` is an integer in Int64's range, as ReadInt64 takes
+ * it (a uint64 past 2^63 - 1 overflows); undefined when the array is broken or shorter. The decoded
+ * number cannot say: a double holds 2^63 - 1 and 2^63 as the same value.
+ */
+export function isInt64Item(body: Uint8Array, index: number): boolean | undefined {
+  const at = itemOffset(body, index);
+  if (at === undefined) return undefined;
+  const b = body[at]!;
+  return isIntegerFormat(b) && (b !== 0xcf || ((body[at + 1] ?? 0) & 0x80) === 0);
+}
+
+/**
  * Whether every key of the map that is item `index` is written as a str; undefined when it is no map,
  * or broken. The decoder makes a key 1 and a key "1" the same property: only the bytes tell them apart.
  */

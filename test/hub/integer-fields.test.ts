@@ -37,6 +37,9 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
     ['a Ping type written as 6E+0', `{ "type" : 6E+0 }${RS}`],
     ['a type written as 0.6e1 under an escaped name', `{"t\\u0079pe":0.6e1}${RS}`],
     ['an Ack whose id is written 1.0', `{"type":8,"sequenceId":1.0}${RS}`],
+    ['an Ack whose id is past Int64 (2^63)', `{"type":8,"sequenceId":9223372036854775808}${RS}`],
+    ['a Sequence whose id is below Int64 (-2^63 - 1)', `{"type":9,"sequenceId":-9223372036854775809}${RS}`],
+    ['an Ack whose id has 400 digits', `{"type":8,"sequenceId":1${'0'.repeat(400)}}${RS}`],
     ['a Sequence whose id is written 1e0', `{"type":9,"sequenceId":1e0}${RS}`],
     // Written twice: ASP.NET reads each occurrence; JSON.parse would keep only the last.
     ['a type written twice, first as a string', `{"type":"x","type":1,"target":"Echo","arguments":[7]}${RS}`],
@@ -57,6 +60,7 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
     ['a type past Int32 (uint64 4294967297)', [0x91, 0xcf, 0, 0, 0, 1, 0, 0, 0, 1]],
     ['an Ack whose id is a float', [0x92, 0x08, ...float64(1)]],
     ['a Sequence whose id is a float', [0x92, 0x09, ...float64(1)]],
+    ['an Ack whose id is past Int64 (uint64 2^63)', [0x92, 0x08, 0xcf, 0x80, 0, 0, 0, 0, 0, 0, 0]],
     ['a Completion whose result kind is a float', [0x95, 0x03, 0x80, 0xa1, 0x78, ...float64(3), 0x01]],
   ];
   for (const [name, bytes] of mpClosing) {
@@ -72,6 +76,18 @@ describe('integer fields are read as ASP.NET Core reads them', () => {
     assert.deepEqual(await answersTo(hub, 'json', `{"headers":{"type":"1.0"},"type":6,"error":"type\\":1.0"}${RS}`), echoes);
     const invoked = await answersTo(hub, 'json', `{"arguments":[{"type":1.0,"n":[1e0,{"type":2.5}]}],"type":1,"invocationId":"a","target":"Echo"}${RS}`);
     assert.deepEqual(invoked, [{ type: 3, invocationId: 'a', result: { type: 1, n: [1, { type: 2.5 }] } }, ...echoes]);
+  });
+
+  it('sequence ids are read in all of Int64, past what a double holds exactly, as GetInt64 / ReadInt64 read them', async () => {
+    const echoes = [{ type: 3, invocationId: 'e', result: 1 }];
+    for (const id of ['9223372036854775807', '-9223372036854775808', '9007199254740993', '-5']) {
+      assert.deepEqual(await answersTo(hub, 'json', `{"type":8,"sequenceId":${id}}${RS}`), echoes, id);
+    }
+    const mpEchoes = [[3, {}, 'e', 3, 1]];
+    // [8, Int64.MaxValue as uint64], [8, Int64.MinValue as int64], [8, 2^53 + 1 as int64].
+    for (const bytes of [[0x92, 0x08, 0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], [0x92, 0x08, 0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0], [0x92, 0x08, 0xd3, 0, 0x20, 0, 0, 0, 0, 0, 1]]) {
+      assert.deepEqual(await answersTo(hub, 'messagepack', framed(bytes)), mpEchoes, Buffer.from(bytes).toString('hex'));
+    }
   });
 
   it('an unknown integer type is ignored in both protocols, in any integer format', async () => {
