@@ -31,7 +31,9 @@ export interface VoiceHubDeps {
 export function decodeAudioArgument(value: unknown): Uint8Array {
   if (value instanceof Uint8Array) return value;
   if (typeof value !== 'string') throw new DomainError('invalid_argument', 'audio must be Base64 text (JSON protocol) or bytes (MessagePack)');
-  const bytes = value.length > 0 ? decodeBase64(value) : undefined;
+  // The empty text is valid Base64 (of no bytes, as in .NET): the audio check refuses the empty packet,
+  // whatever the protocol brought it as.
+  const bytes = decodeBase64(value);
   if (!bytes) throw new DomainError('invalid_argument', 'audioDataBase64 is not valid Base64');
   return bytes;
 }
