@@ -60,7 +60,12 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
     }
     if (session.state !== 'Active') throw new DomainError('conflict', `session '${sessionId}' is ${session.state}`);
     leaveEndedSessions(ctx, sessionId);
-    ctx.joinGroup(sessionGroup(sessionId));
+    const group = sessionGroup(sessionId);
+    ctx.joinGroup(group);
+    // A connection that ended while its token was checked (a thread-pool job, a turn of the event loop
+    // or more) joins nothing: its close was reported already, so a session it attached to would wait for
+    // a release that never comes, taking it for the device's return and never ending for its absence.
+    if (!ctx.isInGroup(group)) return;
     // The session is its device's: an admin's connection (a dashboard watching) is no presence of it, so
     // one closing never starts the grace period of a session driven over HTTP, nor holds one whose device left.
     if (principal.role !== 'admin') deps.joined(sessionId, ctx.connectionId);

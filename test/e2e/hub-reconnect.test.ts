@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startDropRelay, type DropRelay } from '../../src/cli/drop-relay.js';
 import { call } from '../support/http.js';
+import { textFrame, upgradeSocket } from '../support/raw-websocket.js';
 import { registerDevice, adminToken } from '../support/tokens.js';
 import { audioArg, HubEvents, startSession, startVoiceRig, type VoiceRig } from '../support/voice.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
@@ -134,6 +135,25 @@ describe('without stateful reconnect, a dropped device rejoins its session', () 
     assert.equal(res.json.state, 'Stopped');
     assert.equal(res.json.endReason, 'device did not rejoin within 0.8 s of losing its connection');
   });
+  it('a connection that ends while its JoinSession checks the token is no return of the device: the session still ends', async () => {
+    const { id: deviceId, token } = await registerDevice(rig.svc);
+    const { sessionId } = await startSession(rig.svc, deviceId, token);
+    const connection = device('json');
+    await withTimeout(connection.start(), 5000, 'start');
+    await connection.invoke('JoinSession', sessionId, token);
+    await connection.stop(); // the device is away: the grace period runs
+    // A token never checked before: checking its signature takes a turn of the event loop (a thread-pool job).
+    const fresh = await call(rig.svc.url, 'POST', `/api/device/${encodeURIComponent(deviceId)}/token`, { token });
+    assert.equal(fresh.status, 200);
+    // The device comes back and is cut off at once: its JoinSession and the end of its socket arrive together.
+    const socket = await upgradeSocket(`${rig.svc.url}/voice-hub`);
+    socket.on('error', () => undefined);
+    const join = JSON.stringify({ type: 1, invocationId: '1', target: 'JoinSession', arguments: [sessionId, fresh.json.deviceToken] });
+    socket.end(textFrame(`{"protocol":"json","version":1}\u001e${join}\u001e`));
+    await waitUntil(() => rig.svc.app.sessions.get(sessionId)?.state === 'Stopped', 'the session to end', 5000);
+    assert.equal(rig.svc.app.sessions.get(sessionId)?.endReason, 'device did not rejoin within 0.8 s of losing its connection');
+  });
+
   it('an admin watching a session is no presence of its device: its leaving ends nothing, its staying holds nothing', async () => {
     const admin = await adminToken(rig.svc);
     const watch = async (sessionId: string) => {
