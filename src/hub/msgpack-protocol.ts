@@ -9,22 +9,45 @@ import { MAX_MESSAGEPACK_DEPTH } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayHeader, isInt64Item, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue } from './msgpack-walk.js';
+import { arrayHeader, isInt64Item, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue, strsAreUtf8 } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
 
 const encoder = hubMessagePackEncoder();
 
-function decoderFor(maxMessageSize: number): Decoder {
+/** Decodes one MessagePack value (a message, or one of its items); throws when it does not decode. */
+interface ValueDecoder {
+  decode(bytes: Uint8Array): unknown;
+}
+
+/**
+ * A str whose bytes are not UTF-8 is no text: it does not decode, as a lone surrogate does not bind
+ * (well-formed.ts), so it fails the invocation in arguments and closes the connection in the envelope.
+ */
+class NotUtf8Error extends Error {
+  constructor() {
+    super('a str holds bytes that are not UTF-8');
+    this.name = 'NotUtf8Error';
+  }
+}
+
+function decoderFor(maxMessageSize: number): ValueDecoder {
   // Every element takes at least one byte, so no length in a valid message exceeds its size.
-  return new Decoder({
+  const decoder = new Decoder({
     maxStrLength: maxMessageSize,
     maxBinLength: maxMessageSize,
     maxArrayLength: maxMessageSize,
     maxMapLength: maxMessageSize,
     maxExtLength: maxMessageSize,
   });
+  return {
+    decode: (bytes) => {
+      // Broken bytes (undefined) are left to the decoder, which says what broke.
+      if (strsAreUtf8(bytes) === false) throw new NotUtf8Error();
+      return decoder.decode(bytes);
+    },
+  };
 }
 
 const isMap = (v: unknown): v is Record<string, unknown> =>
@@ -290,7 +313,7 @@ type Undecoded = ReadonlyMap<number, string>;
  * limit cannot), or only within the limits of the items it has and no others. A broken one, or one
  * with more items than are read, is read item by item (an empty map says so).
  */
-function deepItems(body: Uint8Array, decoder: Decoder): Undecoded | undefined {
+function deepItems(body: Uint8Array, decoder: ValueDecoder): Undecoded | undefined {
   try {
     if (body.length <= MAX_MESSAGEPACK_DEPTH || !nestsDeeperAt(body, 0, MAX_MESSAGEPACK_DEPTH + 1)) return undefined;
   } catch {
@@ -338,7 +361,7 @@ function deepItems(body: Uint8Array, decoder: Decoder): Undecoded | undefined {
  * result of a completion the hub never asked for unless it does not hold together, and a protocol
  * error anywhere else. Items past those the type reads, and bytes after the array, change nothing.
  */
-function decodeItemsSeparately(body: Uint8Array, decoder: Decoder, cause: { readonly error: unknown } | { readonly deep: Undecoded }): HubMessage | null {
+function decodeItemsSeparately(body: Uint8Array, decoder: ValueDecoder, cause: { readonly error: unknown } | { readonly deep: Undecoded }): HubMessage | null {
   // The depth limit for an item it marked, else what the decoder said of the item, or of the whole.
   const why = (i: number, e: unknown): string => ('deep' in cause ? cause.deep.get(i) : undefined) ?? describe(e ?? ('error' in cause ? cause.error : `item ${i} does not decode`));
   let header: { readonly count: number; readonly first: number };

@@ -3,6 +3,7 @@
 // ASP.NET reads the envelope first and binds the arguments on their own, failing only that
 // invocation. Iterative, no recursion: nesting depth costs nothing, and every value takes at least
 // one byte, so a header that announces more items than bytes are left fails at once.
+import { isUtf8 } from 'node:buffer';
 import { InvalidDataError } from './errors.js';
 
 const truncated = (): InvalidDataError => new InvalidDataError('Invalid MessagePack: the message ends inside a value.');
@@ -188,4 +189,40 @@ export function mapKeysAreStrings(body: Uint8Array, index: number): boolean | un
   } catch {
     return undefined;
   }
+}
+
+/** Bytes of a str's header, before its UTF-8 bytes; 0 when `b` begins no str. */
+function strHeaderLength(b: number): number {
+  if (b >= 0xa0 && b <= 0xbf) return 1;
+  return b === 0xd9 ? 2 : b === 0xda ? 3 : b === 0xdb ? 5 : 0;
+}
+
+/**
+ * Whether every str in the value that `bytes` holds (map keys included) is UTF-8; undefined when the
+ * value does not hold together (the decoder says how). The decoder reads the bytes of a short str as
+ * they come, so an overlong form (C1 8A) made an ASCII letter and a stray byte (FF) made U+00FF, where
+ * .NET's UTF-8 reading knows them for what they are: not text.
+ */
+export function strsAreUtf8(bytes: Uint8Array): boolean | undefined {
+  let pos = 0;
+  let pending = 1;
+  try {
+    while (pending > 0) {
+      const b = bytes[pos];
+      if (b !== undefined && isOneByteValue(b)) {
+        pos++;
+        pending--;
+        continue;
+      }
+      const start = pos;
+      pos += header(bytes, pos);
+      pending += childCount - 1;
+      if (pos > bytes.length || pending > bytes.length - pos) return undefined;
+      const text = strHeaderLength(b!);
+      if (text > 0 && !isUtf8(bytes.subarray(start + text, pos))) return false;
+    }
+  } catch {
+    return undefined;
+  }
+  return true;
 }

@@ -80,6 +80,11 @@ describe('messagepack: argument values that do not decode', () => {
     ['a map key that is bytes', [0x92, 0x81, 0xc4, 0x01, 0x00, 0x01, 0xa1, 0x78]],
     ['a malformed timestamp', [0x92, 0xd4, 0xff, 0x00, 0xa1, 0x78]],
     ['arguments that are not an array', [0xa1, 0x78]],
+    // Bytes that are not UTF-8 are no text, however short the str (a lenient reader makes an overlong
+    // C1 8A the letter J, and FF the letter ÿ) or long (a CESU-8 surrogate past 200 bytes, once U+FFFD).
+    ['a str holding an overlong form of J (C1 8A)', [0x92, 0xa2, 0xc1, 0x8a, 0xa1, 0x78]],
+    ['a str holding a byte that begins no character (FF)', [0x92, 0xa1, 0xff, 0xa1, 0x78]],
+    ['a str of 300 bytes ending in a CESU-8 surrogate', [0x92, 0xda, 0x01, 0x2c, ...Buffer.alloc(297, 0x61), 0xed, 0xa0, 0x80, 0xa1, 0x78]],
   ];
   for (const [name, args] of raw) {
     it(`${name}: the same completion error, the connection stays`, async () => {

@@ -1,5 +1,6 @@
 // A hub message's envelope text (ids, target, headers, stream ids, an error) holding a lone UTF-16
-// surrogate is a protocol error in both protocols; arguments holding one fail binding instead (see
+// surrogate is a protocol error in both protocols (in MessagePack, whose str is UTF-8, any bytes that are
+// not UTF-8, CESU-8 surrogates included); arguments holding one fail binding instead (see
 // test/hardening/ill-formed-text.test.ts). Before, such an id or target was echoed in the completion,
 // in MessagePack as bytes that are not UTF-8.
 import assert from 'node:assert/strict';
@@ -37,11 +38,21 @@ describe('envelope text must be well-formed', () => {
     ['headers', [0x95, 1, 0x81, ...str('k'), ...CESU, 0xc0, ...str('T'), 0x90]],
     ['error', [0x93, 7, ...CESU, 0xc2]],
   ];
+  // CESU-8 is no UTF-8: the bytes are refused before any text is made of them.
+  const notUtf8 = (e: unknown): boolean => e instanceof InvalidDataError && e.message === 'Invalid MessagePack: a str holds bytes that are not UTF-8';
   for (const [field, bytes] of msgpackCases) {
     it(`MessagePack: ${field}`, () => {
-      assert.throws(() => msgpack.decode(Buffer.from(bytes)), refused(field));
+      assert.throws(() => msgpack.decode(Buffer.from(bytes)), notUtf8);
     });
   }
+
+  it('MessagePack: envelope bytes that are not UTF-8 are a protocol error, not the text a lenient reader makes of them', () => {
+    // A target whose J is the overlong C1 8A: read leniently, it was JoinSession.
+    const target = [0xab, 0xc1, 0x8a, ...Buffer.from('oinSession')];
+    assert.throws(() => msgpack.decode(Buffer.from([0x95, 1, 0x80, ...str('1'), ...target, 0x90])), notUtf8);
+    assert.throws(() => msgpack.decode(Buffer.from([0x95, 1, 0x80, 0xa1, 0xff, ...str('T'), 0x90])), notUtf8);
+    assert.throws(() => msgpack.decode(Buffer.from([0x95, 1, 0x81, 0xa2, 0xc1, 0x8a, ...str('v'), ...str('1'), ...str('T'), 0x90])), notUtf8);
+  });
 
   it('well-formed text, astral characters included, passes in both', () => {
     const message = jsonProtocol.decode(json('{"type":1,"invocationId":"\\ud83d\\ude00","target":"T","arguments":["\\ud800"]}'));
