@@ -1,6 +1,7 @@
 // One JSON Schema per request body. The validators (src/validation) are made from these and the
 // OpenAPI document embeds the very same objects, so documentation and validation cannot drift apart.
 // Data only: the build compiles these into standalone code, so nothing here may depend on run time.
+import { DEVICE_ID_MAX_LENGTH } from '../devices/device-id.js';
 import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
 
@@ -9,7 +10,7 @@ export type JsonSchema = Record<string, unknown>;
 const id = (description: string): JsonSchema => ({
   type: 'string',
   minLength: 1,
-  maxLength: 128,
+  maxLength: DEVICE_ID_MAX_LENGTH,
   // Printable text only: ids end up in MQTT topics, logs and URLs. No control character, C0, DEL or C1
   // (U+0085 is a line break to many terminals and log readers). Not `.` or `..`: in a URL those are
   // dot segments, which browsers, fetch and curl remove before sending, so such a device could be

@@ -3,8 +3,9 @@
 // Every Home Assistant id and discovery topic carries the hub's instance id, so a device id that exists on
 // two hubs sharing a broker gives two entities, each under the Home Assistant device of its own hub
 // (`via_device`). State and availability topics are the hub's `<prefix>/...` ones.
+import { DEVICE_ID_MAX_LENGTH } from '../devices/device-id.js';
 import type { DeviceRecord } from '../store/types.js';
-import { deviceStateTopic, discoveryTopic, haDeviceObject, haHubNode, haNodeId, statusTopic } from './topics.js';
+import { deviceStateTopic, discoveryTopic, haDeviceObject, haHubNode, haNodeId, haNodeIdMaxLength, statusTopic } from './topics.js';
 
 /** What the publisher needs of a device. */
 export type MqttDevice = Pick<
@@ -50,6 +51,12 @@ const SENSORS: readonly SensorSpec[] = [
 ];
 
 export const SENSOR_OBJECTS: readonly string[] = SENSORS.map((s) => s.object);
+
+/**
+ * Characters of the longest object id a hub gives a device's sensor (`<node>_<sensor>`), for the longest
+ * device id registration accepts. The hub's own sensors' are shorter.
+ */
+export const LONGEST_DEVICE_OBJECT = haNodeIdMaxLength(DEVICE_ID_MAX_LENGTH) + 1 + Math.max(...SENSOR_OBJECTS.map((o) => o.length));
 
 export interface DiscoveryMessage {
   topic: string;

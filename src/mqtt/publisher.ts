@@ -15,6 +15,7 @@ import {
   deviceStatePayload,
   discoveryChanged,
   discoveryMessages,
+  LONGEST_DEVICE_OBJECT,
   retainedTopicsOf,
   SENSOR_OBJECTS,
   type MqttDevice,
@@ -28,8 +29,9 @@ import { StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 import { urlHost } from '../url-host.js';
 
-/** Characters of a skipped message's topic the log shows (a topic may be 65,535 bytes). */
+/** Characters of a topic the log shows: one another client chose may be 65,535 bytes. */
 const TOPIC_CHARS_LOGGED = 200;
+const shownTopic = (topic: string): string => (topic.length > TOPIC_CHARS_LOGGED ? `${topic.slice(0, TOPIC_CHARS_LOGGED)}...` : topic);
 
 const ONLINE = Buffer.from('online');
 
@@ -414,11 +416,18 @@ export class MqttPublisher {
     return `${this.names.discoveryPrefix}/sensor/${haHubNode(this.names.instanceId)}`;
   }
 
-  /** A retained config of the hub's node, read or not: judged once the connection settles (stale-configs.ts). */
+  /**
+   * A retained config of the hub's node, read or not: judged once the connection settles (stale-configs.ts),
+   * or at once when its object id is longer than any a hub names, so no twin of this hub can have
+   * published it. Held until then, such configs (any client of the broker can leave thousands, each
+   * topic up to 64 KiB) took hundreds of MiB for the first minute of every connection.
+   */
   private foundOwnConfig(topic: string): boolean {
     const node = this.ownNode();
     if (!topic.startsWith(`${node}/`) || !topic.endsWith('/config')) return false;
-    this.staleConfigs.found(topic, topic.slice(node.length + 1, -'/config'.length));
+    const object = topic.slice(node.length + 1, -'/config'.length);
+    if (object.length > LONGEST_DEVICE_OBJECT) this.clearIfStale(topic, object);
+    else this.staleConfigs.found(topic, object);
     return true;
   }
 
@@ -428,9 +437,8 @@ export class MqttPublisher {
    * hub publishes again over it) it is stale, and left there Home Assistant would keep reading it.
    */
   private onSkipped(m: SkippedMessage): void {
-    const topic = m.topic.length > TOPIC_CHARS_LOGGED ? `${m.topic.slice(0, TOPIC_CHARS_LOGGED)}...` : m.topic;
     this.skippedLog.warn(
-      `skipped an MQTT message of ${m.bytes} bytes on '${topic}' (QoS ${m.qos}) unread: over the ${MAX_INCOMING_PACKET_BYTES / 1024} KiB limit for incoming MQTT packets`);
+      `skipped an MQTT message of ${m.bytes} bytes on '${shownTopic(m.topic)}' (QoS ${m.qos}) unread: over the ${MAX_INCOMING_PACKET_BYTES / 1024} KiB limit for incoming MQTT packets`);
     if (m.retained && !this.closing) this.foundOwnConfig(m.topic);
   }
 
@@ -443,7 +451,7 @@ export class MqttPublisher {
   private clearIfStale(topic: string, object: string): void {
     if (!this.options.homeAssistantDiscovery) {
       // Switched off: Home Assistant must not keep showing the hub and its devices from what was left.
-      this.clearingLog.info(`clearing ${topic}: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`);
+      this.clearingLog.info(`clearing ${shownTopic(topic)}: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`);
       this.send({ topic, payload: '', retain: true });
       return;
     }
@@ -451,7 +459,7 @@ export class MqttPublisher {
     this.knownNodes ??= new Set(Array.from(this.known.keys(), haNodeId));
     const nodes = this.knownNodes;
     if (SENSOR_OBJECTS.some((s) => object.endsWith(`_${s}`) && nodes.has(object.slice(0, -s.length - 1)))) return;
-    this.clearingLog.info(`clearing ${topic}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
+    this.clearingLog.info(`clearing ${shownTopic(topic)}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
     this.send({ topic, payload: '', retain: true });
   }
 
@@ -478,7 +486,7 @@ export class MqttPublisher {
     if (dropped) {
       this.retainedDropLog.warn(
         `MQTT queue full: ${this.retainedQueueLimit()} retained topics already wait for broker ${this.broker}; ` +
-          `dropped the oldest, ${dropped.topic}, whose retained message stays at the broker`,
+          `dropped the oldest, ${shownTopic(dropped.topic)}, whose retained message stays at the broker`,
       );
     }
     this.pump();

@@ -41,6 +41,12 @@ export function haNodeId(id: string): string {
   return `${id.replace(/[^A-Za-z0-9_-]/g, '_')}_${hash}`;
 }
 
+/**
+ * Characters of `haNodeId(id)` for an id of `idChars` code points, at most: a code point outside the
+ * BMP is two UTF-16 units, each replaced by `_`, and the hash tail follows.
+ */
+export const haNodeIdMaxLength = (idChars: number): number => 2 * idChars + 1 + HASH_DIGITS;
+
 /** `<prefix>/status`: `online` while connected, `offline` as the last will and on clean shutdown. */
 export const statusTopic = (prefix: string): string => `${prefix}/status`;
 

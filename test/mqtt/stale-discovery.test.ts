@@ -123,6 +123,19 @@ describe('retained discovery configs an earlier run left behind', () => {
     assert.ok(version !== undefined && version.payload.length < 4096, `the hub's own config again, not the planted one (${version?.payload.length} bytes)`);
   });
 
+  it('one whose object id is longer than any a hub names is cleared at once, not held until the connection settles; the log cuts its topic', async () => {
+    const { options, node, planter } = await planting();
+    // The longest object id a hub gives a device's sensor is 285 characters; a topic level may be 64 KiB.
+    const object = `planted_${'a'.repeat(60_000)}_status`;
+    await planter.publish(`${node}/${object}/config`, '{"name":"x"}', true);
+    // Settling takes twice the longest reconnect delay: a minute here, as in the service.
+    const { lines } = startedHub({ ...options, reconnectMaxMs: 30_000 });
+    await waitUntil(async () => !(await retainedConfigs(node)).includes(object), 'the planted config to be cleared before the connection settles', 5000, 200);
+    assert.deepEqual(lines.filter((l) => l.includes(': clearing ')), [
+      `info: Mqtt: clearing ${`${node}/${object}/config`.slice(0, 200)}...: a Home Assistant discovery config left by an earlier run, of no device this hub has`,
+    ]);
+  });
+
   it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
     const { options, node, planter } = await planting();
     for (let i = 0; i < 60; i++) await planter.publish(`${node}/planted${i}_status/config`, '{"name":"x"}', true);

@@ -1,7 +1,8 @@
 // Topic names and Home Assistant payloads: pure, table-driven.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deviceStatePayload, discoveryChanged, discoveryMessages, retainedTopicsOf, SENSOR_OBJECTS } from '../../src/mqtt/discovery.js';
+import { DEVICE_ID_MAX_LENGTH } from '../../src/devices/device-id.js';
+import { deviceStatePayload, discoveryChanged, discoveryMessages, LONGEST_DEVICE_OBJECT, retainedTopicsOf, SENSOR_OBJECTS } from '../../src/mqtt/discovery.js';
 import { HUB_SENSOR_OBJECTS } from '../../src/mqtt/hub-discovery.js';
 import {
   deviceStateTopic, discoveryTopic, haDeviceObject, haHubObject, haNodeId, hubStateTopic, sessionEventTopic, statusTopic, topicLevel,
@@ -56,6 +57,12 @@ describe('haNodeId', () => {
     assert.equal(new Set(nodes).size, unique.length);
     const objects = unique.flatMap((id) => SENSOR_OBJECTS.map((s) => haDeviceObject(id, s)));
     assert.equal(new Set(objects).size, objects.length);
+  });
+  it('names no sensor of the longest device id longer than LONGEST_DEVICE_OBJECT (configs past it are judged as no hub\'s)', () => {
+    const longest = ['\u{1F600}', 'a', 'ü', '/'].map((c) => c.repeat(DEVICE_ID_MAX_LENGTH));
+    const lengths = longest.flatMap((id) => SENSOR_OBJECTS.map((s) => haDeviceObject(id, s).length));
+    assert.equal(Math.max(...lengths), LONGEST_DEVICE_OBJECT);
+    assert.ok(HUB_SENSOR_OBJECTS.every((s) => haHubObject(s).length < LONGEST_DEVICE_OBJECT));
   });
 });
 
