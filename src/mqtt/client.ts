@@ -54,6 +54,8 @@ export interface ConnectionEvents {
   message(topic: string, payload: Buffer, retained: boolean): void;
   /** A message over MAX_INCOMING_PACKET_BYTES was skipped unread (packet-limit.ts). */
   skipped(message: SkippedMessage): void;
+  /** The broker answered a subscription with a failure code (an ACL that denies this client the topic). */
+  subscriptionRefused(topic: string, reason: string): void;
 }
 
 /** Readable text of a connection error. */
@@ -200,8 +202,12 @@ export class BrokerConnection {
   }
 
   subscribe(topic: string): void {
-    this.client?.subscribe(topic, { qos: 1 }, () => {
-      // A failed subscription shows up as a dropped connection or a missing birth message, nothing to do here.
+    this.client?.subscribe(topic, { qos: 1 }, (e) => {
+      // mqtt.js hands over the SUBACK with a refusal; an error without one is the connection closing
+      // before the SUBACK, and the next connection subscribes again.
+      const granted = (e as { packet?: { granted?: unknown } } | null)?.packet?.granted;
+      const code = Array.isArray(granted) ? granted.find((g): g is number => typeof g === 'number' && (g & 0x80) !== 0) : undefined;
+      if (e && code !== undefined && !this.ended) this.events.subscriptionRefused(topic, `${connectionErrorText(e)} (SUBACK 0x${code.toString(16)})`);
     });
   }
 

@@ -233,6 +233,7 @@ export class MqttPublisher {
         disconnected: (error) => this.onDisconnected(error),
         message: (topic, payload, retained) => this.onMessage(topic, payload, retained),
         skipped: (m) => this.onSkipped(m),
+        subscriptionRefused: (topic, reason) => this.onSubscriptionRefused(topic, reason),
       },
     );
   }
@@ -401,6 +402,18 @@ export class MqttPublisher {
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     const wait = this.homeAssistantResend.request();
     if (wait !== undefined && wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${Math.ceil(wait / 1000)} s`);
+  }
+
+  /**
+   * A broker whose ACL denies a subscription answers the SUBACK with a failure code and delivers nothing
+   * (mosquitto instead grants it and drops what the ACL denies): without a line here, Home Assistant's
+   * restarts or an earlier run's configs would go unanswered with no trace of why.
+   */
+  private onSubscriptionRefused(topic: string, reason: string): void {
+    const consequence = topic === haStatusTopic(this.names.discoveryPrefix)
+      ? 'discovery is not sent again when Home Assistant restarts'
+      : 'discovery configs an earlier run left under the hub\'s node are not cleared';
+    this.log.warn(`MQTT broker ${this.broker} refused the subscription to ${topic}: ${reason}; ${consequence} (check the broker's ACL for ${this.clientId}${this.options.username ? ` / user ${this.options.username}` : ''})`);
   }
 
   /** Everything again for Home Assistant's birth message (at most once per HOME_ASSISTANT_RESEND_INTERVAL_MS). */

@@ -31,7 +31,7 @@ describe('BrokerConnection and the loading of mqtt.js', () => {
     will: { topic: 'vh-load-test/status', payload: 'offline', retain: true },
     keepaliveSeconds: 30, reconnectMinMs: 60_000, reconnectMaxMs: 60_000, connectTimeoutMs: 5000,
   });
-  const events = { connected: () => {}, disconnected: () => {}, message: () => {}, skipped: () => {} };
+  const events = { connected: () => {}, disconnected: () => {}, message: () => {}, skipped: () => {}, subscriptionRefused: () => {} };
 
   it('ended before mqtt.js has loaded: no connection is ever attempted, and ending is immediate', async () => {
     const port = await listening;

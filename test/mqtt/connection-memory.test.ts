@@ -32,7 +32,7 @@ describe('a broker connection and the memory it keeps', () => {
         will: { topic: 'vh-memory-test/status', payload: 'offline', retain: true },
         keepaliveSeconds: 30, reconnectMinMs: 1000, reconnectMaxMs: 1000, connectTimeoutMs: 5000,
       },
-      { connected: () => void connected++, disconnected: () => {}, message: () => {}, skipped: () => {} },
+      { connected: () => void connected++, disconnected: () => {}, message: () => {}, skipped: () => {}, subscriptionRefused: () => {} },
     );
     try {
       connection.start();

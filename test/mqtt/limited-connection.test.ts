@@ -92,7 +92,7 @@ describe('LimitedConnection', () => {
       host: '127.0.0.1', port: (server.address() as AddressInfo).port, username: '', password: '', clientId: 'vh-protocol-test',
       will: { topic: 'vh-protocol-test/status', payload: 'offline', retain: true },
       keepaliveSeconds: 30, reconnectMinMs: 60_000, reconnectMaxMs: 60_000, connectTimeoutMs: 5000,
-    }, { connected: () => {}, disconnected: (reason) => reasons.push(reason), message: () => {}, skipped: () => {} });
+    }, { connected: () => {}, disconnected: (reason) => reasons.push(reason), message: () => {}, skipped: () => {}, subscriptionRefused: () => {} });
     try {
       connection.start();
       await waitUntil(() => reasons.length > 0, 'the disconnect', 10_000);
