@@ -150,6 +150,7 @@ export class MqttPublisher {
   private readonly skippedLog: ThrottledLog;
   private readonly clearingLog: ThrottledLog;
   private readonly retainedDropLog: ThrottledLog;
+  private readonly eventDropLog: ThrottledLog;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
   /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
@@ -191,6 +192,8 @@ export class MqttPublisher {
       (count, seconds) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s`);
     this.retainedDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
       (count, seconds) => `${count} more retained MQTT topics dropped from the full queue in the last ${seconds} s; their retained messages stay at the broker`);
+    this.eventDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
+      (count, seconds) => `${count} more MQTT session events dropped from the full queue in the last ${seconds} s`);
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000, () => this.retainedQueueLimit());
     this.homeAssistantResend = new AtMostEvery(options.homeAssistantResendIntervalMs ?? HOME_ASSISTANT_RESEND_INTERVAL_MS, () => this.resendForHomeAssistant());
     this.acknowledgements = new AcknowledgementWatch(options.unacknowledgedLimitMs ?? UNACKNOWLEDGED_LIMIT_MS, {
@@ -326,7 +329,7 @@ export class MqttPublisher {
     this.homeAssistantResend.close();
     this.staleConfigs.disconnected();
     this.acknowledgements.close();
-    for (const log of [this.skippedLog, this.clearingLog, this.retainedDropLog]) log.flush();
+    for (const log of [this.skippedLog, this.clearingLog, this.retainedDropLog, this.eventDropLog]) log.flush();
     this.closing ??= (async () => {
       const offline = { topic: statusTopic(this.names.topicPrefix), payload: 'offline', retain: true };
       await this.connection.end(offline, CLOSE_TIMEOUT_MS);
@@ -496,7 +499,13 @@ export class MqttPublisher {
   private send(message: OutgoingMessage): void {
     if (this.closing) return;
     const dropped = this.queue.push(message);
-    if (dropped) {
+    if (dropped && !dropped.retain) {
+      // News lost for good (a down broker's queue keeps the newest): the count alone was in /health only.
+      this.eventDropLog.warn(
+        `MQTT queue full: ${this.queue.capacity} session events already wait for broker ${this.broker}; ` +
+          `dropped the oldest, on ${shownTopic(dropped.topic)}, which no subscriber will get`,
+      );
+    } else if (dropped) {
       this.retainedDropLog.warn(
         `MQTT queue full: ${this.retainedQueueLimit()} retained topics already wait for broker ${this.broker}; ` +
           `dropped the oldest, ${shownTopic(dropped.topic)}, whose retained message stays at the broker`,

@@ -52,16 +52,14 @@ export class OutgoingQueue {
     return this.droppedCount;
   }
 
-  /** Queues `message`; returns the retained message dropped to make room for it, if one was. */
+  /** Queues `message`; returns the message (an event or a retained one) dropped to make room for it, if one was. */
   push(message: OutgoingMessage): OutgoingMessage | undefined {
     const entry = { message, seq: this.seq++ };
     if (!message.retain) {
       this.events.push(entry);
-      if (this.events.length > this.capacity) {
-        this.events.shift();
-        this.droppedCount++;
-      }
-      return undefined;
+      if (this.events.length <= this.capacity) return undefined;
+      this.droppedCount++;
+      return this.events.shift()!.message;
     }
     // Delete first so the replacement moves to the end: the newest state is sent last.
     const replaced = this.retained.delete(message.topic);

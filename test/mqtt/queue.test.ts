@@ -30,7 +30,8 @@ describe('OutgoingQueue', () => {
   it('never keeps more than its capacity of events and drops the oldest first; retained messages do not count', () => {
     const q = new OutgoingQueue(3);
     q.push(r('state', '1'));
-    for (let i = 0; i < 5; i++) q.push(t('event', String(i)));
+    const dropped = Array.from({ length: 5 }, (_, i) => q.push(t('event', String(i))));
+    assert.deepEqual(dropped, [undefined, undefined, undefined, t('event', '0'), t('event', '1')], 'each dropped event returned, for the caller to report');
     assert.equal(q.size, 4);
     assert.equal(q.dropped, 2);
     assert.deepEqual(q.drain(), [r('state', '1'), t('event', '2'), t('event', '3'), t('event', '4')]);

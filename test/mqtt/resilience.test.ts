@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -49,7 +49,8 @@ describe('MqttPublisher when things fail', () => {
 
   it('a stopped broker neither slows nor fails publishing; the queue stays bounded; all is re-sent on restart', async (t) => {
     const b = await broker();
-    const options = publisherOptions(b.port, { queueLimit: 100 });
+    const { lines, logger } = capturedLog();
+    const options = publisherOptions(b.port, { queueLimit: 100, logger });
     const pub = await connectedPublisher(options);
     cleanup.push(() => pub.close());
     pub.publishDeviceState(device('d1'));
@@ -72,6 +73,11 @@ describe('MqttPublisher when things fail', () => {
     t.diagnostic(`2,000 publish calls with the broker down took ${(performance.now() - started).toFixed(1)} ms`);
     // The device's latest state, owed apart from the queue, plus the newest 100 events; the 900 older events were dropped.
     assert.deepEqual(pub.stats(), { published: publishedBefore, dropped: 900, queued: 101, inFlight: 0 });
+    // Lost news is logged, once a minute at most, not only counted in /health.
+    const dropLines = (): string[] => lines.filter((l) => l.includes('session event'));
+    assert.deepEqual(dropLines(), [
+      `warn: Mqtt: MQTT queue full: 100 session events already wait for broker 127.0.0.1:${b.port}; dropped the oldest, on ${options.topicPrefix}/sessions/s1/event, which no subscriber will get`,
+    ]);
 
     await b.restart();
     await waitUntil(() => pub.state().connected, 'the publisher to reconnect', 15_000);
@@ -85,6 +91,8 @@ describe('MqttPublisher when things fail', () => {
     const node = `${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}`;
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/d1_`)).length, 5);
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/hub_`)).length, 4);
+    await pub.close();
+    assert.match(dropLines()[1] ?? '', /^warn: Mqtt: 899 more MQTT session events dropped from the full queue in the last \d+ s$/);
   });
 
   it('a device deleted and registered again while the broker is down keeps its new state, not the clearing', async () => {
