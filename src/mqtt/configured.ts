@@ -22,6 +22,9 @@ export interface ConfiguredMqttDeps {
   logger: Logger;
 }
 
+/** Session events held before `start`, at most: the publisher's own queue keeps no more (publisher.ts). */
+const EARLY_EVENTS_KEPT = 1000;
+
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
   a.brokerAddress === b.brokerAddress && a.port === b.port && a.username === b.username;
 
@@ -35,6 +38,11 @@ export class ConfiguredMqttPublisher {
   private closed = false;
   /** Kept across publishers: sessions and devices do not start over when the broker settings change. */
   private readonly hub: HubStatus;
+  /**
+   * Session events from before `start` (the ends of sessions a crash interrupted, recorded at start-up),
+   * handed to the first publisher; the newest EARLY_EVENTS_KEPT of them, as its queue would keep.
+   */
+  private early: Array<[string, SessionEventMessage]> | undefined = [];
 
   constructor(private readonly deps: ConfiguredMqttDeps) {
     this.hub = new HubStatus(deps.version);
@@ -50,6 +58,9 @@ export class ConfiguredMqttPublisher {
     for (const device of this.deps.devices()) this.hub.deviceChanged(device);
     this.settings = { ...settings };
     this.publisher = this.open(settings);
+    const early = this.early ?? [];
+    this.early = undefined;
+    for (const [sessionId, event] of early) this.publisher?.publishSessionEvent(sessionId, event);
   }
 
   /**
@@ -84,6 +95,11 @@ export class ConfiguredMqttPublisher {
   }
 
   publishSessionEvent(sessionId: string, event: SessionEventMessage): void {
+    if (this.early) {
+      this.early.push([sessionId, event]);
+      if (this.early.length > EARLY_EVENTS_KEPT) this.early.shift();
+      return;
+    }
     this.publisher?.publishSessionEvent(sessionId, event);
   }
 
@@ -109,6 +125,7 @@ export class ConfiguredMqttPublisher {
   /** Says `offline` and disconnects; no later `apply` opens anything. */
   async close(): Promise<void> {
     this.closed = true;
+    this.early = undefined;
     await this.changing;
     const publisher = this.publisher;
     this.publisher = undefined;

@@ -104,12 +104,18 @@ export class VoiceSessionService {
     this.receiversUnsent = unsent;
   }
 
-  /** At start-up: sessions the previous process left open are recorded as ended. Returns how many. */
+  /**
+   * At start-up: sessions the previous process left open are recorded as ended, and their end is told to
+   * the listeners as any other (MQTT subscribers saw them start; without it they never see them end).
+   * Returns how many.
+   */
   async recordInterrupted(): Promise<number> {
     const open = this.deps.sessions.listOpen().filter((s) => !this.live.has(s.id));
-    const endTime = this.now().toISOString();
+    const at = this.now();
+    const reason = 'service restarted';
     for (const s of open) {
-      await this.deps.sessions.save({ ...s, state: 'Stopped', endTime, endReason: 'service restarted' }, true);
+      await this.deps.sessions.save({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }, true);
+      this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
     }
     if (open.length > 0) this.deps.logger.info(`recorded ${open.length} interrupted session(s) as stopped`);
     return open.length;
