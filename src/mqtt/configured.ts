@@ -84,8 +84,11 @@ export class ConfiguredMqttPublisher {
     this.settings = this.wanted;
     if (old) await old.close().catch((e: unknown) => this.deps.logger.warn(`closing the old MQTT connection: ${errorText(e)}`));
     if (this.closed) return;
+    // What the old broker never got (it was unreachable: often why its settings changed) goes to the new one.
+    const undelivered = old?.undelivered() ?? [];
     const next = (this.settings = this.wanted);
     this.publisher = this.open(next);
+    if (undelivered.length > 0) this.publisher?.takeOver(undelivered);
     this.deps.logger.info(next.brokerAddress ? `MQTT settings changed: now ${next.brokerAddress}:${next.port}` : 'MQTT switched off (broker address empty)');
   }
 

@@ -324,7 +324,27 @@ export class MqttPublisher {
     for (const device of devices) this.publishDeviceState(device);
   }
 
-  /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages are abandoned. */
+  /**
+   * What the queue still holds (session events and the clearing of deleted devices' topics, in publish
+   * order), for the publisher that replaces this one after `close`; the queue is empty afterwards.
+   */
+  undelivered(): OutgoingMessage[] {
+    return this.queue.drain();
+  }
+
+  /**
+   * Messages a replaced publisher could not deliver (its `undelivered`), sent as if published here.
+   * The clearing of a topic a known device has now (registered again since) is left out: it would
+   * delete that device's state.
+   */
+  takeOver(messages: readonly OutgoingMessage[]): void {
+    this.guard('take over undelivered messages', () => {
+      const live = new Set(Array.from(this.known.keys(), (id) => retainedTopicsOf(this.names, id)).flat());
+      for (const message of messages) if (!(message.retain && live.has(message.topic))) this.send(message);
+    });
+  }
+
+  /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages wait for `undelivered`. */
   close(): Promise<void> {
     this.homeAssistantResend.close();
     this.staleConfigs.disconnected();

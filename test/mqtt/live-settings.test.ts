@@ -8,6 +8,8 @@ import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
+import { startEcho, startSession } from '../support/voice.js';
+import { freePort } from '../support/ports.js';
 import { Subscriber } from './helpers.js';
 
 // Each test's service has its own topic prefix: the brokers are shared and earlier services keep running.
@@ -35,10 +37,10 @@ describe('MQTT settings changed over the API', () => {
     await second?.stop();
   });
 
-  const start = async (mqtt: Record<string, unknown>): Promise<{ svc: TestService; admin: string }> => {
+  const start = async (mqtt: Record<string, unknown>, flags: Record<string, unknown> = {}): Promise<{ svc: TestService; admin: string }> => {
     PREFIX = `live-settings-${++services_started}`;
     // From the file, not the test default flag: a flag is the operator's and the API cannot override it.
-    const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined } });
+    const svc = await startService({ file: { Mqtt: { TopicPrefix: PREFIX, ...mqtt } }, flags: { 'Mqtt.Port': undefined, ...flags } });
     services.push(svc);
     return { svc, admin: await adminToken(svc) };
   };
@@ -95,6 +97,42 @@ describe('MQTT settings changed over the API', () => {
     await new Promise((r) => setTimeout(r, 300));
     await onSecond.barrier(`${PREFIX}/barrier`);
     assert.equal(onSecond.on(`${PREFIX}/status`).length, statusMessages);
+  });
+
+  it('what the unreachable old broker never got goes to the new one: session events and the clearing of a deleted device', async () => {
+    const echo = await startEcho();
+    try {
+      const { svc, admin } = await start({ BrokerAddress: '127.0.0.1', Port: await freePort() }, { 'VoiceService.ServerUrl': `ws://127.0.0.1:${echo.port}/voice` });
+      // What an earlier run left on the broker the service is moved to.
+      const planter = await subscribe(second);
+      await planter.publish(`${PREFIX}/devices/gone/state`, '{"status":"online"}', true);
+      await planter.publish(`${PREFIX}/devices/back/state`, '{"status":"online"}', true);
+
+      await registerDevice(svc, { deviceId: 'gone' });
+      const speaker = await registerDevice(svc);
+      const { sessionId } = await startSession(svc, speaker.id, speaker.token);
+      assert.equal((await call(svc.url, 'POST', '/api/voice/stop', { token: speaker.token, body: { sessionId } })).status, 200);
+      for (const id of ['gone', 'back']) {
+        if (id === 'back') await registerDevice(svc, { deviceId: 'back' });
+        assert.equal((await call(svc.url, 'DELETE', `/api/device/${id}`, { token: admin })).status, 200);
+      }
+      // Deleted and registered again: its clearing, still queued for the old broker, must not follow it.
+      await registerDevice(svc, { deviceId: 'back', deviceName: 'Back again' });
+
+      const onSecond = await subscribe(second);
+      await putMqtt(svc, admin, { port: second.port });
+      const events = `${PREFIX}/sessions/${sessionId}/event`;
+      await onSecond.waitFor((m) => m.topic === events && m.payload.includes('"ended"'), 'the session\'s ended event on the new broker');
+      assert.deepEqual(onSecond.on(events).map((m) => (JSON.parse(m.payload) as { event: string }).event), ['started', 'ended']);
+      await onSecond.waitFor((m) => m.topic === `${PREFIX}/devices/gone/state` && m.payload === '', 'the deleted device\'s state cleared on the new broker');
+      const after = await subscribe(second);
+      await after.barrier(`${PREFIX}/barrier`);
+      const retained = new Map(after.messages.filter((m) => m.retain).map((m) => [m.topic, m.payload]));
+      assert.equal(retained.has(`${PREFIX}/devices/gone/state`), false);
+      assert.equal(JSON.parse(retained.get(`${PREFIX}/devices/back/state`) ?? '{}').status, 'online', 'the device registered again keeps its state');
+    } finally {
+      await echo.close();
+    }
   });
 
   it('changes in quick succession end on the last one, with no connection left on the others', async () => {

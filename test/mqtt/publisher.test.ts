@@ -52,6 +52,26 @@ describe('MqttPublisher with a live broker', () => {
     assert.deepEqual(pub.state(), { connected: true, broker: `127.0.0.1:${broker.port}` });
   });
 
+  it('takes over what a replaced publisher could not deliver, but no clearing of a device it knows now', async () => {
+    const { pub, prefix } = await publisher();
+    pub.syncDevices([device('back')]);
+    await waitUntil(() => pub.stats().queued + pub.stats().inFlight === 0, 'the device to be delivered');
+    const sub = await subscribe([`${prefix}/#`]);
+    await sub.barrier(`${prefix}/barrier`);
+    // As the old publisher's queue held them: a device deleted there and registered again since.
+    pub.takeOver([
+      { topic: `${prefix}/devices/back/state`, payload: '', retain: true },
+      { topic: `${prefix}/devices/gone/state`, payload: '', retain: true },
+      { topic: `${prefix}/sessions/s1/event`, payload: '{"event":"ended"}', retain: false },
+    ]);
+    await sub.waitFor((m) => m.topic === `${prefix}/sessions/s1/event`, 'the event taken over');
+    await sub.barrier(`${prefix}/barrier`);
+    assert.deepEqual(sub.messages.filter((m) => !m.retain && !m.topic.endsWith('/barrier')).map((m) => [m.topic, m.payload]), [
+      [`${prefix}/devices/gone/state`, ''],
+      [`${prefix}/sessions/s1/event`, '{"event":"ended"}'],
+    ]);
+  });
+
   it('publishes retained Home Assistant discovery configs for a new device', async () => {
     const { pub, prefix, ha, node, instanceId } = await publisher();
     pub.publishDeviceState(device('kitchen', { name: 'Kitchen', type: 'rpi-zero' }));
