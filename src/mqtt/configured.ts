@@ -10,6 +10,7 @@ import type { SessionEvent } from '../voice/session-events.js';
 import type { MqttDevice } from './discovery.js';
 import { HubStatus } from './hub-status.js';
 import type { MqttPublisher } from './publisher.js';
+import type { OutgoingMessage } from './queue.js';
 import type { SessionEventMessage } from './session-events.js';
 
 export interface ConfiguredMqttDeps {
@@ -22,8 +23,11 @@ export interface ConfiguredMqttDeps {
   logger: Logger;
 }
 
-/** Session events held before `start`, at most: the publisher's own queue keeps no more (publisher.ts). */
-const EARLY_EVENTS_KEPT = 1000;
+/** Session events held while no publisher is in place, at most: a publisher's own queue keeps no more (publisher.ts). */
+const HELD_EVENTS_KEPT = 1000;
+
+/** What is published while no publisher is in place, for the one that comes. */
+type Held = { kind: 'event'; sessionId: string; event: SessionEventMessage } | { kind: 'removal'; deviceId: string };
 
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
   a.brokerAddress === b.brokerAddress && a.port === b.port && a.username === b.username;
@@ -39,10 +43,14 @@ export class ConfiguredMqttPublisher {
   /** Kept across publishers: sessions and devices do not start over when the broker settings change. */
   private readonly hub: HubStatus;
   /**
-   * Session events from before `start` (the ends of sessions a crash interrupted, recorded at start-up),
-   * handed to the first publisher; the newest EARLY_EVENTS_KEPT of them, as its queue would keep.
+   * Session events and device removals while no publisher is in place: before `start` (the ends of
+   * sessions a crash interrupted, recorded at start-up) and while a settings change closes the old
+   * connection (up to twice its 2 s close timeout with a stuck broker). Handed to the next publisher;
+   * undefined while one is in place (or MQTT is off). Events are capped at HELD_EVENTS_KEPT, the newest
+   * kept; removals are bounded by the devices there are.
    */
-  private early: Array<[string, SessionEventMessage]> | undefined = [];
+  private held: Held[] | undefined = [];
+  private heldEvents = 0;
 
   constructor(private readonly deps: ConfiguredMqttDeps) {
     this.hub = new HubStatus(deps.version);
@@ -58,9 +66,7 @@ export class ConfiguredMqttPublisher {
     for (const device of this.deps.devices()) this.hub.deviceChanged(device);
     this.settings = { ...settings };
     this.publisher = this.open(settings);
-    const early = this.early ?? [];
-    this.early = undefined;
-    for (const [sessionId, event] of early) this.publisher?.publishSessionEvent(sessionId, event);
+    this.handOver([]);
   }
 
   /**
@@ -81,6 +87,7 @@ export class ConfiguredMqttPublisher {
     if (this.closed || !this.wanted || (this.settings && sameSettings(this.settings, this.wanted))) return;
     const old = this.publisher;
     this.publisher = undefined;
+    this.held ??= [];
     this.settings = this.wanted;
     if (old) await old.close().catch((e: unknown) => this.deps.logger.warn(`closing the old MQTT connection: ${errorText(e)}`));
     if (this.closed) return;
@@ -88,7 +95,7 @@ export class ConfiguredMqttPublisher {
     const undelivered = old?.undelivered() ?? [];
     const next = (this.settings = this.wanted);
     this.publisher = this.open(next);
-    if (undelivered.length > 0) this.publisher?.takeOver(undelivered);
+    this.handOver(undelivered);
     this.deps.logger.info(next.brokerAddress ? `MQTT settings changed: now ${next.brokerAddress}:${next.port}` : 'MQTT switched off (broker address empty)');
   }
 
@@ -98,9 +105,12 @@ export class ConfiguredMqttPublisher {
   }
 
   publishSessionEvent(sessionId: string, event: SessionEventMessage): void {
-    if (this.early) {
-      this.early.push([sessionId, event]);
-      if (this.early.length > EARLY_EVENTS_KEPT) this.early.shift();
+    if (this.held) {
+      this.held.push({ kind: 'event', sessionId, event });
+      if (++this.heldEvents > HELD_EVENTS_KEPT) {
+        this.held.splice(this.held.findIndex((h) => h.kind === 'event'), 1);
+        this.heldEvents--;
+      }
       return;
     }
     this.publisher?.publishSessionEvent(sessionId, event);
@@ -112,7 +122,8 @@ export class ConfiguredMqttPublisher {
   }
 
   removeDevice(deviceId: string): void {
-    this.publisher?.removeDevice(deviceId);
+    if (this.held) this.held.push({ kind: 'removal', deviceId });
+    else this.publisher?.removeDevice(deviceId);
     if (this.hub.deviceDeleted(deviceId)) this.publisher?.publishHubState(this.hub.state);
   }
 
@@ -120,6 +131,11 @@ export class ConfiguredMqttPublisher {
   healthCheck(): HealthCheck {
     return async () => {
       const publisher = this.publisher;
+      const settings = this.settings;
+      if (!publisher && this.held && settings?.brokerAddress) {
+        // Between publishers: "disabled" would be untrue, and nothing is connected yet.
+        return { status: 'Degraded', description: `not connected: the MQTT settings are changing to ${settings.brokerAddress}:${settings.port} (closing the previous connection)`, tags: [...MQTT_TAGS] };
+      }
       if (!publisher) return { status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)', tags: [...MQTT_TAGS] };
       return createMqttCheck(publisher)();
     };
@@ -128,11 +144,30 @@ export class ConfiguredMqttPublisher {
   /** Says `offline` and disconnects; no later `apply` opens anything. */
   async close(): Promise<void> {
     this.closed = true;
-    this.early = undefined;
     await this.changing;
     const publisher = this.publisher;
     this.publisher = undefined;
     await publisher?.close();
+  }
+
+  /**
+   * Gives the publisher now in place what its predecessor never delivered, then what was held while
+   * there was none. A removal of a device that exists again (registered meanwhile) is left out: the
+   * publisher has just published it from the store.
+   */
+  private handOver(undelivered: OutgoingMessage[]): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.heldEvents = 0;
+    const publisher = this.publisher;
+    if (!publisher) return;
+    if (undelivered.length > 0) publisher.takeOver(undelivered);
+    if (held.length === 0) return;
+    const existing = new Set(this.deps.devices().map((d) => d.id));
+    for (const h of held) {
+      if (h.kind === 'event') publisher.publishSessionEvent(h.sessionId, h.event);
+      else if (!existing.has(h.deviceId)) publisher.removeDevice(h.deviceId);
+    }
   }
 
   private open(settings: MqttSettings): MqttPublisher | undefined {

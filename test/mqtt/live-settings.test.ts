@@ -135,6 +135,38 @@ describe('MQTT settings changed over the API', () => {
     }
   });
 
+  it('while a stuck old broker\'s connection closes: health says so, and session events and deletions wait for the new one', async () => {
+    const echo = await startEcho();
+    const stuck = await startMosquitto();
+    try {
+      const { svc, admin } = await start({ BrokerAddress: '127.0.0.1', Port: stuck.port }, { 'VoiceService.ServerUrl': `ws://127.0.0.1:${echo.port}/voice` });
+      const gone = await registerDevice(svc);
+      const speaker = await registerDevice(svc);
+      const { sessionId } = await startSession(svc, speaker.id, speaker.token);
+      const planter = await subscribe(second);
+      await planter.publish(`${PREFIX}/devices/${gone.id}/state`, '{"status":"online"}', true);
+      await mqttHealthBecomes(svc, `connected to 127.0.0.1:${stuck.port}`);
+      // Open sockets, no answers: closing waits for the acknowledgement of `offline`, then for DISCONNECT.
+      stuck.pause();
+      const onSecond = await subscribe(second);
+      const changed = call(svc.url, 'PUT', '/api/config/mqtt', { token: admin, body: { port: second.port } });
+      const health = await mqttHealthBecomes(svc, `not connected: the MQTT settings are changing to 127.0.0.1:${second.port} (closing the previous connection)`);
+      assert.deepEqual(health, { status: 'Degraded', description: `not connected: the MQTT settings are changing to 127.0.0.1:${second.port} (closing the previous connection)` });
+      assert.equal((await call(svc.url, 'POST', '/api/voice/stop', { token: speaker.token, body: { sessionId } })).status, 200);
+      assert.equal((await call(svc.url, 'DELETE', `/api/device/${gone.id}`, { token: admin })).status, 200);
+      assert.equal((await changed).status, 200);
+
+      const events = `${PREFIX}/sessions/${sessionId}/event`;
+      const ended = await onSecond.waitFor((m) => m.topic === events && m.payload.includes('"ended"'), 'the ended event on the new broker');
+      assert.equal(JSON.parse(ended.payload).reason, 'stopped by request');
+      await onSecond.waitFor((m) => m.topic === `${PREFIX}/devices/${gone.id}/state` && m.payload === '', 'the deleted device\'s state cleared on the new broker');
+    } finally {
+      stuck.resume();
+      await stuck.stop();
+      await echo.close();
+    }
+  });
+
   it('changes in quick succession end on the last one, with no connection left on the others', async () => {
     const { svc, admin } = await start({ BrokerAddress: '127.0.0.1', Port: first.port });
     await mqttHealthBecomes(svc, `connected to 127.0.0.1:${first.port}`);
