@@ -283,7 +283,7 @@ export const CONFIG_SCHEMA = {
       additionalProperties: false,
       properties: {
         DataDir: str('./data', 'Folder of the database and the generated signing key (`/var/lib/voice-hub` under systemd).', { minLength: 1 }),
-        FlushInterval: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'Telemetry (status, metrics, lastSeen) is written to disk at most this often.'),
+        FlushInterval: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'Telemetry (status, metrics, lastSeen, and the audioPacketsSent of running sessions) is written to disk at most this often.'),
         SessionHistory: int(100, 0, 100_000, 'Ended voice sessions kept in the database (those that ended first go first, in the order they ended, not by their clock time); every write rewrites the file, so a long history costs SD-card writes.'),
         MinFreeBytes: int(64 * MIB, 0, 1024 * 1024 * MIB, 'Free space in the data dir below which /health reports the database Degraded, before writes fail (0: not checked).'),
       },

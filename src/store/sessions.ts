@@ -1,5 +1,6 @@
 // Voice sessions as history. State changes the caller marks durable go to disk at once; frequent
-// updates (packet counters) keep only the latest record per session until the next flush. Only the
+// updates (packet counters) keep only the latest record per session until the next flush, taken from
+// the running session when the flush comes (saveLater). Only the
 // latest `historyLimit` ended sessions are kept: every write rewrites the whole file, so an unbounded
 // history would make each telemetry flush cost more SD-card writes as the months go by.
 import type { Param, Row, SqlDb } from './database.js';
@@ -11,8 +12,8 @@ const OPEN_STATES: readonly SessionState[] = ['Starting', 'Active'];
 const ENDED = "state NOT IN ('Starting', 'Active')";
 
 export class SqlSessionRepository implements SessionRepository {
-  /** Latest record per session not yet written to SQL. */
-  private readonly pending = new Map<string, SessionRecord>();
+  /** Latest record per session not yet written to SQL, or where to read it at the flush. */
+  private readonly pending = new Map<string, SessionRecord | (() => SessionRecord)>();
 
   constructor(
     private readonly ctx: StoreContext,
@@ -26,7 +27,7 @@ export class SqlSessionRepository implements SessionRepository {
   get(id: string): SessionRecord | undefined {
     this.ctx.assertOpen();
     const queued = this.pending.get(id);
-    if (queued) return clone(queued);
+    if (queued) return current(queued);
     const row = this.ctx.db.one(`SELECT ${COLUMNS} FROM sessions WHERE id = ?`, [id]);
     return row ? toSession(row) : undefined;
   }
@@ -37,7 +38,7 @@ export class SqlSessionRepository implements SessionRepository {
     const rows = this.ctx.db.all(`SELECT ${COLUMNS} FROM sessions WHERE state IN ('Starting', 'Active') ORDER BY start_time, id`);
     for (const row of rows) byId.set(String(row.id), toSession(row));
     // Queued records are newer than SQL: they may open or close a session.
-    for (const [id, s] of this.pending) byId.set(id, clone(s));
+    for (const [id, s] of this.pending) byId.set(id, current(s));
     return [...byId.values()].filter((s) => OPEN_STATES.includes(s.state));
   }
 
@@ -67,10 +68,21 @@ export class SqlSessionRepository implements SessionRepository {
     });
   }
 
+  saveLater(id: string, latest: () => SessionRecord): void {
+    // Never refused, unlike save: the change it records has happened (a packet went upstream). Once the
+    // store is closing nothing queued is written any more, and the session's final record says it all.
+    // A source already queued gives the latest record at the flush: nothing to do per change.
+    if (typeof this.pending.get(id) === 'function') return;
+    this.pending.delete(id);
+    this.pending.set(id, latest);
+    this.ctx.queued();
+  }
+
   /** Moves queued records into SQL (inside the caller's transaction). */
   writePending(): void {
     let ended = false;
-    for (const s of this.pending.values()) {
+    for (const queued of this.pending.values()) {
+      const s = current(queued);
       write(this.ctx, s);
       ended ||= !OPEN_STATES.includes(s.state);
     }
@@ -108,6 +120,11 @@ function write(ctx: StoreContext, s: SessionRecord): void {
 
 function clone(s: SessionRecord): SessionRecord {
   return { ...s, config: { ...s.config } };
+}
+
+/** A queued record as it stands now: a copy, or what its source gives. */
+function current(queued: SessionRecord | (() => SessionRecord)): SessionRecord {
+  return typeof queued === 'function' ? clone(queued()) : clone(queued);
 }
 
 function toSession(row: Row): SessionRecord {

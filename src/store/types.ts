@@ -65,6 +65,11 @@ export interface SessionRepository {
   listOpen(): SessionRecord[];
   /** Insert or replace; coalesced like telemetry unless `durable` is set. */
   save(session: SessionRecord, durable?: boolean): Promise<void>;
+  /**
+   * The session's record changed in a way worth keeping but not worth a write of its own (its packet
+   * counter): written at the next flush, as `latest` gives it then. Cheap to call for every change; never throws.
+   */
+  saveLater(id: string, latest: () => SessionRecord): void;
 }
 
 export interface SettingsRepository {

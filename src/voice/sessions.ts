@@ -212,7 +212,11 @@ export class VoiceSessionService {
   }
 
   sendAudio(sessionId: string, opus: Uint8Array): AudioSent {
-    return this.activeSession(sessionId).sendAudio(opus);
+    const session = this.activeSession(sessionId);
+    const sent = session.sendAudio(opus);
+    // Its packet count survives a crash as device telemetry does: written at the next timed flush.
+    this.deps.sessions.saveLater(session.id, () => session.snapshot());
+    return sent;
   }
 
   /**

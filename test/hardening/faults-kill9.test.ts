@@ -3,13 +3,14 @@
 // number of acknowledgements the process is killed with requests in flight, restarted on the same
 // data dir, and the cycle repeats. Every registration acknowledged with 200 before a kill must be
 // listed after the restart; nothing that was never sent may appear.
+import { HubConnectionBuilder, LogLevel } from '@microsoft/signalr';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { tmpDir } from '../support/tmp.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
-import { adminTokenFor, startDaemon, startSession, type Daemon } from './daemon.js';
+import { adminTokenFor, speechPackets, startDaemon, startSession, type Daemon } from './daemon.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
 
 const CYCLES = 3;
@@ -104,6 +105,38 @@ describe('kill -9 right after a session start and a stop', () => {
       const second = await call(again.url, 'POST', '/api/voice/stop', { token: running.token, body: { sessionId: running.sessionId } });
       assert.equal(second.status, 200, second.text);
       assert.deepEqual([second.json.state, second.json.endReason], ['Stopped', 'service restarted']);
+    } finally {
+      await echo.close();
+    }
+  });
+});
+
+describe('kill -9 in the middle of a session', () => {
+  it("the session's audio packets counted before the last telemetry flush are still counted after the restart", async () => {
+    const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+    const dataDir = tmpDir();
+    const settings = { VoiceService: { ServerUrl: `ws://127.0.0.1:${echo.port}/voice` }, Storage: { FlushInterval: '00:00:00.2000000' } };
+    try {
+      const d = await startDaemon({ dataDir, settings });
+      daemon = d;
+      const session = await startSession(d.url);
+      const connection = new HubConnectionBuilder().withUrl(`${d.url}/voice-hub`).configureLogging(LogLevel.None).build();
+      connection.on('SessionJoined', () => {});
+      await withTimeout(connection.start(), 5000, 'hub start');
+      await connection.invoke('JoinSession', session.sessionId, session.token);
+      const packets = speechPackets().slice(0, 7);
+      for (const p of packets) await connection.invoke('SendAudioData', session.sessionId, p.toString('base64'));
+      // Past the flush interval: the count is as durable as a device's telemetry then.
+      await new Promise((r) => setTimeout(r, 1000));
+      d.svc.proc.kill('SIGKILL');
+      await withTimeout(d.svc.exited, 5000, 'exit after SIGKILL');
+      await connection.stop();
+
+      const again = await startDaemon({ dataDir, settings });
+      daemon = again;
+      const stop = await call(again.url, 'POST', '/api/voice/stop', { token: session.token, body: { sessionId: session.sessionId } });
+      assert.equal(stop.status, 200, stop.text);
+      assert.deepEqual([stop.json.state, stop.json.endReason, stop.json.audioPacketsSent], ['Stopped', 'service restarted', packets.length]);
     } finally {
       await echo.close();
     }

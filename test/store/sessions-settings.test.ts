@@ -62,3 +62,36 @@ test('coalesced session saves are read back at once and override older durable s
     await dir.cleanup();
   }
 });
+
+test('saveLater: the record its source gives at the flush is written, once per flush however often it is called', async () => {
+  const dir = await scratchDir();
+  try {
+    const store = await open(dir.path);
+    const running = session('s-1', { state: 'Active' });
+    await store.sessions.save(running, true);
+    let reads = 0;
+    const latest = () => {
+      reads++;
+      return { ...running, config: { ...running.config } };
+    };
+    for (let n = 1; n <= 50; n++) {
+      running.audioPacketsSent = n;
+      store.sessions.saveLater('s-1', latest);
+    }
+    assert.equal(reads, 0, 'nothing is copied per change');
+    assert.equal(store.sessions.get('s-1')?.audioPacketsSent, 50, 'read back at once');
+    running.audioPacketsSent = 51;
+    await store.flush();
+    assert.equal(await onDisk(dir.path, (s) => s.sessions.get('s-1')?.audioPacketsSent), 51);
+
+    // The final record, written durably, supersedes the queued source.
+    store.sessions.saveLater('s-1', latest);
+    await store.sessions.save({ ...running, state: 'Stopped', endReason: 'stopped', audioPacketsSent: 52 }, true);
+    running.audioPacketsSent = 99;
+    await store.flush();
+    assert.deepEqual(await onDisk(dir.path, (s) => [s.sessions.get('s-1')?.state, s.sessions.get('s-1')?.audioPacketsSent]), ['Stopped', 52]);
+    await store.close();
+  } finally {
+    await dir.cleanup();
+  }
+});

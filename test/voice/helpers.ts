@@ -29,7 +29,21 @@ export class MemorySessionRepository implements SessionRepository {
   listOpen(): SessionRecord[] {
     return [...this.records.values()].filter((r) => r.state === 'Starting' || r.state === 'Active').map((r) => structuredClone(r));
   }
+  /** Sources of records to be written later (saveLater), read as a flush of the store would. */
+  readonly later = new Map<string, () => SessionRecord>();
+
+  saveLater(id: string, latest: () => SessionRecord): void {
+    this.later.set(id, latest);
+  }
+
+  /** What a timed flush of the store does: each queued source's record, as it stands now, is saved. */
+  flush(): void {
+    for (const latest of this.later.values()) void this.save(latest());
+    this.later.clear();
+  }
+
   async save(session: SessionRecord, durable = false): Promise<void> {
+    if (durable) this.later.delete(session.id);
     const copy = structuredClone(session);
     const before = this.records.get(copy.id);
     this.records.set(copy.id, copy);
