@@ -188,7 +188,8 @@ export class VoiceSessionService {
 
   /** Stops a session and returns its final record; stopping an ended session returns its record as is. */
   async stop(sessionId: string, reason = 'stopped'): Promise<SessionRecord> {
-    await this.live.get(sessionId)?.stop(reason);
+    const session = this.live.get(sessionId);
+    await session?.stop(reason);
     // A stop is answered once its end is on disk, as a start is once its record is: a final record that
     // could not be written is tried again here, and its 503 says the session is over all the same.
     try {
@@ -196,7 +197,9 @@ export class VoiceSessionService {
     } catch (e) {
       throw new DomainError('unavailable', `session '${sessionId}' is stopped, but its final record could not be written (${errorText(e)}); it is written when storage recovers`);
     }
-    const record = this.get(sessionId);
+    // The ended session's own record, not the store's: writing it may have pruned it from the history
+    // already (Storage.SessionHistory 0, or other sessions ending meanwhile), and the stop did happen.
+    const record = session?.snapshot() ?? this.get(sessionId);
     if (!record) throw notFound(sessionId);
     return record;
   }

@@ -192,6 +192,24 @@ describe('voice endpoints', () => {
   });
 });
 
+describe('a stop answers the final record, whatever the history keeps of it', () => {
+  for (const history of [0, 1]) {
+    it(`Storage.SessionHistory ${history}: each of several sessions stopped at once is answered 200 with its own final record`, async () => {
+      const rig = await startVoiceRig({ flags: { 'Storage.SessionHistory': history } });
+      const sessions = await Promise.all([1, 2, 3].map(async () => {
+        const { id, token } = await registerDevice(rig.svc);
+        return { token, ...(await startSession(rig.svc, id, token)) };
+      }));
+      const stops = await Promise.all(sessions.map(({ sessionId, token }) => call(rig.svc.url, 'POST', '/api/voice/stop', { body: { sessionId }, token })));
+      assert.deepEqual(
+        stops.map((res) => [res.status, res.json?.sessionId, res.json?.state, res.json?.endReason]),
+        sessions.map(({ sessionId }) => [200, sessionId, 'Stopped', 'stopped by request']),
+        stops.map((res) => res.text).join('\n'),
+      );
+    });
+  }
+});
+
 describe('upstream unreachable at start', () => {
   it('connection refused: 502 and no session left behind; a start works once the upstream is there', async () => {
     const port = await freePort();
