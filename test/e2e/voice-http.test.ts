@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { before, describe, it } from 'node:test';
+import { WebSocketServer } from 'ws';
 import { call, type HttpResult } from '../support/http.js';
 import { startService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
@@ -247,5 +248,30 @@ describe('upstream unreachable at start', () => {
     assert.deepEqual(svc.app.sessions.list(), []);
     assert.deepEqual(svc.app.store.sessions.listOpen(), []);
     assert.ok(sockets.size >= 1, 'the service did try to connect');
+  });
+});
+
+describe('an upstream that stops reading', () => {
+  it('a message is 503 (the text was not sent) once what waits for it passes the bound, as documented', async (t) => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    // Reads the start frame, then nothing more: TCP fills, then the service's send buffer.
+    wss.on('connection', (socket) => socket.once('message', () => (socket as unknown as { _socket: net.Socket })._socket.pause()));
+    t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
+    const svc = await startService({ flags: { 'VoiceService.ServerUrl': `ws://127.0.0.1:${(wss.address() as net.AddressInfo).port}/voice`, 'Mqtt.BrokerAddress': '' } });
+    const device = await registerDevice(svc);
+    const { sessionId } = await startSession(svc, device.id, device.token);
+    let res: HttpResult | undefined;
+    for (let i = 0; i < 20_000; i++) {
+      res = await call(svc.url, 'POST', '/api/voice/message', { body: { sessionId, text: 'x'.repeat(4096) }, token: device.token });
+      if (res.status !== 200) break;
+    }
+    assert.equal(res?.status, 503);
+    assert.deepEqual(problem(res!), {
+      type: 'https://tools.ietf.org/html/rfc9110#section-15.6.4', title: 'Service Unavailable', status: 503,
+      detail: 'upstream is not keeping up: text dropped',
+    });
+    const openapi = await call(svc.url, 'GET', '/swagger/v1/swagger.json');
+    assert.match(openapi.json.paths['/api/voice/message'].post.responses['503'].description, /not keeping up/);
   });
 });

@@ -129,7 +129,7 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
         200: { description: 'The session after the message was sent', schema: ref('VoiceSession') },
         404: unknownSession,
         409: { description: 'Session is not active', ...PROBLEM.any },
-        503: { description: "Voice features disabled, or the session's upstream link is reconnecting (the text was not sent; send it again once the link is back)", ...PROBLEM.any },
+        503: { description: "Voice features disabled, or the session's upstream link is reconnecting (`upstream connection is reconnecting: text dropped`) or not keeping up, more than 256 KiB waiting for a server that does not read (`upstream is not keeping up: text dropped`): the text was not sent; send it again once the link is back", ...PROBLEM.any },
       },
       handler: ({ body, principal }) => {
         const m = body as { sessionId: string; text: string; messageType?: string };
