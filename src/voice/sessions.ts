@@ -135,10 +135,7 @@ export class VoiceSessionService {
     }
     // Those awaits let a shutdown or a DELETE of the device run, which ended the sessions it saw, not the
     // one about to open: checked again, or a deleted device kept a running session.
-    if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
-    if (!this.deps.deviceExists(req.deviceId)) {
-      throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
-    }
+    this.refuseGoneStart(req.deviceId);
 
     const id = this.newId();
     const unsent = this.receiversUnsent;
@@ -171,17 +168,24 @@ export class VoiceSessionService {
     this.live.set(session.id, session);
     this.byDevice.set(session.deviceId, session);
     await this.deps.sessions.save(session.snapshot());
-    await session.open(); // on failure the session has ended as Failed and been persisted by ended()
-    // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
     try {
-      await this.deps.sessions.save(session.snapshot(), true);
+      await session.open(); // on failure the session has ended as Failed and been persisted by ended()
+      // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
+      try {
+        await this.deps.sessions.save(session.snapshot(), true);
+      } catch (e) {
+        await session.stop('its record could not be written');
+        throw e;
+      }
+      // That write let a concurrent start replace this session (or a stop, a DELETE end it): answered
+      // 200, its client would hold the id of a session that is already over.
+      await session.confirmStarted();
     } catch (e) {
-      await session.stop('its record could not be written');
+      // Ended while starting by a shutdown or the device's deletion: answered as a start that came a
+      // moment later is (503, 404), not as one a concurrent start replaced (409).
+      this.refuseGoneStart(req.deviceId);
       throw e;
     }
-    // That write let a concurrent start replace this session (or a stop, a DELETE end it): answered
-    // 200, its client would hold the id of a session that is already over.
-    await session.confirmStarted();
     this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
     return session.snapshot();
   }
@@ -271,6 +275,12 @@ export class VoiceSessionService {
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
     await this.decoders.close();
+  }
+
+  /** Refuses a start once the service is shutting down or the device is gone (deleted meanwhile). */
+  private refuseGoneStart(deviceId: string): void {
+    if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
+    if (!this.deps.deviceExists(deviceId)) throw new DomainError('not_found', `device '${deviceId}' does not exist`);
   }
 
   /**

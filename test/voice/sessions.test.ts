@@ -1,6 +1,6 @@
 // VoiceSessionService against the real echo voice server on 127.0.0.1 (port 0).
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { DomainError } from '../../src/errors.js';
@@ -356,4 +356,27 @@ test('a device deleted while its earlier session is being replaced gets no new s
   await service.stopAllForDevice('dev-1');
   await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
   assert.deepEqual(service.list(), []);
+});
+
+test('a start its shutdown or its device deletion ends while it connects is answered as a start after them: 503 and 404, not 409', async (t) => {
+  // An upstream that accepts TCP and never answers the handshake: the start waits in Starting.
+  const sockets = new Set<Socket>();
+  const blackHole = createServer((s) => { sockets.add(s); s.on('error', () => undefined); });
+  await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+  t.after(() => { for (const s of sockets) s.destroy(); blackHole.close(); });
+  const { devices, repo, service, events } = await setup(t, { serverUrl: `ws://127.0.0.1:${(blackHole.address() as AddressInfo).port}` });
+
+  const deleted = start(service, 'dev-1');
+  await waitUntil(() => sockets.size === 1, 'the first start to connect');
+  devices.delete('dev-1');
+  await service.stopAllForDevice('dev-1');
+  await assert.rejects(deleted, isError('not_found', /^device 'dev-1' does not exist$/));
+
+  const interrupted = start(service, 'dev-2');
+  await waitUntil(() => sockets.size === 2, 'the second start to connect');
+  await service.shutdown();
+  await assert.rejects(interrupted, isError('unavailable', /^the service is shutting down$/));
+
+  assert.deepEqual([...repo.records.values()].map((r) => [r.deviceId, r.state, r.endReason]), [['dev-1', 'Stopped', 'device deleted'], ['dev-2', 'Stopped', 'service shutdown']]);
+  assert.deepEqual(events.ofType('ended'), [], 'neither had started');
 });

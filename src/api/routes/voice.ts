@@ -76,10 +76,10 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       body: 'StartSessionRequest',
       responses: {
         200: { description: 'Started', schema: ref('StartSessionResponse') },
-        404: { description: 'Unknown device', ...PROBLEM.any },
+        404: { description: 'Unknown device, or the device was deleted while the session started', ...PROBLEM.any },
         409: { description: "A concurrent start for the same device replaced this one before it started (`session '<id>' ended before it started (replaced)`)", ...PROBLEM.any },
         502: { description: 'Upstream voice server unreachable', ...PROBLEM.any },
-        503: { description: 'Voice features disabled, or the database could not be written (the session is not started)', ...PROBLEM.any },
+        503: { description: 'Voice features disabled, the service shutting down, or the database could not be written (the session is not started)', ...PROBLEM.any },
       },
       handler: async ({ body, principal, request }) => {
         const req = body as { deviceId: string; userId?: string; sessionConfig?: Record<string, unknown> };
