@@ -105,8 +105,9 @@ export class VoiceSessionService {
   }
 
   /**
-   * At start-up: sessions the previous process left open are recorded as ended, and their end is told to
-   * the listeners as any other (MQTT subscribers saw them start; without it they never see them end).
+   * At start-up: sessions the previous process left open are recorded as ended, and the end of those that
+   * were Active is told to the listeners as any other (MQTT subscribers saw them start; without it they
+   * never see them end).
    * Returns how many.
    */
   async recordInterrupted(): Promise<number> {
@@ -115,7 +116,8 @@ export class VoiceSessionService {
     const reason = 'service restarted';
     for (const s of open) {
       await this.deps.sessions.save({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }, true);
-      this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
+      // One that never got past Starting told nobody it started, so its end is nobody's news either.
+      if (s.state === 'Active') this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
     }
     if (open.length > 0) this.deps.logger.info(`recorded ${open.length} interrupted session(s) as stopped`);
     return open.length;

@@ -306,8 +306,12 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
     sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });
+  const endedBefore = events.ofType('ended').length;
   assert.equal(await restarted.recordInterrupted(), 2);
   assert.deepEqual(repo.listOpen(), []);
+  // The Active one had told the listeners (MQTT) it started; one that never got past Starting had not.
+  assert.deepEqual(events.ofType('ended').slice(endedBefore).map((e) => [e.sessionId, e.deviceId, e.state, e.reason, e.at.toISOString()]),
+    [['left-open', 'dev-2', 'Stopped', 'service restarted', '2030-01-02T03:04:05.000Z']]);
   assert.deepEqual(
     [repo.records.get('left-open')?.state, repo.records.get('left-open')?.endReason, repo.records.get('left-open')?.endTime],
     ['Stopped', 'service restarted', '2030-01-02T03:04:05.000Z'],
