@@ -97,6 +97,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     logger.info(`uWebSockets.js native addon loaded from ${native.addonPath} (Node ${process.version}, module ABI ${process.versions.modules})`);
     // Every other file of the build too: one it lacks is named now, not at the first request for it.
     assertBuildComplete(deps.bundleDir);
+    // Before the store: a certificate uWS refuses stops start-up before anything is written.
+    const endpoints = createEndpoints(config, native.uws, tls);
 
     // Bottom up, each part from the ones below it: store, domain, the outbound adapters, the sessions,
     // then the transports with the adapters on them; listening comes last, so no request meets a half-built app.
@@ -124,7 +126,6 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         },
       });
 
-      const endpoints = createEndpoints(config, native.uws, tls);
       const hub = createHub(config, { endpoints, verifyToken, sessions, logger });
       parts.hub = hub;
       sessions.addListener(hubSessionBridge(hub));

@@ -35,10 +35,28 @@ function readPem(file: string, key: string): { text: string } | { problem: strin
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/** The EC curves TLS can sign a handshake with (RFC 8446 4.2.3, RFC 8422 5.1.1); P-224 is not among them. */
+const TLS_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
+
+/**
+ * Why uWS' TLS library (BoringSSL) cannot serve HTTPS with this key, or undefined when it can. Node's
+ * OpenSSL reads more kinds than BoringSSL serves: an Ed448, DSA, RSA-PSS or X25519 key failed start-up
+ * with uWS' bare "App construction failed" (exit 1, retried by systemd), and an EC key on a curve TLS
+ * does not sign with (P-224) started and then failed every handshake.
+ */
+function unservableKey(key: KeyObject): string | undefined {
+  const type = key.asymmetricKeyType;
+  if (type === 'rsa' || type === 'ed25519') return undefined;
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  if (type === 'ec' && curve !== undefined && curve in TLS_CURVES) return undefined;
+  const what = type === 'ec' ? `an EC key on curve ${curve ?? 'with explicit parameters'}` : `a key of type ${type ?? 'unknown'}`;
+  return `it is ${what}, which the HTTPS server cannot sign with; use an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key`;
+}
+
 /**
  * The HTTPS files of `config.Server`, checked: undefined when HTTPS is off (no certificate path).
- * Throws ConfigError when a file is missing or unreadable, is not PEM, the key is encrypted or does
- * not belong to the certificate, or HttpsRedirect is on without a certificate.
+ * Throws ConfigError when a file is missing or unreadable, is not PEM, the key is encrypted, of a kind
+ * TLS cannot serve with or does not belong to the certificate, or HttpsRedirect is on without a certificate.
  */
 export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined {
   const { Path: certPath, KeyPath: keyPath } = server.Certificate;
@@ -76,6 +94,8 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
     }
     if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyText)) throw new Error('no PEM private key in it');
     privateKey = createPrivateKey(keyText);
+    const unservable = unservableKey(privateKey);
+    if (unservable) throw new Error(unservable);
   } catch (e) {
     throw new ConfigError([`${keyName}: ${keyFile} holds no usable private key: ${message(e)}`]);
   }

@@ -2,6 +2,7 @@
 // it, both carrying the same routes and hub; the host check and CORS policy they share; and the ports they
 // listen on, known only once listening (a configured port 0 picks a free one).
 import os from 'node:os';
+import { ConfigError } from '../config/load.js';
 import type { AppConfig } from '../config/types.js';
 import { HEALTH_PATH } from '../api/routes/health.js';
 import { requestGate, type RequestGate } from '../http/gate.js';
@@ -32,7 +33,7 @@ export interface Endpoints {
 
 export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | undefined): Endpoints {
   const apps: HubListener[] = [{ app: uws.App(), secure: false }];
-  if (tls) apps.push({ app: uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }), secure: true });
+  if (tls) apps.push({ app: secureApp(uws, tls), secure: true });
   const ports: Ports = { plain: config.Server.Port, https: undefined };
   const serverName = ['0.0.0.0', '::'].includes(config.Server.Host) ? os.hostname() : config.Server.Host;
   const hostPart = urlHost(serverName);
@@ -48,6 +49,20 @@ export function createEndpoints(config: AppConfig, uws: Uws, tls: TlsFiles | und
     cors: corsPolicy(config.Cors.AllowedOrigins),
     listeningAddress: (secure) => `${hostPart}:${secure ? ports.https : ports.plain}`,
   };
+}
+
+/**
+ * The HTTPS app. loadTlsFiles refuses what it knows uWS' TLS library cannot serve; anything else it
+ * refuses still names the files and is a configuration problem (exit 78, not retried), not the bare
+ * "App construction failed" of a failed start-up.
+ */
+function secureApp(uws: Uws, tls: TlsFiles): ReturnType<Uws['SSLApp']> {
+  try {
+    return uws.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile });
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new ConfigError([`Server.Certificate.Path: the HTTPS server cannot use the certificate ${tls.certFile} with the key ${tls.keyFile} (${why})`]);
+  }
 }
 
 /** Listens on the configured ports (plain first), records the ports and returns the listeners to close. */

@@ -28,11 +28,14 @@ export interface CertFiles {
   readonly key: string;
 }
 
-/** Self-signed, valid for localhost and 127.0.0.1 (docs/https.md's first recipe). */
-export function makeSelfSigned(dir: string, name = 'self'): CertFiles {
+/**
+ * Self-signed, valid for localhost and 127.0.0.1 (docs/https.md's first recipe), with an RSA key or the
+ * key `openssl req -newkey` makes of `newKey` (`ed448`, `ec -pkeyopt ec_paramgen_curve:P-224`, ...).
+ */
+export function makeSelfSigned(dir: string, name = 'self', newKey: string[] = ['rsa:2048']): CertFiles {
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2', '-keyout', key, '-out', cert,
+  openssl(['req', '-x509', '-newkey', ...newKey, '-nodes', '-sha256', '-days', '2', '-keyout', key, '-out', cert,
     '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
   return { cert, key };
 }

@@ -1,12 +1,15 @@
 // Start-up of the built bundle with HTTPS (issue 7): the short flags turn it on; a missing, unreadable,
 // non-PEM or mismatched certificate or key stops start-up with a clear line and exit code 78.
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadTlsFiles } from '../../src/http/tls.js';
 import { ConfigError } from '../../src/config/load.js';
-import { runBundle, spawnService } from '../support/service.js';
+import { loadNativeUws } from '../../src/http/uws-native.js';
+import { createEndpoints } from '../../src/wiring/endpoints.js';
+import { runBundle, spawnService, testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { makeNotYetValid, makeSelfSigned, request } from './helpers.js';
 
@@ -65,6 +68,79 @@ describe('loadTlsFiles', () => {
     if (process.getuid?.() !== 0) {
       assert.match(problemOf(() => loadTlsFiles(server(good.cert, unreadable))), /cannot read .*unreadable\.key: permission denied/);
     }
+  });
+});
+
+// Node's OpenSSL reads these keys, uWS' TLS library (BoringSSL) cannot serve HTTPS with them: before,
+// start-up failed with the bare "App construction failed" (exit 1, retried) after writing the data
+// directory, `config check` passed them, and a P-224 key started and then failed every handshake.
+const unservable = [
+  ['ed448', ['ed448'], 'a key of type ed448'],
+  ['dsa', ['dsa:' + dsaParameters()], 'a key of type dsa'],
+  ['rsa-pss', ['rsa-pss:2048'], 'a key of type rsa-pss'],
+  ['secp256k1', ['ec', '-pkeyopt', 'ec_paramgen_curve:secp256k1'], 'an EC key on curve secp256k1'],
+  ['brainpool', ['ec', '-pkeyopt', 'ec_paramgen_curve:brainpoolP256r1'], 'an EC key on curve brainpoolP256r1'],
+  ['p224', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-224'], 'an EC key on curve secp224r1'],
+].map(([name, newKey, what]) => ({ name: name as string, files: makeSelfSigned(dir, name as string, newKey as string[]), what: what as string }));
+
+function dsaParameters(): string {
+  const file = path.join(dir, 'dsa.params');
+  execFileSync('openssl', ['genpkey', '-genparam', '-algorithm', 'DSA', '-pkeyopt', 'dsa_paramgen_bits:2048', '-out', file], { stdio: 'ignore' });
+  return file;
+}
+
+const servableKeys = {
+  p256: ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256'],
+  p384: ['ec', '-pkeyopt', 'ec_paramgen_curve:P-384'],
+  p521: ['ec', '-pkeyopt', 'ec_paramgen_curve:P-521'],
+  ed25519: ['ed25519'],
+};
+
+describe('keys TLS cannot serve with', () => {
+  for (const { name, files, what } of unservable) {
+    it(`loadTlsFiles refuses ${name}, naming the kinds that work`, () => {
+      assert.equal(
+        problemOf(() => loadTlsFiles(server(files.cert, files.key))),
+        `Server.Certificate.KeyPath: ${files.key} holds no usable private key: it is ${what}, which the HTTPS server cannot sign with; ` +
+          'use an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key',
+      );
+    });
+  }
+
+  it('RSA, P-256, P-384, P-521 and Ed25519 keys are served: a TLS client completes the handshake', async () => {
+    for (const [name, newKey] of Object.entries(servableKeys)) {
+      const files = makeSelfSigned(dir, name, newKey);
+      assert.ok(loadTlsFiles(server(files.cert, files.key)));
+      const svc = await spawnService(['--cert', files.cert, '--key', files.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+      const port = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(svc.output())![1];
+      const res = await request(`https://127.0.0.1:${port}/health`, { ca: readFileSync(files.cert) });
+      assert.equal(res.status, 200, `${name}: ${res.text}`);
+      svc.proc.kill('SIGTERM');
+      assert.equal(await svc.exited, 0);
+    }
+  });
+
+  it('the service and config check stop with exit code 78 and write nothing to the data directory', async () => {
+    const { files, what } = unservable[0]!;
+    for (const command of [[], ['config', 'check']]) {
+      const data = tmpDir();
+      const { code, stderr } = await runBundle([...command, '--host', '127.0.0.1', '--port', '0', '--data-dir', data, '--cert', files.cert, '--key', files.key]);
+      assert.equal(code, 78, stderr);
+      assert.match(stderr, new RegExp(`^invalid configuration:\n {2}Server\.Certificate\.KeyPath: .* holds no usable private key: it is ${what}, `));
+      assert.deepEqual(readdirSync(data), []);
+    }
+  });
+
+  it('whatever else uWS refuses is a configuration problem naming both files, found before the store opens', () => {
+    const { uws } = loadNativeUws();
+    const config = testConfig().loaded.config;
+    // Files loadTlsFiles never passes (it is the check), as the files could change between it and uWS.
+    const tls = { certFile: notPem, keyFile: good.key, subject: 'CN=x', validFrom: new Date(), validTo: new Date(), names: '' };
+    assert.throws(() => createEndpoints(config, uws, tls), (e: unknown) => {
+      assert.ok(e instanceof ConfigError, String(e));
+      assert.deepEqual(e.problems, [`Server.Certificate.Path: the HTTPS server cannot use the certificate ${notPem} with the key ${good.key} (App construction failed)`]);
+      return true;
+    });
   });
 });
 
