@@ -53,6 +53,29 @@ function unservableKey(key: KeyObject): string | undefined {
   return `it is ${what}, which the HTTPS server cannot sign with; use an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key`;
 }
 
+const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
+const END_CERTIFICATE = '-----END CERTIFICATE-----';
+
+/**
+ * What is wrong with a certificate of the file past the first, or undefined. X509Certificate reads
+ * only the first; uWS reads the whole chain and refused a damaged intermediate with its bare "App
+ * construction failed", which `config check` had passed.
+ */
+function brokenChainCertificate(text: string): string | undefined {
+  const starts = [...text.matchAll(new RegExp(BEGIN_CERTIFICATE, 'g'))].map((m) => m.index);
+  for (const [i, start] of starts.entries()) {
+    const end = text.indexOf(END_CERTIFICATE, start);
+    const which = `certificate ${i + 1} of ${starts.length}`;
+    if (end < 0 || (starts[i + 1] ?? Infinity) < end) return `${which} has no ${END_CERTIFICATE} line`;
+    try {
+      new X509Certificate(text.slice(start, end + END_CERTIFICATE.length));
+    } catch (e) {
+      return `${which} is not a valid certificate (${message(e)})`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * The HTTPS files of `config.Server`, checked: undefined when HTTPS is off (no certificate path).
  * Throws ConfigError when a file is missing or unreadable, is not PEM, the key is encrypted, of a kind
@@ -87,6 +110,8 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   } catch (e) {
     throw new ConfigError([`${CERT_KEY}: ${certFile} is not a PEM certificate (${message(e)})`]);
   }
+  const chainProblem = brokenChainCertificate(certText);
+  if (chainProblem) throw new ConfigError([`${CERT_KEY}: ${certFile}: ${chainProblem}`]);
   let privateKey: KeyObject;
   try {
     if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {

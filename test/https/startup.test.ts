@@ -11,7 +11,7 @@ import { loadNativeUws } from '../../src/http/uws-native.js';
 import { createEndpoints } from '../../src/wiring/endpoints.js';
 import { runBundle, spawnService, testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import { makeNotYetValid, makeSelfSigned, request } from './helpers.js';
+import { makeCaAndLeaf, makeNotYetValid, makeSelfSigned, request } from './helpers.js';
 
 const dir = tmpDir();
 const good = makeSelfSigned(dir, 'good');
@@ -141,6 +141,38 @@ describe('keys TLS cannot serve with', () => {
       assert.deepEqual(e.problems, [`Server.Certificate.Path: the HTTPS server cannot use the certificate ${notPem} with the key ${good.key} (App construction failed)`]);
       return true;
     });
+  });
+});
+
+describe('certificate chains', () => {
+  const { ca, leaf } = makeCaAndLeaf(dir, 'chain');
+  const leafText = readFileSync(leaf.cert, 'utf8');
+  const chainFile = (name: string, text: string): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+  const good = chainFile('good-chain.crt', leafText + readFileSync(ca.cert, 'utf8'));
+  // uWS reads every certificate of the file; X509Certificate only the first. Before, both of these
+  // passed `config check` and stopped the service with "App construction failed" (exit 1, retried).
+  const damaged = chainFile('damaged-chain.crt', `${leafText}-----BEGIN CERTIFICATE-----\nMIIBbad=\n-----END CERTIFICATE-----\n`);
+  const cut = chainFile('cut-chain.crt', leafText + readFileSync(ca.cert, 'utf8').replace(/-----END CERTIFICATE-----\n$/, ''));
+
+  it('a leaf followed by its CA is accepted', () => {
+    assert.equal(loadTlsFiles(server(good, leaf.key))!.certFile, good);
+  });
+
+  it('a damaged or cut certificate after the first is named, with its place in the file', () => {
+    assert.match(problemOf(() => loadTlsFiles(server(damaged, leaf.key))), new RegExp(`^Server\\.Certificate\\.Path: ${damaged}: certificate 2 of 2 is not a valid certificate \\(.+\\)$`));
+    assert.equal(problemOf(() => loadTlsFiles(server(cut, leaf.key))), `Server.Certificate.Path: ${cut}: certificate 2 of 2 has no -----END CERTIFICATE----- line`);
+  });
+
+  it('config check and the service stop with exit code 78 on a damaged chain', async () => {
+    for (const command of [['config', 'check'], []]) {
+      const { code, stderr } = await runBundle([...command, '--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir(), '--cert', damaged, '--key', leaf.key]);
+      assert.equal(code, 78, stderr);
+      assert.match(stderr, /^invalid configuration:\n {2}Server\.Certificate\.Path: .*damaged-chain\.crt: certificate 2 of 2 is not a valid certificate/);
+    }
   });
 });
 
