@@ -139,13 +139,16 @@ describe('HTTP API through inject', () => {
   it('reports health with one entry per check', async () => {
     const res = await inject({ method: 'GET', url: '/health' });
     assert.ok(res.status === 200 || res.status === 503, `status ${res.status}`);
-    assert.equal(res.headers['cache-control'], 'no-store, no-cache');
+    // ASP.NET Core's HealthCheckMiddleware: Pragma and Expires for HTTP/1.0 caches, on both answers.
+    const notCached = (h: Record<string, unknown>): unknown[] => [h['cache-control'], h.pragma, h.expires];
+    assert.deepEqual(notCached(res.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT']);
     const report = res.json() as { status: string; entries: Record<string, { status: string }> };
     assert.equal(res.status, report.status === 'Unhealthy' ? 503 : 200);
     assert.deepEqual(Object.keys(report.entries).sort(), ['database', 'mqtt', 'voice-service']);
     assert.equal(report.entries.database!.status, 'Healthy');
     const text = await inject({ method: 'GET', url: '/health', headers: { accept: 'text/plain' } });
     assert.equal(text.body, report.status);
+    assert.deepEqual(notCached(text.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT']);
   });
 
   it('answers the transport problems: 404, 405, 413, 415, 400 framing', async () => {

@@ -33,6 +33,12 @@ function wantsText(accept: string | undefined): boolean {
 /** The bare status word of the text answer, as ASP.NET Core's default health writer sends it. */
 const statusWord = (words: string[]) => ({ type: 'string', enum: words });
 
+/**
+ * ASP.NET Core's HealthCheckMiddleware headers (AllowCachingResponses false): Pragma and Expires too, for
+ * HTTP/1.0 caches and proxies that ignore Cache-Control and would hand a probe a stale verdict.
+ */
+const NOT_CACHED = { 'Cache-Control': 'no-store, no-cache', Pragma: 'no-cache', Expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
+
 /** Where the health report is answered (served over plain HTTP even when HTTPS redirects the rest). */
 export const HEALTH_PATH = '/health';
 
@@ -52,7 +58,7 @@ export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
       handler: async ({ request }) => {
         const report = await runHealth(checks);
         const status = httpStatusFor(report);
-        const headers = { 'Cache-Control': 'no-store, no-cache' };
+        const headers = NOT_CACHED;
         if (wantsText(request.headers.accept)) return { status, text: report.status, headers };
         return { status, body: report, contentType: 'application/json; charset=utf-8', headers };
       },
