@@ -4,7 +4,7 @@ import type { Principal } from '../auth/tokens.js';
 import { literalKey, requestedKey, withoutTrailingSlash } from './route-path.js';
 import type { JsonSchema } from './schemas.js';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
 
 export interface RequestInfo {
   readonly method: string;

@@ -11,7 +11,7 @@
 //   decided once per event-loop turn, after every handler started in it has run its promise jobs
 //   (libuv's check phase, before the next read): pausing every request up front cost 40 % of the
 //   API's CPU (two poll changes per request), and most answers are written before that point;
-// - a request that changes something (any method but GET) runs only after uWS has finished the read
+// - a request that changes something (any method but GET and HEAD) runs only after uWS has finished the read
 //   it came in: if uWS closed the connection meanwhile, it never runs, so no effect is applied that
 //   the client was not answered for;
 // - an answer that closes the connection (ill-framed requests; a 413) is written after that read too:
@@ -85,7 +85,7 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean, uws
     readBody: (maxBytes) => readBody(res, state, maxBytes),
     readyToRun: (method) => {
       // The request is read to its end: whatever the client sends next waits until this is answered.
-      if (method === 'GET') {
+      if (method === 'GET' || method === 'HEAD') {
         pauseIfUnansweredThisTurn(res, state, false);
         return !state.aborted;
       }

@@ -143,7 +143,7 @@ describe('CORS by default (no origins)', () => {
   it('an OPTIONS that is not a preflight is routed as before: 405', async () => {
     const res = await call(svc.url, 'OPTIONS', '/health');
     assert.equal(res.status, 405);
-    assert.equal(res.headers.get('allow'), 'GET');
+    assert.equal(res.headers.get('allow'), 'GET, HEAD');
   });
 });
 

@@ -109,7 +109,7 @@ describe('request handling', () => {
     const { port } = new URL(svc.url);
     const text = await new Promise<string>((resolve, reject) => {
       const socket = netConnect(Number(port), '127.0.0.1', () => {
-        socket.write('HEAD /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+        socket.write('HEAD /swagger/v1/swagger.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
       });
       let data = '';
       socket.on('data', (d: Buffer) => (data += d.toString('latin1')));

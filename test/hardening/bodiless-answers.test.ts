@@ -116,10 +116,10 @@ describe('answers without content', () => {
     },
     {
       name: 'a HEAD answer (405)',
-      request: async () => `HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`,
+      request: async () => `HEAD /swagger/v1/swagger.json HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n\r\n`,
       status: 'HTTP/1.1 405 Method Not Allowed',
       // The length of the body it stands for, as on a connection that stays open.
-      length: () => lengthOf('HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n'),
+      length: () => lengthOf('HEAD /swagger/v1/swagger.json HTTP/1.1\r\nHost: x\r\n\r\n'),
     },
     {
       name: 'the hub\'s HEAD answer (405)',

@@ -238,7 +238,9 @@ function responses(route: Route, settings: AuthSettings): Json {
       for (const [other, otherSchema] of Object.entries(doc.alternatives ?? {})) content[other] ??= { schema: otherSchema };
     }
     const description = list.map((d) => d.description).join('; or ');
-    out[String(code)] = { description, ...(Object.keys(content).length > 0 ? { content } : {}) };
+    // An answer to HEAD has no content, whatever a GET of the same path would carry.
+    const hasContent = route.method !== 'HEAD' && Object.keys(content).length > 0;
+    out[String(code)] = { description, ...(hasContent ? { content } : {}) };
   }
   return out;
 }

@@ -43,24 +43,36 @@ const NOT_CACHED = { 'Cache-Control': 'no-store, no-cache', Pragma: 'no-cache', 
 export const HEALTH_PATH = '/health';
 
 export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
+  const handler: Route['handler'] = async ({ request }) => {
+    const report = await runHealth(checks);
+    const status = httpStatusFor(report);
+    const headers = NOT_CACHED;
+    if (wantsText(request.headers.accept)) return { status, text: report.status, headers };
+    return { status, body: report, contentType: 'application/json; charset=utf-8', headers };
+  };
+  const common = { path: HEALTH_PATH, tag: 'Health', auth: {}, handler } as const;
   return [
     {
+      ...common,
       method: 'GET',
-      path: HEALTH_PATH,
       operationId: 'health',
       summary: 'Health of voice-service (upstream), database and mqtt; 503 when Unhealthy',
-      tag: 'Health',
-      auth: {},
       responses: {
         200: { description: 'Healthy or Degraded (the report; with `Accept: text/plain` preferred, the status word alone)', schema: ref('HealthReport'), alternatives: { 'text/plain': statusWord(['Healthy', 'Degraded']) } },
         503: { description: 'Unhealthy (the report; with `Accept: text/plain` preferred, the status word alone)', schema: ref('HealthReport'), alternatives: { 'text/plain': statusWord(['Unhealthy']) } },
       },
-      handler: async ({ request }) => {
-        const report = await runHealth(checks);
-        const status = httpStatusFor(report);
-        const headers = NOT_CACHED;
-        if (wantsText(request.headers.accept)) return { status, text: report.status, headers };
-        return { status, body: report, contentType: 'application/json; charset=utf-8', headers };
+    },
+    // ASP.NET Core maps its health endpoint for every method (MapHealthChecks is a Map, not a MapGet), and
+    // probes that read only the status ask with HEAD (`wget --spider`, `curl -I`, load balancers): the
+    // checks run as for GET, and the answer is the GET's status and headers without the body.
+    {
+      ...common,
+      method: 'HEAD',
+      operationId: 'healthHead',
+      summary: 'The status of GET /health without its body: 200 Healthy or Degraded, 503 Unhealthy',
+      responses: {
+        200: { description: 'Healthy or Degraded' },
+        503: { description: 'Unhealthy' },
       },
     },
   ];
