@@ -2,6 +2,7 @@
 // names and reports a bad certificate only as "App construction failed", so the files are read and
 // checked here with node:crypto first and every problem becomes one ConfigError line (exit 78).
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import { ConfigError } from '../config/load.js';
@@ -17,6 +18,8 @@ export interface TlsFiles {
   readonly validTo: Date;
   /** Names the certificate is valid for (subjectAltName), for the start-up log line. */
   readonly names: string;
+  /** The key file's permission bits when every user of the machine may read it (a warning at start). */
+  readonly keyReadableByOthers?: number;
 }
 
 const CERT_KEY = 'Server.Certificate.Path';
@@ -127,7 +130,10 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   if (!x509.checkPrivateKey(privateKey)) {
     throw new ConfigError([`${keyName}: the private key in ${keyFile} does not belong to the certificate in ${certFile}`]);
   }
+  // Read just now, so it exists; what matters is the bits for "others" (docs/https.md installs it 0640).
+  const keyMode = statSync(keyFile).mode & 0o777;
   return {
+    ...((keyMode & 0o004) !== 0 ? { keyReadableByOthers: keyMode } : {}),
     certFile,
     keyFile,
     subject: x509.subject.replace(/\n/g, ', '),

@@ -82,6 +82,10 @@ export async function listenAll(
     opened.push(secure);
     endpoints.ports.https = secure.port;
     logger.info(`listening on https://${urlHost(config.Server.Host)}:${secure.port} (certificate ${tls.subject}; ${tls.names}; valid to ${tls.validTo.toISOString()})`);
+    if (tls.keyReadableByOthers !== undefined) {
+      const mode = tls.keyReadableByOthers.toString(8).padStart(4, '0');
+      logger.warn(`the HTTPS key ${tls.keyFile} is readable by every user of this machine (mode ${mode}): any of them can pose as this service; make it readable by the service only (chmod o-r)`);
+    }
     if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
     // A Pi without a real-time clock starts in the past until it reaches a time server.
     if (tls.validFrom.getTime() > Date.now()) {

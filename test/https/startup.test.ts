@@ -185,6 +185,21 @@ describe('the bundle', () => {
     assert.equal(await svc.exited, 0);
   });
 
+  it('a key every user may read: started, with a warning naming the file, its mode and the fix', async () => {
+    const open = makeSelfSigned(tmpDir(), 'open');
+    chmodSync(open.key, 0o644);
+    const svc = await spawnService(['--cert', open.cert, '--key', open.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+    assert.match(svc.output(), new RegExp(`warn: App: the HTTPS key ${open.key} is readable by every user of this machine \\(mode 0644\\): any of them can pose as this service; make it readable by the service only \\(chmod o-r\\)\n`));
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    // openssl writes keys 0600: no warning.
+    chmodSync(open.key, 0o640);
+    const quiet = await spawnService(['--cert', open.cert, '--key', open.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+    assert.doesNotMatch(quiet.output(), /readable by every user/);
+    quiet.proc.kill('SIGTERM');
+    assert.equal(await quiet.exited, 0);
+  });
+
   it('serves HTTPS with --cert, --key and --https-port', async () => {
     const svc = await spawnService(['--cert', good.cert, '--key', good.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
     const m = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(svc.output());
