@@ -53,7 +53,9 @@ function unservableKey(key: KeyObject): string | undefined {
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (type === 'ec' && curve !== undefined && curve in TLS_CURVES) return undefined;
   const what = type === 'ec' ? `an EC key on curve ${curve ?? 'with explicit parameters'}` : `a key of type ${type ?? 'unknown'}`;
-  return `it is ${what}, which the HTTPS server cannot sign with; use an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key`;
+  const curves = Object.values(TLS_CURVES);
+  const onCurves = `${curves.slice(0, -1).join(', ')} or ${curves.at(-1)}`;
+  return `it is ${what}, which the HTTPS server cannot sign with; use an RSA key, an EC key on ${onCurves}, or an Ed25519 key`;
 }
 
 const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
