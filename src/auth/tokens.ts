@@ -16,6 +16,16 @@ export interface Principal {
   readonly exp: number;
 }
 
+/**
+ * A token that was presented and refused (forged, malformed, expired or revoked), as opposed to no token
+ * at all: the HTTP challenge tells a client which of the two it met (RFC 6750 section 3.1).
+ */
+export class InvalidTokenError extends DomainError {
+  constructor(reason: string) {
+    super('unauthenticated', reason);
+  }
+}
+
 export interface IssuedToken {
   token: string;
   expiresAt: Date;
@@ -45,13 +55,13 @@ export class TokenService {
     return this.issue('admin', 'admin', ttlMs, {});
   }
 
-  /** Verifies signature, algorithm and expiry; throws DomainError('unauthenticated') with the reason. */
+  /** Verifies signature, algorithm and expiry; throws InvalidTokenError with the reason. */
   async verify(token: string): Promise<Principal> {
     const known = this.verified.get(token);
     if (known) {
       this.verified.delete(token);
       // jose's rule: expired once exp <= now in whole seconds.
-      if (known.exp <= Math.floor(this.now() / 1000)) throw new DomainError('unauthenticated', 'The token expired.');
+      if (known.exp <= Math.floor(this.now() / 1000)) throw new InvalidTokenError('The token expired.');
       this.verified.set(token, known); // most recently used last
       return known;
     }
@@ -69,14 +79,14 @@ export class TokenService {
       });
       const role = payload.role;
       if ((role !== 'device' && role !== 'admin') || typeof payload.sub !== 'string' || typeof payload.exp !== 'number') {
-        throw new DomainError('unauthenticated', 'The token is invalid.');
+        throw new InvalidTokenError('The token is invalid.');
       }
       const gen = typeof payload.gen === 'number' ? payload.gen : 0;
       return { role, sub: payload.sub, gen, exp: payload.exp };
     } catch (e) {
-      if (e instanceof DomainError) throw e;
-      if (e instanceof joseErrors.JWTExpired) throw new DomainError('unauthenticated', 'The token expired.');
-      throw new DomainError('unauthenticated', 'The token is invalid.');
+      if (e instanceof InvalidTokenError) throw e;
+      if (e instanceof joseErrors.JWTExpired) throw new InvalidTokenError('The token expired.');
+      throw new InvalidTokenError('The token is invalid.');
     }
   }
 

@@ -2,7 +2,7 @@
 // tokens (docs/security.md, "Authentication"). Ownership of a particular device is checked by
 // `requireDeviceAccess`, called by handlers that know which device a request is about.
 import { timingSafeEqual } from 'node:crypto';
-import type { Principal } from '../auth/tokens.js';
+import { InvalidTokenError, type Principal } from '../auth/tokens.js';
 import type { VerifyToken } from '../auth/verify.js';
 import { DomainError } from '../errors.js';
 import type { AuthRequirement } from './router.js';
@@ -35,6 +35,19 @@ export function bearerToken(header: string | undefined): string | undefined {
   const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
   if (!m) throw new DomainError('unauthenticated', 'The Authorization header must be "Bearer <token>".');
   return m[1];
+}
+
+/**
+ * The `WWW-Authenticate` challenge of a 401 for a bearer token (RFC 9110 section 15.5.2: every 401 has
+ * one). For a token that was presented and refused, RFC 6750 section 3.1 asks for `error="invalid_token"`,
+ * and ASP.NET Core's JwtBearer handler writes it with the reason as `error_description`; a request
+ * without a token (or with another scheme) gets the bare `Bearer`, which tells the client to get one.
+ */
+export function bearerChallenge(refusal: unknown): string {
+  if (!(refusal instanceof InvalidTokenError)) return 'Bearer';
+  // A quoted-string (RFC 9110 section 5.6.4): the reasons are ours, but a quote must not end it early.
+  const description = refusal.message.replace(/["\\]/g, (c) => `\\${c}`);
+  return `Bearer error="invalid_token", error_description="${description}"`;
 }
 
 /** Whether a route checks a bearer token on this server: 'voice' routes only with `VoiceService.RequireDeviceToken`. */

@@ -5,7 +5,7 @@
 // `inject` (inject.ts) for calls in the same process. Both run this one code path.
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { authenticate, apiKeyAccepted, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
+import { authenticate, apiKeyAccepted, bearerChallenge, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
 import { jsonBodyDecoder } from './json-media-type.js';
@@ -106,7 +106,7 @@ function errorReply(e: unknown, logger: Logger, req: RequestInfo, traceId: strin
   if (isDomainError(e)) {
     const body = problemFromError(e, traceId);
     const reply: Reply = { status: body.status, body };
-    if (reply.status === 401) reply.headers = { 'WWW-Authenticate': 'Bearer' };
+    if (reply.status === 401) reply.headers = { 'WWW-Authenticate': bearerChallenge(e) };
     return reply;
   }
   // A bug, not bad input: log it with the stack, answer a generic 500 without internals. The log line

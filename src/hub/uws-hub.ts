@@ -9,6 +9,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehav
 import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
 import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
+import { bearerChallenge } from '../http/auth.js';
 import { addressKey } from './address-slots.js';
 import { plainHubAnswer } from './connection-endpoint.js';
 import type { HubConnection } from './connection.js';
@@ -217,7 +218,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         user = await authenticate(token);
       } catch (e) {
         logger.debug(`negotiate refused: ${describe(e)}`);
-        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': 'Bearer' }, undefined, end));
+        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': bearerChallenge(e) }, undefined, end));
         return;
       }
       if (aborted) return;
@@ -276,9 +277,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       return refuse(503, 'Too many connections', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
     }
     if (id !== null && reconnect !== undefined) {
-      const refuseReconnect = (status: number, text: string): void => {
+      const refuseReconnect = (status: number, text: string, headers?: Record<string, string>): void => {
         counters.reconnectsRefused++;
-        refuse(status, text);
+        refuse(status, text, headers);
       };
       if (reconnect.kind === 'in-use') return refuseReconnect(409, 'Connection ID already in use');
       return resumeUpgrade(res, context, { id, token, secKey, extensions, connection: reconnect.connection, refuse: refuseReconnect });
@@ -322,7 +323,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         uncount();
         release();
         logger.debug(`WebSocket authentication failed: ${describe(e)}`);
-        if (!aborted) res.cork(() => refuse(401, 'Unauthorized'));
+        if (!aborted) res.cork(() => refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(e) }));
         return;
       }
       if (aborted) return;
@@ -352,7 +353,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     readonly secKey: string;
     readonly extensions: string;
     readonly connection: HubConnection;
-    readonly refuse: (status: number, text: string) => void;
+    readonly refuse: (status: number, text: string, headers?: Record<string, string>) => void;
   }
 
   /**
@@ -376,7 +377,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       } catch (e) {
         core.releaseReconnect(id);
         logger.debug(`reconnect authentication failed: ${describe(e)}`);
-        if (!aborted) res.cork(() => request.refuse(401, 'Unauthorized'));
+        if (!aborted) res.cork(() => request.refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(e) }));
         return;
       }
       if (aborted) return;
@@ -385,7 +386,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
         const anonymous = user === undefined;
         logger.info(`${connection.connectionId}: reconnect refused: ${anonymous ? 'it carries no token, the connection was opened with one' : 'its token names another user'}`);
-        res.cork(() => (anonymous ? request.refuse(401, 'Unauthorized') : request.refuse(403, 'Forbidden')));
+        res.cork(() => (anonymous ? request.refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(undefined) }) : request.refuse(403, 'Forbidden')));
         return;
       }
       if (!connection.isResumable()) {

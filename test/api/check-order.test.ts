@@ -41,7 +41,8 @@ function assertAnswer(res: RawResponse | undefined, expected: Expected, what: st
   }
   const { status, ...extra } = expected;
   assertProblem({ status: res.status, headers: res.headers, body: res.body.toString() }, status, extra);
-  if (status === 401) assert.equal(res.headers['www-authenticate'], 'Bearer', what);
+  // A refused token is named in the challenge (RFC 6750 section 3.1); no token gets the bare scheme.
+  if (status === 401) assert.equal(res.headers['www-authenticate'], expected === NO_TOKEN ? 'Bearer' : `Bearer error="invalid_token", error_description="${extra.detail}"`, what);
 }
 
 describe('check order on every route that needs authentication', () => {

@@ -22,7 +22,8 @@ describe('token verification', () => {
   const expect401 = async (token: string, detail: string) => {
     const res = await put(token);
     assert.equal(res.status, 401);
-    assert.equal(res.headers.get('www-authenticate'), 'Bearer');
+    // RFC 6750 section 3.1, as ASP.NET Core's JwtBearer handler writes it: the token was looked at and refused.
+    assert.equal(res.headers.get('www-authenticate'), `Bearer error="invalid_token", error_description="${detail}"`);
     assert.equal(res.json.detail, detail);
   };
 

@@ -265,6 +265,26 @@ export async function answersTo(hub: TestHub, protocol: RawProtocol, bad: string
 /** `text` as one JSON record: followed by the record separator. */
 export const jsonRecord = (text: string): string => `${text}${RECORD_SEPARATOR}`;
 
+/** The upgrade's status and its `WWW-Authenticate` challenge (RFC 9110 section 15.5.2: every 401 has one). */
+export function upgradeChallenge(url: string, headers: Record<string, string> = {}): Promise<{ status: number; challenge: string | undefined }> {
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { headers });
+      ws.once('open', () => {
+        ws.close();
+        resolve({ status: 101, challenge: undefined });
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] });
+      });
+      ws.once('error', reject);
+    }),
+    5000,
+    'upgrade',
+  );
+}
+
 /** The upgrade's status and body when it is refused; 101 and '' when it is accepted. */
 export function upgrade(url: string): Promise<{ status: number; body: string }> {
   return withTimeout(
