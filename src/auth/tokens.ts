@@ -34,6 +34,21 @@ export interface IssuedToken {
 /** Verified tokens remembered (LRU). Devices send the same token on every request and hub call. */
 export const VERIFIED_TOKEN_CACHE_SIZE = 1024;
 
+/**
+ * JWS compact serialization (RFC 7515 section 7.1): three parts in base64url without padding (section 2),
+ * the signature in its one canonical spelling (RFC 4648 section 3.5: the unused bits of its last
+ * character zero). jose also reads the standard alphabet's `+` and `/`, a trailing `=` and any unused
+ * bits, so each token had many spellings that all verified, each a token of its own to whatever keeps
+ * or compares tokens (the verified-token cache took a place for each).
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+function isCompactJws(token: string): boolean {
+  if (!COMPACT_JWS.test(token)) return false;
+  const signature = token.slice(token.lastIndexOf('.') + 1);
+  return Buffer.from(signature, 'base64url').toString('base64url') === signature;
+}
+
 export class TokenService {
   /**
    * Token string -> what it verified to. A token's signature and claims never change, so only its expiry
@@ -57,6 +72,7 @@ export class TokenService {
 
   /** Verifies signature, algorithm and expiry; throws InvalidTokenError with the reason. */
   async verify(token: string): Promise<Principal> {
+    if (!isCompactJws(token)) throw new InvalidTokenError('The token is invalid.');
     const known = this.verified.get(token);
     if (known) {
       this.verified.delete(token);

@@ -45,6 +45,25 @@ describe('token verification', () => {
     await expect401(`${h}.${b64({ ...claims, role: 'admin', sub: 'admin' })}.${s}`, 'The token is invalid.');
   });
 
+  it('accepts a token only in its one spelling: no padding, no standard-alphabet characters, no stray bits', async () => {
+    // A genuine token of the device whose signature has a character the standard alphabet spells otherwise.
+    const { gen } = JSON.parse(Buffer.from(dev.token.split('.')[1]!, 'base64url').toString()) as { gen: number };
+    let token = dev.token;
+    while (!/[-_]/.test(token.split('.')[2]!)) token = (await tokenServiceFor(svc).issueDevice(dev.id, gen, 3_600_000)).token;
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = ALPHABET.indexOf(s.at(-1)!);
+    // Each of these verified before: RFC 7515 section 2 allows none of them.
+    const respellings = [
+      `${token}=`,
+      `${h}.${p}.${s.replaceAll('-', '+').replaceAll('_', '/')}`,
+      // The signature's 43rd character carries two bits past its 32 bytes: only zeros are canonical.
+      ...[1, 2, 3].map((bits) => `${h}.${p}.${s.slice(0, -1)}${ALPHABET[last ^ bits]}`),
+    ];
+    for (const respelt of respellings) await expect401(respelt, 'The token is invalid.');
+    assert.equal((await put(token)).status, 200);
+  });
+
   it('refuses alg none', async () => {
     const claims = JSON.parse(Buffer.from(dev.token.split('.')[1]!, 'base64url').toString());
     await expect401(`${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`, 'The token is invalid.');
