@@ -85,10 +85,34 @@ describe('without ApiKeys, with device tokens required (as shipped)', () => {
 
   it('getConfigCategory names no device, and any device token reads any category', async () => {
     const get = op(doc, '/api/config/{category}', 'get');
-    assert.deepEqual(codes(doc, '/api/config/{category}', 'get'), statuses([200, 401, 404, 413]));
+    assert.deepEqual(codes(doc, '/api/config/{category}', 'get'), statuses([200, 400, 401, 404, 413]));
     assert.equal(get.description, '**Needs** `Authorization: Bearer` with a device token or an admin token.');
     assert.match(op(doc, '/api/device/{deviceId}/status', 'put').description, /A device token must be that of the device `\{deviceId\}` names\./);
     assert.equal((await call(svc.url, 'GET', '/api/config/voice', { token: b.token })).status, 200);
+  });
+});
+
+describe('operations with a path parameter', () => {
+  it('document the 400 of a parameter that is not valid percent-encoding, and answer it', async () => {
+    const { svc } = await startVoiceRig();
+    const doc = await documentOf(svc);
+    const admin = await adminToken(svc);
+    const BAD_PATH = 'The request path is not valid percent-encoding.';
+    const operations: Array<[string, string, string]> = [
+      ['delete', '/api/device/{deviceId}', '/api/device/%ZZ'],
+      ['post', '/api/device/{deviceId}/token', '/api/device/%ZZ/token'],
+      ['put', '/api/device/{deviceId}/status', '/api/device/%ED%A0%80/status'],
+      ['get', '/api/config/{category}', '/api/config/%ZZ'],
+      ['put', '/api/config/{category}', '/api/config/%ZZ'],
+    ];
+    for (const [method, template, path] of operations) {
+      assert.ok(codes(doc, template, method).includes('400'), `${method} ${template}: ${codes(doc, template, method).join(', ')}`);
+      assert.match(op(doc, template, method).responses['400'].description, /The request path is not valid percent-encoding/, `${method} ${template}`);
+      const body = method === 'put' ? (template.endsWith('status') ? { status: 'online' } : {}) : undefined;
+      assertProblem(answered(await call(svc.url, method.toUpperCase(), path, { token: admin, body })), 400, { detail: BAD_PATH });
+    }
+    // A body's 400 keeps its richer schema beside it.
+    assert.deepEqual(op(doc, '/api/config/{category}', 'put').responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/ValidationProblemDetails' });
   });
 });
 

@@ -204,7 +204,7 @@ function authText(auth: AuthRequirement, settings: AuthSettings): string {
 
 /**
  * The route's own responses plus those the HTTP layer (src/http/pipeline.ts) gives it on this server: the
- * body's 413 on every route, its 400 and 415 where it takes one, and the 401 and 403 of the checks it
+ * body's 413 on every route, its 400 and 415 where it takes one, the 400 of a path parameter's encoding, and the 401 and 403 of the checks it
  * makes (checksOf). A status both give
  * names both causes.
  */
@@ -222,6 +222,9 @@ function responses(route: Route, settings: AuthSettings): Json {
     add(400, PROBLEM.validation);
     add(415, { description: 'Body is not JSON: Content-Type must be application/json, text/json or application/*+json, in UTF-8 or UTF-16', ...PROBLEM.any });
   }
+  // A path parameter that is not valid percent-encoding (`%ZZ`, a lone surrogate's UTF-8) is a 400 on
+  // every route that takes one, before any other check. Named after the body's 400, whose schema is richer.
+  if (route.path.includes('{')) add(400, { description: 'The request path is not valid percent-encoding', ...PROBLEM.any });
   if (checks.apiKey) add(401, { description: 'X-API-Key missing or not accepted (plain text)', contentType: 'text/plain', schema: { type: 'string', example: INVALID_API_KEY } });
   if (checks.bearer) add(401, PROBLEM.unauthorized);
   if (checks.admin) add(403, { description: 'Not an admin token', ...PROBLEM.any });
