@@ -227,7 +227,15 @@ export const CONFIG_SCHEMA = {
     ApiKeys: {
       type: 'array',
       default: [],
-      items: { type: 'string', minLength: 1, 'x-expected': 'must be a non-empty string' },
+      items: {
+        type: 'string',
+        minLength: 1,
+        // What a client can send as the X-API-Key header and have arrive as written: a header value loses
+        // its leading and trailing spaces (RFC 9110 section 5.5), control characters are refused, and
+        // other than ASCII Kestrel refuses and uWS drops from the end. Such a key could never match.
+        pattern: '^[!-~](?:[\\t !-~]*[!-~])?$',
+        'x-expected': 'must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
+      },
       writeOnly: true,
       description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.' + ARRAY_SOURCES,
       'x-expected': 'must be an array of non-empty strings',

@@ -56,8 +56,8 @@ describe('many problems', () => {
     const file = configFile({ ApiKeys: Array<string>(200_000).fill('') });
     const problems = problemsOf({ file });
     assert.equal(problems.length, MAX_LISTED_PROBLEMS + 1);
-    assert.equal(problems[0], `ApiKeys[0]: "" from file ${file} is invalid: must be a non-empty string`);
-    assert.equal(problems[MAX_LISTED_PROBLEMS - 1], `ApiKeys[${MAX_LISTED_PROBLEMS - 1}]: "" from file ${file} is invalid: must be a non-empty string`);
+    assert.equal(problems[0], `ApiKeys[0]: "" from file ${file} is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it`);
+    assert.equal(problems[MAX_LISTED_PROBLEMS - 1], `ApiKeys[${MAX_LISTED_PROBLEMS - 1}]: "" from file ${file} is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it`);
     assert.equal(problems[MAX_LISTED_PROBLEMS], more(200_000));
   });
 
@@ -79,7 +79,7 @@ describe('many problems', () => {
     assert.deepEqual(problems.slice(0, 3), [
       `Server.Prot: unknown key from file ${file} (did you mean Server.Port?)`,
       'Sever.Port: unknown key from flag --Sever.Port (did you mean Server.Port?)',
-      'ApiKeys[0]: "" from env ApiKeys__0 is invalid: must be a non-empty string',
+      'ApiKeys[0]: "" from env ApiKeys__0 is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
     ]);
     assert.equal(problems.at(-1), more(32));
   });

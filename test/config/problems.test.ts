@@ -114,12 +114,18 @@ describe('one line per bad value: key, value, source, expectation', () => {
   });
 
   it('names the array item and the variable it came from', () => {
+    const NEW_TEXT = 'is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it';
     const problems = problemsOf({ env: { ApiKeys__0: 'good', ApiKeys__1: '' } });
-    assert.deepEqual(problems, ['ApiKeys[1]: "" from env ApiKeys__1 is invalid: must be a non-empty string']);
+    assert.deepEqual(problems, ['ApiKeys[1]: "" from env ApiKeys__1 is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it']);
     assert.deepEqual(problemsOf({ flags: { ApiKeys: ['a', ''] } }), [
-      'ApiKeys[1]: "" from flag --ApiKeys is invalid: must be a non-empty string',
+      'ApiKeys[1]: "" from flag --ApiKeys is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
     ]);
     const file = configFile({ ApiKeys: 5 });
+    // A key no client can send as it is written: uWS drops non-ASCII bytes from a header value's end, a
+    // value loses its leading and trailing spaces (RFC 9110 section 5.5), Kestrel refuses non-ASCII. Such
+    // a key started the service and refused every client; it is refused at start now, and not shown.
+    assert.deepEqual(problemsOf({ flags: { ApiKeys: ['clé', ' padded', 'padded ', 'nul\u0000', 'in side\tkey'] } }), [0, 1, 2, 3].map((i) =>
+      `ApiKeys[${i}]: (secret, ${[...['clé', ' padded', 'padded ', 'nul\u0000'][i]!].length} characters) from flag --ApiKeys ${NEW_TEXT}`));
     assert.deepEqual(problemsOf({ file }), [`ApiKeys: (secret) from file ${file} is invalid: must be an array of non-empty strings`]);
   });
 
