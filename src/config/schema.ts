@@ -64,6 +64,16 @@ const str = (def: string, description: string, extra: Extra = {}): Leaf<'string'
   ...extra,
 });
 const secret = (description: string, extra: Extra = {}): Leaf<'string'> => str('', description, { writeOnly: true, ...extra });
+
+/**
+ * A key sent in an HTTP header (`X-API-Key`, the upstream's `Authorization: Bearer`) must arrive as it is
+ * written: a header value loses its leading and trailing spaces (RFC 9110 section 5.5), control
+ * characters are refused, and other than ASCII Kestrel refuses, uWS drops from a value's end and Node's
+ * HTTP client will not send. A key outside this started the service and then never matched, or failed
+ * every upstream connection.
+ */
+const HEADER_TEXT = '[!-~](?:[\\t !-~]*[!-~])?';
+const HEADER_TEXT_EXPECTED = 'printable ASCII (spaces and tabs only inside it), as an HTTP header carries it';
 const bool = (def: boolean, description: string): Leaf<'boolean'> => ({
   type: 'boolean',
   default: def,
@@ -171,7 +181,10 @@ export const CONFIG_SCHEMA = {
           'x-public-form': 'url',
           'x-expected': 'must be a ws:// or wss:// URL without a fragment',
         }),
-        ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.'),
+        ApiKey: secret('Key for the upstream voice server, sent as `Authorization: Bearer`.', {
+          pattern: `^(?:${HEADER_TEXT})?$`,
+          'x-expected': `must be empty or ${HEADER_TEXT_EXPECTED}`,
+        }),
         EnableVoice: bool(true, 'Voice features on or off. Off: `POST /api/voice/start` and `/api/voice/message` answer 503, `/api/voice/stop` still ends a session, and `/health` does not probe the voice server. Switching it off (`PUT /api/config/voice`) ends no session: a running one keeps its upstream link, its device\'s audio over the hub and the upstream\'s answers go on until it is stopped or idles out.'),
         AudioSampleRate: oneOfInts(16000, OPUS_SAMPLE_RATES, 'Audio sample rate in Hz of a voice session that does not name one.'),
         AudioChannels: oneOfInts(1, OPUS_CHANNEL_COUNTS, 'Audio channel count of a voice session that does not name one.'),
@@ -230,11 +243,8 @@ export const CONFIG_SCHEMA = {
       items: {
         type: 'string',
         minLength: 1,
-        // What a client can send as the X-API-Key header and have arrive as written: a header value loses
-        // its leading and trailing spaces (RFC 9110 section 5.5), control characters are refused, and
-        // other than ASCII Kestrel refuses and uWS drops from the end. Such a key could never match.
-        pattern: '^[!-~](?:[\\t !-~]*[!-~])?$',
-        'x-expected': 'must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
+        pattern: `^${HEADER_TEXT}$`,
+        'x-expected': `must be a non-empty string of ${HEADER_TEXT_EXPECTED}`,
       },
       writeOnly: true,
       description: 'Accepted values of the `X-API-Key` header, which registration and the voice endpoints then require; empty: no key needed.' + ARRAY_SOURCES,

@@ -120,6 +120,12 @@ describe('one line per bad value: key, value, source, expectation', () => {
     assert.deepEqual(problemsOf({ flags: { ApiKeys: ['a', ''] } }), [
       'ApiKeys[1]: "" from flag --ApiKeys is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
     ]);
+    // The upstream's key goes out as `Authorization: Bearer <key>`: one Node's client will not send failed
+    // every session start with 502 "invalid upstream URL" and left /health Unhealthy; now refused at start.
+    assert.deepEqual(problemsOf({ env: { VoiceService__ApiKey: 'k€y' } }), [
+      'VoiceService.ApiKey: (secret, 3 characters) from env VoiceService__ApiKey is invalid: must be empty or printable ASCII (spaces and tabs only inside it), as an HTTP header carries it',
+    ]);
+    assert.equal(loadConfig({ env: { VoiceService__ApiKey: 'key with\tinner space' } }).config.VoiceService.ApiKey, 'key with\tinner space');
     const file = configFile({ ApiKeys: 5 });
     // A key no client can send as it is written: uWS drops non-ASCII bytes from a header value's end, a
     // value loses its leading and trailing spaces (RFC 9110 section 5.5), Kestrel refuses non-ASCII. Such
