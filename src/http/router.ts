@@ -116,6 +116,11 @@ export class Router {
         const part = parts[i]!;
         if ('literal' in seg) ok = seg.literal === requestedKey(part);
         else if (part === '') ok = false;
+        // uWS hands over the target as text, each byte that is not UTF-8 (a raw `\xE9` from a Latin-1
+        // client) made U+FFFD: every such id would name the one device `\uFFFD`. Raw non-ASCII has no
+        // place in a request target (RFC 9112 section 3.2, RFC 3986 section 2): 400, as for the same bytes
+        // percent-encoded (`%E9`). Raw UTF-8 (`é`) decodes whole and is served.
+        else if (part.includes('\uFFFD')) return { kind: 'bad_path' };
         else {
           try {
             params[seg.param] = decodeURIComponent(part);

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { answered, assertProblem } from '../support/problem.js';
-import { exchange, keepAliveRequest } from '../support/raw-http.js';
+import { exchange, keepAliveRequest, rawRequest } from '../support/raw-http.js';
+import { uwsOwnStatus } from '../support/uws-addon.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken, registerDevice } from '../support/tokens.js';
 
@@ -75,6 +76,26 @@ describe('percent-encoded paths', () => {
     assertProblem(answered(await call(svc.url, 'GET', '/api%2Fdevice/list', { token: admin })), 404, { detail: 'No route matches GET /api%2Fdevice/list.' });
     assertProblem(answered(await call(svc.url, 'GET', '/api/device%2flist', { token: admin })), 404, { detail: 'No route matches GET /api/device%2flist.' });
     assertProblem(answered(await call(svc.url, 'DELETE', '/api/device/a%2Fb', { token: admin })), 404, { detail: "device 'a/b' does not exist" });
+  });
+
+  it('raw bytes that are not UTF-8 in a parameter are a 400, not the device U+FFFD they decode to', async () => {
+    // A device whose id is U+FFFD, the character uWS makes of every byte that is not UTF-8.
+    await registerDevice(svc, { deviceId: '\uFFFD' });
+    for (const bytes of [[0xe9], [0xff, 0xfe], [0xc3]]) {
+      const target = Buffer.concat([Buffer.from('/api/device/'), Buffer.from(bytes), Buffer.from('/token')]);
+      const request = Buffer.concat([Buffer.from('POST '), target, Buffer.from(` HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${admin}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)]);
+      const answer = await rawRequest(svc.port, request);
+      // An addon that refuses such a target itself never shows it to the service: no device is named either.
+      if (uwsOwnStatus(answer.text) !== undefined) continue;
+      const [head, body = ''] = answer.text.split('\r\n\r\n');
+      const headers = Object.fromEntries(head!.split('\r\n').slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      assertProblem({ status: answer.statuses[0]!, headers, body }, 400, { detail: 'The request path is not valid percent-encoding.' });
+    }
+    // Raw UTF-8 is text, and names its device.
+    await registerDevice(svc, { deviceId: 'é' });
+    const utf8 = Buffer.from(`POST /api/device/é/token HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${admin}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`, 'utf8');
+    const served = await rawRequest(svc.port, utf8);
+    if (uwsOwnStatus(served.text) === undefined) assert.deepEqual(served.statuses, [200], served.text);
   });
 
   it('bad and surrogate encodings stay a 400 where a parameter takes them, and match no literal', async () => {
