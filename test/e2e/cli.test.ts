@@ -384,7 +384,7 @@ describe('configuration: bounded, credentials in the voice server URL never show
     const file = writeFile('keys.json', JSON.stringify({ ApiKeys: Array<string>(200_000).fill('') }));
     const res = await runBundle(['config', 'check', '--config', file, '--data-dir', tmpDir()]);
     assert.equal(res.code, 78, res.stderr);
-    const items = Array.from({ length: 20 }, (_, i) => `ApiKeys[${i}]: "" from file ${file} is invalid: must be a non-empty string`);
+    const items = Array.from({ length: 20 }, (_, i) => `ApiKeys[${i}]: "" from file ${file} is invalid: must be a non-empty string of printable ASCII (spaces and tabs only inside it), as an HTTP header carries it`);
     assert.equal(res.stderr, invalid(...items, '... and 199980 more'));
   });
 
