@@ -204,9 +204,8 @@ function authText(auth: AuthRequirement, settings: AuthSettings): string {
 
 /**
  * The route's own responses plus those the HTTP layer (src/http/pipeline.ts) gives it on this server: the
- * body's 413 on every route, its 400 and 415 where it takes one, the 400 of a path parameter's encoding, and the 401 and 403 of the checks it
- * makes (checksOf). A status both give
- * names both causes.
+ * body's 413 on every route, its 400 and 415 where it takes one, the 400 of a path parameter's encoding,
+ * and the 401 and 403 of the checks it makes (checksOf). A status both give names both causes.
  */
 function responses(route: Route, settings: AuthSettings): Json {
   const docs = new Map<number, ResponseDoc[]>(Object.entries(route.responses).map(([code, doc]) => [Number(code), [doc]]));
