@@ -21,6 +21,7 @@ import { claimOwnership, configuredPorts, portConflict } from './process/ownersh
 import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
+import { tolerateClosedOutput } from './process/closed-output.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -153,6 +154,7 @@ async function serve(cli: CliConfig): Promise<void> {
 const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
 
 async function main(): Promise<void> {
+  tolerateClosedOutput();
   const args = process.argv.slice(2);
   const unparsable = preParseProblems(args);
   if (unparsable.length > 0) throw usageError(undefined, unparsable);
