@@ -37,11 +37,37 @@ export class ApiRefusal extends Error {
   }
 }
 
+/** A 2xx answer: its JSON (undefined when it is none), and the request and status to name in a problem. */
+export interface ApiAnswer {
+  readonly json: unknown;
+  readonly text: string;
+  readonly what: string;
+}
+
+type FieldTypes = Readonly<Record<string, 'string' | 'number'>>;
+type Fields<F extends FieldTypes> = { [K in keyof F]: F[K] extends 'string' ? string : number };
+
+/**
+ * The fields the simulator reads from an answer, each of the type voice-hub gives it. Whatever else
+ * answers at --url with a 2xx (another program, a proxy's page) fails the device naming what was
+ * missing and what came, instead of a TypeError deeper in.
+ */
+export function fieldsOf<const F extends FieldTypes>(answer: ApiAnswer, fields: F): Fields<F> {
+  const json = answer.json;
+  const object = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+  for (const [name, type] of Object.entries(fields)) {
+    const value = object[name];
+    const fits = type === 'string' ? typeof value === 'string' && value !== '' : typeof value === 'number' && Number.isFinite(value);
+    if (!fits) throw new Error(`${answer.what} without ${name} (a ${type}): not an answer of voice-hub: ${answer.text.slice(0, 200)}`);
+  }
+  return object as Fields<F>;
+}
+
 /**
  * One JSON request; throws ApiRefusal with the status and the problem's detail when it is not 2xx.
  * `stop` ends it early (an interrupted run, the end of the clean-up time).
  */
-export async function apiRequest(api: SimApi, method: string, path: string, body?: unknown, token?: string, stop?: AbortSignal): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function apiRequest(api: SimApi, method: string, path: string, body?: unknown, token?: string, stop?: AbortSignal): Promise<ApiAnswer> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
@@ -72,14 +98,15 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if ('failed' in answer) throw failed(answer.failed);
   if ('tooLarge' in answer) throw new Error(tooLargeText(`${method} ${url.href}: HTTP ${res.status}`));
   const text = answer.bytes.toString('utf8');
-  let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  let json: { detail?: unknown; title?: unknown } | undefined;
   try {
     json = text ? JSON.parse(text) : undefined;
   } catch {
     json = undefined;
   }
-  if (!res.ok) throw new ApiRefusal(res.status, `${method} ${path}: HTTP ${res.status} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
-  return json;
+  const what = `${method} ${path}: HTTP ${res.status}`;
+  if (!res.ok) throw new ApiRefusal(res.status, `${what} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
+  return { json, text, what };
 }
 
 /** Rejects after `ms`, or once `stop` aborts, so no step of the simulation can hang. */
@@ -163,14 +190,16 @@ export class SimDevice {
         if (e instanceof ApiRefusal || (e as { notSent?: boolean }).notSent) this.registering = false;
         throw e;
       }
-      this.token = reg.deviceToken as string;
-      const started = await apiRequest(this.api, 'POST', '/api/voice/start', {
+      this.token = fieldsOf(reg, { deviceToken: 'string' }).deviceToken;
+      const answer = await apiRequest(this.api, 'POST', '/api/voice/start', {
         deviceId: this.deviceId, userId: 'simulator',
         sessionConfig: { audioFormat: 'opus', sampleRate: SIM_PACKET_SAMPLE_RATE, channels: SIM_PACKET_CHANNELS, autoMode: false },
       }, this.token, stop);
-      const sessionId = started.sessionId as string;
+      // Kept before the rest is read: a session that started is stopped by the clean-up whatever follows.
+      const { sessionId } = fieldsOf(answer, { sessionId: 'string' });
       this.sessionId = sessionId;
-      const hubUrl = this.api.hubVia ? hubAt(started.websocketUrl as string, this.api.hubVia) : started.websocketUrl as string;
+      const { websocketUrl } = fieldsOf(answer, { websocketUrl: 'string' });
+      const hubUrl = this.api.hubVia ? hubAt(websocketUrl, this.api.hubVia) : websocketUrl;
       const connection = buildSimConnection(hubUrl, {
         protocol: this.options.protocol,
         accessToken: this.token,
@@ -230,7 +259,7 @@ export class SimDevice {
     if (this.sessionId) {
       try {
         const record = await apiRequest(this.api, 'POST', '/api/voice/stop', { sessionId: this.sessionId }, this.token, deadline);
-        this.serverPackets = record.audioPacketsSent as number;
+        this.serverPackets = fieldsOf(record, { audioPacketsSent: 'number' }).audioPacketsSent;
       } catch (e) {
         this.options.log(`warn: ${this.deviceId}: stopping session ${this.sessionId}: ${errorText(e)}`);
       }

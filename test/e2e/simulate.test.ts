@@ -2,6 +2,8 @@
 // loopback: every packet comes back, the service's own count agrees, devices are cleaned up (or the user
 // is told they were not), and a run that cannot register every device fails with a hint.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { formatSimulationReport, percentile, runSimulation, simulateCommand, type SimulationReport } from '../../src/cli/simulate.js';
@@ -207,4 +209,31 @@ it('nothing listening at --url: the run fails, and says nothing of devices left 
   assert.match(report.failures[0]!.reason, /^POST http:\/\/127\.0\.0\.1:\d+\/api\/device\/register: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   assert.deepEqual(report.leftRegistered, []);
   assert.doesNotMatch(formatSimulationReport(report), /stay registered/);
+});
+
+it('a 2xx answer without the fields the simulator needs (another program, a proxy page) fails the device with what was missing, not a TypeError', async () => {
+  // First registration answers as voice-hub would and the session start lacks its websocketUrl; then
+  // every path answers another program's JSON.
+  let voiceHubLike = true;
+  const server = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (voiceHubLike && req.url === '/api/device/register') res.end(JSON.stringify({ deviceId: 'x', deviceToken: 'token' }));
+    else if (voiceHubLike && req.url === '/api/voice/start') res.end(JSON.stringify({ sessionId: 's-1' }));
+    else res.end('{"status":"Healthy"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const report = await runSimulation({ url, devices: 1, seconds: 0.5 });
+    assert.deepEqual(report.failures.map((f) => f.reason), [
+      'POST /api/voice/start: HTTP 200 without websocketUrl (a string): not an answer of voice-hub: {"sessionId":"s-1"}',
+    ]);
+    voiceHubLike = false;
+    const other = await runSimulation({ url, devices: 1, seconds: 0.5 });
+    assert.deepEqual(other.failures.map((f) => f.reason), [
+      'POST /api/device/register: HTTP 200 without deviceToken (a string): not an answer of voice-hub: {"status":"Healthy"}',
+    ]);
+  } finally {
+    server.close();
+  }
 });

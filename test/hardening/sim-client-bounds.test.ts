@@ -73,7 +73,7 @@ describe('simulate: API answers are read up to 1 MiB', () => {
       res.end(JSON.stringify({ big }));
     };
     const got = await apiRequest(api(), 'GET', '/api/anything');
-    assert.equal(got.big, big);
+    assert.deepEqual(got.json, { big });
   });
 });
 
