@@ -72,7 +72,8 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
   if (api.apiKey) headers['x-api-key'] = api.apiKey;
-  const url = new URL(path, api.baseUrl);
+  // Relative to the base, whose path ends in '/': behind a reverse proxy at /hub/ the API is /hub/api/...
+  const url = new URL(path.replace(/^\/+/, ''), api.baseUrl);
   // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
   const failed = (e: unknown) => {
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;

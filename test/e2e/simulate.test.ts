@@ -237,3 +237,23 @@ it('a 2xx answer without the fields the simulator needs (another program, a prox
     server.close();
   }
 });
+
+it('--url with a path (a service behind a reverse proxy at /hub/): the API is asked under that path, as health asks for /hub/health', async () => {
+  const asked: string[] = [];
+  const server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.writeHead(404, { 'content-type': 'application/problem+json' }).end('{"title":"Not Found","status":404}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    for (const url of [`http://127.0.0.1:${port}/hub`, `http://127.0.0.1:${port}/hub/`]) {
+      asked.length = 0;
+      const report = await runSimulation({ url, devices: 1, seconds: 0.5 });
+      assert.deepEqual(report.failures.map((f) => f.reason), ['POST /api/device/register: HTTP 404 Not Found']);
+      assert.deepEqual(asked, ['POST /hub/api/device/register']);
+    }
+  } finally {
+    server.close();
+  }
+});
