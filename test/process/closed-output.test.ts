@@ -3,13 +3,15 @@
 // stream closed. The write error used to surface as an uncaught exception, whose own log line failed
 // again, and so on without end: the service stopped answering, spun at a full core and grew by
 // gigabytes. .NET's console drops what it cannot write on a broken pipe and goes on; so does voice-hub.
-// The built bundle, as the unit runs it.
+// And in the foreground of a terminal that hangs up (an SSH session dropped), the SIGHUP drained and
+// flushed, and then Node 20 aborted on the way out restoring the terminal's mode (exit status 134 and a
+// core dump). The built bundle, as the unit and a shell run it; python3 gives it a terminal (Node has no pty).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import { spawnService } from '../support/service.js';
+import { BUNDLE, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { sleep } from '../support/wait.js';
 
@@ -37,7 +39,49 @@ describe('closed output', () => {
     assert.equal(await svc.exited, 0);
     assert.equal(existsSync(path.join(dataDir, 'voice-hub.lock')), false, 'the lock is released');
   });
+
+  it('in the foreground of a terminal that hangs up: SIGHUP drains and flushes, and the service exits 0', async () => {
+    const dataDir = tmpDir();
+    const args = [BUNDLE, '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false'];
+    const res = await runProcess('python3', ['-c', HANG_UP, process.execPath, ...args], { env: { PATH: process.env.PATH ?? '' }, timeoutMs: 30_000 });
+    assert.equal(res.code, 0, res.stderr);
+    const outcome = JSON.parse(res.stdout) as { listening: boolean; exit: number | null; signal: number | null };
+    assert.deepEqual(outcome, { listening: true, exit: 0, signal: null }, res.stderr);
+    assert.equal(existsSync(path.join(dataDir, 'voice-hub.lock')), false, 'the lock is released');
+  });
 });
+
+/**
+ * Runs argv[1:] on a new terminal, waits for it to listen, hangs the terminal up (closes its master side:
+ * the kernel sends SIGHUP to the session), and prints how the process ended.
+ */
+const HANG_UP = `
+import json, os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+seen, deadline = b'', time.time() + 15
+while b'listening on' not in seen and time.time() < deadline:
+    try:
+        seen += os.read(fd, 65536)
+    except OSError:
+        break
+os.close(fd)
+status = None
+while time.time() < deadline + 15:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        break
+    status = None
+    time.sleep(0.05)
+if status is None:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+sys.stderr.write(seen.decode(errors='replace'))
+print(json.dumps({'listening': b'listening on' in seen,
+                  'exit': os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
+                  'signal': os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None}))
+`;
 
 /** User and system CPU time of a process so far, in seconds (Linux /proc). */
 function cpuSeconds(pid: number): number {
