@@ -92,10 +92,17 @@ function commandLine(pid: string): string | undefined {
   try {
     // The owner may be a voice-hub given a secret, or a URL with credentials, as a flag: the message goes
     // to a terminal or the journal.
-    const args = maskSecretArgs(readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '').split('\0'), publicServerUrl).filter(Boolean);
-    const text = args.join(' ');
+    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '');
+    if (raw === '') return undefined;
+    const text = maskSecretArgs(raw.split('\0'), publicServerUrl).map(shellWord).join(' ');
     return text.length > 120 ? `${text.slice(0, 117)}...` : text || undefined;
   } catch {
     return undefined;
   }
 }
+
+/**
+ * An argument as a shell would need it typed: an empty value (`--Mqtt.BrokerAddress ''`, MQTT off) or
+ * one with spaces otherwise reads as a flag without its value, or as several.
+ */
+const shellWord = (arg: string): string => (/^[\w@%+=:,./*-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);

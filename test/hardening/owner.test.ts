@@ -219,6 +219,20 @@ describe('one owner per port and data directory', () => {
     assert.equal(await first.exited, 0);
   });
 
+  it('a port owner\'s command line is quoted as it would be typed: an empty value or one with spaces in quotes', async () => {
+    const asNode = ['bash', '-c', 'exec -a node "$0" "$@"'];
+    // Short: the message cuts a command line at 120 characters.
+    const first = await spawnService(['--data-dir', tmpDir('a b'), '--Mqtt.BrokerAddress', ''], QUIET, undefined, asNode);
+    const res = await second(['--port', String(first.port), '--data-dir', tmpDir('voice-hub-owner-')]);
+    assert.equal(res.code, EXIT_IN_USE, res.stderr);
+    assert.match(
+      res.stderr,
+      new RegExp(`^port ${first.port} on 127\\.0\\.0\\.1 is already in use by PID ${first.proc.pid} \\(node \\S+voice-hub\\.cjs --host 127\\.0\\.0\\.1 --port 0 --data-dir '[^']+/a b[^']*' --Mqtt\\.BrokerAddress ''\\): stop it`, 'm'),
+    );
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+  });
+
   it('a lock naming a PID that now belongs to another process, or an earlier boot, or holding garbage, is stale', async () => {
     const dataDir = tmpDir('voice-hub-owner-stale-');
     const lock = path.join(dataDir, LOCK_FILE_NAME);
