@@ -16,6 +16,7 @@ import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 import { deadline } from './deadline.js';
+import { untrustedCertificateHint } from './untrusted-certificate.js';
 
 export const EXIT_UNREACHABLE = 3;
 
@@ -80,8 +81,9 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
 /** fetch says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */
 function failureText(e: unknown, timeoutMs: number): string {
   if (e instanceof Error && e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
-  const cause = (e as { cause?: { message?: unknown } }).cause?.message;
-  return printable(typeof cause === 'string' ? cause : e instanceof Error ? e.message : String(e));
+  const cause = (e as { cause?: { message?: unknown } }).cause;
+  const why = typeof cause?.message === 'string' ? cause.message : e instanceof Error ? e.message : String(e);
+  return printable(why) + untrustedCertificateHint(cause);
 }
 
 /**

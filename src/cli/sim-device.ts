@@ -10,6 +10,7 @@ import { deadline } from './deadline.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
+import { untrustedCertificateHint } from './untrusted-certificate.js';
 
 export interface SimApi {
   readonly baseUrl: string;
@@ -77,7 +78,7 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
   const failed = (e: unknown) => {
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
-    const error: Error & { notSent?: boolean } = new Error(`${method} ${url.href}: ${cause ? cause.message : errorText(e)}`);
+    const error: Error & { notSent?: boolean } = new Error(`${method} ${url.href}: ${cause ? cause.message : errorText(e)}${untrustedCertificateHint(cause)}`);
     // Refused at connect: the request never reached a service, so nothing it asked for happened.
     if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED') error.notSent = true;
     return error;
