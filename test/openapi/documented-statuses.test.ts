@@ -71,7 +71,7 @@ describe('without ApiKeys, with device tokens required (as shipped)', () => {
 
   it('start documents an unknown device, stop and message an unknown session, as they answer', async () => {
     const admin = await adminToken(svc);
-    assert.equal(op(doc, '/api/voice/start').responses['404'].description, 'Unknown device');
+    assert.equal(op(doc, '/api/voice/start').responses['404'].description, 'Unknown device, or the device was deleted while the session started');
     assertProblem(answered(await call(svc.url, 'POST', '/api/voice/start', { body: { deviceId: 'nobody' }, token: admin })), 404, {
       detail: "device 'nobody' does not exist",
     });
