@@ -1,8 +1,8 @@
 // Voice sessions as history. State changes the caller marks durable go to disk at once; frequent
 // updates (packet counters) keep only the latest record per session until the next flush, taken from
-// the running session when the flush comes (saveLater). Only the
-// latest `historyLimit` ended sessions are kept: every write rewrites the whole file, so an unbounded
-// history would make each telemetry flush cost more SD-card writes as the months go by.
+// the running session when the flush comes (saveLater). Only the latest `historyLimit` ended sessions
+// are kept: every write rewrites the whole file, so an unbounded history would make each telemetry
+// flush cost more SD-card writes as the months go by.
 import type { Param, Row, SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import type { SessionRecord, SessionRepository, SessionState } from './types.js';

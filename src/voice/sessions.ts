@@ -107,8 +107,7 @@ export class VoiceSessionService {
   /**
    * At start-up: sessions the previous process left open are recorded as ended, and the end of those that
    * were Active is told to the listeners as any other (MQTT subscribers saw them start; without it they
-   * never see them end).
-   * Returns how many.
+   * never see them end). Returns how many.
    */
   async recordInterrupted(): Promise<number> {
     const open = this.deps.sessions.listOpen().filter((s) => !this.live.has(s.id));
