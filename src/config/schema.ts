@@ -345,6 +345,15 @@ export const CONFIG_SCHEMA = {
         MessageBurst: int(2000, 1, 1_000_000, `Messages an authenticated connection may send at once, ${PER_TOKEN_TEXT} (what a client flushes after a stall of up to 40 s of 20 ms audio, each packet under ${BYTES_PER_TOKEN / 1024} KiB).`),
         UnauthenticatedMessageRate: int(10, 1, 1_000_000, `Messages per second a connection may send before it authenticated, ${PER_TOKEN_TEXT}.`),
         UnauthenticatedMessageBurst: int(64, 1, 1_000_000, `Messages a connection may send at once before it authenticated, ${PER_TOKEN_TEXT}.`),
+        // Every new connection starts with a full burst of its own, so a client that kept reconnecting
+        // escaped it: 8 loops opening connections and sending each burst as 59 KB objects of 6,000 names
+        // (about 1 ms of CPU per 4 KiB token, the costliest shape to decode) took 3-4 s of CPU in 10 s and
+        // /health answered in 0.8-1.2 s. An anonymous device sends one message (JoinSession; the handshake
+        // is not charged): the burst lets every connection one address may hold
+        // (MaximumConnectionsPerAddress) join at once, and the rate keeps as many anonymous connections
+        // pinging every 15 s (34 a second) while holding a reconnecting attacker to ~5 % of a core.
+        UnauthenticatedAddressMessageRate: int(50, 0, 1_000_000, `Messages per second the connections of one client address (an IPv6 client: its /64 prefix) may send together before they authenticated, ${PER_TOKEN_TEXT}; the budget outlives the connections, so reconnecting does not renew it, and a connection that finds it spent is closed with an error. 0: no budget per address (behind a reverse proxy every client has the proxy's address).`),
+        UnauthenticatedAddressMessageBurst: int(512, 0, 1_000_000, `Messages the connections of one client address may send at once before they authenticated, ${PER_TOKEN_TEXT}. 0: no budget per address.`),
         // SignalR's stateful reconnect, named and defaulted as in ASP.NET Core (HttpConnectionDispatcherOptions,
         // HubOptions, ConnectionOptions), but on: devices on Wi-Fi are who it is for, and clients opt in too.
         AllowStatefulReconnects: bool(true, 'Offer stateful reconnect to clients that ask for it (`withStatefulReconnect()`): a dropped connection keeps its groups and resumes where it was, nothing lost or repeated in either direction.'),

@@ -5,6 +5,7 @@
 // pings, client timeout, back-pressure policy and Close. With SignalR's stateful reconnect negotiated
 // (stateful/), a socket that drops leaves the connection Disconnected, groups and state intact, until
 // a new socket resumes it or the hub's disconnect timeout ends it.
+import type { AddressBudgets } from './address-budgets.js';
 import type { Logger } from '../log/logger.js';
 import type { HubCounters } from './counters.js';
 import type { HubDispatcher } from './dispatcher.js';
@@ -80,6 +81,8 @@ export interface ConnectionEnv {
   /** Where lines about connections closed for misbehaving go (throttled). */
   readonly closings: ThrottledLog;
   readonly limits: ConnectionLimits;
+  /** What anonymous connections spend per client address (reader.ts charges it). */
+  readonly addressBudgets: AddressBudgets;
   readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   readonly now: () => number;
   /** The connection ended for good (not a drop it may come back from): the hub forgets it. */
@@ -120,6 +123,8 @@ export class HubConnection {
     private readonly env: ConnectionEnv,
     /** The connection token a reconnect presents; only when negotiate agreed to stateful reconnect. */
     readonly resumeKey?: string,
+    /** The client's address key (address-slots.ts), which its anonymous messages are charged to as well. */
+    private readonly address?: string,
   ) {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
     // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
@@ -429,7 +434,7 @@ export class HubConnection {
       this.stateful = new StatefulLink(limits.statefulReconnectBufferSize, limits.maxBufferedBytes, this.env.now());
     }
     this.stateValue = ConnectionState.Connected;
-    this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated);
+    this.reader = new MessageReader(this.readerHost, protocol, this.env, this.authenticated, this.address);
     // The response goes in the protocol's transfer format, as ASP.NET writes it; the TS client parses either.
     this.afterSend(this.socket.send(handshakeResponse(), protocol.binary));
     this.env.logger.debug(`${this.connectionId}: handshake done, protocol ${protocol.name}`);

@@ -9,6 +9,8 @@ export interface HubCounters {
   upgradesRefusedFull: number;
   /** Upgrades refused because their address held its maximum of connections (counted in upgradesRejected too). */
   upgradesRefusedPerAddress: number;
+  /** Negotiations refused because their address held its maximum of pending ones (Hub.MaximumConnectionsPerAddress). */
+  negotiationsRefusedPerAddress: number;
   handshakeFailures: number;
   handshakeTimeouts: number;
   messagesReceived: number;
@@ -44,6 +46,7 @@ export function newCounters(): HubCounters {
     upgradesRejected: 0,
     upgradesRefusedFull: 0,
     upgradesRefusedPerAddress: 0,
+    negotiationsRefusedPerAddress: 0,
     handshakeFailures: 0,
     handshakeTimeouts: 0,
     messagesReceived: 0,

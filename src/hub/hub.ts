@@ -2,6 +2,7 @@
 // drives timeouts and keep-alives, and the VoiceHubServer facade the application uses. The uWS glue
 // (uws-hub.ts) feeds it sockets. Connections with stateful reconnect stay here while Disconnected,
 // findable by their connection token, until resumed or past the disconnect timeout.
+import { AddressBudgets } from './address-budgets.js';
 import { AddressSlots } from './address-slots.js';
 import { ConnectionState, HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
 import { newCounters } from './counters.js';
@@ -52,6 +53,8 @@ export class HubCore {
   private readonly addressOf = new Map<HubConnection, string>();
   /** Upgrades refused for an address holding its limit: one line a minute, then a sum. */
   private readonly addressLog: ThrottledLog;
+  /** Negotiations refused for an address holding its limit: one line a minute, then a sum. */
+  private readonly negotiationLog: ThrottledLog;
 
   constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
@@ -60,8 +63,11 @@ export class HubCore {
     this.addresses = new AddressSlots(options.maximumConnectionsPerAddress ?? 0);
     this.addressLog = new ThrottledLog(options.logger, 1, 60_000, now,
       (count) => `${count} more WebSocket upgrades refused in the last minute: their address held as many connections as one address may (${this.addresses.max})`);
+    this.negotiationLog = new ThrottledLog(options.logger, 1, 60_000, now,
+      (count) => `${count} more negotiations refused in the last minute: their address held as many pending negotiations as one address may hold connections (${this.addresses.max})`);
     this.fullLog = new ThrottledLog(options.logger, 1, 60_000, now,
       (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${options.maximumConnections} connections`);
+    const maxPendingNegotiations = options.maxPendingNegotiations ?? DEFAULT_MAX_PENDING_NEGOTIATIONS;
     this.env = {
       dispatcher: new HubDispatcher(options.methods, options.logger),
       groups: this.groups,
@@ -70,6 +76,9 @@ export class HubCore {
       // 20 lines per minute at most about connections closed for misbehaving, then a sum.
       closings: new ThrottledLog(options.logger, 20, 60_000, now, closingsSummary),
       protocols: this.protocols,
+      // As many addresses as the hub keeps state for clients anyway: each connection and pending
+      // negotiation may come from another; past that, an address unused the longest starts afresh.
+      addressBudgets: new AddressBudgets(options.budgets.unauthenticatedPerAddress, options.maximumConnections + maxPendingNegotiations),
       now,
       ended: (connection) => this.ended(connection),
       limits: {
@@ -91,19 +100,31 @@ export class HubCore {
     };
     this.negotiations = new NegotiationStore(
       options.negotiationTtlMs ?? DEFAULT_NEGOTIATION_TTL_MS,
-      options.maxPendingNegotiations ?? DEFAULT_MAX_PENDING_NEGOTIATIONS,
+      maxPendingNegotiations,
+      // An address may wait for as many connections as it may hold.
+      options.maximumConnectionsPerAddress ?? 0,
     );
     // A quarter of the shortest interval keeps pings and timeouts within 25 % of their setting.
     const shortest = Math.min(options.keepAliveIntervalMs, options.clientTimeoutMs, handshakeTimeoutMs);
     this.tickMs = Math.min(1000, Math.max(20, Math.floor(shortest / 4)));
   }
 
-  /** `statefulReconnect`: the client asked for it; granted in version 1 when the hub allows it. */
-  negotiate(version: 0 | 1, user: unknown, statefulReconnect = false): PendingNegotiation {
-    this.env.counters.negotiations++;
+  /**
+   * `address`: the client's address key. `statefulReconnect`: the client asked for it; granted in
+   * version 1 when the hub allows it. Undefined when the address holds as many pending negotiations as
+   * it may hold connections (counted and logged, once a minute at most).
+   */
+  negotiate(version: 0 | 1, user: unknown, address: string, statefulReconnect = false): PendingNegotiation | undefined {
     this.ensureTimer();
     const stateful = statefulReconnect && version === 1 && this.options.statefulReconnect !== undefined;
-    return this.negotiations.create(version, user, this.env.now(), stateful);
+    const negotiation = this.negotiations.create(version, user, this.env.now(), address, stateful);
+    if (negotiation === undefined) {
+      this.env.counters.negotiationsRefusedPerAddress++;
+      this.negotiationLog.warn(`negotiate refused: ${address} holds as many pending negotiations as one address may hold connections (Hub.MaximumConnectionsPerAddress: ${this.addresses.max}; 429 to the client)`);
+      return undefined;
+    }
+    this.env.counters.negotiations++;
+    return negotiation;
   }
 
   /**
@@ -111,7 +132,7 @@ export class HubCore {
    * its upgrade took a place under (takeAddress), now the connection's until it ends for good.
    */
   open(connectionId: string, user: unknown, socket: HubSocket, resumeKey?: string, address?: string): HubConnection {
-    const connection = new HubConnection(connectionId, user, socket, this.env, resumeKey);
+    const connection = new HubConnection(connectionId, user, socket, this.env, resumeKey, address);
     this.connections.set(connectionId, connection);
     if (resumeKey !== undefined) this.resumable.set(resumeKey, connection);
     this.env.counters.connectionsOpened++;
@@ -283,6 +304,7 @@ export class HubCore {
       this.env.closings.flush();
       this.fullLog.flush();
       this.addressLog.flush();
+      this.negotiationLog.flush();
     };
     // With a grace, a connection past its handshake gets its Close message and its client closes the
     // socket; any other connection closes now.
@@ -325,12 +347,13 @@ export class HubCore {
     try {
       const now = this.env.now();
       this.env.counters.negotiationsExpired += this.negotiations.expire(now);
+      const spending = this.env.addressBudgets.sweep(now);
       for (const connection of [...this.connections.values()]) {
         const since = connection.disconnectedSince;
         if (since === undefined) connection.tick(now);
         else if (now - since >= this.disconnectTimeoutMs) connection.expire();
       }
-      if (this.connections.size === 0 && this.negotiations.waitingCount() === 0) {
+      if (this.connections.size === 0 && this.negotiations.waitingCount() === 0 && spending === 0) {
         clearInterval(this.timer);
         this.timer = undefined;
       }

@@ -1,9 +1,12 @@
 // Negotiation (SignalR's transport protocol, `POST [endpoint-base]/negotiate`): version 1 hands out a secret
 // connectionToken used as `id=`, version 0 only a connectionId used as `id=`. Only WebSockets is
 // offered; stateful reconnect to version 1 clients that ask (`useStatefulReconnect=true`) when the hub
-// allows it. Pending negotiations are bounded in number and age.
+// allows it. Pending negotiations are bounded in number and age, and per client address: when one
+// address could fill the store, its oldest entries evicted everyone else's (a client negotiating
+// 4,000 a second left others' negotiations ~2.5 s, and a slow device's upgrade found none: 404).
 // Also the request-side helper shared by negotiate and upgrade: the bearer token.
 import { randomBytes } from 'node:crypto';
+import { AddressSlots } from './address-slots.js';
 
 export const NEGOTIATE_VERSION = 1;
 
@@ -60,6 +63,8 @@ export interface PendingNegotiation {
   readonly createdAt: number;
   /** Stateful reconnect was agreed: the connection may come back with its token after a drop. */
   readonly statefulReconnect: boolean;
+  /** The client's address key (address-slots.ts) it is counted under while it waits. */
+  readonly address: string;
 }
 
 /** The client asks for stateful reconnect: `useStatefulReconnect=true` (as .NET's bool.TryParse reads it: any case, white space around). */
@@ -92,19 +97,27 @@ export class NegotiationStore {
   // Insertion order is age order, so the first entry is the oldest.
   private readonly waiting = new Map<string, PendingNegotiation>();
   private readonly taken = new Set<string>();
+  /** Waiting negotiations per address key. */
+  private readonly addresses: AddressSlots;
 
+  /** `maxPerAddress`: waiting negotiations one address key may hold (0: no limit). */
   constructor(
     private readonly ttlMs: number,
     private readonly maxWaiting: number,
-  ) {}
+    maxPerAddress = 0,
+  ) {
+    this.addresses = new AddressSlots(maxPerAddress);
+  }
 
-  create(version: 0 | 1, user: unknown, now: number, statefulReconnect = false): PendingNegotiation {
+  /** A new waiting negotiation; undefined when `address` holds as many as one address may. */
+  create(version: 0 | 1, user: unknown, now: number, address: string, statefulReconnect = false): PendingNegotiation | undefined {
+    if (!this.addresses.take(address)) return undefined;
     const connectionId = newId();
     const key = version === 1 ? newId() : connectionId;
-    const negotiation: PendingNegotiation = { connectionId, key, version, user, createdAt: now, statefulReconnect };
+    const negotiation: PendingNegotiation = { connectionId, key, version, user, createdAt: now, statefulReconnect, address };
     if (this.waiting.size >= this.maxWaiting) {
-      const oldest = this.waiting.keys().next();
-      if (!oldest.done) this.waiting.delete(oldest.value);
+      const oldest = this.waiting.values().next();
+      if (!oldest.done) this.forget(oldest.value);
     }
     this.waiting.set(negotiation.key, negotiation);
     return negotiation;
@@ -115,7 +128,7 @@ export class NegotiationStore {
     if (this.taken.has(key)) return { kind: 'in-use' };
     const n = this.waiting.get(key);
     if (!n || now - n.createdAt >= this.ttlMs) return { kind: 'not-found' };
-    this.waiting.delete(key);
+    this.forget(n);
     this.taken.add(key);
     return { kind: 'claimed', negotiation: n };
   }
@@ -134,10 +147,10 @@ export class NegotiationStore {
   /** Removes waiting negotiations older than the TTL; returns how many. */
   expire(now: number): number {
     let removed = 0;
-    for (const [key, n] of this.waiting) {
+    for (const n of this.waiting.values()) {
       // Age order: the first young one ends the scan.
       if (now - n.createdAt < this.ttlMs) break;
-      this.waiting.delete(key);
+      this.forget(n);
       removed++;
     }
     return removed;
@@ -148,7 +161,12 @@ export class NegotiationStore {
   }
 
   clearWaiting(): void {
-    this.waiting.clear();
+    for (const n of [...this.waiting.values()]) this.forget(n);
+  }
+
+  private forget(n: PendingNegotiation): void {
+    this.waiting.delete(n.key);
+    this.addresses.release(n.address);
   }
 }
 

@@ -41,6 +41,12 @@ export class TokenBucket {
     this.budget = budget;
   }
 
+  /** Holds its whole burst again: it would answer as a new bucket does. */
+  isFull(now: number): boolean {
+    this.refill(now);
+    return this.tokens >= this.budget.burst;
+  }
+
   private refill(now: number): void {
     const elapsed = Math.max(0, now - this.updatedAt) / 1000;
     this.updatedAt = now;

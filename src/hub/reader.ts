@@ -2,14 +2,16 @@
 // copied only as far as needed (an idle connection handles pings straight from the lent frame),
 // messages are read one at a time (never all of a frame at once), at most `messagesPerTurn` and
 // BYTES_PER_TURN per event-loop turn, each paid from the connection's token bucket by its size before
-// it is decoded, and unread bytes are bounded.
+// it is decoded (an anonymous connection's also from its address's bucket, address-budgets.ts), and
+// unread bytes are bounded.
+import type { AddressBudgets } from './address-budgets.js';
 import type { ConnectionLimits } from './connection.js';
 import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
 import { Inbox } from './inbox.js';
 import type { ThrottledLog } from '../log/throttled.js';
 import { MessageType, type HubMessage, type HubProtocol, type InvocationMessage, type StreamInvocationMessage } from './messages.js';
-import { TokenBucket } from './rate-limit.js';
+import { TokenBucket, type MessageBudget } from './rate-limit.js';
 import { PER_TOKEN_TEXT, messageCost } from '../message-cost.js';
 
 /** What the reader needs from its connection. */
@@ -26,6 +28,8 @@ export interface ReaderEnv {
   readonly counters: HubCounters;
   readonly closings: ThrottledLog;
   readonly limits: ConnectionLimits;
+  /** What anonymous connections spend per client address, shared by all of them. */
+  readonly addressBudgets: AddressBudgets;
   readonly now: () => number;
 }
 
@@ -76,6 +80,8 @@ export class MessageReader {
     private readonly protocol: HubProtocol,
     private readonly env: ReaderEnv,
     private authenticated: boolean,
+    /** The client's address key (address-slots.ts) its anonymous messages are also charged to; none for a reconnect. */
+    private readonly address: string | undefined,
   ) {
     const { limits } = env;
     this.budget = new TokenBucket(authenticated ? limits.authenticatedBudget : limits.unauthenticatedBudget, env.now());
@@ -242,10 +248,17 @@ export class MessageReader {
    */
   private spend(bytes: number): boolean {
     if (this.host.isClosed()) return false;
-    if (this.budget.take(this.env.now(), messageCost(bytes))) return true;
-    const { perSecond, burst } = this.budget.limits;
+    const now = this.env.now();
+    const cost = messageCost(bytes);
+    if (!this.budget.take(now, cost)) return this.overBudget(`its ${this.authenticated ? '' : 'unauthenticated '}message budget`, this.budget.limits);
+    const { addressBudgets } = this.env;
+    if (this.authenticated || this.address === undefined || addressBudgets.take(this.address, now, cost)) return true;
+    return this.overBudget(`the unauthenticated message budget of its address ${this.address}`, addressBudgets.budget!);
+  }
+
+  private overBudget(which: string, { perSecond, burst }: MessageBudget): false {
     this.env.counters.rateLimited++;
-    this.env.closings.warn(`${this.host.connectionId}: closing: over its ${this.authenticated ? '' : 'unauthenticated '}message budget (${burst} at once, ${perSecond} per second, ${PER_TOKEN_TEXT})`);
+    this.env.closings.warn(`${this.host.connectionId}: closing: over ${which} (${burst} at once, ${perSecond} per second, ${PER_TOKEN_TEXT})`);
     this.host.close(ErrorText.rateLimited(burst, perSecond), true);
     return false;
   }

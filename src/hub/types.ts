@@ -52,8 +52,12 @@ export interface HubOptions {
   readonly maximumFrameSize: number;
   /** Messages read from a connection in one event-loop turn (Hub.MessagesPerTurn). */
   readonly messagesPerTurn: number;
-  /** Message budgets per connection: before it authenticated (token or group joined) and after. */
-  readonly budgets: { readonly unauthenticated: MessageBudget; readonly authenticated: MessageBudget };
+  /**
+   * Message budgets per connection: before it authenticated (token or group joined) and after; and per
+   * client address (IPv6: one /64 prefix), shared by all its connections before they authenticated
+   * and kept across them (absent: none).
+   */
+  readonly budgets: { readonly unauthenticated: MessageBudget; readonly authenticated: MessageBudget; readonly unauthenticatedPerAddress?: MessageBudget };
   /** A ping is sent when nothing else was sent for this long (Hub.KeepAliveInterval). */
   readonly keepAliveIntervalMs: number;
   /** A connection that sent nothing for this long is closed (Hub.ClientTimeout). */

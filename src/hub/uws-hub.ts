@@ -110,6 +110,12 @@ function reply(res: HttpResponse, status: number, body: string, headers: Record<
 /** What a client refused for a full hub is told to wait: connections end every few seconds on a busy hub. */
 const FULL_RETRY_AFTER_SECONDS = 5;
 
+/**
+ * The answer to a client whose address holds as many connections as one may (Hub.MaximumConnectionsPerAddress):
+ * at the WebSocket upgrade, and at negotiate for as many waiting negotiations.
+ */
+const ADDRESS_FULL = { status: 429, text: 'Too many connections from this address', headers: { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) } } as const;
+
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e));
 
@@ -208,6 +214,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       return;
     }
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
+    const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
@@ -222,8 +229,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         return;
       }
       if (aborted) return;
-      const negotiation = core.negotiate(version.version, user, asksForStatefulReconnect(query));
-      res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
+      const negotiation = core.negotiate(version.version, user, address, asksForStatefulReconnect(query));
+      if (negotiation === undefined) res.cork(() => reply(res, ADDRESS_FULL.status, ADDRESS_FULL.text, { ...corsHeaders, ...ADDRESS_FULL.headers }, undefined, end));
+      else res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
     })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
   });
 
@@ -294,7 +302,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     // Taken before the token is checked: upgrades being authenticated hold places too.
     if (!core.takeAddress(address)) {
       if (id !== null) core.negotiations.release(id);
-      return refuse(429, 'Too many connections from this address', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
+      return refuse(ADDRESS_FULL.status, ADDRESS_FULL.text, ADDRESS_FULL.headers);
     }
     let addressHeld = true;
     const release = (): void => {

@@ -37,6 +37,10 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     budgets: {
       unauthenticated: { perSecond: config.Hub.UnauthenticatedMessageRate, burst: config.Hub.UnauthenticatedMessageBurst },
       authenticated: { perSecond: config.Hub.MessageRate, burst: config.Hub.MessageBurst },
+      // Either at 0 switches it off: a bucket that never refills, or never holds a message, is no budget.
+      ...(config.Hub.UnauthenticatedAddressMessageRate > 0 && config.Hub.UnauthenticatedAddressMessageBurst > 0
+        ? { unauthenticatedPerAddress: { perSecond: config.Hub.UnauthenticatedAddressMessageRate, burst: config.Hub.UnauthenticatedAddressMessageBurst } }
+        : {}),
     },
     keepAliveIntervalMs: config.Hub.KeepAliveInterval,
     clientTimeoutMs: config.Hub.ClientTimeout,

@@ -27,7 +27,7 @@ const EXPECTED_KEYS = [
   'Hub.MaximumReceiveMessageSize', 'Hub.MaximumConnections', 'Hub.MaximumConnectionsPerAddress', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
   // Per-connection budgets (issue 12).
   'Hub.MaximumFrameSize', 'Hub.MessagesPerTurn', 'Hub.MessageRate', 'Hub.MessageBurst',
-  'Hub.UnauthenticatedMessageRate', 'Hub.UnauthenticatedMessageBurst',
+  'Hub.UnauthenticatedMessageRate', 'Hub.UnauthenticatedMessageBurst', 'Hub.UnauthenticatedAddressMessageRate', 'Hub.UnauthenticatedAddressMessageBurst',
   'Hub.AllowStatefulReconnects', 'Hub.StatefulReconnectBufferSize', 'Hub.DisconnectTimeout',
 ];
 

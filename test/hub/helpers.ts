@@ -29,6 +29,7 @@ export const shippedBudgets: Pick<HubOptions, 'maximumFrameSize' | 'messagesPerT
   budgets: {
     unauthenticated: { perSecond: SHIPPED_HUB.UnauthenticatedMessageRate!, burst: SHIPPED_HUB.UnauthenticatedMessageBurst! },
     authenticated: { perSecond: SHIPPED_HUB.MessageRate!, burst: SHIPPED_HUB.MessageBurst! },
+    unauthenticatedPerAddress: { perSecond: SHIPPED_HUB.UnauthenticatedAddressMessageRate!, burst: SHIPPED_HUB.UnauthenticatedAddressMessageBurst! },
   },
 };
 

@@ -33,8 +33,8 @@ describe('query parameters, as ASP.NET Core reads them', () => {
 describe('negotiation store', () => {
   it('version 1 has a separate secret token; version 0 uses the connection id', () => {
     const store = new NegotiationStore(1000, 10);
-    const v1 = store.create(1, undefined, 0);
-    const v0 = store.create(0, undefined, 0);
+    const v1 = store.create(1, undefined, 0, '127.0.0.1')!;
+    const v0 = store.create(0, undefined, 0, '127.0.0.1')!;
     assert.notEqual(v1.key, v1.connectionId);
     assert.equal(v0.key, v0.connectionId);
     assert.match(v1.key, /^[A-Za-z0-9_-]{22}$/);
@@ -45,7 +45,7 @@ describe('negotiation store', () => {
 
   it('claims once: a second claim is in use, a released one is unknown', () => {
     const store = new NegotiationStore(1000, 10);
-    const n = store.create(1, { name: 'u' }, 0);
+    const n = store.create(1, { name: 'u' }, 0, '127.0.0.1')!;
     const first = store.claim(n.key, 1);
     assert.equal(first.kind, 'claimed');
     assert.deepEqual(first.kind === 'claimed' && first.negotiation.user, { name: 'u' });
@@ -57,8 +57,8 @@ describe('negotiation store', () => {
 
   it('expires unused negotiations', () => {
     const store = new NegotiationStore(100, 10);
-    const old = store.create(1, undefined, 0);
-    const young = store.create(1, undefined, 80);
+    const old = store.create(1, undefined, 0, '127.0.0.1')!;
+    const young = store.create(1, undefined, 80, '127.0.0.1')!;
     assert.equal(store.claim(old.key, 100).kind, 'not-found', 'too old to claim');
     assert.equal(store.expire(150), 1);
     assert.equal(store.waitingCount(), 1);
@@ -68,7 +68,7 @@ describe('negotiation store', () => {
 
   it('keeps at most maxWaiting, dropping the oldest', () => {
     const store = new NegotiationStore(10_000, 3);
-    const all = Array.from({ length: 5 }, (_, i) => store.create(1, undefined, i));
+    const all = Array.from({ length: 5 }, (_, i) => store.create(1, undefined, i, '127.0.0.1')!);
     assert.equal(store.waitingCount(), 3);
     assert.equal(store.claim(all[0]!.key, 10).kind, 'not-found');
     assert.equal(store.claim(all[1]!.key, 10).kind, 'not-found');
