@@ -351,7 +351,7 @@ export const CONFIG_SCHEMA = {
         // /health answered in 0.8-1.2 s. An anonymous device sends one message (JoinSession; the handshake
         // is not charged): the burst lets every connection one address may hold
         // (MaximumConnectionsPerAddress) join at once, and the rate keeps as many anonymous connections
-        // pinging every 15 s (34 a second) while holding a reconnecting attacker to ~5 % of a core.
+        // pinging every 15 s (34 a second), while the decoding a reconnecting client can buy stays ~5 % of a core.
         UnauthenticatedAddressMessageRate: int(50, 0, 1_000_000, `Messages per second the connections of one client address (an IPv6 client: its /64 prefix) may send together before they authenticated, ${PER_TOKEN_TEXT}; the budget outlives the connections, so reconnecting does not renew it, and a connection that finds it spent is closed with an error. 0: no budget per address (behind a reverse proxy every client has the proxy's address).`),
         UnauthenticatedAddressMessageBurst: int(512, 0, 1_000_000, `Messages the connections of one client address may send at once before they authenticated, ${PER_TOKEN_TEXT}. 0: no budget per address.`),
         // SignalR's stateful reconnect, named and defaulted as in ASP.NET Core (HttpConnectionDispatcherOptions,
