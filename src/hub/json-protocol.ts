@@ -157,8 +157,9 @@ const INTEGER_PROPERTIES: Readonly<Record<string, { readonly type: string; reado
 
 /**
  * What the parsed object no longer shows, checked in the text: an integer property written as `1.0`
- * or `1e0`, or past Int64 where a double cannot tell, and each occurrence of a property written twice (ASP.NET checks every one it meets, where
- * JSON.parse keeps the last). A message without either costs one pass over its members' names.
+ * or `1e0`, or past Int64 where a double cannot tell, and each occurrence of a property written twice
+ * (ASP.NET checks every one it meets, where JSON.parse keeps the last). A message without either
+ * costs one pass over its members' names.
  */
 function checkAsWritten(text: string): void {
   const members = topLevelMembers(text);
