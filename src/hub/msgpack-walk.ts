@@ -67,8 +67,11 @@ function header(bytes: Uint8Array, at: number): number {
   }
 }
 
-/** The offset just after the value that starts at `at`. */
-export function skipValue(bytes: Uint8Array, at: number): number {
+/**
+ * Walks the value that starts at `at` to its end and returns the offset just after it; `onValue`, when
+ * given, sees the start and end of each value within that takes more than one byte.
+ */
+function walkValue(bytes: Uint8Array, at: number, onValue?: (start: number, end: number) => void): number {
   let pos = at;
   let pending = 1;
   while (pending > 0) {
@@ -79,12 +82,17 @@ export function skipValue(bytes: Uint8Array, at: number): number {
       pending--;
       continue;
     }
+    const start = pos;
     pos += header(bytes, pos);
     pending += childCount - 1;
     if (pos > bytes.length || pending > bytes.length - pos) throw truncated();
+    onValue?.(start, pos);
   }
   return pos;
 }
+
+/** The offset just after the value that starts at `at`. */
+export const skipValue = (bytes: Uint8Array, at: number): number => walkValue(bytes, at);
 
 /**
  * Whether the value at `at` nests more than `max` maps and arrays (itself included), read from the
@@ -191,6 +199,9 @@ export function mapKeysAreStrings(body: Uint8Array, index: number): boolean | un
   }
 }
 
+/** Thrown from the walk at the first str that is not UTF-8, to end it there. */
+const NOT_UTF8 = Symbol('not UTF-8');
+
 /** Bytes of a str's header, before its UTF-8 bytes; 0 when `b` begins no str. */
 function strHeaderLength(b: number): number {
   if (b >= 0xa0 && b <= 0xbf) return 1;
@@ -204,25 +215,13 @@ function strHeaderLength(b: number): number {
  * .NET's UTF-8 reading knows them for what they are: not text.
  */
 export function strsAreUtf8(bytes: Uint8Array): boolean | undefined {
-  let pos = 0;
-  let pending = 1;
   try {
-    while (pending > 0) {
-      const b = bytes[pos];
-      if (b !== undefined && isOneByteValue(b)) {
-        pos++;
-        pending--;
-        continue;
-      }
-      const start = pos;
-      pos += header(bytes, pos);
-      pending += childCount - 1;
-      if (pos > bytes.length || pending > bytes.length - pos) return undefined;
-      const text = strHeaderLength(b!);
-      if (text > 0 && !isUtf8(bytes.subarray(start + text, pos))) return false;
-    }
-  } catch {
-    return undefined;
+    walkValue(bytes, 0, (start, end) => {
+      const text = strHeaderLength(bytes[start]!);
+      if (text > 0 && !isUtf8(bytes.subarray(start + text, end))) throw NOT_UTF8;
+    });
+  } catch (e) {
+    return e === NOT_UTF8 ? false : undefined;
   }
   return true;
 }

@@ -51,16 +51,22 @@ describe('a subscription the broker refuses', () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  it('is logged with the topic, the reason and what the hub then misses; a granted one is not', async () => {
-    const options = publisherOptions(0, { username: 'hub', password: 'hub-password' });
-    const haStatus = `${options.discoveryPrefix}/status`;
-    const broker = await refusingBroker((topic) => topic === haStatus);
+  /** A hub on a broker that refuses the subscriptions `refuses` picks, once it has logged a refusal. */
+  async function refusedBy(options: ReturnType<typeof publisherOptions>, refuses: (topic: string) => boolean) {
+    const broker = await refusingBroker(refuses);
     cleanup.push(() => broker.close());
     const { lines, logger } = capturedLog();
     const hub = new MqttPublisher({ ...options, port: broker.port, logger });
     cleanup.push(() => hub.close());
     hub.start();
     await waitUntil(() => lines.some((l) => l.includes('refused the subscription')), 'the refusal to be logged');
+    return { broker, hub, lines };
+  }
+
+  it('is logged with the topic, the reason and what the hub then misses; a granted one is not', async () => {
+    const options = publisherOptions(0, { username: 'hub', password: 'hub-password' });
+    const haStatus = `${options.discoveryPrefix}/status`;
+    const { broker, hub, lines } = await refusedBy(options, (topic) => topic === haStatus);
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.deepEqual(lines.filter((l) => l.includes('subscription')), [
       `warn: Mqtt: MQTT broker 127.0.0.1:${broker.port} refused the subscription to ${haStatus}: Subscribe error: Unspecified error (SUBACK 0x80); ` +
@@ -72,13 +78,7 @@ describe('a subscription the broker refuses', () => {
 
   it('the hub\'s own node refused: says the stale configs are not cleared', async () => {
     const options = publisherOptions(0);
-    const broker = await refusingBroker((topic) => topic.endsWith('/+/config'));
-    cleanup.push(() => broker.close());
-    const { lines, logger } = capturedLog();
-    const hub = new MqttPublisher({ ...options, port: broker.port, logger });
-    cleanup.push(() => hub.close());
-    hub.start();
-    await waitUntil(() => lines.some((l) => l.includes('refused the subscription')), 'the refusal to be logged');
+    const { broker, lines } = await refusedBy(options, (topic) => topic.endsWith('/+/config'));
     assert.deepEqual(lines.filter((l) => l.includes('subscription')), [
       `warn: Mqtt: MQTT broker 127.0.0.1:${broker.port} refused the subscription to ${options.discoveryPrefix}/sensor/voice-hub_${options.instanceId}/+/config: ` +
         `Subscribe error: Unspecified error (SUBACK 0x80); discovery configs an earlier run left under the hub's node are not cleared ` +
