@@ -15,9 +15,9 @@
 // carry it, so on Node 24 this test checks the answers, and the CPU bound holds on Node 20 (whose uWS
 // lets the 30,000 through). test/architecture/regex-backtracking keeps such patterns out of the source.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { adminTokenFor, assertHealthyProcess, startDaemon, type Daemon } from './daemon.js';
+import { cpuSeconds } from '../support/cpu-time.js';
 import { call } from '../support/http.js';
 import { comparable, exchange, type RawResponse } from '../support/raw-http.js';
 import { overHeadLimit, UWS_MAX_HEAD_BYTES } from '../support/uws-addon.js';
@@ -41,13 +41,6 @@ before(async () => {
   adminToken = await adminTokenFor(daemon.dataDir);
 });
 after(() => daemon?.stop());
-
-/** utime + stime of the service, in seconds (clock ticks of 1/100 s on Linux). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 interface Target {
   readonly name: string;

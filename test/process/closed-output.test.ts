@@ -7,9 +7,10 @@
 // flushed, and then Node 20 aborted on the way out restoring the terminal's mode (exit status 134 and a
 // core dump). The built bundle, as the unit and a shell run it; python3 gives it a terminal (Node has no pty).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { cpuSeconds } from '../support/cpu-time.js';
 import { call } from '../support/http.js';
 import { BUNDLE, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
@@ -30,11 +31,16 @@ describe('closed output', () => {
     }
     const reg = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: 'kitchen', deviceName: 'Kitchen', deviceType: 'speaker' }, timeoutMs: 5000 });
     assert.equal(reg.status, 200, reg.text);
-    // Idle, it does nothing: no loop of failing writes (CPU time over a second of wall time).
-    const cpuBefore = cpuSeconds(svc.proc.pid!);
-    await sleep(1000);
-    const used = cpuSeconds(svc.proc.pid!) - cpuBefore;
-    assert.ok(used < 0.3, `the idle service used ${used} s of CPU in 1 s`);
+    // Idle, it does nothing: no loop of failing writes. Start-up's own work goes on for a while after it
+    // listens (V8 compiling in its helper threads: up to 0.3 s of CPU in the next second on a busy
+    // machine), so the service is given a few seconds to reach a quiet second; the loop never did.
+    const used: number[] = [];
+    for (let second = 0; second < 10 && !(used.at(-1)! < 0.1); second++) {
+      const cpuBefore = cpuSeconds(svc.proc.pid!);
+      await sleep(1000);
+      used.push(cpuSeconds(svc.proc.pid!) - cpuBefore);
+    }
+    assert.ok(used.at(-1)! < 0.1, `the idle service never had a quiet second: CPU seconds per second ${used.map((u) => u.toFixed(2)).join(', ')}`);
     svc.proc.kill('SIGTERM');
     assert.equal(await svc.exited, 0);
     assert.equal(existsSync(path.join(dataDir, 'voice-hub.lock')), false, 'the lock is released');
@@ -82,10 +88,3 @@ print(json.dumps({'listening': b'listening on' in seen,
                   'exit': os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
                   'signal': os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None}))
 `;
-
-/** User and system CPU time of a process so far, in seconds (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}

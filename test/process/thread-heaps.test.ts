@@ -54,14 +54,22 @@ describe('the heaps of the service threads', () => {
       ),
     );
     // What they hold free between live blocks goes back with the periodic trim; what is left is theirs.
+    // Each service is judged on its own samples: V8's collections and compilers keep allocating in
+    // helper threads for a while after start, each service at its own moments, and what they free stays
+    // until that service's next trim. A kept free top never went back at all.
     const deadline = Date.now() + 2 * TRIM_INTERVAL_MS + 10_000;
+    const held = (heaps: ThreadHeap[]): ThreadHeap[] => heaps.filter((h) => h.residentKiB > MAX_RESIDENT_KIB);
     let found = services.map((s) => threadHeaps(s.proc.pid!));
-    while (Date.now() < deadline && found.some((heaps) => heaps.some((h) => h.residentKiB > MAX_RESIDENT_KIB))) {
+    const settled = found.map((heaps) => held(heaps).length === 0);
+    let anyHeap = found.some((heaps) => heaps.length > 0);
+    while (Date.now() < deadline && settled.includes(false)) {
       await sleep(1000);
       found = services.map((s) => threadHeaps(s.proc.pid!));
+      found.forEach((heaps, i) => (settled[i] ||= held(heaps).length === 0));
+      anyHeap ||= found.some((heaps) => heaps.length > 0);
     }
-    assert.ok(found.some((heaps) => heaps.length > 0), 'no thread heap found in any service: the pattern no longer matches how glibc maps them');
-    const kept = found.flatMap((heaps, i) => heaps.filter((h) => h.residentKiB > MAX_RESIDENT_KIB).map((h) => `service ${i}: ${h.range} ${h.residentKiB} KiB`));
+    assert.ok(anyHeap, 'no thread heap found in any service: the pattern no longer matches how glibc maps them');
+    const kept = found.flatMap((heaps, i) => (settled[i] ? [] : held(heaps).map((h) => `service ${i}: ${h.range} ${h.residentKiB} KiB`)));
     assert.deepEqual(kept, []);
   });
 });
