@@ -14,6 +14,7 @@ import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
 import type { Reply, RequestInfo, Router } from './router.js';
+import { parseBody } from './number-syntax.js';
 import { validateBody } from './schemas.js';
 import { traceIdFor } from './trace-context.js';
 
@@ -210,7 +211,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
         if (bytes && route.body) {
           if (bytes.length === 0) throw new DomainError('invalid_argument', 'A request body is required.', { $: ['A non-empty request body is required.'] });
           try {
-            parsed = JSON.parse(decoder!.decode(bytes));
+            parsed = parseBody(decoder!.decode(bytes));
           } catch (e) {
             throw new DomainError('invalid_argument', 'The request body is not valid JSON.', { $: [errorText(e)] });
           }

@@ -5,6 +5,7 @@ import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
+import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
 import { REQUEST_SCHEMAS } from './request-schemas.js';
 
@@ -43,6 +44,8 @@ function validatorFor(schemaName: string): ValidateFunction {
  * removed as an absent property (null-as-absent.ts), so defaults apply. Every
  * string in the body, named by the schema or not, must be well-formed text: that is a property of
  * string validation here, not of particular fields, so no id, name or message can be stored changed.
+ * An integer field given `16000.0` or `1.6e4` is refused as ASP.NET refuses it (number-syntax.ts), when
+ * the body came from parseBody.
  */
 export function validateBody(schemaName: string, body: unknown): void {
   if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
@@ -53,12 +56,17 @@ export function validateBody(schemaName: string, body: unknown): void {
   }
   const validate = validatorFor(schemaName);
   const schema = REQUEST_SCHEMAS[schemaName]!;
-  foldPropertyNames(schema, body);
-  dropNulls(schema, body);
+  // The twin (number-syntax.ts) is changed as the body is, so its markers stay where the values are.
+  const twin = markedTwin(body);
+  for (const value of twin === undefined ? [body] : [body, twin]) {
+    foldPropertyNames(schema, value);
+    dropNulls(schema, value);
+  }
   const valid = validate(body);
+  const typeErrors = twin === undefined ? [] : fractionSyntaxErrors(schema, twin);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
-  if (valid && illFormed.length === 0) return;
-  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(validate.errors ?? [], illFormed));
+  if (valid && typeErrors.length === 0 && illFormed.length === 0) return;
+  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors([...typeErrors, ...(validate.errors ?? [])], illFormed));
 }
 
 function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | number>>): Record<string, string[]> {

@@ -1,0 +1,68 @@
+// A whole number written with a fraction or an exponent (`16000.0`, `1.6e4`) is not an integer to ASP.NET
+// Core: System.Text.Json reads an Int32 only from digits, and the body is a 400. JSON.parse makes the same
+// number of both spellings, so the spelling is read here from the text: a second parse of it, made only
+// when the text has such a number, in which each one is a marker string instead. The request schemas'
+// integer fields then judge the marker (schemas.ts); a number field takes `20.0` as the number it is.
+import { randomBytes } from 'node:crypto';
+import type { ErrorObject } from 'ajv';
+import type { JsonSchema } from './request-schemas.js';
+
+/** Unlike any string a client can know to send: a fresh nonce of each process. */
+const MARKER = `\u0000whole-number-with-fraction-syntax-${randomBytes(8).toString('hex')}`;
+
+/** A JSON string token or a JSON number token; in valid JSON nothing else holds a digit. */
+const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/** What parseBody saw of each body object: its twin with the markers, for the bodies that have any. */
+const twins = new WeakMap<object, unknown>();
+
+/**
+ * JSON.parse, noting the whole numbers of `text` written with a fraction or an exponent. Throws as
+ * JSON.parse does.
+ */
+export function parseBody(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  if (typeof value === 'object' && value !== null && /\d[.eE]/.test(text)) {
+    let marked = false;
+    const twinText = text.replace(TOKEN, (token) => {
+      if (token.startsWith('"') || !/[.eE]/.test(token) || !Number.isInteger(Number(token))) return token;
+      marked = true;
+      return JSON.stringify(MARKER);
+    });
+    if (marked) twins.set(value, JSON.parse(twinText));
+  }
+  return value;
+}
+
+/**
+ * The twin of a body parseBody returned, in which each whole number written with a fraction or an
+ * exponent is a marker (fractionSyntaxErrors judges them); undefined when the body has none. Changes made to the body
+ * after parsing (names folded, nulls dropped) must be made to the twin too.
+ */
+export function markedTwin(body: unknown): unknown {
+  return typeof body === 'object' && body !== null ? twins.get(body) : undefined;
+}
+
+/** Whether a value of a body's twin stands for a whole number written with a fraction or an exponent. */
+const isWholeWithFraction = (value: unknown): boolean => value === MARKER;
+
+/**
+ * A type error, as the validator words one, for each field of `schema` that takes an integer (and no
+ * other number) and that `twin` gives a whole number written with a fraction or an exponent.
+ */
+export function fractionSyntaxErrors(schema: JsonSchema, twin: unknown, path: ReadonlyArray<string | number> = []): ErrorObject[] {
+  if (isWholeWithFraction(twin)) {
+    const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
+    if (!types.includes('integer') || types.includes('number')) return [];
+    return [{ keyword: 'type', instancePath: path.map((p) => `/${p}`).join(''), schemaPath: '#/type', params: { type: types.length === 1 ? types[0] : types }, message: `must be ${types.join(',')}` }];
+  }
+  if (Array.isArray(twin)) {
+    const items = schema.items as JsonSchema | undefined;
+    return items ? twin.flatMap((item, i) => fractionSyntaxErrors(items, item, [...path, i])) : [];
+  }
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties || typeof twin !== 'object' || twin === null) return [];
+  return Object.entries(properties).flatMap(([name, property]) =>
+    Object.hasOwn(twin, name) ? fractionSyntaxErrors(property, (twin as Record<string, unknown>)[name], [...path, name]) : [],
+  );
+}

@@ -1,0 +1,61 @@
+// A whole number written with a fraction or an exponent is no integer: ASP.NET Core (System.Text.Json)
+// answers 400 to `16000.0` or `1.6e4` in an int field, where JSON.parse alone makes them 16000. A field
+// that takes any number takes them as the numbers they are. The raw JSON texts are sent as written.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import type { InjectResponse } from '../../src/http/inject.js';
+import { assertProblem } from '../support/problem.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken } from '../support/tokens.js';
+
+const INVALID = { title: 'One or more validation errors occurred.', detail: 'The request body is invalid.' };
+
+describe('whole numbers written with a fraction or an exponent', () => {
+  let svc: TestService;
+  let admin: string;
+  let device: string;
+  before(async () => {
+    svc = await startService();
+    admin = await adminToken(svc);
+    const reg = await send('POST', '/api/device/register', '{"deviceId":"num-1","deviceName":"Num","deviceType":"speaker"}');
+    assert.equal(reg.status, 200, reg.body);
+    device = (reg.json() as { deviceToken: string }).deviceToken;
+  });
+  const send = (method: string, url: string, text: string, token?: string): Promise<InjectResponse> =>
+    svc.app.inject({ method, url, body: text, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+  const start = (sessionConfig: string): Promise<InjectResponse> => send('POST', '/api/voice/start', `{"deviceId":"num-1","sessionConfig":${sessionConfig}}`, device);
+
+  it('are refused in an integer field, in every spelling, with the message a fractional number gets', async () => {
+    for (const rate of ['16000.0', '1.6e4', '1.6E+4', '16000e0', '1600000e-2', '16000.000', '160.00e2']) {
+      assertProblem(await start(`{"sampleRate":${rate}}`), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
+    }
+    assertProblem(await start('{"sampleRate":16000.5}'), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer', 'must be one of 8000, 12000, 16000, 24000, 48000'] } });
+    assertProblem(await start('{"sampleRate":16000,"channels":1.0}'), 400, { ...INVALID, errors: { 'sessionConfig.channels': ['must be integer'] } });
+  });
+
+  it('are judged where the body puts them: names in any case, the last of a repeated name, a null field', async () => {
+    assertProblem(await send('POST', '/api/voice/start', '{"DeviceId":"num-1","SessionConfig":{"SAMPLERATE":16000.0}}', device), 400, {
+      ...INVALID,
+      errors: { 'sessionConfig.sampleRate': ['must be integer'] },
+    });
+    assertProblem(await start('{"sampleRate":16000,"sampleRate":16000.0}'), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
+    const voice = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/voice', text, admin);
+    assertProblem(await voice('{"audioSampleRate":24000.0}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
+    // The first of two is not what the body says.
+    const put = await voice('{"audioSampleRate":24000.0,"audioSampleRate":24000,"audioChannels":null}');
+    assert.equal(put.status, 200, put.body);
+    assert.equal((put.json() as { audioSampleRate: number }).audioSampleRate, 24000);
+    const restored = await voice('{"audioSampleRate":16000}');
+    assert.equal(restored.status, 200, restored.body);
+  });
+
+  it('are taken as numbers where any number is, and digits inside strings are text', async () => {
+    const res = await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":2.0e1,"batteryLevel":50.0,"cpuUsage":1E1}', device);
+    assert.equal(res.status, 200, res.body);
+    assert.deepEqual((res.json() as { metrics: unknown }).metrics, { batteryLevel: 50, temperature: 20, memoryUsage: null, cpuUsage: 10 });
+    const reg = await send('POST', '/api/device/register', String.raw`{"deviceId":"num-2","deviceName":"a\"16000.0\\","deviceType":"1.6e4","location":"\u0031.0"}`);
+    assert.equal(reg.status, 200, reg.body);
+    assert.deepEqual((reg.json() as { deviceInfo: { name: string } }).deviceInfo.name, 'a"16000.0\\');
+    assertProblem(await start('{"sampleRate":"16000.0"}'), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer', 'must be one of 8000, 12000, 16000, 24000, 48000'] } });
+  });
+});
