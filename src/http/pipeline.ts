@@ -13,6 +13,7 @@ import { asksToClose, checkFraming, joinHeaderLines, type HeaderLines } from './
 import { statusLine } from './status-text.js';
 import type { RequestGate } from './gate.js';
 import { problem, problemFromError } from './problem.js';
+import { withoutDotSegments } from './route-path.js';
 import type { Reply, RequestInfo, Router } from './router.js';
 import { parseBody } from './number-syntax.js';
 import { validateBody } from './schemas.js';
@@ -123,7 +124,8 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     const started = performance.now();
     const request: RequestInfo = {
       method: incoming.method,
-      path: incoming.path,
+      // As Kestrel's HttpRequest.Path: what the gate, the routes and the log see (route-path.ts).
+      path: withoutDotSegments(incoming.path),
       query: incoming.query,
       headers: joinHeaderLines(incoming.lines),
       secure: incoming.secure,
@@ -142,7 +144,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     };
 
     // Ambiguous framing is answered and the connection closed: nothing after it may run (framing.ts).
-    const framing = checkFraming(request.query ? `${request.path}?${request.query}` : request.path, incoming.lines);
+    const framing = checkFraming(request.query ? `${incoming.path}?${request.query}` : incoming.path, incoming.lines);
     if (framing) return respond({ status: framing.status, body: failed(framing.status, framing.detail) }, true);
 
     const refusal = opts.gate?.({

@@ -20,6 +20,30 @@ export function requestedKey(raw: string): string | undefined {
   }
 }
 
+/**
+ * The path with its dot segments removed (RFC 3986 section 5.2.4), as Kestrel removes them before routing:
+ * `/api/../health` and `/./health` are `/health`, `/health/.` is `/health/`, and `..` never climbs above
+ * the root. A segment spelt `%2e%2E` counts (Kestrel decodes the path first); one holding `%2F` is no
+ * dot segment, since an encoded slash never separates segments. Other segments keep their encoding.
+ */
+export function withoutDotSegments(path: string): string {
+  if (!/\/(?:\.|%2e)/i.test(path)) return path;
+  const segments = path.split('/');
+  const out: string[] = [];
+  for (let i = 1; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const dots = /^(?:\.|%2e){1,2}$/i.test(segment) ? segment.replace(/%2e/gi, '.') : '';
+    if (dots === '') {
+      out.push(segment);
+      continue;
+    }
+    if (dots === '..') out.pop();
+    // A dot segment at the end leaves the slash before it: `/a/b/..` is `/a/`.
+    if (i === segments.length - 1) out.push('');
+  }
+  return `/${out.join('/')}`;
+}
+
 /** The path without one trailing slash (`/` itself stays). */
 export const withoutTrailingSlash = (path: string): string => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 

@@ -8,7 +8,7 @@ export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
 
 export interface RequestInfo {
   readonly method: string;
-  /** Path without query, percent-encoding kept. */
+  /** Path without query, percent-encoding kept, dot segments removed (route-path.ts, withoutDotSegments). */
   readonly path: string;
   readonly query: string;
   /** Lower-case header names. */

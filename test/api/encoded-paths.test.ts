@@ -98,6 +98,23 @@ describe('percent-encoded paths', () => {
     if (uwsOwnStatus(served.text) === undefined) assert.deepEqual(served.statuses, [200], served.text);
   });
 
+  it('dot segments are removed before routing, as Kestrel removes them, percent-encoded ones too', async () => {
+    const admin_ = (): Array<[string, string]> => [['Authorization', `Bearer ${admin}`]];
+    for (const path of ['/./health', '/api/../health', '/%2e/health', '/api/%2E%2e/health', '/api/.%2e/health', '/../../health', '/health/.', '/x/y/../../health/']) {
+      assert.deepEqual(await statusOf('GET', path, []), { status: 503 }, path);
+    }
+    for (const path of ['/api/device/./list', '/api/x/../device/list', '/api/device/list/.', '/api//../device/list']) {
+      assert.deepEqual(await statusOf('GET', path, admin_()), { status: 200 }, path);
+    }
+    // The id of a device path: `..` there removes the id itself, as in Kestrel, and names no device.
+    assert.deepEqual(await statusOf('POST', '/api/device/enc-dev/../enc-dev/token', admin_()), { status: 200 });
+    const answer = await exchange(svc.port, [keepAliveRequest('POST', '/api/device/%2e%2e/token', admin_())], { expect: 1 });
+    const res = answer.responses[0]!;
+    assertProblem({ status: res.status, headers: { ...res.headers }, body: res.body.toString() }, 404, { detail: 'No route matches POST /api/token.' });
+    // Only whole segments: `...`, `.well-known` and `..%2F` are names.
+    for (const path of ['/.../health', '/api/..%2F/health', '/.health']) assert.deepEqual(await statusOf('GET', path, []), { status: 404 }, path);
+  });
+
   it('bad and surrogate encodings stay a 400 where a parameter takes them, and match no literal', async () => {
     const BAD = 'The request path is not valid percent-encoding.';
     assertProblem(answered(await call(svc.url, 'DELETE', '/api/device/%E0%A4%A', { token: admin })), 400, { detail: BAD });
