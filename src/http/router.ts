@@ -76,6 +76,11 @@ export interface Route {
    * they are left out of the document, as ASP.NET leaves them out. Every other route is documented.
    */
   documented?: false;
+  /**
+   * Also answers every method no other route of its path names, as an ASP.NET endpoint mapped with `Map`
+   * rather than `MapGet` (MapHealthChecks): such a path has no 405. The document lists `method` alone.
+   */
+  anyMethod?: true;
   handler(ctx: RouteContext): Reply | Promise<Reply>;
 }
 
@@ -107,6 +112,7 @@ export class Router {
     // ASP.NET routing ignores one trailing slash and letter case in literal segments (route-path.ts).
     const parts = withoutTrailingSlash(rawPath).split('/').slice(1);
     const allow = new Set<string>();
+    let anyMethod: Match | undefined;
     for (const c of this.compiled) {
       if (c.segments.length !== parts.length) continue;
       const params: Record<string, string> = {};
@@ -131,8 +137,10 @@ export class Router {
       }
       if (!ok) continue;
       if (c.route.method === method) return { kind: 'found', route: c.route, params };
+      if (c.route.anyMethod) anyMethod ??= { kind: 'found', route: c.route, params };
       allow.add(c.route.method);
     }
+    if (anyMethod) return anyMethod;
     return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
   }
 }

@@ -1,11 +1,11 @@
 // HEAD /health, on the running service: probes that read only the status (`wget --spider`, `curl -I`,
 // load balancers) ask with HEAD, and ASP.NET Core answers every method on its health endpoint
 // (MapHealthChecks is a Map, not a MapGet). Before, HEAD /health was 405 and such a probe saw the service
-// down whatever its health.
+// down whatever its health; so were POST and the other methods, which ASP.NET Core answers with the report.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import net from 'node:net';
-import { keepAliveRequest } from '../support/raw-http.js';
+import { exchange, keepAliveRequest } from '../support/raw-http.js';
 import { startService, type TestService } from '../support/service.js';
 
 const NOT_CACHED = { 'cache-control': 'no-store, no-cache', pragma: 'no-cache', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
@@ -66,14 +66,26 @@ describe('HEAD /health', () => {
     assert.equal(JSON.parse(get.slice(get.indexOf('\r\n\r\n') + 4)).status, 'Unhealthy');
   });
 
-  it('is documented beside GET, without content, and other methods are still 405 naming both', async () => {
+  it('is documented beside GET, without content', async () => {
     const doc = (await (await fetch(`${svc.url}/swagger/v1/swagger.json`)).json()) as { paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: unknown }> }>> };
     const head = doc.paths['/health']!.head!;
     assert.equal(head.operationId, 'healthHead');
     assert.deepEqual(Object.keys(head.responses), ['200', '413', '503']);
     for (const response of Object.values(head.responses)) assert.equal(response.content, undefined);
-    const post = await fetch(`${svc.url}/health`, { method: 'POST' });
-    assert.equal(post.status, 405);
-    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+
+  it('every other method is answered as GET, never 405, as MapHealthChecks maps the endpoint for every method', async () => {
+    // Methods uWS passes on (test/api/uws-refusals.test.ts), with and without a body; the body is read and dropped.
+    for (const [method, body] of [['POST', ''], ['POST', '{"x":1}'], ['PUT', ''], ['DELETE', ''], ['PATCH', 'x'], ['OPTIONS', ''], ['TRACE', '']] as const) {
+      const answer = await exchange(svc.port, [keepAliveRequest(method, '/HEALTH/', [['Accept', 'text/plain']], body), keepAliveRequest('GET', '/health', [['Accept', 'text/plain']])], { stepwise: true, expect: 2 });
+      const [res, next] = answer.responses;
+      assert.ok(res && next, `${method}: ${answer.rest.toString('latin1')}`);
+      assert.deepEqual([res.status, res.headers.allow, res.headers['content-type'], res.body.toString()], [503, undefined, 'text/plain; charset=utf-8', 'Unhealthy'], method);
+      for (const [name, value] of Object.entries(NOT_CACHED)) assert.equal(res.headers[name], value, `${method}: ${name}`);
+      assert.equal(next.status, 503, `${method}: the connection serves the next request`);
+    }
+    const json = await fetch(`${svc.url}/health`, { method: 'POST' });
+    assert.equal(json.status, 503);
+    assert.equal(((await json.json()) as { status: string }).status, 'Unhealthy');
   });
 });

@@ -52,9 +52,12 @@ export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
   };
   const common = { path: HEALTH_PATH, tag: 'Health', auth: {}, handler } as const;
   return [
+    // ASP.NET Core maps its health endpoint for every method (MapHealthChecks is a Map, not a MapGet): a
+    // probe configured with POST or OPTIONS gets the report too, never a 405.
     {
       ...common,
       method: 'GET',
+      anyMethod: true,
       operationId: 'health',
       summary: 'Health of voice-service (upstream), database and mqtt; 503 when Unhealthy',
       responses: {
@@ -62,8 +65,7 @@ export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
         503: { description: 'Unhealthy (the report; with `Accept: text/plain` preferred, the status word alone)', schema: ref('HealthReport'), alternatives: { 'text/plain': statusWord(['Unhealthy']) } },
       },
     },
-    // ASP.NET Core maps its health endpoint for every method (MapHealthChecks is a Map, not a MapGet), and
-    // probes that read only the status ask with HEAD (`wget --spider`, `curl -I`, load balancers): the
+    // Probes that read only the status ask with HEAD (`wget --spider`, `curl -I`, load balancers): the
     // checks run as for GET, and the answer is the GET's status and headers without the body.
     {
       ...common,
