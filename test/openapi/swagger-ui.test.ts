@@ -106,9 +106,11 @@ describe('Swagger UI files', () => {
       assert.equal(res.status, 404, p);
       assert.match(res.headers.get('content-type') ?? '', /^application\/problem\+json/, p);
     }
-    for (const p of ['/swagger/../package.json', '/swagger/../../../etc/passwd', '/swagger/./LICENSE/..']) {
+    // Dot segments are removed before routing, as Kestrel removes them: what is left is a path of its own.
+    for (const p of ['/swagger/../package.json', '/swagger/../../../etc/passwd', '/swagger/./LICENSE/../x']) {
       assert.equal(await rawGet(service.port, p), 404, p);
     }
+    assert.equal(await rawGet(service.port, '/swagger/./LICENSE/..'), 200, 'the UI page at /swagger/');
     assert.equal((await call(service.url, 'POST', '/swagger/swagger-ui.css')).status, 405);
   });
 
