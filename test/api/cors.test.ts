@@ -140,10 +140,12 @@ describe('CORS by default (no origins)', () => {
     assert.deepEqual(corsOf(own.headers), {});
   });
 
-  it('an OPTIONS that is not a preflight is routed as before: 405', async () => {
-    const res = await call(svc.url, 'OPTIONS', '/health');
+  it('an OPTIONS that is not a preflight is routed as before: 405, and the report on /health, which answers every method', async () => {
+    const res = await call(svc.url, 'OPTIONS', '/api/device/list');
     assert.equal(res.status, 405);
-    assert.equal(res.headers.get('allow'), 'GET, HEAD');
+    assert.equal(res.headers.get('allow'), 'DELETE, GET');
+    const health = await call(svc.url, 'OPTIONS', '/health', { headers: { accept: 'text/plain' } });
+    assert.deepEqual([health.status, health.text], [503, 'Unhealthy']);
   });
 });
 
