@@ -27,7 +27,7 @@ export function requestedKey(raw: string): string | undefined {
  * dot segment, since an encoded slash never separates segments. Other segments keep their encoding.
  */
 export function withoutDotSegments(path: string): string {
-  if (!/\/(?:\.|%2e)/i.test(path)) return path;
+  if (!path.startsWith('/') || !/\/(?:\.|%2e)/i.test(path)) return path;
   const segments = path.split('/');
   const out: string[] = [];
   for (let i = 1; i < segments.length; i++) {

@@ -151,6 +151,17 @@ describe('HTTP API through inject', () => {
     assert.deepEqual(notCached(text.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT']);
   });
 
+  it('routes as the listener does: dot segments removed, /health for every method; a target without a leading slash is no route', async () => {
+    for (const url of ['/api/../health', '/%2E/health?x=1', '/health/.']) {
+      const res = await inject({ method: 'GET', url, headers: { accept: 'text/plain' } });
+      assert.ok(['Healthy', 'Degraded', 'Unhealthy'].includes(res.body), `${url}: ${res.status} ${res.body}`);
+    }
+    const post = await inject({ method: 'POST', url: '/health', headers: { accept: 'text/plain' } });
+    assert.ok(['Healthy', 'Degraded', 'Unhealthy'].includes(post.body), post.body);
+    assertProblem(await inject({ method: 'GET', url: '/api/x/../nothing' }), 404, { detail: 'No route matches GET /api/nothing.' });
+    assertProblem(await inject({ method: 'GET', url: 'health/../x' }), 404, { detail: 'No route matches GET health/../x.' });
+  });
+
   it('answers the transport problems: 404, 405, 413, 415, 400 framing', async () => {
     assertProblem(await inject({ method: 'GET', url: '/api/nothing' }), 404, { detail: 'No route matches GET /api/nothing.' });
     const wrong = await inject({ method: 'PATCH', url: '/api/device/list' });
