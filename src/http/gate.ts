@@ -47,6 +47,18 @@ export interface GateOptions {
 export const INVALID_HOST_TEXT = 'Bad Request - Invalid Hostname\nHTTP Error 400. The request hostname is invalid.\n';
 
 
+/** What RFC 3986 does not allow in a URI as it is: anything outside printable ASCII, and `"<>\^`{|}`. */
+const NOT_URI_TEXT = /[^\x21-\x7e]|["<>\\^`{|}]/gu;
+
+/**
+ * The path or query of a request as URI text, each character a URI may not hold percent-encoded as its
+ * UTF-8 bytes, as ASP.NET Core writes a redirect's path (PathString.ToUriComponent). uWS hands over a raw
+ * UTF-8 target (`/api/device/küche`) as text, and a Location with those bytes raw is read as Latin-1 by
+ * fetch and other clients, which then follow it to another path (`k%C3%83%C2%BCche`). `%XX` already in
+ * the target stays as it is.
+ */
+const asUriText = (text: string): string => text.replace(NOT_URI_TEXT, (c) => Buffer.from(c).toString('hex').replace(/../g, '%$&').toUpperCase());
+
 export function requestGate(options: GateOptions): RequestGate {
   const allowed = hostMatcher(options.allowedHosts);
   return (request): GateRefusal | undefined => {
@@ -61,6 +73,6 @@ export function requestGate(options: GateOptions): RequestGate {
     const authority = httpsPort === 443 ? name : `${name}:${httpsPort}`;
     const query = request.query ? `?${request.query}` : '';
     // 308, not 301/302: the method and body are kept (a redirected POST stays a POST).
-    return { status: 308, text: '', headers: { Location: `https://${authority}${request.path}${query}` } };
+    return { status: 308, text: '', headers: { Location: `https://${authority}${asUriText(request.path)}${asUriText(query)}` } };
   };
 }

@@ -6,6 +6,7 @@ import { before, describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { tmpDir } from '../support/tmp.js';
 import { makeSelfSigned, request, startLoggedService, type LoggedService } from './helpers.js';
+import { httpRequest, rawRequest } from '../support/raw-http.js';
 
 const dir = tmpDir();
 const { cert, key } = makeSelfSigned(dir);
@@ -63,6 +64,16 @@ describe('HttpsRedirect on', () => {
     });
     assert.equal(second.status, 200, second.text);
     assert.equal(second.json.deviceInfo.id, 'r-2');
+  });
+
+  it('a path or query with characters a URI may not hold raw is redirected with them percent-encoded (UTF-8), as clients can follow it', async () => {
+    // Raw UTF-8 in the target, as firmware sends a device id; a Location with those bytes raw is read as
+    // Latin-1 by fetch (undici), which then followed it to /api/device/k%C3%83%C2%BCche.
+    const answer = await rawRequest(svc.port, httpRequest('GET', '/api/device/k\u00fcche/status?q=\u00fc&r=%2F|', []));
+    assert.deepEqual(answer.statuses, [308], answer.text);
+    const location = /\r\nLocation: ([^\r]*)\r\n/.exec(answer.text)?.[1];
+    assert.equal(location, `https://127.0.0.1:${httpsPort}/api/device/k%C3%BCche/status?q=%C3%BC&r=%2F%7C`);
+    assert.equal(new URL(location!).pathname, '/api/device/k%C3%BCche/status');
   });
 
   it('never redirects /health, so technicians and probes keep working over plain HTTP', async () => {
