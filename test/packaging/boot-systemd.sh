@@ -67,10 +67,19 @@ echo $$ >"$cgroup/cgroup.procs"
 unshare --pid --fork --kill-child --mount --propagation private --net --uts --ipc --cgroup -- "$0" "$root" --inside &
 child=$!
 trap 'kill -KILL $child 2>/dev/null || true' TERM INT
+# A test killed at its timeout runs no clean-up: the boot ends with the process that started it, or a
+# booted root outlived it and the test runner waited on forever for its output to close.
+starter=$PPID
+(
+	while kill -0 "$starter" 2>/dev/null; do sleep 1; done
+	kill -KILL $child 2>/dev/null || true
+) </dev/null >/dev/null 2>&1 &
+watcher=$!
 status=0
 wait $child || status=$?
 # A trapped signal ends the first wait early: wait again for unshare itself.
 wait $child 2>/dev/null || true
+kill $watcher 2>/dev/null || true
 
 # Back to where this script came from, then the (now empty) cgroup tree, deepest first.
 echo $$ >"$unified${own%/}/cgroup.procs"
