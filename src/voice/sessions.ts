@@ -113,8 +113,11 @@ export class VoiceSessionService {
     const open = this.deps.sessions.listOpen().filter((s) => !this.live.has(s.id));
     const at = this.now();
     const reason = 'service restarted';
+    // All saved at once, so the store's group commit writes them together: one save after another
+    // rewrote the whole file once per session before the service listened (1,000 sessions left open by
+    // a crash: 1,000 writes of 400 KB, 18 s of start-up here, minutes on an SD card).
+    await Promise.all(open.map((s) => this.deps.sessions.save({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }, true)));
     for (const s of open) {
-      await this.deps.sessions.save({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }, true);
       // One that never got past Starting told nobody it started, so its end is nobody's news either.
       if (s.state === 'Active') this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
     }

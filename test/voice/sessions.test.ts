@@ -10,6 +10,9 @@ import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { MemorySessionRepository, RecordingEvents, recordingLogger, referenceDecode, speechPackets, testBudgets } from './helpers.js';
 import { sleep, waitUntil } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
+import { scratchDir } from '../support/tmp.js';
+import { openStore } from '../../src/store/index.js';
+import { onDisk, session as storedSession } from '../store/helpers.js';
 
 const isError = (code: string, text?: RegExp) => (e: unknown): boolean =>
   e instanceof DomainError && e.code === code && (!text || text.test(e.message));
@@ -317,6 +320,29 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
     ['Stopped', 'service restarted', '2030-01-02T03:04:05.000Z'],
   );
   assert.equal(repo.saves.at(-1)?.durable, true);
+});
+
+test('sessions a crash left open are recorded as ended with one write of the database, not one each', async (t) => {
+  const dir = await scratchDir();
+  t.after(() => dir.cleanup());
+  const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger: silentLogger });
+  t.after(() => store.close());
+  for (let n = 0; n < 50; n++) await store.sessions.save(storedSession(`left-open-${n}`, { deviceId: `dev-${n}`, state: n % 2 === 0 ? 'Active' : 'Starting' }));
+  await store.flush();
+  const events = new RecordingEvents();
+  const restarted = new VoiceSessionService({
+    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, deviceReconnectGraceMs: 30_000, enableVoice: () => true, budgets: testBudgets() },
+    sessions: store.sessions, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
+  });
+  const writesBefore = store.persistCount;
+  assert.equal(await restarted.recordInterrupted(), 50);
+  // Every save waits for the one write that started after it: at most two writes for the lot.
+  assert.ok(store.persistCount - writesBefore <= 2, `${store.persistCount - writesBefore} writes of the database`);
+  assert.deepEqual(store.sessions.listOpen(), []);
+  assert.deepEqual(await onDisk(dir.path, (s) => s.sessions.listOpen()), []);
+  assert.equal(store.sessions.get('left-open-7')?.endReason, 'service restarted');
+  assert.deepEqual(events.ofType('ended').map((e) => e.sessionId).sort(), Array.from({ length: 25 }, (_, k) => `left-open-${k * 2}`).sort(), 'the Active ones');
 });
 
 test('upstream audio at another rate and channel count reconfigures the session decoder', async (t) => {
