@@ -116,6 +116,9 @@ export function migrateExisting(db: SqlDb, file: string): number {
  */
 function assertOwnAtItsVersion(db: SqlDb, file: string): void {
   const version = schemaVersion(db);
+  // PRAGMA user_version is any 32-bit number another program chose; ours count up from 0. A negative one
+  // failed in migrate() with a JavaScript TypeError as its reason (there is no migration -5).
+  if (version < 0) throw new StoreForeignError(file, `its schema version ${version} is none of voice-hub's`);
   if (version > 0 && version < MIGRATIONS.length) assertShape(db, file, schemaShape(MIGRATIONS.slice(0, version)));
   // Version 0 with tables is another program's file (ours has none before its first migration): it was
   // migrated in place, our tables added beside its own and the file rewritten.

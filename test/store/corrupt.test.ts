@@ -153,6 +153,8 @@ const foreign: Array<[string, string, string]> = [
   ['at schema version 0 with a devices table of its own', 'CREATE TABLE devices (serial TEXT, owner TEXT)', 'it holds tables of its own (devices) and no voice-hub schema version'],
   ['at schema version 0 with tables of its own', 'CREATE TABLE recipes (name TEXT); CREATE TABLE a (x); CREATE TABLE b (x); CREATE TABLE c (x); CREATE TABLE d (x); CREATE TABLE e (x)', 'it holds tables of its own (recipes, a, b, c, d, ...) and no voice-hub schema version'],
   ['at schema version 1 without our tables', 'CREATE TABLE photos (path TEXT); PRAGMA user_version = 1', 'table devices is missing'],
+  ['at a negative schema version with tables of its own', 'CREATE TABLE recipes (name TEXT); PRAGMA user_version = -5', 'its schema version -5 is none of voice-hub\'s'],
+  ['at a negative schema version without tables', 'CREATE TABLE gone (x); DROP TABLE gone; PRAGMA user_version = -2147483648', 'its schema version -2147483648 is none of voice-hub\'s'],
   ['at schema version 1 with a settings table of other columns', `${MIGRATIONS[0]!.replace('json TEXT NOT NULL', 'value TEXT')}; PRAGMA user_version = 1`, 'table settings has no column json'],
 ];
 
