@@ -10,6 +10,7 @@ import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
 import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
+import { assertRowsReadable } from './readable-rows.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { Store, WriteOutcome } from './types.js';
@@ -74,6 +75,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     // Migrated in memory: the file on disk is still the old one (and a foreign file was refused untouched).
     const applied = existed ? migrateExisting(db, file) : migrate(db, file);
+    if (existed) assertRowsReadable(db, file);
     if (existed && found > 0 && applied > 0) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
       const backup = backupFileOf(file, found);

@@ -7,6 +7,7 @@ import { loadSqlEngine, openDatabaseFile } from './database.js';
 import type { StoreContext } from './context.js';
 import { DATABASE_FILE_NAME } from './index.js';
 import { migrateExisting } from './migrations.js';
+import { assertRowsReadable } from './readable-rows.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { SettingsRepository } from './types.js';
 
@@ -30,6 +31,7 @@ export async function openSettingsReadOnly(dataDir: string, wasmBinary?: Uint8Ar
   try {
     // An older file is brought to the current schema in memory only, so the categories read alike.
     migrateExisting(db, file);
+    assertRowsReadable(db, file);
   } catch (e) {
     db.close();
     throw e;
