@@ -217,6 +217,25 @@ export class StoreNotAFileError extends StoreFileError {
 }
 
 /**
+ * The largest database file loaded: sql.js holds the whole database in its WebAssembly heap, which stops
+ * at 2 GiB, and Node reads at most 2 GiB - 1 into one buffer. A larger file failed the start with Node's
+ * bare "File size (3221225472) is greater than 2 GiB", naming no file, and exit code 1, which the unit
+ * retries though every start meets the same file.
+ */
+export const MAX_DATABASE_BYTES = 2 ** 31 - 1;
+
+/** A database file larger than MAX_DATABASE_BYTES, left as found. */
+export class StoreTooLargeError extends StoreFileError {
+  constructor(readonly file: string, size: number) {
+    super(
+      `database file ${file} is ${size} bytes, more than the ${MAX_DATABASE_BYTES} the database engine (sql.js) can hold in memory; ` +
+        'it was left untouched. Restore a backup, or move it away to start with an empty database.',
+    );
+    this.name = 'StoreTooLargeError';
+  }
+}
+
+/**
  * The file's bytes, undefined when there is none. Read without following a symbolic link and only from a
  * regular file: every write replaces the file by rename, which replaces a link with a file of its own and
  * leaves its target behind, so a database reached through a link would fork at the first write.
@@ -237,6 +256,7 @@ async function readDatabaseBytes(file: string): Promise<Uint8Array | undefined> 
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new StoreNotAFileError(file, 'a directory', 'Move it away to start with an empty database.');
     if (!stat.isFile()) throw new StoreNotAFileError(file, 'not a regular file', 'Move it away to start with an empty database.');
+    if (stat.size > MAX_DATABASE_BYTES) throw new StoreTooLargeError(file, stat.size);
     return await handle.readFile();
   } finally {
     await handle.close();

@@ -219,6 +219,24 @@ for (const [name, sql, reason] of foreign) {
 
 // Read through, a link was replaced by the first write's rename: the service went on in a fork and its
 // target kept the old data. Both the service's open and config check's read-only one refuse it.
+// Node read at most 2 GiB - 1 into a buffer, and sql.js holds the database in a heap of 2 GiB: a larger file
+// stopped the start with Node's "File size (...) is greater than 2 GiB", no file named, and exit code 1.
+test('a database file larger than the engine can hold is refused, named, and left as it was', async () => {
+  const dir = await scratchDir();
+  try {
+    const file = await storeWithDevices(dir.path, 1);
+    await truncate(file, 2 ** 31); // sparse: no disk space taken
+    const refusal = `database file ${file} is 2147483648 bytes, more than the 2147483647 the database engine (sql.js) can hold in memory; ` +
+      'it was left untouched. Restore a backup, or move it away to start with an empty database.';
+    await assert.rejects(open(dir.path), (e: unknown) => e instanceof StoreFileError && e.message === refusal);
+    await assert.rejects(openSettingsReadOnly(dir.path), (e: unknown) => e instanceof StoreFileError && e.message === refusal);
+    assert.equal((await lstat(file)).size, 2 ** 31);
+    assert.deepEqual(await readdir(dir.path), ['voice-hub.db']);
+  } finally {
+    await dir.cleanup();
+  }
+});
+
 test('a database file that is a symbolic link or a directory is refused and left as it was', async () => {
   const dir = await scratchDir();
   try {
