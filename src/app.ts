@@ -106,6 +106,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     parts.store = store;
     try {
       const { categories, registry, verifyToken, newSigningKey } = createDevices(loaded, store);
+      for (const unusable of categories.unusable()) {
+        logger.warn(`stored setting ${unusable} is not one the API accepts: not used, the configuration's value applies (PUT /api/config with a valid value or null)`);
+      }
       if (newSigningKey !== undefined) {
         const devices = registry.list().totalCount;
         // With devices already registered the key was lost (a partial restore, a copied data directory): say why their tokens fail.

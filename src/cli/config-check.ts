@@ -1,6 +1,7 @@
 // `voice-hub config check`: the effective configuration with secrets masked, and the values stored
 // through the API (/api/config/{category}) that override the file and defaults. It only reads, so it
 // works beside a running service and writes nothing to its data directory.
+import { acceptsStored } from '../api/routes/config.js';
 import { formatConfigReport } from '../config/report.js';
 import { loadCaFile, loadTlsFiles } from '../http/tls.js';
 import type { LoadedConfig } from '../config/types.js';
@@ -22,7 +23,7 @@ export async function configCheck(loaded: LoadedConfig, print: (lines: string[])
   if (!store) return;
   const lines: string[] = [];
   try {
-    const categories = new ConfigCategories(loaded, store.settings);
+    const categories = new ConfigCategories(loaded, store.settings, acceptsStored);
     lines.push('# stored through the API (override the file and defaults, not env or flags)');
     for (const category of CATEGORY_NAMES) {
       const values = categories.get(category);
@@ -30,6 +31,7 @@ export async function configCheck(loaded: LoadedConfig, print: (lines: string[])
         if (source === 'api') lines.push(`${category}.${key} = ${JSON.stringify(values[key])}  (api)`);
       }
     }
+    for (const unusable of categories.unusable()) lines.push(`${unusable}  (stored, not used: the API would refuse it; PUT a valid value or null)`);
   } finally {
     store.close();
   }

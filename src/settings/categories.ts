@@ -7,6 +7,7 @@ import { DomainError } from '../errors.js';
 import type { SettingsRepository } from '../store/types.js';
 import {
   categoryKeys,
+  CATEGORY_NAMES,
   isCategoryName,
   type CategoryKey,
   type CategoryName,
@@ -22,14 +23,36 @@ export type SettingSource = ConfigSource | 'api';
 
 export type CategoryListener = (category: string, values: Record<string, unknown>) => void;
 
+/** Whether a value stored for `category`'s key `name` is one its write schema accepts (the API's own check). */
+export type StoredValueCheck = (category: CategoryName, name: string, value: unknown) => boolean;
+
 export class ConfigCategories {
   private readonly cache = new Map<string, Record<string, unknown>>();
   private readonly listeners: CategoryListener[] = [];
 
+  /**
+   * Stored values are checked as a PUT checks them: the file holds what a PUT wrote, but one edited by
+   * hand, or written by another voice-hub whose range was wider, gave the program a value of the wrong
+   * type (a sample rate of "abc": every session start a 400 blaming the client's sessionConfig). Such a
+   * value is left stored and not used; the configuration's applies, and `unusable()` names it.
+   */
   constructor(
     private readonly loaded: LoadedConfig,
     private readonly repo: SettingsRepository,
+    private readonly accepts: StoredValueCheck = () => true,
   ) {}
+
+  /** Stored values not used because their category's write schema refuses them, as `category.key = value`. */
+  unusable(): string[] {
+    const out: string[] = [];
+    for (const category of CATEGORY_NAMES) {
+      const stored = this.repo.get(category);
+      for (const [name] of categoryKeys(category)) {
+        if (Object.hasOwn(stored, name) && !this.accepts(category, name, stored[name])) out.push(`${category}.${name} = ${JSON.stringify(stored[name])}`);
+      }
+    }
+    return out;
+  }
 
   /** Called after every successful PUT with the category's new effective values. */
   onChange(listener: CategoryListener): void {
@@ -51,12 +74,13 @@ export class ConfigCategories {
 
   /** Where each effective value comes from, for `config check`. */
   sources(category: string): Record<string, SettingSource> {
-    const keys = categoryKeys(this.known(category));
+    const known = this.known(category);
+    const keys = categoryKeys(known);
     const stored = this.repo.get(category);
     const out: Record<string, SettingSource> = {};
     for (const [name, key] of keys) {
       const source = key.configKey === undefined ? 'default' : (this.loaded.sources.get(key.configKey) ?? 'default');
-      out[name] = operatorSet(source) ? source : Object.hasOwn(stored, name) ? 'api' : source;
+      out[name] = operatorSet(source) ? source : this.usable(known, name, stored) ? 'api' : source;
     }
     return out;
   }
@@ -88,8 +112,12 @@ export class ConfigCategories {
 
   private effective(category: CategoryName, stored: Record<string, unknown>): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const [name, key] of categoryKeys(category)) out[name] = this.value(key, name, stored);
+    for (const [name, key] of categoryKeys(category)) out[name] = this.value(key, name, this.usable(category, name, stored) ? stored : {});
     return out;
+  }
+
+  private usable(category: CategoryName, name: string, stored: Record<string, unknown>): boolean {
+    return Object.hasOwn(stored, name) && this.accepts(category, name, stored[name]);
   }
 
   /** Effective values of a category in the program's form: time spans in milliseconds. */

@@ -5,6 +5,7 @@ import { TokenService } from '../auth/tokens.js';
 import { tokenVerifier, type VerifyToken } from '../auth/verify.js';
 import type { LoadedConfig } from '../config/types.js';
 import { DeviceRegistry } from '../devices/registry.js';
+import { acceptsStored } from '../api/routes/config.js';
 import { ConfigCategories } from '../settings/categories.js';
 import type { Store } from '../store/types.js';
 
@@ -20,7 +21,7 @@ export function createDevices(loaded: LoadedConfig, store: Store): Devices {
   const { config } = loaded;
   let newSigningKey: string | undefined;
   const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir, { created: (file) => (newSigningKey = file) }));
-  const categories = new ConfigCategories(loaded, store.settings);
+  const categories = new ConfigCategories(loaded, store.settings, acceptsStored);
   const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
   const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
   return { categories, registry, verifyToken, newSigningKey };

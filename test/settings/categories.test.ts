@@ -9,6 +9,7 @@ import { DomainError } from '../../src/errors.js';
 import { validateBody } from '../../src/http/schemas.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { OPUS_SAMPLE_RATES } from '../../src/opus-format.js';
+import { acceptsStored } from '../../src/api/routes/config.js';
 import { ConfigCategories } from '../../src/settings/categories.js';
 import { CATEGORIES, categoryKeys, CATEGORY_NAMES, fromConfig, type CategoryName } from '../../src/settings/definitions.js';
 import { CATEGORY_BODY, CATEGORY_SCHEMAS } from '../../src/settings/schemas.js';
@@ -146,6 +147,28 @@ describe('ConfigCategories over a real store', () => {
     const again = new ConfigCategories(loadConfig(), store.settings);
     assert.deepEqual(again.device(), { allowDeviceRegistration: false, maxDevices: 5, tokenExpiration: 5_400_000 });
     assert.equal(again.voice().audioSampleRate, 48000);
+  });
+
+  it('a stored value the API would refuse (a file edited by hand, or from a voice-hub with a wider range) is not used, and named', async () => {
+    const own = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
+    try {
+      // Written past the API's check, as another writer of the file would.
+      await own.settings.put('voice', { audioSampleRate: 'abc', audioChannels: 2, wakeWords: ['ok', 5] });
+      await own.settings.put('device', { maxDevices: 200_000, tokenExpiration: '01:00:00' });
+      const categories = new ConfigCategories(loadConfig(), own.settings, acceptsStored);
+      assert.deepEqual(categories.voice(), { enableVoice: true, audioSampleRate: 16000, audioChannels: 2, enableNoiseReduction: false, wakeWords: [] });
+      assert.deepEqual(categories.device(), { allowDeviceRegistration: true, maxDevices: 10, tokenExpiration: 3_600_000 });
+      assert.deepEqual(categories.sources('voice'), {
+        enableVoice: 'default', audioSampleRate: 'default', audioChannels: 'api', enableNoiseReduction: 'default', wakeWords: 'default',
+      });
+      assert.deepEqual(categories.unusable(), ['voice.audioSampleRate = "abc"', 'voice.wakeWords = ["ok",5]', 'device.maxDevices = 200000']);
+      // Left stored: a PUT of the key replaces it, null removes it.
+      await categories.put('voice', { audioSampleRate: 24000, wakeWords: null });
+      assert.deepEqual(categories.unusable(), ['device.maxDevices = 200000']);
+      assert.equal(categories.voice().audioSampleRate, 24000);
+    } finally {
+      await own.close();
+    }
   });
 
   it('concurrent writes: each is answered with its own result, the last stored one is what listeners end with', async () => {

@@ -4,6 +4,20 @@ import { CATEGORY_BODY } from '../../settings/schemas.js';
 import type { Route } from '../../http/router.js';
 import { validateBody } from '../../http/schemas.js';
 import { PROBLEM, ref } from '../openapi/components.js';
+import { DomainError } from '../../errors.js';
+import type { CategoryName } from '../../settings/definitions.js';
+
+/** Whether a PUT would accept `value` for the category's key `name`: what a stored value is checked with. */
+export function acceptsStored(category: CategoryName, name: string, value: unknown): boolean {
+  try {
+    // A copy: validation folds names and drops nulls in place.
+    validateBody(CATEGORY_BODY[category]!, { [name]: structuredClone(value) });
+    return value !== null;
+  } catch (e) {
+    if (e instanceof DomainError && e.code === 'invalid_argument') return false;
+    throw e;
+  }
+}
 
 export function configRoutes(categories: ConfigCategories): Route[] {
   return [
