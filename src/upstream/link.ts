@@ -14,6 +14,7 @@ import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
 import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { ReadGate } from './read-gate.js';
+import { limitCloseWait } from './close-wait.js';
 import { loadWebSocket, upstreamClientOptions, upstreamTarget } from './websocket.js';
 import { serverUrlSecrets } from './public-url.js';
 import {
@@ -63,6 +64,7 @@ export interface LinkStats {
 }
 
 const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024;
+/** How long a closing connection waits for the server to end it (our close, or the server's). */
 const CLOSE_GRACE_MS = 1000;
 /** Invalid frames logged per second at most; the rest are only counted. */
 const INVALID_LOGS_PER_SECOND = 3;
@@ -231,6 +233,8 @@ export class UpstreamVoiceLink {
       socket.once('error', (err) => fail(errorText(err)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
+        // The handshake's listeners go first: what is added below stays for the connection's life.
+        settle();
         let writer: UpstreamFrameWriter;
         try {
           writer = new UpstreamFrameWriter(socket);
@@ -239,11 +243,11 @@ export class UpstreamVoiceLink {
             socket.emit('error', new Error(`a message came in more than ${MAX_FRAGMENTS} fragments`));
             socket.terminate();
           });
+          limitCloseWait(socket, CLOSE_GRACE_MS);
         } catch (e) {
           fail(errorText(e));
           return;
         }
-        settle();
         this.attach(socket);
         socket.send(encodeStart(this.options.start));
         this.stats.framesSent++;
