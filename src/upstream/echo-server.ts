@@ -31,6 +31,14 @@ export interface EchoServer {
 
 const ERROR_COMMAND = '!error ';
 
+/**
+ * Answers waiting for a client past this stop the server reading from it until they are down to
+ * ECHO_RESUME_BYTES: a client that sends and does not read (a service whose devices stopped reading
+ * paces its upstream, a test that floods) held every answer in memory, 300 MB in 10 s.
+ */
+const ECHO_PAUSE_BYTES = 1024 * 1024;
+const ECHO_RESUME_BYTES = 256 * 1024;
+
 export async function startEchoServer(options: EchoServerOptions): Promise<EchoServer> {
   const { logger } = options;
   const tlsServer = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }) : undefined;
@@ -70,6 +78,21 @@ export async function startEchoServer(options: EchoServerOptions): Promise<EchoS
 function serve(socket: WebSocket, logger: Logger): void {
   // The format announced by `start`; audio frames normally repeat it.
   let format = { sampleRate: 16000, channels: 1 };
+  let paused = false;
+  // Called as each answer is handed to the network: the queue behind it only shrinks.
+  const written = (): void => {
+    if (paused && socket.bufferedAmount <= ECHO_RESUME_BYTES) {
+      paused = false;
+      socket.resume();
+    }
+  };
+  const reply = (text: string): void => {
+    socket.send(text, written);
+    if (!paused && socket.bufferedAmount > ECHO_PAUSE_BYTES) {
+      paused = true;
+      socket.pause();
+    }
+  };
   socket.on('error', (err) => logger.debug(`echo server: socket error: ${errorText(err)}`));
   socket.on('message', (data, isBinary) => {
     if (isBinary) return;
@@ -83,10 +106,10 @@ function serve(socket: WebSocket, logger: Logger): void {
         format = { sampleRate: frame.sampleRate, channels: frame.channels };
         break;
       case 'audio':
-        socket.send(encodeUpstreamAudio(frame.data, format.sampleRate, format.channels));
+        reply(encodeUpstreamAudio(frame.data, format.sampleRate, format.channels));
         break;
       case 'text':
-        socket.send(frame.text.startsWith(ERROR_COMMAND)
+        reply(frame.text.startsWith(ERROR_COMMAND)
           ? encodeUpstreamError(frame.text.slice(ERROR_COMMAND.length))
           : encodeUpstreamText(`echo: ${frame.text}`, true));
         break;

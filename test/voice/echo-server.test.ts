@@ -63,3 +63,26 @@ test('the address it logs is one a client can use: an IPv6 host in brackets, onc
     await echo.close();
   }
 });
+
+test('a client that sends and does not read is no longer read from: its answers wait in TCP, not in the server, and all arrive once it reads', async (t) => {
+  const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
+  t.after(() => echo.close());
+  const socket = new WebSocket(`ws://127.0.0.1:${echo.port}/voice`, { maxPayload: 2 * 1024 * 1024 });
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject); });
+  let answers = 0;
+  socket.on('message', () => answers++);
+  socket.pause();
+  socket.send(JSON.stringify({ type: 'start', sessionId: 's', deviceId: 'd', userId: 'u', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false }));
+  // 64 frames of 800 KB: 51 MB, far more than the loopback's socket buffers hold.
+  const frame = JSON.stringify({ type: 'audio', sessionId: 's', sequence: 1, format: 'opus', sampleRate: 16000, channels: 1, data: Buffer.alloc(600_000).toString('base64') });
+  const frames = 64;
+  for (let i = 0; i < frames; i++) socket.send(frame);
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  // What the server read it answered, and what it answered waits for us: it stopped reading at about
+  // 1 MiB of answers plus the socket buffers both ways, so most of the frames are still ours to send.
+  const unread = socket.bufferedAmount;
+  assert.ok(unread > 20 * frame.length, `only ${Math.round(unread / frame.length)} of ${frames} frames were still unsent: the server read on`);
+  socket.resume();
+  await waitUntil(() => answers === frames, `all ${frames} answers (got ${answers})`, 20_000);
+  socket.close();
+});
