@@ -41,6 +41,30 @@ export function errorText(e: unknown): string {
 }
 
 /**
+ * Readable text of a failed network connection (the upstream voice server, its health probe, the MQTT
+ * broker), one line. Node's happy-eyeballs connect (`localhost` -> ::1 and 127.0.0.1, as a Raspberry
+ * Pi's hosts file has it) fails with an AggregateError whose own message is empty: its parts say what
+ * happened. A TLS failure below the certificate checks comes as OpenSSL's error queue, a code, a
+ * function, a source file and a newline (`write EPROTO 80EC...:error:0A00010B:SSL
+ * routines:ssl3_get_record:wrong version number:../deps/openssl/...:350:`): its reason is what it says.
+ */
+export function connectionErrorText(e: unknown): string {
+  if (e instanceof AggregateError && !e.message) {
+    const parts = e.errors.map((x: unknown) => connectionErrorText(x));
+    return [...new Set(parts)].join('; ') || 'connection failed';
+  }
+  const text = e instanceof Error ? e.message || e.name : String(e);
+  const openssl = OPENSSL_ERROR.exec(text);
+  if (!openssl) return text.trim();
+  const [, reason, detail] = openssl;
+  const before = text.slice(0, openssl.index).trim();
+  return `${before ? `${before}: ` : ''}TLS failed: ${reason}${detail!.trim() ? ` (${detail!.trim()})` : ''}`;
+}
+
+/** An entry of OpenSSL's error queue: `<hex>:error:<code>:<library>:<function>:<reason>:<file>:<line>:<detail>`. */
+const OPENSSL_ERROR = /[0-9A-F]+:error:[0-9A-F]+:[^:\n]*:[^:\n]*:([^:\n]+):[^:\n]*:\d+:([^\n]*)/;
+
+/**
  * A W3C trace-context id (the form ASP.NET Core puts in a problem's `traceId`): what a client is told
  * of an unexpected failure, and what the log line with its stack names, so the two can be matched.
  */

@@ -5,6 +5,7 @@ import type WebSocket from 'ws';
 import { loadWebSocket, upstreamClientOptions, upstreamTarget } from '../upstream/websocket.js';
 import type { CheckResult, HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
+import { connectionErrorText } from '../errors.js';
 
 export interface VoiceCheckOptions {
   serverUrl: string;
@@ -20,16 +21,6 @@ export interface VoiceCheckOptions {
 }
 
 const TAGS = ['voice', 'upstream'];
-
-/** Readable text of a connection failure, TLS errors verbatim. */
-function failureText(e: unknown): string {
-  // With happy eyeballs (`localhost` -> ::1 and 127.0.0.1) Node reports an AggregateError with an
-  // empty message; the individual errors carry the text.
-  if (e instanceof AggregateError && !e.message) {
-    return [...new Set(e.errors.map((x: unknown) => (x instanceof Error ? x.message : String(x))))].join('; ');
-  }
-  return e instanceof Error ? e.message || e.name : String(e);
-}
 
 export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck {
   const cacheMs = options.cacheMs ?? 2000;
@@ -75,7 +66,7 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
       const { address, authorization } = upstreamTarget(options.serverUrl, options.apiKey);
       ws = new WebSocketClient(address, upstreamClientOptions(authorization, options.ca));
     } catch (e) {
-      finish(unhealthy(failureText(e))); // an invalid URL throws synchronously
+      finish(unhealthy(connectionErrorText(e))); // an invalid URL throws synchronously
       return;
     }
     timer = setTimeout(() => {
@@ -89,6 +80,6 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
       setTimeout(() => ws.terminate(), 2000).unref();
     });
     // After the verdict, errors (e.g. from terminate) are expected and ignored.
-    ws.on('error', (e) => finish(unhealthy(failureText(e))));
+    ws.on('error', (e) => finish(unhealthy(connectionErrorText(e))));
   });
 }

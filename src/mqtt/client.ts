@@ -4,6 +4,7 @@ import type { MqttClient } from 'mqtt';
 import { LimitedConnection } from './limited-connection.js';
 import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
+import { connectionErrorText } from '../errors.js';
 
 /**
  * mqtt.js' client class is loaded when the first connection starts: a service with MQTT switched off
@@ -56,18 +57,6 @@ export interface ConnectionEvents {
   skipped(message: SkippedMessage): void;
   /** The broker answered a subscription with a failure code (an ACL that denies this client the topic). */
   subscriptionRefused(topic: string, reason: string): void;
-}
-
-/** Readable text of a connection error. */
-export function connectionErrorText(e: unknown): string {
-  // Node's happy-eyeballs connect (`localhost` -> ::1 and 127.0.0.1) fails with an AggregateError
-  // whose own message is empty; its parts say what happened.
-  if (e instanceof AggregateError && !e.message) {
-    const parts = e.errors.map((x: unknown) => (x instanceof Error ? x.message : String(x)));
-    return [...new Set(parts)].join('; ') || 'connection failed';
-  }
-  if (e instanceof Error) return e.message || e.name;
-  return String(e);
 }
 
 /**

@@ -6,7 +6,7 @@
 // gets an Error at once) and counted, not buffered: a fresh upstream connection starts a new `start`, and
 // replaying stale speech into it would be worse than telling the device.
 import type WebSocket from 'ws';
-import { DomainError, errorText } from '../errors.js';
+import { DomainError, connectionErrorText, errorText } from '../errors.js';
 import { MASK } from '../config/shown.js';
 import type { Logger } from '../log/logger.js';
 import type { ThrottledLog } from '../log/throttled.js';
@@ -230,7 +230,7 @@ export class UpstreamVoiceLink {
         reject(new Error(reason));
       };
       this.abortAttempt = fail;
-      socket.once('error', (err) => fail(errorText(err)));
+      socket.once('error', (err) => fail(connectionErrorText(err)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
         // The handshake's listeners go first: what is added below stays for the connection's life.
@@ -265,7 +265,7 @@ export class UpstreamVoiceLink {
     // UTF-8) with an error and then a close that only says 1006: the error is what happened.
     let failure: string | undefined;
     socket.on('error', (err) => {
-      failure ??= errorText(err);
+      failure ??= connectionErrorText(err);
       this.options.logger.debug(`upstream socket error: ${errorText(err)}`);
     });
     socket.on('close', (code, reason) => this.dropped(socket, code, reason.toString('utf8'), failure));

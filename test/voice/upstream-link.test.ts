@@ -229,6 +229,16 @@ test('a server that refuses the upgrade (wrong key) is a readable rejection', as
   await assert.rejects(l.connect(), /Unexpected server response: 401/);
 });
 
+test('wss:// to a server that does not speak TLS: the reason is one line saying so, not OpenSSL\'s error queue', async (t) => {
+  const server = await upstream();
+  t.after(() => server.close());
+  const { l } = link(`wss://127.0.0.1:${server.port}/voice`);
+  await assert.rejects(l.connect(), (e: Error) => {
+    assert.equal(e.message, 'write EPROTO: TLS failed: wrong version number');
+    return true;
+  });
+});
+
 const POLICY = { attempts: 3, windowMs: 60_000, initialDelayMs: 20, maxDelayMs: 1000, stableAfterMs: 400 };
 
 test('an upstream that accepts and drops every connection spends the budget: onFailed after 3 attempts that did not prove stable', async (t) => {
