@@ -15,6 +15,7 @@ import { UpstreamFrameWriter } from './frame-writer.js';
 import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { ReadGate } from './read-gate.js';
 import { limitCloseWait } from './close-wait.js';
+import { LIVENESS_INTERVAL_MS, watchLiveness } from './liveness.js';
 import { loadWebSocket, upstreamClientOptions, upstreamTarget } from './websocket.js';
 import { serverUrlSecrets } from './public-url.js';
 import {
@@ -49,6 +50,8 @@ export interface UpstreamLinkOptions {
    * INVALID_LOGS_PER_SECOND, so without a shared bound many sessions of one bad server still flood the log.
    */
   invalidFrameLog?: Pick<ThrottledLog, 'warn'>;
+  /** A ping after this long without a byte from upstream, and the connection dropped after as long again (default LIVENESS_INTERVAL_MS). */
+  livenessIntervalMs?: number;
 }
 
 export interface LinkStats {
@@ -244,6 +247,10 @@ export class UpstreamVoiceLink {
             socket.terminate();
           });
           limitCloseWait(socket, CLOSE_GRACE_MS);
+          watchLiveness(socket, this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS, () => !this.gate.isPaused, (silentMs) => {
+            socket.emit('error', new Error(`nothing from the server for ${seconds(silentMs)}, not even the answer to a ping`));
+            socket.terminate();
+          });
         } catch (e) {
           fail(errorText(e));
           return;
