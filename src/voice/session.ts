@@ -53,6 +53,8 @@ export interface VoiceSessionOptions {
    * upstream is down, so these are throttled (a session that was Active fails at most once).
    */
   startFailures: Pick<Logger, 'warn'>;
+  /** Where the lines about bursts of dropped upstream frames go, shared by the sessions (throttled); `logger` when not given. */
+  dropLog?: Pick<Logger, 'warn'>;
   now: () => Date;
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
   onEnded: (session: VoiceSession) => Promise<void>;
@@ -101,6 +103,7 @@ export class VoiceSession {
         this.applyPause();
       },
       logger: options.logger,
+      ...(options.dropLog ? { dropLog: options.dropLog } : {}),
     });
   }
 

@@ -53,6 +53,8 @@ export interface VoiceSessionDeps {
 const START_FAILURE_LINES = 5;
 /** Lines a minute about frames the upstream links ignored, all sessions together (each link: 3 a second). */
 const INVALID_FRAME_LINES = 20;
+/** Lines a minute about bursts of upstream frames the sessions dropped, all sessions together (each: 2 a burst). */
+const DROP_BURST_LINES = 20;
 
 export interface StartRequest {
   deviceId: string;
@@ -72,6 +74,7 @@ export class VoiceSessionService {
   private readonly unsavedEnds: UnsavedEnds;
   private readonly startFailures: ThrottledLog;
   private readonly invalidFrames: ThrottledLog;
+  private readonly dropBursts: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -89,6 +92,8 @@ export class VoiceSessionService {
       (count, seconds, last) => `${count} more session start(s) failed in the last ${seconds} s, each recorded as Failed; the last: ${last}`);
     this.invalidFrames = new ThrottledLog(deps.logger, INVALID_FRAME_LINES, 60_000, () => performance.now(),
       (count, seconds, last) => `${count} more line(s) about ignored upstream frames left out in the last ${seconds} s; the last: ${last}`);
+    this.dropBursts = new ThrottledLog(deps.logger, DROP_BURST_LINES, 60_000, () => performance.now(),
+      (count, seconds, last) => `${count} more line(s) about dropped upstream frames left out in the last ${seconds} s (each session's end line has its totals); the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -162,6 +167,7 @@ export class VoiceSessionService {
       emit: this.listeners.emit,
       logger: this.deps.logger,
       startFailures: this.startFailures,
+      dropLog: this.dropBursts,
       now: this.now,
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
@@ -275,6 +281,7 @@ export class VoiceSessionService {
     await Promise.all([...this.live.values()].map((s) => s.stop('service shutdown')));
     this.startFailures.flush();
     this.invalidFrames.flush();
+    this.dropBursts.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.

@@ -18,7 +18,11 @@ export interface DropReporterOptions {
   sessionId: string;
   /** Tells the session's listeners about the first drop of a burst. */
   report: (reason: DropReason, message: string) => void;
-  logger: Logger;
+  /**
+   * Where the burst lines go: shared by every session (a ThrottledLog), since one corrupt packet a second
+   * on each session of one bad server makes two lines a second per session.
+   */
+  logger: Pick<Logger, 'warn'>;
 }
 
 const none = (): DropCounts => ({ queue: 0, format: 0, corrupt: 0, thread: 0 });

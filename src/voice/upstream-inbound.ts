@@ -50,6 +50,8 @@ export interface UpstreamInboundOptions {
    */
   onBacklog?: (behind: boolean) => void;
   logger: Logger;
+  /** Where the lines about drop bursts go (upstream-drops.ts); `logger` when not given. */
+  dropLog?: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -108,7 +110,7 @@ export class UpstreamInbound {
   constructor(private readonly options: UpstreamInboundOptions) {
     this.resumeBytes = Math.floor((options.budget.queueBytes * BACKLOG_RESUME) / BACKLOG_PAUSE);
     const { sessionId, emit } = options;
-    this.drops = new DropReporter({ sessionId, report: (reason, message) => emit({ type: 'framesDropped', sessionId, reason, message }), logger: options.logger });
+    this.drops = new DropReporter({ sessionId, report: (reason, message) => emit({ type: 'framesDropped', sessionId, reason, message }), logger: options.dropLog ?? options.logger });
   }
 
   /** One frame from upstream: delivered now, queued behind a rebuild, or dropped. */
