@@ -17,7 +17,7 @@ import { ReadGate } from './read-gate.js';
 import { limitCloseWait } from './close-wait.js';
 import { LIVENESS_INTERVAL_MS, watchLiveness } from './liveness.js';
 import { loadWebSocket, upstreamClientOptions, upstreamTarget } from './websocket.js';
-import { serverUrlSecrets } from './public-url.js';
+import { MIN_SECRET_CHARS, serverUrlSecrets } from './public-url.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -327,6 +327,20 @@ export class UpstreamVoiceLink {
     return text;
   }
 
+  /**
+   * A close reason, scrubbed. It holds at most 123 bytes (RFC 6455 5.5), so a server that quotes a long
+   * key in it has the key cut off: the start of a secret that ends it goes as well as a whole one.
+   */
+  private scrubbedReason(reason: string): string {
+    const text = this.scrubbed(reason);
+    for (const secret of this.secrets) {
+      for (let chars = Math.min(secret.length - 1, text.length); chars >= MIN_SECRET_CHARS; chars--) {
+        if (text.endsWith(secret.slice(0, chars))) return `${text.slice(0, text.length - chars)}${MASK}`;
+      }
+    }
+    return text;
+  }
+
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
   private invalid(reason: string): void {
     this.stats.invalidFrames++;
@@ -357,7 +371,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = performance.now();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${this.scrubbed(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${this.scrubbedReason(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {

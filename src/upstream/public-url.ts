@@ -23,7 +23,7 @@ export function publicServerUrl(url: string): string {
  * Shorter than this, a part of the URL is not taken for a secret: a voice server's text is scrubbed of
  * every secret it could quote, and replacing `1` of `?v=1` everywhere would garble it for nothing.
  */
-const MIN_SECRET_CHARS = 4;
+export const MIN_SECRET_CHARS = 4;
 
 /**
  * What of the URL a voice server could quote back (in a text, an error or a close reason) that must not

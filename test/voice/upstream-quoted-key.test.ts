@@ -47,6 +47,17 @@ test('a close reason quoting the key: the reason devices get and the log say ***
   assert.deepEqual(lines.filter((line) => line.includes('secret-key')), []);
 });
 
+test('a close reason that quotes a key too long for it (123 bytes at most): the part that fits is *** too', async (t) => {
+  const longKey = `sk-${'0123456789abcdef'.repeat(10)}`;
+  const server = await upstream((socket, request) => socket.close(4001, `bad key ${request.headers.authorization}`.slice(0, 123)));
+  t.after(() => server.close());
+  const { l, lines, failures } = link(server.url, longKey);
+  await l.connect();
+  await waitUntil(() => failures.length === 1, 'the link to fail');
+  assert.deepEqual(failures, ['upstream connection lost (closed with 4001 bad key Bearer ***); reconnecting is switched off']);
+  assert.deepEqual(lines.filter((line) => line.includes('sk-0123')), []);
+});
+
 test('a frame whose unknown type quotes the key: logged with *** and clipped, no part of the key', async (t) => {
   const server = await upstream((socket) => {
     socket.send(JSON.stringify({ type: `Bearer ${KEY}` }));
