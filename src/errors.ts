@@ -54,15 +54,21 @@ export function connectionErrorText(e: unknown): string {
     return [...new Set(parts)].join('; ') || 'connection failed';
   }
   const text = e instanceof Error ? e.message || e.name : String(e);
-  const openssl = OPENSSL_ERROR.exec(text);
+  const at = text.indexOf(OPENSSL_MARK);
+  const openssl = at < 0 ? null : OPENSSL_ENTRY.exec(text.slice(at + OPENSSL_MARK.length));
   if (!openssl) return text.trim();
   const [, reason, detail] = openssl;
-  const before = text.slice(0, openssl.index).trim();
+  // Before the entry: what failed (`write EPROTO`), then the entry's thread id in hex.
+  let end = at;
+  while (end > 0 && HEX_DIGITS.includes(text[end - 1]!)) end--;
+  const before = text.slice(0, end).trim();
   return `${before ? `${before}: ` : ''}TLS failed: ${reason}${detail!.trim() ? ` (${detail!.trim()})` : ''}`;
 }
 
-/** An entry of OpenSSL's error queue: `<hex>:error:<code>:<library>:<function>:<reason>:<file>:<line>:<detail>`. */
-const OPENSSL_ERROR = /[0-9A-F]+:error:[0-9A-F]+:[^:\n]*:[^:\n]*:([^:\n]+):[^:\n]*:\d+:([^\n]*)/;
+/** An entry of OpenSSL's error queue: `<thread>:error:<code>:<library>:<function>:<reason>:<file>:<line>:<detail>`. */
+const OPENSSL_MARK = ':error:';
+const HEX_DIGITS = '0123456789ABCDEF';
+const OPENSSL_ENTRY = /^[0-9A-F]{1,8}:[^:\n]*:[^:\n]*:([^:\n]+):[^:\n]*:\d+:([^\n]*)/;
 
 /**
  * A W3C trace-context id (the form ASP.NET Core puts in a problem's `traceId`): what a client is told
