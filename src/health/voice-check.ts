@@ -2,7 +2,7 @@
 // then close 1000). Probes are shared and briefly reused so that a burst of /health requests is one
 // upstream connection, not a burst of them.
 import type WebSocket from 'ws';
-import { loadWebSocket, upstreamClientOptions, upstreamTarget } from '../upstream/websocket.js';
+import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarget } from '../upstream/websocket.js';
 import type { CheckResult, HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { connectionErrorText } from '../errors.js';
@@ -62,9 +62,11 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
       resolve(result);
     };
     let ws: WebSocket;
+    let address: string;
     try {
-      const { address, authorization } = upstreamTarget(options.serverUrl, options.apiKey);
-      ws = new WebSocketClient(address, upstreamClientOptions(authorization, options.ca));
+      const target = upstreamTarget(options.serverUrl, options.apiKey);
+      address = target.address;
+      ws = new WebSocketClient(address, upstreamClientOptions(target.authorization, options.ca));
     } catch (e) {
       finish(unhealthy(connectionErrorText(e))); // an invalid URL throws synchronously
       return;
@@ -81,5 +83,10 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
     });
     // After the verdict, errors (e.g. from terminate) are expected and ignored.
     ws.on('error', (e) => finish(unhealthy(connectionErrorText(e))));
+    // Listened to, ws leaves the refused handshake to us.
+    ws.once('unexpected-response', (_request, response) => {
+      finish(unhealthy(refusedUpgradeText(response, address)));
+      ws.terminate();
+    });
   });
 }

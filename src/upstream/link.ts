@@ -16,7 +16,7 @@ import { MAX_FRAGMENTS, watchFragments } from './fragment-limit.js';
 import { ReadGate } from './read-gate.js';
 import { limitCloseWait } from './close-wait.js';
 import { LIVENESS_INTERVAL_MS, watchLiveness } from './liveness.js';
-import { loadWebSocket, upstreamClientOptions, upstreamTarget } from './websocket.js';
+import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarget } from './websocket.js';
 import { MIN_SECRET_CHARS, serverUrlSecrets } from './public-url.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
@@ -213,9 +213,11 @@ export class UpstreamVoiceLink {
     const { url, apiKey, connectTimeoutMs, ca, maxFrameBytes } = this.options;
     return new Promise((resolve, reject) => {
       let socket: WebSocket;
+      let address: string;
       try {
-        const { address, authorization } = upstreamTarget(url, apiKey);
-        socket = new WebSocketClient(address, { ...upstreamClientOptions(authorization, ca, maxFrameBytes), autoPong: false });
+        const target = upstreamTarget(url, apiKey);
+        address = target.address;
+        socket = new WebSocketClient(address, { ...upstreamClientOptions(target.authorization, ca, maxFrameBytes), autoPong: false });
       } catch (e) {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
         return;
@@ -234,6 +236,8 @@ export class UpstreamVoiceLink {
       };
       this.abortAttempt = fail;
       socket.once('error', (err) => fail(connectionErrorText(err)));
+      // Listened to, ws leaves the refused handshake to us: fail() ends it.
+      socket.once('unexpected-response', (_request, response) => fail(refusedUpgradeText(response, address)));
       socket.once('close', (code) => fail(`closed during the handshake (${code})`));
       socket.once('open', () => {
         // The handshake's listeners go first: what is added below stays for the connection's life.

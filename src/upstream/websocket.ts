@@ -2,8 +2,9 @@
 // start: `ws` brings node:http, https, tls and zlib with it, which a hub whose devices are registered but
 // silent never uses. Once loaded it stays (a second import is the same module). And the options of every
 // connection we open to VoiceService.ServerUrl.
+import type { IncomingMessage } from 'node:http';
 import type WebSocket from 'ws';
-import { percentDecoded } from './public-url.js';
+import { percentDecoded, publicServerUrl } from './public-url.js';
 
 let loading: Promise<typeof WebSocket> | undefined;
 
@@ -51,4 +52,25 @@ export function upstreamTarget(url: string, apiKey: string): { address: string; 
   u.username = '';
   u.password = '';
   return { address: u.href, authorization: apiKey ? `Bearer ${apiKey}` : `Basic ${basic}` };
+}
+
+/**
+ * Why the server did not take the upgrade, in `ws`' words, and for a redirect where it points: redirects
+ * are not followed (above), and "Unexpected server response: 301" alone left an operator to find out that
+ * the server only wanted `/voice/` for `/voice`. The target is shown as /health shows the configured
+ * one (publicServerUrl): a redirect may carry a token in its query.
+ */
+export function refusedUpgradeText(response: Pick<IncomingMessage, 'statusCode' | 'headers'>, address: string): string {
+  const status = response.statusCode ?? 0;
+  const text = `Unexpected server response: ${status}`;
+  const { location } = response.headers;
+  if (status < 300 || status > 399 || !location) return text;
+  let target: string;
+  try {
+    // Relative to the address asked for, as a client following it would read it.
+    target = publicServerUrl(new URL(location, address).href);
+  } catch {
+    target = '(invalid URL)';
+  }
+  return `${text} (a redirect to ${target}, not followed: VoiceService.ServerUrl must be the WebSocket address itself)`;
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import path from 'node:path';
@@ -59,6 +59,16 @@ describe('voice-service check', () => {
     assert.equal(result.status, 'Unhealthy');
     assert.equal(result.description, `connect ECONNREFUSED 127.0.0.1:${port}`);
     assert.equal(result.exception, result.description);
+  });
+
+  it('is Unhealthy when the server redirects, and says where to', async () => {
+    const server = createHttpServer((_req, res) => res.writeHead(301, { Location: 'ws://other.example:5050/voice/?key=secret-value' }).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const serverUrl = `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/voice`;
+    const result = await createVoiceServiceCheck({ ...base, serverUrl })();
+    assert.equal(result.status, 'Unhealthy');
+    assert.equal(result.description, 'Unexpected server response: 301 (a redirect to ws://other.example:5050/voice/, not followed: VoiceService.ServerUrl must be the WebSocket address itself)');
   });
 
   it('is Unhealthy when the server refuses the key', async () => {

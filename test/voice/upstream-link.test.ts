@@ -1,7 +1,7 @@
 // UpstreamVoiceLink against real WebSocket servers on 127.0.0.1 (port 0).
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
-import type { IncomingHttpHeaders } from 'node:http';
+import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -227,6 +227,20 @@ test('a server that refuses the upgrade (wrong key) is a readable rejection', as
   t.after(() => new Promise<void>((resolve) => wss.close(() => resolve())));
   const { l } = link(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
   await assert.rejects(l.connect(), /Unexpected server response: 401/);
+});
+
+test('a server that redirects the upgrade: the rejection says where to, without the query, and that it is not followed', async (t) => {
+  let requests = 0;
+  const server = createHttpServer((_req, res) => { requests++; res.writeHead(302, { Location: '/voice/?token=secret-token' }).end(); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const { l } = link(`ws://127.0.0.1:${port}/voice`);
+  await assert.rejects(l.connect(), (e: Error) => {
+    assert.equal(e.message, `Unexpected server response: 302 (a redirect to ws://127.0.0.1:${port}/voice/, not followed: VoiceService.ServerUrl must be the WebSocket address itself)`);
+    return true;
+  });
+  assert.equal(requests, 1);
 });
 
 test('wss:// to a server that does not speak TLS: the reason is one line saying so, not OpenSSL\'s error queue', async (t) => {
