@@ -50,6 +50,12 @@ export interface UpstreamLinkOptions {
    * INVALID_LOGS_PER_SECOND, so without a shared bound many sessions of one bad server still flood the log.
    */
   invalidFrameLog?: Pick<ThrottledLog, 'warn'>;
+  /**
+   * Where the lines about a lost connection and its reconnects go (not the one that gives up), shared by
+   * the sessions: a voice server restart writes three lines per session at once, and a server that drops
+   * each connection just after it counts as stable does so again every ReconnectStableAfter, for ever.
+   */
+  reconnectLog?: Pick<ThrottledLog, 'warn' | 'info'>;
   /** A ping after this long without a byte from upstream, and the connection dropped after as long again (default LIVENESS_INTERVAL_MS). */
   livenessIntervalMs?: number;
 }
@@ -383,12 +389,12 @@ export class UpstreamVoiceLink {
       this.budget.fail(now);
       this.stats.failedReconnects++;
       last = `the reconnected connection ${cause} after ${seconds(upMs)}, before it had been up ${seconds(stableAfterMs)}`;
-      this.options.logger.warn(
+      this.reconnectLog.warn(
         `session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}: ` +
           `the reconnect did not prove stable, failure ${this.budget.failuresAt(now)} of ${attempts}`,
       );
     } else {
-      this.options.logger.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}; reconnecting`);
+      this.reconnectLog.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}; reconnecting`);
     }
     this.onTrial = false;
     this.options.onStateChange?.('Reconnecting');
@@ -397,13 +403,15 @@ export class UpstreamVoiceLink {
 
   private get sessionId(): string { return this.options.start.sessionId; }
 
+  private get reconnectLog(): Pick<ThrottledLog, 'warn' | 'info'> { return this.options.reconnectLog ?? this.options.logger; }
+
   /** Attempts within the budget, each after its back-off; Failed (and onFailed) once the budget is spent. */
   private async reconnect(cause: string, lastFailure: string): Promise<void> {
     const { attempts, windowMs } = this.budget.policy;
     let last = lastFailure;
     for (let next = this.budget.next(performance.now()); next; next = this.budget.next(performance.now())) {
       const { attempt, delayMs } = next;
-      this.options.logger.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${delayMs} ms`);
+      this.reconnectLog.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${delayMs} ms`);
       await new Promise<void>((wake) => {
         const timer = setTimeout(wake, delayMs);
         this.wakeRetry = () => { clearTimeout(timer); wake(); };
@@ -422,7 +430,7 @@ export class UpstreamVoiceLink {
         this.openedAt = performance.now();
         this.onTrial = true;
         this.stats.reconnects++;
-        this.options.logger.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
+        this.reconnectLog.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
         this.options.onStateChange?.('Open');
         return;
       } catch (e) {
@@ -430,7 +438,7 @@ export class UpstreamVoiceLink {
         last = errorText(e);
         this.budget.fail(performance.now());
         this.stats.failedReconnects++;
-        this.options.logger.warn(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} failed: ${last}`);
+        this.reconnectLog.warn(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} failed: ${last}`);
       }
     }
     this.stateValue = 'Failed';

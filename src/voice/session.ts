@@ -21,7 +21,7 @@ export interface AudioSent {
   durationMs: number;
 }
 
-export type LinkTuning = Partial<Pick<UpstreamLinkOptions, 'maxBufferedBytes' | 'ca' | 'invalidFrameLog'>>;
+export type LinkTuning = Partial<Pick<UpstreamLinkOptions, 'maxBufferedBytes' | 'ca' | 'invalidFrameLog' | 'reconnectLog'>>;
 
 /** The per-session budgets against a misbehaving upstream (VoiceService.DecodeQueue*, Reconnect*, ...). */
 export interface SessionBudgets {

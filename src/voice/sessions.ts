@@ -55,6 +55,8 @@ const START_FAILURE_LINES = 5;
 const INVALID_FRAME_LINES = 20;
 /** Lines a minute about bursts of upstream frames the sessions dropped, all sessions together (each: 2 a burst). */
 const DROP_BURST_LINES = 20;
+/** Lines a minute about lost upstream connections and their reconnects, all sessions together (a session gives up in a line of its own). */
+const RECONNECT_LINES = 60;
 
 export interface StartRequest {
   deviceId: string;
@@ -75,6 +77,7 @@ export class VoiceSessionService {
   private readonly startFailures: ThrottledLog;
   private readonly invalidFrames: ThrottledLog;
   private readonly dropBursts: ThrottledLog;
+  private readonly reconnects: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -94,6 +97,8 @@ export class VoiceSessionService {
       (count, seconds, last) => `${count} more line(s) about ignored upstream frames left out in the last ${seconds} s; the last: ${last}`);
     this.dropBursts = new ThrottledLog(deps.logger, DROP_BURST_LINES, 60_000, () => performance.now(),
       (count, seconds, last) => `${count} more line(s) about dropped upstream frames left out in the last ${seconds} s (each session's end line has its totals); the last: ${last}`);
+    this.reconnects = new ThrottledLog(deps.logger, RECONNECT_LINES, 60_000, () => performance.now(),
+      (count, seconds, last) => `${count} more line(s) about lost upstream connections and reconnects left out in the last ${seconds} s; the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -172,7 +177,7 @@ export class VoiceSessionService {
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
-      link: { ...this.deps.link, invalidFrameLog: this.invalidFrames },
+      link: { ...this.deps.link, invalidFrameLog: this.invalidFrames, reconnectLog: this.reconnects },
       ...(unsent ? { receiversUnsent: (visit) => unsent(id, visit) } : {}),
     });
     this.live.set(session.id, session);
@@ -282,6 +287,7 @@ export class VoiceSessionService {
     this.startFailures.flush();
     this.invalidFrames.flush();
     this.dropBursts.flush();
+    this.reconnects.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
