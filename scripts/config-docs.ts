@@ -137,7 +137,7 @@ export function renderConfigDocs(): string {
     '  beside their key.',
     `- **Time spans**: .NET text, ${TIME_SPAN_FORMATS}; \`24:00:00\` is 24 hours. Seconds are required. \`GET /api/config/{category}\` and \`config check\` show a time span as it was written (\`24:00:00\` stays \`24:00:00\`).`,
     '- **Secrets** are accepted like any value and never shown: `config check` prints `***` for a secret that is set, and a message quoting a command line (the owner of a port in use) masks their flags\' values. As a flag, a secret that starts with `-` is given as `--Mqtt.Password=VALUE`: given as a separate word it is refused (exit code 64) without being repeated.',
-    '- **The file** is read as .NET reads appsettings.json: comments and trailing commas are fine, and the encoding is UTF-8 unless a byte order mark names UTF-16 or UTF-32 (as Windows editors save it); a section given twice (in any case) is one section; a setting given twice with two values is refused with its line and column (with the same value it is accepted).',
+    '- **The file** is read as .NET reads appsettings.json: comments and trailing commas are fine, and the encoding is UTF-8 unless a byte order mark names UTF-16 or UTF-32 (as Windows editors save it); a section given twice (in any case) is one section; a setting given twice with two values is refused with its line and column (with the same value it is accepted). A value is its text, as .NET keeps it: an integer setting written `5000.0` or `5e3` is refused as `"5000.0"` from the environment would be.',
     '',
   ];
   for (const [section, node] of Object.entries<SchemaNode>(CONFIG_SCHEMA.properties)) lines.push(...configTable(section, node));

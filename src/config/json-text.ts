@@ -83,7 +83,11 @@ class Reader {
     const num = NUMBER.exec(this.text);
     if (num) {
       this.pos += num[0].length;
-      return Number(num[0]);
+      // .NET keeps a configuration value as its text and reads an int from digits alone: `5000.0` and
+      // `5e3` are refused where JSON.parse's 5000 would pass. Such a whole number is kept as its text,
+      // which is then judged as the same text from the environment or a flag would be.
+      const value = Number(num[0]);
+      return Number.isInteger(value) && /[.eE]/.test(num[0]) ? num[0] : value;
     }
     for (const [word, value] of LITERALS) {
       if (this.text.startsWith(word, this.pos)) {

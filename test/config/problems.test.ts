@@ -247,3 +247,22 @@ describe('file problems', () => {
     assert.deepEqual(problemsOf({ file: huge }), [`${huge}: cannot read the configuration file: it has more than 16 MiB, far more than a configuration file`]);
   });
 });
+
+describe('whole numbers written with a fraction or an exponent in the file', () => {
+  it('are the text they are, as .NET keeps them: refused for an integer key, as from the environment', () => {
+    const file = configFile('{ "Server": { "Port": 5000.0 }, "Mqtt": { "Port": 1.883e3 }, "VoiceService": { "AudioSampleRate": 16000E0 } }');
+    assert.deepEqual(problemsOf({ file }), [
+      `VoiceService.AudioSampleRate: "16000E0" from file ${file} is invalid: must be one of 8000, 12000, 16000, 24000, 48000`,
+      `Mqtt.Port: "1.883e3" from file ${file} is invalid: must be an integer from 1 to 65535`,
+      `Server.Port: "5000.0" from file ${file} is invalid: must be an integer from 0 to 65535`,
+    ]);
+  });
+
+  it('are their text for a string key, and a whole number in digits stays a number', () => {
+    const file = configFile('{ "Mqtt": { "Username": 1.0, "Port": 1884 }, "VoiceService": { "ApiKey": 2e3 } }');
+    const { config } = loadConfig({ file });
+    assert.equal(config.Mqtt.Username, '1.0');
+    assert.equal(config.VoiceService.ApiKey, '2e3');
+    assert.equal(config.Mqtt.Port, 1884);
+  });
+});
