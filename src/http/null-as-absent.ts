@@ -22,3 +22,26 @@ export function dropNulls(schema: JsonSchema, body: unknown): void {
     else dropNulls(property, body[name]);
   }
 }
+
+/**
+ * `schema` as a client may write it, for the API document: an optional property whose schema refuses
+ * null takes it (its type and enum gain null), as dropNulls reads it as absent. A required one is left
+ * as it is, since its null is answered as a missing one; the walk is dropNulls's own (`properties`, down
+ * into the objects they describe). A new object: the input, which ajv compiled, is not touched.
+ */
+export function nullsReadAsAbsent(schema: JsonSchema): JsonSchema {
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties) return schema;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const out = new Map<string, JsonSchema>();
+  for (const [name, property] of Object.entries(properties)) {
+    const inner = nullsReadAsAbsent(property);
+    out.set(name, required.has(name) || takesNull(inner) || inner.type === undefined ? inner : orNull(inner));
+  }
+  return { ...schema, properties: Object.fromEntries(out) };
+}
+
+function orNull(schema: JsonSchema): JsonSchema {
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
+  return { ...schema, type: [...types, 'null'], ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
+}

@@ -3,6 +3,7 @@
 // Served at /swagger/v1/swagger.json (src/api/routes/swagger.ts).
 import { bearerChecked, INVALID_API_KEY } from '../../http/auth.js';
 import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
+import { nullsReadAsAbsent } from '../../http/null-as-absent.js';
 import { REQUEST_SCHEMAS } from '../../http/schemas.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
 import { PROBLEM, RESPONSE_SCHEMAS, ref } from './components.js';
@@ -52,12 +53,16 @@ export const SECURITY_SCHEMES: Json = {
   },
 };
 
-/** All component schemas: the response schemas and every request schema in its OpenAPI 3.0 form. */
+/**
+ * All component schemas: the response schemas and every request schema in its OpenAPI 3.0 form, with
+ * the nulls validation reads as absent (null-as-absent.ts) allowed, so a body the document calls
+ * invalid is not one the service takes.
+ */
 export function componentSchemas(): Record<string, Json> {
   const out = new Map<string, Json>(Object.entries(RESPONSE_SCHEMAS).map(([name, s]) => [name, structuredClone(s)]));
   for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) {
     if (out.has(name)) throw new Error(`schema name ${name} is both a request and a response schema`);
-    out.set(name, toOpenApiSchema(schema, name));
+    out.set(name, toOpenApiSchema(nullsReadAsAbsent(schema), name));
   }
   return Object.fromEntries(out);
 }

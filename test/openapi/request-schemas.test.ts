@@ -1,0 +1,116 @@
+// The request schemas of the served document take what the running service takes and refuse what it
+// refuses: each operation's example body, changed one property at a time (null, each JSON type, the
+// edges of lengths, ranges, enums and item counts, a nested property), is sent to the service, and a
+// 400 must come exactly for the bodies the document's schema calls invalid. A client that validates
+// (or generates its types) from the document then neither sends what is refused nor withholds what is
+// taken, such as the null that protocol.md says an optional property may be.
+import assert from 'node:assert/strict';
+import { before, describe, test } from 'node:test';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { call } from '../support/http.js';
+import { adminToken } from '../support/tokens.js';
+import { startVoiceRig } from '../support/voice.js';
+import type { TestService } from '../support/service.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Doc = any;
+
+/**
+ * What the document cannot say of a value (JSON Schema has no keyword for a time span's syntax or
+ * range; the schema's description says it in words): such a property is tried with valid values only.
+ */
+const inWordsOnly = (schema: Doc): boolean => schema['x-timespan'] !== undefined;
+
+/** The values each property is tried with, by what its schema says. */
+function variants(schema: Doc): Array<[string, unknown]> {
+  if (inWordsOnly(schema)) return [['null', null], ['minimum', schema['x-timespan'].minimum], ['maximum', schema['x-timespan'].maximum]];
+  const out: Array<[string, unknown]> = [
+    ['null', null], ['zero', 0], ['integer', 7], ['fraction', 1.5], ['negative', -1], ['large', 1e9],
+    ['text', 'x'], ['empty text', ''], ['true', true], ['empty array', []], ['empty object', {}],
+  ];
+  if (schema.maxLength !== undefined) out.push(['maxLength', 'a'.repeat(schema.maxLength)], ['maxLength + 1', 'a'.repeat(schema.maxLength + 1)]);
+  if (schema.minimum !== undefined) out.push(['minimum', schema.minimum], ['under minimum', schema.minimum - 0.5]);
+  if (schema.maximum !== undefined) out.push(['maximum', schema.maximum], ['over maximum', schema.maximum + 0.5]);
+  for (const value of schema.enum ?? []) out.push([`enum ${JSON.stringify(value)}`, value]);
+  if (schema.maxItems !== undefined) out.push(['maxItems', Array(schema.maxItems).fill('a')], ['maxItems + 1', Array(schema.maxItems + 1).fill('a')]);
+  if (schema.items?.maxLength !== undefined) out.push(['item at maxLength + 1', ['a'.repeat(schema.items.maxLength + 1)]], ['empty item', ['']]);
+  return out;
+}
+
+describe('request schemas of the document and the service agree', () => {
+  let svc: TestService;
+  let doc: Doc;
+  let ajv: Ajv;
+  let admin: string;
+  before(async () => {
+    ({ svc } = await startVoiceRig());
+    doc = (await call(svc.url, 'GET', '/swagger/v1/swagger.json')).json;
+    // The document's own schemas, OpenAPI 3.0 as ajv reads it (`nullable`); formats are names for readers.
+    ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
+    ajv.addSchema({ components: doc.components }, 'doc');
+    admin = await adminToken(svc);
+  });
+
+  /** Sends every variant of `example` to `method path`; the disagreements, one line each. */
+  async function disagreements(method: string, path: string, schemaName: string, example: Record<string, unknown>): Promise<string[]> {
+    const validate: ValidateFunction = ajv.compile({ $ref: `doc#/components/schemas/${schemaName}` });
+    const schema = doc.components.schemas[schemaName];
+    const bodies: Array<[string, unknown]> = [['the example', example], ['an unknown property', { ...example, unknownProperty: 1 }]];
+    for (const [name, property] of Object.entries<Doc>(schema.properties ?? {})) {
+      for (const [label, value] of variants(property)) bodies.push([`${name} ${label}`, { ...example, [name]: value }]);
+      for (const [inner, innerSchema] of Object.entries<Doc>(property.properties ?? {})) {
+        for (const [label, value] of variants(innerSchema)) bodies.push([`${name}.${inner} ${label}`, { ...example, [name]: { [inner]: value } }]);
+      }
+    }
+    const out: string[] = [];
+    for (const [label, body] of bodies) {
+      const documented = validate(structuredClone(body));
+      const res = await call(svc.url, method, path, { body, token: admin });
+      if (documented === (res.status === 400)) {
+        out.push(`${schemaName} ${label}: the document says ${documented ? 'valid' : `invalid (${ajv.errorsText(validate.errors)})`}, the service answers ${res.status} ${res.text.slice(0, 200)}`);
+      }
+    }
+    return out;
+  }
+
+  /** Each operation with a body, with the example the document gives it (the category update: one per category). */
+  function operations(): Array<[string, string, string, Record<string, unknown>]> {
+    const out: Array<[string, string, string, Record<string, unknown>]> = [];
+    for (const [template, item] of Object.entries<Doc>(doc.paths)) {
+      for (const [method, op] of Object.entries<Doc>(item)) {
+        const media = op.requestBody?.content['application/json'];
+        if (!media) continue;
+        const name = String(media.schema.$ref).split('/').pop()!;
+        if (media.example) out.push([method.toUpperCase(), template.replace('{deviceId}', 'kitchen-satellite'), name, media.example]);
+        for (const [category, { value }] of Object.entries<Doc>(media.examples ?? {})) {
+          const settings = `${category[0]!.toUpperCase()}${category.slice(1)}Settings`;
+          assert.ok(doc.components.schemas[settings], settings);
+          out.push([method.toUpperCase(), template.replace('{category}', category), settings, value]);
+        }
+      }
+    }
+    // Registration last: the device it registers would make the voice operations start real sessions.
+    return out.sort(([, a], [, b]) => Number(a === '/api/device/register') - Number(b === '/api/device/register'));
+  }
+
+  test('every body the document calls valid is taken, every other one is 400', async () => {
+    const ops = operations();
+    assert.deepEqual(ops.map(([method, path]) => `${method} ${path}`).sort(), [
+      'POST /api/device/register', 'POST /api/voice/message', 'POST /api/voice/start', 'POST /api/voice/stop',
+      'PUT /api/config/device', 'PUT /api/config/mqtt', 'PUT /api/config/voice', 'PUT /api/device/kitchen-satellite/status',
+    ]);
+    const found: string[] = [];
+    for (const [method, path, name, example] of ops) found.push(...(await disagreements(method, path, name, example)));
+    assert.deepEqual(found, []);
+  });
+
+  test('an optional property is documented as taking null, a required one is not', () => {
+    const register = doc.components.schemas.RegisterDeviceRequest.properties;
+    assert.deepEqual(register.location, { type: 'string', nullable: true, maxLength: 256, default: '' });
+    assert.equal(register.deviceId.nullable, undefined);
+    const config = doc.components.schemas.StartSessionRequest.properties.sessionConfig;
+    assert.equal(config.nullable, true);
+    // An enum names the null it takes, or a validator reading the enum alone refuses it.
+    assert.deepEqual(config.properties.audioFormat, { type: 'string', nullable: true, enum: ['opus', null] });
+  });
+});
