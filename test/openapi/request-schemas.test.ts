@@ -52,9 +52,9 @@ describe('request schemas of the document and the service agree', () => {
   });
 
   /** Sends every variant of `example` to `method path`; the disagreements, one line each. */
-  async function disagreements(method: string, path: string, schemaName: string, example: Record<string, unknown>): Promise<string[]> {
+  async function disagreements(method: string, path: string, schemaName: string, variantsOf: string, example: Record<string, unknown>): Promise<string[]> {
     const validate: ValidateFunction = ajv.compile({ $ref: `doc#/components/schemas/${schemaName}` });
-    const schema = doc.components.schemas[schemaName];
+    const schema = doc.components.schemas[variantsOf];
     const bodies: Array<[string, unknown]> = [['the example', example], ['an unknown property', { ...example, unknownProperty: 1 }]];
     for (const [name, property] of Object.entries<Doc>(schema.properties ?? {})) {
       for (const [label, value] of variants(property)) bodies.push([`${name} ${label}`, { ...example, [name]: value }]);
@@ -73,19 +73,22 @@ describe('request schemas of the document and the service agree', () => {
     return out;
   }
 
-  /** Each operation with a body, with the example the document gives it (the category update: one per category). */
-  function operations(): Array<[string, string, string, Record<string, unknown>]> {
-    const out: Array<[string, string, string, Record<string, unknown>]> = [];
+  /**
+   * Each operation with a body: the schema its request body names, the schema whose properties are varied
+   * (the same but for the category update, whose body is one category's settings) and the document's example.
+   */
+  function operations(): Array<[string, string, string, string, Record<string, unknown>]> {
+    const out: Array<[string, string, string, string, Record<string, unknown>]> = [];
     for (const [template, item] of Object.entries<Doc>(doc.paths)) {
       for (const [method, op] of Object.entries<Doc>(item)) {
         const media = op.requestBody?.content['application/json'];
         if (!media) continue;
         const name = String(media.schema.$ref).split('/').pop()!;
-        if (media.example) out.push([method.toUpperCase(), template.replace('{deviceId}', 'kitchen-satellite'), name, media.example]);
+        if (media.example) out.push([method.toUpperCase(), template.replace('{deviceId}', 'kitchen-satellite'), name, name, media.example]);
         for (const [category, { value }] of Object.entries<Doc>(media.examples ?? {})) {
           const settings = `${category[0]!.toUpperCase()}${category.slice(1)}Settings`;
           assert.ok(doc.components.schemas[settings], settings);
-          out.push([method.toUpperCase(), template.replace('{category}', category), settings, value]);
+          out.push([method.toUpperCase(), template.replace('{category}', category), name, settings, value]);
         }
       }
     }
@@ -100,7 +103,7 @@ describe('request schemas of the document and the service agree', () => {
       'PUT /api/config/device', 'PUT /api/config/mqtt', 'PUT /api/config/voice', 'PUT /api/device/kitchen-satellite/status',
     ]);
     const found: string[] = [];
-    for (const [method, path, name, example] of ops) found.push(...(await disagreements(method, path, name, example)));
+    for (const [method, path, name, variantsOf, example] of ops) found.push(...(await disagreements(method, path, name, variantsOf, example)));
     assert.deepEqual(found, []);
   });
 

@@ -64,6 +64,12 @@ export function componentSchemas(): Record<string, Json> {
     if (out.has(name)) throw new Error(`schema name ${name} is both a request and a response schema`);
     out.set(name, toOpenApiSchema(nullsReadAsAbsent(schema), name));
   }
+  // The category update's own schema takes any object: the handler applies the category's schema once
+  // {category} is known (CATEGORY_BODY). OpenAPI 3.0 cannot make a body's schema depend on a path
+  // parameter, so the document says the nearest truth: one of those schemas, each of which refuses
+  // what none of the categories has.
+  const update = out.get('ConfigCategoryUpdate')!;
+  out.set('ConfigCategoryUpdate', { ...update, anyOf: Object.values(CATEGORY_BODY).map((name) => ref(name)) });
   return Object.fromEntries(out);
 }
 
