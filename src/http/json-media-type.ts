@@ -19,9 +19,18 @@ export type BodyDecoder = InstanceType<typeof TextDecoder>;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 const UTF16 = new TextDecoder('utf-16le', { fatal: true });
 
-/** MVC's media types application/json, text/json and application/*+json, each matching a subtype or a `+json` suffix of its type. */
+/**
+ * The media types a JSON body may have: MVC's application/json, text/json and application/*+json, and
+ * text/*+json, since MVC takes a `+json` suffix as a subtype of its type's json. The API document
+ * lists these for every request body.
+ */
+export const JSON_MEDIA_RANGES: readonly string[] = ['application/json', 'text/json', 'application/*+json', 'text/*+json'];
+
 function isJsonMediaType(type: string): boolean {
-  return type === 'application/json' || type === 'text/json' || ((type.startsWith('application/') || type.startsWith('text/')) && type.endsWith('+json'));
+  return JSON_MEDIA_RANGES.some((range) => {
+    const [major, sub] = range.split('/') as [string, string];
+    return sub.startsWith('*') ? type.startsWith(`${major}/`) && type.endsWith(sub.slice(1)) : type === range;
+  });
 }
 
 /** The decoder for a body of this Content-Type, or undefined when it is no JSON the API reads (415). */

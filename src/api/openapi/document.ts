@@ -3,6 +3,7 @@
 // Served at /swagger/v1/swagger.json (src/api/routes/swagger.ts).
 import { bearerChecked, INVALID_API_KEY } from '../../http/auth.js';
 import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
+import { JSON_MEDIA_RANGES } from '../../http/json-media-type.js';
 import { nullsReadAsAbsent } from '../../http/null-as-absent.js';
 import { REQUEST_SCHEMAS } from '../../http/schemas.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
@@ -133,10 +134,15 @@ function operation(route: Route, settings: AuthSettings): Json {
           })),
         }
       : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body), ...bodyExamples(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: requestContent(route.body) } } : {}),
     responses: responses(route, settings),
     ...(security ? { security } : {}),
   };
+}
+
+/** The body's schema and examples under each media type the pipeline reads as JSON, as Swashbuckle lists them. */
+function requestContent(schemaName: string): Json {
+  return Object.fromEntries(JSON_MEDIA_RANGES.map((range) => [range, { schema: ref(schemaName), ...bodyExamples(schemaName) }]));
 }
 
 /**
@@ -230,7 +236,7 @@ function responses(route: Route, settings: AuthSettings): Json {
   add(413, { description: 'Body larger than Server.MaxBodyBytes', ...PROBLEM.any });
   if (route.body) {
     add(400, PROBLEM.validation);
-    add(415, { description: 'Body is not JSON: Content-Type must be application/json, text/json or application/*+json, in UTF-8 or UTF-16', ...PROBLEM.any });
+    add(415, { description: `Body is not JSON: Content-Type must be ${JSON_MEDIA_RANGES.join(', ')}, in UTF-8 or UTF-16`, ...PROBLEM.any });
   }
   // A path parameter that is not valid percent-encoding (`%ZZ`, a lone surrogate's UTF-8) is a 400 on
   // every route that takes one, before any other check. Named after the body's 400, whose schema is richer.
