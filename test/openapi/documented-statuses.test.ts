@@ -92,6 +92,24 @@ describe('without ApiKeys, with device tokens required (as shipped)', () => {
   });
 });
 
+describe('a path answered to any method', () => {
+  it('says so in the description, and answers another method as GET, not 405', async () => {
+    const { svc } = await startVoiceRig();
+    const doc = await documentOf(svc);
+    assert.deepEqual(Object.keys(doc.paths['/health']), ['get', 'head']);
+    assert.equal(op(doc, '/health', 'get').description, 'No authentication.\n\nEvery method that no other operation of this path names (`POST`, `PUT`, ...) is answered as `GET`: this path has no 405.');
+    assert.equal(op(doc, '/health', 'head').description, 'No authentication.');
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const res = await call(svc.url, method, '/health');
+      assert.equal(res.status, 200, method);
+      assert.equal(res.json.status, 'Healthy', method);
+    }
+    // Every other path keeps its 405.
+    assert.doesNotMatch(op(doc, '/api/device/list', 'get').description, /no 405/);
+    assert.equal((await call(svc.url, 'POST', '/api/device/list')).status, 405);
+  });
+});
+
 describe('operations with a path parameter', () => {
   it('document the 400 of a parameter that is not valid percent-encoding, and answer it', async () => {
     const { svc } = await startVoiceRig();

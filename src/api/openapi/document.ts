@@ -120,7 +120,7 @@ function operation(route: Route, settings: AuthSettings): Json {
   return {
     tags: [route.tag],
     summary: route.summary,
-    description: authText(route.auth, settings),
+    description: [authText(route.auth, settings), ...(route.anyMethod ? [ANY_METHOD_TEXT(route.method)] : [])].join('\n\n'),
     operationId: route.operationId,
     ...(params.length > 0
       ? {
@@ -160,6 +160,10 @@ function bodyExamples(schemaName: string): Json {
   }
   return {};
 }
+
+/** Of a route that also answers the methods no other route of its path names (router.ts `anyMethod`): no 405 there. */
+const ANY_METHOD_TEXT = (method: string): string =>
+  `Every method that no other operation of this path names (\`POST\`, \`PUT\`, ...) is answered as \`${method}\`: this path has no 405.`;
 
 /** The checks a route makes on this server, as the pipeline and its handler make them. */
 interface Checks {
