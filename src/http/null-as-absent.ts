@@ -3,6 +3,7 @@
 // optional one takes its default, and a required one is missing ("The deviceId field is required.", as
 // ASP.NET says of a null in a non-nullable property). One whose schema takes null (a status metric, a
 // settings key) keeps its null, which means something there.
+import { orNull } from '../settings/schemas.js';
 import type { JsonSchema } from './request-schemas.js';
 
 function takesNull(schema: JsonSchema): boolean {
@@ -39,9 +40,4 @@ export function nullsReadAsAbsent(schema: JsonSchema): JsonSchema {
     out.set(name, required.has(name) || takesNull(inner) || inner.type === undefined ? inner : orNull(inner));
   }
   return { ...schema, properties: Object.fromEntries(out) };
-}
-
-function orNull(schema: JsonSchema): JsonSchema {
-  const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
-  return { ...schema, type: [...types, 'null'], ...(Array.isArray(schema.enum) ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
 }

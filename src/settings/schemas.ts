@@ -26,7 +26,7 @@ function keySchema(key: CategoryKey): Record<string, unknown> {
 }
 
 /** `schema` that also takes null: its type gains 'null', and so does its enum, which applies to every value. */
-function orNull(schema: Record<string, unknown>): Record<string, unknown> {
+export function orNull(schema: Record<string, unknown>): Record<string, unknown> {
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
   const out: Record<string, unknown> = { ...schema, type: [...types, 'null'] };
   if (Array.isArray(schema.enum)) out.enum = [...(schema.enum as unknown[]), null];
