@@ -3,7 +3,7 @@
 // `requireDeviceAccess`, called by handlers that know which device a request is about.
 import { timingSafeEqual } from 'node:crypto';
 import { InvalidTokenError, type Principal } from '../auth/tokens.js';
-import type { VerifyToken } from '../auth/verify.js';
+import { TOKEN_REVOKED, type VerifyToken } from '../auth/verify.js';
 import { DomainError } from '../errors.js';
 import type { AuthRequirement } from './router.js';
 
@@ -11,6 +11,12 @@ export interface AuthDeps {
   apiKeys: readonly string[];
   /** The same verification (revocation included) as the hub's. */
   verifyToken: VerifyToken;
+  /**
+   * Revocation alone (verifyToken's last step), asked again just before the handler runs: the body was
+   * read after the token was verified, and a device deleted meanwhile (perhaps registered again under
+   * its id) must not have its old token's request run against it.
+   */
+  isTokenCurrent: (principal: Principal) => boolean;
   requireDeviceTokenForVoice: boolean;
 }
 
@@ -66,6 +72,11 @@ export async function authenticate(
   const principal = await deps.verifyToken(token);
   if (need.bearer === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
   return principal;
+}
+
+/** Throws as verifyToken does for a token revoked since it was verified. */
+export function requireStillCurrent(principal: Principal | undefined, deps: AuthDeps): void {
+  if (principal && !deps.isTokenCurrent(principal)) throw new InvalidTokenError(TOKEN_REVOKED);
 }
 
 /** Admin, or the device itself. `undefined` means the route's auth is switched off by configuration. */

@@ -5,7 +5,7 @@
 // `inject` (inject.ts) for calls in the same process. Both run this one code path.
 import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { authenticate, apiKeyAccepted, bearerChallenge, INVALID_API_KEY, requireDeviceAccess, type AuthDeps } from './auth.js';
+import { authenticate, apiKeyAccepted, bearerChallenge, INVALID_API_KEY, requireDeviceAccess, requireStillCurrent, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
 import { REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
 import { jsonBodyDecoder } from './json-media-type.js';
@@ -224,6 +224,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
           logger.debug(`${request.method} ${request.path} not run: the connection closed before it could be answered`);
           return;
         }
+        requireStillCurrent(principal, opts.auth);
         respond(await route.handler({ request, params, body: parsed, principal }));
       } catch (e) {
         const reply = errorReply(e, logger, request, traceId());

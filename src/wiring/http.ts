@@ -67,6 +67,7 @@ export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
     auth: {
       apiKeys: config.ApiKeys,
       verifyToken: deps.verifyToken,
+      isTokenCurrent: (p) => deps.registry.isTokenCurrent(p),
       requireDeviceTokenForVoice: config.VoiceService.RequireDeviceToken,
     },
     logger: deps.logger.child('Http'),

@@ -24,7 +24,7 @@ const inject = createInject(httpPipeline({
     }),
   ]),
   maxBodyBytes: 1024,
-  auth: { apiKeys: [], verifyToken: () => Promise.reject(new Error('no tokens in this test')), requireDeviceTokenForVoice: false },
+  auth: { apiKeys: [], verifyToken: () => Promise.reject(new Error('no tokens in this test')), isTokenCurrent: () => true, requireDeviceTokenForVoice: false },
   logger: createLogger({ levels: { Default: 'Debug' }, write: (l) => lines.push(l), timestamps: false }, 'Http'),
   accessLog: createLogger({ levels: { Default: 'None' } }),
 }));
