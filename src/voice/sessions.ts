@@ -33,7 +33,12 @@ export interface VoiceSessionDeps {
     budgets: SessionBudgets;
   };
   sessions: SessionRepository;
-  deviceExists: (deviceId: string) => boolean;
+  /**
+   * The token generation of the device registered under this id now, undefined when there is none. A
+   * start belongs to the device registered when it began: one deleted and registered again meanwhile
+   * (a new generation) is another device, whose sessions the old one's start must not open.
+   */
+  deviceGeneration: (deviceId: string) => number | undefined;
   /** From the `voice` configuration category. */
   voiceDefaults: () => { sampleRate: number; channels: number };
   /** Listeners from the start; more may be added with `addListener`. */
@@ -139,9 +144,8 @@ export class VoiceSessionService {
   async start(req: StartRequest): Promise<SessionRecord> {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
     this.refuseWhileDisabled();
-    if (!this.deps.deviceExists(req.deviceId)) {
-      throw new DomainError('not_found', `device '${req.deviceId}' does not exist`);
-    }
+    const generation = this.deps.deviceGeneration(req.deviceId);
+    if (generation === undefined) throw deviceGone(req.deviceId);
     const config = this.sessionConfig(req.sessionConfig);
     // A loop, not an if: a concurrent start for the same device may have slipped in while we waited.
     for (let previous = this.byDevice.get(req.deviceId); previous; previous = this.byDevice.get(req.deviceId)) {
@@ -149,7 +153,7 @@ export class VoiceSessionService {
     }
     // Those awaits let a shutdown or a DELETE of the device run, which ended the sessions it saw, not the
     // one about to open: checked again, or a deleted device kept a running session.
-    this.refuseGoneStart(req.deviceId);
+    this.refuseGoneStart(req.deviceId, generation);
 
     const id = this.newId();
     const unsent = this.receiversUnsent;
@@ -198,7 +202,7 @@ export class VoiceSessionService {
     } catch (e) {
       // Ended while starting by a shutdown or the device's deletion: answered as a start that came a
       // moment later is (503, 404), not as one a concurrent start replaced (409).
-      this.refuseGoneStart(req.deviceId);
+      this.refuseGoneStart(req.deviceId, generation);
       throw e;
     }
     this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
@@ -294,10 +298,10 @@ export class VoiceSessionService {
     await this.decoders.close();
   }
 
-  /** Refuses a start once the service is shutting down or the device is gone (deleted meanwhile). */
-  private refuseGoneStart(deviceId: string): void {
+  /** Refuses a start once the service is shutting down or its device is gone (deleted meanwhile, even if registered again). */
+  private refuseGoneStart(deviceId: string, generation: number): void {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
-    if (!this.deps.deviceExists(deviceId)) throw new DomainError('not_found', `device '${deviceId}' does not exist`);
+    if (this.deps.deviceGeneration(deviceId) !== generation) throw deviceGone(deviceId);
   }
 
   /**
@@ -372,4 +376,8 @@ const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 function notFound(sessionId: string): DomainError {
   return new DomainError('not_found', `session '${sessionId}' does not exist`);
+}
+
+function deviceGone(deviceId: string): DomainError {
+  return new DomainError('not_found', `device '${deviceId}' does not exist`);
 }

@@ -42,7 +42,7 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
       budgets: sessionBudgets(config.VoiceService),
     },
     sessions: deps.store.sessions,
-    deviceExists: (id) => registry.exists(id),
+    deviceGeneration: (id) => registry.get(id)?.tokenGeneration,
     voiceDefaults: () => {
       const v = categories.voice();
       return { sampleRate: v.audioSampleRate, channels: v.audioChannels };

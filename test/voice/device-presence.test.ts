@@ -88,7 +88,7 @@ async function setup(t: TestContext, graceMs: number, idleMs = 60_000) {
       budgets: testBudgets(),
     },
     sessions: repo,
-    deviceExists: () => true,
+    deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener],
     logger,

@@ -33,7 +33,7 @@ async function setup(t: TestContext, options: { serverUrl?: string; idleMs?: num
       enableVoice: () => true, budgets: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0500000' }),
     },
     sessions: new MemorySessionRepository(),
-    deviceExists: () => true,
+    deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     logger,
     now: steppingClock(),

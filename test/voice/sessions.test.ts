@@ -29,7 +29,8 @@ async function setup(t: TestContext, options: Setup = {}) {
   const repo = new MemorySessionRepository();
   const events = new RecordingEvents();
   const { logger, lines } = recordingLogger();
-  const devices = new Set(['dev-1', 'dev-2']);
+  /** Registered devices by id, with their token generation (a new one when registered again). */
+  const devices = new Map([['dev-1', 1], ['dev-2', 1]]);
   const state = { voice: true };
   const service = new VoiceSessionService({
     config: {
@@ -41,7 +42,7 @@ async function setup(t: TestContext, options: Setup = {}) {
       budgets: testBudgets({ 'VoiceService.ReconnectDelay': '00:00:00.0500000' }),
     },
     sessions: repo,
-    deviceExists: (id) => devices.has(id),
+    deviceGeneration: (id) => devices.get(id),
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener],
     logger,
@@ -306,7 +307,7 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
   await repo.save({ ...leftOpen, id: 'half-started', state: 'Starting' });
   const restarted = new VoiceSessionService({
     config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, deviceReconnectGraceMs: 30_000, enableVoice: () => true, budgets: testBudgets() },
-    sessions: repo, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    sessions: repo, deviceGeneration: () => 1, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });
   const endedBefore = events.ofType('ended').length;
@@ -332,7 +333,7 @@ test('sessions a crash left open are recorded as ended with one write of the dat
   const events = new RecordingEvents();
   const restarted = new VoiceSessionService({
     config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, deviceReconnectGraceMs: 30_000, enableVoice: () => true, budgets: testBudgets() },
-    sessions: store.sessions, deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    sessions: store.sessions, deviceGeneration: () => 1, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener], logger: silentLogger, now: () => new Date('2030-01-02T03:04:05Z'),
   });
   const writesBefore = store.persistCount;
@@ -384,6 +385,29 @@ test('a device deleted while its earlier session is being replaced gets no new s
   assert.equal(service.get(first.id)?.endReason, 'replaced');
   devices.delete('dev-1');
   await service.stopAllForDevice('dev-1');
+  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
+  assert.deepEqual(service.list(), []);
+});
+
+test('a device deleted and registered again while its earlier session is being replaced: the start is the old device\'s, 404', async (t) => {
+  // As above, but the id is registered again before the start goes on: that is another device (a new
+  // token generation), and a start its deleted predecessor made must not open a session for it.
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
+  wss.on('connection', (socket) => socket.on('message', (raw) => {
+    if ((JSON.parse(raw.toString()) as { type: string }).type === 'start') socket.pause();
+  }));
+  const { devices, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` });
+  await start(service);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const second = start(service);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The registration needs only the row gone: it lands while the deletion still ends the sessions.
+  devices.delete('dev-1');
+  const ending = service.stopAllForDevice('dev-1');
+  devices.set('dev-1', 2);
+  await ending;
   await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
   assert.deepEqual(service.list(), []);
 });

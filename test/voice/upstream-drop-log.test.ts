@@ -34,7 +34,7 @@ test(`${SESSIONS} sessions dropping a corrupt upstream packet every 1.05 s: at m
       budgets: testBudgets(),
     },
     sessions: new MemorySessionRepository(),
-    deviceExists: () => true,
+    deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     logger,
   });

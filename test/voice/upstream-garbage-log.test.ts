@@ -32,7 +32,7 @@ test(`${SESSIONS} sessions of an upstream sending garbage: at most 20 lines abou
       budgets: testBudgets(),
     },
     sessions: new MemorySessionRepository(),
-    deviceExists: () => true,
+    deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     logger,
   });

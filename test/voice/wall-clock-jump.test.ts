@@ -49,7 +49,7 @@ test('a device away across a wall-clock jump is reported away for the time it wa
       serverUrl: `ws://127.0.0.1:${echo.port}/voice`, apiKey: '', connectTimeoutMs: 2000, sessionIdleTimeoutMs: 60_000,
       deviceReconnectGraceMs: 60_000, enableVoice: () => true, budgets: testBudgets(),
     },
-    sessions: new MemorySessionRepository(), deviceExists: () => true, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    sessions: new MemorySessionRepository(), deviceGeneration: () => 1, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     listeners: [events.listener], logger: silentLogger, now: wallClock,
   });
   t.after(() => service.shutdown());
