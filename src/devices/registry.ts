@@ -153,7 +153,11 @@ export class DeviceRegistry {
   /** A fresh token for a device whose current token is still valid (or at an admin's request). */
   async refreshToken(id: string): Promise<TokenGrant> {
     const device = this.require(id);
-    return this.grant(device, this.deps.settings().tokenExpiration);
+    const grant = await this.grant(device, this.deps.settings().tokenExpiration);
+    // Signing let a DELETE run (and perhaps a registration of the id): a token for the device it removed
+    // would be answered 200 and refused at its first use. Answered as a refresh just after the DELETE is.
+    if (this.deps.repo.get(id)?.tokenGeneration !== device.tokenGeneration) throw deviceNotFound(id);
+    return grant;
   }
 
   /** A device token is current while its device exists with the generation it was issued for. */
@@ -165,7 +169,7 @@ export class DeviceRegistry {
 
   private require(id: string): DeviceRecord {
     const device = this.deps.repo.get(id);
-    if (!device) throw new DomainError('not_found', `device '${id}' does not exist`);
+    if (!device) throw deviceNotFound(id);
     return device;
   }
 
@@ -187,6 +191,10 @@ export class DeviceRegistry {
       }
     }
   }
+}
+
+function deviceNotFound(id: string): DomainError {
+  return new DomainError('not_found', `device '${id}' does not exist`);
 }
 
 export function toView(d: DeviceRecord): DeviceView {

@@ -114,3 +114,31 @@ describe('DeviceRegistry', () => {
     assert.equal(registry.isTokenCurrent({ ...old, role: 'admin', sub: 'admin' }), true);
   });
 });
+
+describe('DeviceRegistry: a token refresh that a DELETE overtakes while the token is signed', () => {
+  it('is 404, as a refresh after the DELETE is, not a 200 with a token already revoked', async () => {
+    const store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
+    after(() => store.close());
+    const real = new TokenService(KEY, () => NOW.getTime());
+    let release!: () => void;
+    const signing = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    // The real service, with one signing held back until the test lets it go.
+    const tokens = Object.assign(Object.create(real) as TokenService, {
+      issueDevice: async (id: string, generation: number, ttl: number) => {
+        if (held) await signing;
+        return real.issueDevice(id, generation, ttl);
+      },
+    });
+    const settings: DeviceSettings = { allowDeviceRegistration: true, maxDevices: 5, tokenExpiration: 3_600_000 };
+    const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => settings, now: () => NOW });
+    await registry.register({ deviceId: 'r', deviceName: 'R', deviceType: 't' });
+    held = true;
+    const refresh = registry.refreshToken('r');
+    await registry.delete('r');
+    held = false;
+    await registry.register({ deviceId: 'r', deviceName: 'R again', deviceType: 't' });
+    release();
+    await rejectsWith(refresh, 'not_found', "device 'r' does not exist");
+  });
+});
