@@ -28,7 +28,7 @@ test(`${SESSIONS} sessions whose voice server drops them all: at most 60 lines a
       budgets: testBudgets(),
     },
     sessions: new MemorySessionRepository(),
-    deviceExists: () => true,
+    deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     logger,
   });
