@@ -1,5 +1,9 @@
 // Shared helpers for the voice tests: an in-memory SessionRepository, a recording session listener, a
 // recording logger and the speech fixture.
+import { createHash } from 'node:crypto';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import type { TestContext } from 'node:test';
+import { WebSocketServer } from 'ws';
 import { DomainError } from '../../src/errors.js';
 import { readFileSync } from 'node:fs';
 import { Decoder, Encoder } from '@evan/opus';
@@ -11,6 +15,7 @@ import type { SessionEvent, SessionListener } from '../../src/voice/session-even
 import type { OpusSampleRate } from '../../src/opus-format.js';
 import { sessionBudgets } from '../../src/voice/budgets.js';
 import type { SessionBudgets } from '../../src/voice/session.js';
+import { VoiceSessionService } from '../../src/voice/sessions.js';
 import type { SessionRecord, SessionRepository } from '../../src/store/types.js';
 
 /** Repositories are plain data: this one keeps records in a Map and remembers every save. */
@@ -192,4 +197,61 @@ export function comparePcm(reference: Buffer, actual: Buffer): PcmComparison {
 /** The shipped per-session budgets, with some keys set as on the command line ('VoiceService.ReconnectDelay': '00:00:00.0500000'). */
 export function testBudgets(flags: Record<string, unknown> = {}): SessionBudgets {
   return sessionBudgets(loadConfig({ flags }).config.VoiceService);
+}
+
+/** A WebSocket voice server on a loopback port, its connections cut and itself closed after the test. */
+export async function loopbackUpstream(t: TestContext): Promise<{ upstream: WebSocketServer; url: string }> {
+  const upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => upstream.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => { for (const c of upstream.clients) c.terminate(); upstream.close(() => resolve()); }));
+  return { upstream, url: `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}/voice` };
+}
+
+/** A session service talking to `serverUrl` with the shipped budgets, every device present, its log recorded. */
+export function loggedSessionService(serverUrl: string): { service: VoiceSessionService; lines: string[] } {
+  const { logger, lines } = recordingLogger();
+  const service = new VoiceSessionService({
+    config: {
+      serverUrl,
+      apiKey: '',
+      connectTimeoutMs: 2000,
+      sessionIdleTimeoutMs: 60_000,
+      deviceReconnectGraceMs: 5000,
+      enableVoice: () => true,
+      budgets: testBudgets(),
+    },
+    sessions: new MemorySessionRepository(),
+    deviceGeneration: () => 1,
+    voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    logger,
+  });
+  return { service, lines };
+}
+
+/** Answers a raw socket's WebSocket upgrade request (the first bytes it read) with the 101, as a server would. */
+export function acceptUpgrade(socket: Socket, request: Buffer): void {
+  const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
+  const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+}
+
+/**
+ * A voice server speaking raw TCP on a loopback port: each connection's upgrade is accepted, and then
+ * `upgraded` has its socket. `allowHalfOpen`: the client's FIN is not answered with one of its own.
+ */
+export async function rawUpstream(upgraded: (socket: Socket) => void, allowHalfOpen = false): Promise<{ url: string; close: () => void }> {
+  const sockets: Socket[] = [];
+  const server = createServer({ allowHalfOpen }, (s) => {
+    sockets.push(s);
+    s.on('error', () => {});
+    s.once('data', (request) => {
+      acceptUpgrade(s, request);
+      upgraded(s);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => { for (const s of sockets) s.destroy(); server.close(); },
+  };
 }

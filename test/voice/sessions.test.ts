@@ -365,16 +365,21 @@ test('upstream audio at another rate and channel count reconfigures the session 
   assert.deepEqual(data.map((d) => [(d.payload as { sampleRate: number }).sampleRate, (d.payload as { channels: number }).channels]), [[48000, 2], [48000, 2], [48000, 2]]);
 });
 
-test('a device deleted while its earlier session is being replaced gets no new session: 404', async (t) => {
-  // An upstream that stops reading once a session started: the replaced session waits out its close
-  // grace (1 s), in which the DELETE comes; it ends the sessions it sees, not the one the start is about to open.
+/** A voice server that stops reading each connection once its `start` came: a session it holds waits out its close grace. */
+async function upstreamPausedAfterStart(t: TestContext): Promise<string> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
   wss.on('connection', (socket) => socket.on('message', (raw) => {
     if ((JSON.parse(raw.toString()) as { type: string }).type === 'start') socket.pause();
   }));
-  const { devices, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` });
+  return `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
+}
+
+test('a device deleted while its earlier session is being replaced gets no new session: 404', async (t) => {
+  // An upstream that stops reading once a session started: the replaced session waits out its close
+  // grace (1 s), in which the DELETE comes; it ends the sessions it sees, not the one the start is about to open.
+  const { devices, service } = await setup(t, { serverUrl: await upstreamPausedAfterStart(t) });
   const first = await start(service);
   // `start` reached the upstream on its own, before `stop` follows.
   await new Promise((resolve) => setTimeout(resolve, 100));
@@ -392,13 +397,7 @@ test('a device deleted while its earlier session is being replaced gets no new s
 test('a device deleted and registered again while its earlier session is being replaced: the start is the old device\'s, 404', async (t) => {
   // As above, but the id is registered again before the start goes on: that is another device (a new
   // token generation), and a start its deleted predecessor made must not open a session for it.
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => wss.once('listening', resolve));
-  t.after(() => new Promise<void>((resolve) => { for (const c of wss.clients) c.terminate(); wss.close(() => resolve()); }));
-  wss.on('connection', (socket) => socket.on('message', (raw) => {
-    if ((JSON.parse(raw.toString()) as { type: string }).type === 'start') socket.pause();
-  }));
-  const { devices, service } = await setup(t, { serverUrl: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` });
+  const { devices, service } = await setup(t, { serverUrl: await upstreamPausedAfterStart(t) });
   await start(service);
   await new Promise((resolve) => setTimeout(resolve, 100));
   const second = start(service);

@@ -3,41 +3,21 @@
 // minute, the rest summed up in one line; each session's end line still has its totals. Twenty sessions
 // of such a server wrote 34 lines a second to the journal from 200 bytes a second of traffic.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { WebSocketServer } from 'ws';
-import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { waitUntil } from '../support/wait.js';
-import { MemorySessionRepository, recordingLogger, testBudgets } from './helpers.js';
+import { loggedSessionService, loopbackUpstream } from './helpers.js';
 
 const SESSIONS = 10;
 const CORRUPT = JSON.stringify({ type: 'audio', data: Buffer.from([0xff, 0xff, 0xff]).toString('base64') });
 
 test(`${SESSIONS} sessions dropping a corrupt upstream packet every 1.05 s: at most 20 lines about the bursts, then one line summing up the rest`, async (t) => {
-  const upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => upstream.once('listening', resolve));
-  t.after(() => new Promise<void>((resolve) => { for (const c of upstream.clients) c.terminate(); upstream.close(() => resolve()); }));
+  const { upstream, url } = await loopbackUpstream(t);
   upstream.on('connection', (socket) => {
     socket.send(CORRUPT);
     const timer = setInterval(() => socket.send(CORRUPT), 1050);
     socket.on('close', () => clearInterval(timer));
   });
-  const { logger, lines } = recordingLogger();
-  const service = new VoiceSessionService({
-    config: {
-      serverUrl: `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}/voice`,
-      apiKey: '',
-      connectTimeoutMs: 2000,
-      sessionIdleTimeoutMs: 60_000,
-      deviceReconnectGraceMs: 5000,
-      enableVoice: () => true,
-      budgets: testBudgets(),
-    },
-    sessions: new MemorySessionRepository(),
-    deviceGeneration: () => 1,
-    voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-    logger,
-  });
+  const { service, lines } = loggedSessionService(url);
   for (let i = 0; i < SESSIONS; i++) await service.start({ deviceId: `dev-${i}`, userId: 'u' });
   const about = () => lines.filter((l) => /upstream audio could not be decoded|upstream drop burst over/.test(l));
   // 2.3 s: two bursts per session, four lines each, 40 in all.

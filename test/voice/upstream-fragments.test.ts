@@ -1,12 +1,10 @@
 // Fragmented upstream messages: put together and delivered as one; a message in more fragments than any
 // real server sends ends the connection before ws holds them all.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { UpstreamVoiceLink } from '../../src/upstream/link.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
-import { recordingLogger, testBudgets } from './helpers.js';
+import { recordingLogger, testBudgets, rawUpstream } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
@@ -21,22 +19,6 @@ function fragmented(text: string, size: number): Buffer {
     frames.push(Buffer.from([(last ? 0x80 : 0) | (at === 0 ? 0x01 : 0x00), part.length]), part);
   }
   return Buffer.concat(frames);
-}
-
-async function rawUpstream(bytes: Buffer) {
-  const sockets: Socket[] = [];
-  const server = createServer((s) => {
-    sockets.push(s);
-    s.on('error', () => {});
-    s.once('data', (request) => {
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
-      const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
-      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-      s.write(bytes);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
 }
 
 function link(url: string) {
@@ -54,7 +36,7 @@ test('a text message in 4,096 fragments is delivered whole', async (t) => {
   const text = 'a'.repeat(4096 * 3 - 40);
   const frame = JSON.stringify({ type: 'text', text, final: true });
   assert.equal(Math.ceil(frame.length / 3), 4096);
-  const server = await rawUpstream(fragmented(frame, 3));
+  const server = await rawUpstream((s) => s.write(fragmented(frame, 3)));
   t.after(() => server.close());
   const { l, received } = link(server.url);
   await l.connect();
@@ -65,7 +47,7 @@ test('a text message in 4,096 fragments is delivered whole', async (t) => {
 });
 
 test('a message in a million one-byte fragments ends the connection with the reason', async (t) => {
-  const server = await rawUpstream(fragmented(' '.repeat(1_000_000), 1));
+  const server = await rawUpstream((s) => s.write(fragmented(' '.repeat(1_000_000), 1)));
   t.after(() => server.close());
   const { l, received, failures } = link(server.url);
   await l.connect();

@@ -2,40 +2,20 @@
 // frames it ignores, and all sessions together at most 20 a minute, the rest summed up in one line. Ten
 // sessions of such a server wrote 30 lines a second (108,000 an hour) to a journal on an SD card.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { WebSocketServer } from 'ws';
-import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { waitUntil } from '../support/wait.js';
-import { MemorySessionRepository, recordingLogger, testBudgets } from './helpers.js';
+import { loggedSessionService, loopbackUpstream } from './helpers.js';
 
 const SESSIONS = 10;
 
 test(`${SESSIONS} sessions of an upstream sending garbage: at most 20 lines about it, then one line summing up the rest`, async (t) => {
-  const upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => upstream.once('listening', resolve));
-  t.after(() => new Promise<void>((resolve) => { for (const c of upstream.clients) c.terminate(); upstream.close(() => resolve()); }));
+  const { upstream, url } = await loopbackUpstream(t);
   // Garbage every 50 ms on each connection, for as long as it is open.
   upstream.on('connection', (socket) => {
     const timer = setInterval(() => socket.send('not json'), 50);
     socket.on('close', () => clearInterval(timer));
   });
-  const { logger, lines } = recordingLogger();
-  const service = new VoiceSessionService({
-    config: {
-      serverUrl: `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}/voice`,
-      apiKey: '',
-      connectTimeoutMs: 2000,
-      sessionIdleTimeoutMs: 60_000,
-      deviceReconnectGraceMs: 5000,
-      enableVoice: () => true,
-      budgets: testBudgets(),
-    },
-    sessions: new MemorySessionRepository(),
-    deviceGeneration: () => 1,
-    voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-    logger,
-  });
+  const { service, lines } = loggedSessionService(url);
   for (let i = 0; i < SESSIONS; i++) await service.start({ deviceId: `dev-${i}`, userId: 'u' });
   const ignored = () => lines.filter((l) => l.includes('ignored upstream frame'));
   // 1.5 s: each link alone would write 3 a second, 45 in all.

@@ -2,36 +2,21 @@
 // but keeps its TCP connection open: the link cuts it off within its close grace of 1 s and reconnects,
 // instead of refusing every packet as "closing" for the 30 s `ws` would wait for the server's FIN.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { DomainError } from '../../src/errors.js';
 import { UpstreamVoiceLink } from '../../src/upstream/link.js';
-import { recordingLogger, testBudgets } from './helpers.js';
+import { recordingLogger, testBudgets, rawUpstream } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 
 /** Accepts the upgrade, writes `bytes` once the client's `start` arrived, and never ends a connection (it ignores FIN). */
-async function halfOpenUpstream(bytes: Buffer) {
-  const sockets: Socket[] = [];
-  const server = createServer({ allowHalfOpen: true }, (s) => {
-    sockets.push(s);
-    s.on('error', () => {});
-    s.once('data', (request) => {
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
-      const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
-      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-      s.once('data', () => s.write(bytes));
-      s.on('data', () => {});
-      s.on('end', () => {}); // the client's FIN: not answered
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => { for (const s of sockets) s.destroy(); server.close(); },
-  };
+function halfOpenUpstream(bytes: Buffer) {
+  return rawUpstream((s) => {
+    s.once('data', () => s.write(bytes));
+    s.on('data', () => {});
+    s.on('end', () => {}); // the client's FIN: not answered
+  }, true);
 }
 
 async function failsWithin(t: { after: (fn: () => void) => void }, bytes: Buffer, expected: string) {

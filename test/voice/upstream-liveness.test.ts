@@ -3,37 +3,23 @@
 // reconnects, or fails) when not even the ping is answered within another. A server that answers pings
 // stays however quiet it is, and a link that does not read (devices behind) does not count the time.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { UpstreamVoiceLink } from '../../src/upstream/link.js';
-import { recordingLogger, testBudgets } from './helpers.js';
+import { recordingLogger, testBudgets, rawUpstream } from './helpers.js';
 import { sleep, waitUntil } from '../support/wait.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 const INTERVAL_MS = 150;
 
 /** Accepts the upgrade, reads everything and answers nothing, ever; `first` is written once, after the upgrade. */
-async function silentUpstream(first = Buffer.alloc(0)) {
-  const sockets: Socket[] = [];
-  const server = createServer({ allowHalfOpen: true }, (s) => {
-    sockets.push(s);
-    s.on('error', () => {});
-    s.once('data', (request) => {
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
-      const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
-      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-      s.write(first);
-      s.on('data', () => {});
-      s.on('end', () => {});
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => { for (const s of sockets) s.destroy(); server.close(); },
-  };
+function silentUpstream(first = Buffer.alloc(0)) {
+  return rawUpstream((s) => {
+    s.write(first);
+    s.on('data', () => {});
+    s.on('end', () => {});
+  }, true);
 }
 
 function link(t: { after: (fn: () => unknown) => void }, url: string) {

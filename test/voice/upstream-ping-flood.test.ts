@@ -1,12 +1,11 @@
 // Pings from the upstream server: answered while the server reads, and never piled up in memory by a
 // server that floods pings without reading the answers.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { UpstreamVoiceLink } from '../../src/upstream/link.js';
-import { recordingLogger, testBudgets } from './helpers.js';
+import { recordingLogger, testBudgets, acceptUpgrade } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
@@ -43,9 +42,7 @@ test('a server that floods pings and reads nothing: the pongs waiting for it sta
     sockets.push(s);
     s.on('error', () => {});
     s.once('data', (request) => {
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
-      const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
-      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+      acceptUpgrade(s, request);
       s.pause(); // never reads again: every pong stays with the service
       const pings = Buffer.alloc(2 * 32_768);
       for (let i = 0; i < pings.length; i += 2) pings[i] = 0x89; // FIN + ping, empty payload

@@ -1,37 +1,15 @@
 // An upstream server that breaks the WebSocket protocol (a frame over the size limit, an opcode that
 // does not exist): the connection ends, and the log and the devices' reason say why, not just 1006.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { UpstreamVoiceLink } from '../../src/upstream/link.js';
-import { recordingLogger, testBudgets } from './helpers.js';
+import { recordingLogger, testBudgets, rawUpstream } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false };
 
-/** Accepts the upgrade, then writes `bytes` raw and reads nothing more. */
-async function rawUpstream(bytes: Buffer) {
-  const sockets: Socket[] = [];
-  const server = createServer((s) => {
-    sockets.push(s);
-    s.on('error', () => {});
-    s.once('data', (request) => {
-      const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
-      const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
-      s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
-      s.write(bytes);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => { for (const s of sockets) s.destroy(); server.close(); },
-  };
-}
-
 async function lostWith(t: { after: (fn: () => void) => void }, bytes: Buffer, maxFrameBytes?: number) {
-  const server = await rawUpstream(bytes);
+  const server = await rawUpstream((s) => s.write(bytes));
   t.after(() => server.close());
   const { logger, lines } = recordingLogger();
   const failures: string[] = [];

@@ -3,35 +3,15 @@
 // such lines a minute, the rest summed up in one line (a server that drops each connection just after it
 // counts as stable did this again every ReconnectStableAfter, for ever).
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { WebSocketServer } from 'ws';
-import { VoiceSessionService } from '../../src/voice/sessions.js';
 import { waitUntil } from '../support/wait.js';
-import { MemorySessionRepository, recordingLogger, testBudgets } from './helpers.js';
+import { loggedSessionService, loopbackUpstream } from './helpers.js';
 
 const SESSIONS = 30;
 
 test(`${SESSIONS} sessions whose voice server drops them all: at most 60 lines about the loss and the reconnects, then one line summing up the rest`, async (t) => {
-  const upstream = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => upstream.once('listening', resolve));
-  t.after(() => new Promise<void>((resolve) => { for (const c of upstream.clients) c.terminate(); upstream.close(() => resolve()); }));
-  const { logger, lines } = recordingLogger();
-  const service = new VoiceSessionService({
-    config: {
-      serverUrl: `ws://127.0.0.1:${(upstream.address() as AddressInfo).port}/voice`,
-      apiKey: '',
-      connectTimeoutMs: 2000,
-      sessionIdleTimeoutMs: 60_000,
-      deviceReconnectGraceMs: 5000,
-      enableVoice: () => true,
-      budgets: testBudgets(),
-    },
-    sessions: new MemorySessionRepository(),
-    deviceGeneration: () => 1,
-    voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-    logger,
-  });
+  const { upstream, url } = await loopbackUpstream(t);
+  const { service, lines } = loggedSessionService(url);
   for (let i = 0; i < SESSIONS; i++) await service.start({ deviceId: `dev-${i}`, userId: 'u' });
   let connections = 0;
   upstream.on('connection', () => connections++);
