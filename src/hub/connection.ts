@@ -187,7 +187,7 @@ export class HubConnection {
     if (!this.requestEndsWithinLimit(data)) {
       this.env.counters.framesTooLarge++;
       this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
-      this.failHandshake(ErrorText.handshakeFailed);
+      this.failHandshake(ErrorText.handshakeCanceled);
       return;
     }
     const rest = this.handshake(copy(data, this.pending));
@@ -412,7 +412,9 @@ export class HubConnection {
       parsed = parseHandshakeRequest(buffer, HANDSHAKE_MAX_BYTES);
     } catch (e) {
       this.env.logger.debug(`${this.connectionId}: bad handshake: ${e instanceof Error ? e.message : String(e)}`);
-      this.failHandshake(ErrorText.handshakeFailed);
+      // ASP.NET Core answers a request that does not end within its size limit as canceled
+      // (HandshakeSizeLimitExceeded), and only a request it could read and refuse as failed.
+      this.failHandshake(e instanceof MessageTooLargeError ? ErrorText.handshakeCanceled : ErrorText.handshakeFailed);
       return undefined;
     }
     if (parsed.kind === 'incomplete') {

@@ -39,6 +39,7 @@ export const ErrorText = {
     ErrorText.invocationFailed(target, `Client sent ${count} stream(s), Hub method expects 0.`),
   /** Close message after a protocol error (HubConnectionHandler.SendCloseAsync). */
   connectionError: 'Connection closed with an error.',
+  /** No handshake in time, or a request that does not end within the size a handshake may take. */
   handshakeCanceled: 'Handshake was canceled.',
   handshakeFailed: 'An unexpected error occurred during connection handshake.',
   protocolNotSupported: (protocol: string): string => `The protocol '${protocol}' is not supported.`,
