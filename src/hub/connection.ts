@@ -303,8 +303,9 @@ export class HubConnection {
     if (this.clientPings && now - this.lastReceivedAt >= limits.clientTimeoutMs) {
       counters.clientTimeouts++;
       logger.debug(`${this.connectionId}: nothing received for ${limits.clientTimeoutMs} ms, closing`);
-      // ASP.NET Core's close here carries no error (AbortAllowReconnect): the client reconnects as after a drop.
-      this.close(undefined, true);
+      // As ASP.NET Core 8 closes it: the timeout is the connection's CloseException (its Close says
+      // "Connection closed with an error."), and AbortAllowReconnect lets the client reconnect.
+      this.close(ErrorText.connectionError, true);
       return;
     }
     if (this.socket.bufferedAmount() > limits.maxBufferedBytes) {

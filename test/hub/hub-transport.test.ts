@@ -358,7 +358,7 @@ describe('timeouts', () => {
       const timer = setInterval(() => trickler.send('1,'), 50);
       try {
         const messages = (await drain(trickler)).flatMap(json) as { type: number }[];
-        assert.deepEqual(messages.at(-1), { type: 7, allowReconnect: true });
+        assert.deepEqual(messages.at(-1), { type: 7, error: 'Connection closed with an error.', allowReconnect: true });
         assert.equal(hub.server.stats().clientTimeouts, 1);
       } finally {
         clearInterval(timer);
@@ -370,7 +370,8 @@ describe('timeouts', () => {
 
   // As in ASP.NET Core, whose dispatcher starts the client timeout at the first Ping: clients that never
   // ping (the ASP.NET Core 2.1 JavaScript client, hand-written firmware) are not closed for listening. Its
-  // Close carries no error, only allowReconnect (AbortAllowReconnect, no CloseException).
+  // Close is ASP.NET Core 8's: the timeout is the CloseException ("Connection closed with an error."), and
+  // AbortAllowReconnect sets allowReconnect.
   it('a client that pinged and fell silent is closed after the client timeout; a pinging one and one that never pinged are not', async () => {
     const hub = await startHub({ clientTimeoutMs: 300, keepAliveIntervalMs: 100 });
     try {
@@ -391,7 +392,7 @@ describe('timeouts', () => {
         const frames = await drain(silent);
         const messages = frames.flatMap(json) as { type: number; error?: string }[];
         assert.ok(messages.some((m) => m.type === 6), 'server pings while idle');
-        assert.deepEqual(messages.at(-1), { type: 7, allowReconnect: true });
+        assert.deepEqual(messages.at(-1), { type: 7, error: 'Connection closed with an error.', allowReconnect: true });
         await sleep(600);
         await add(pinging);
         await add(neverPinged);
