@@ -480,9 +480,10 @@ export class HubConnection {
   private handleOther(message: HubMessage): void {
     switch (message.type) {
       case MessageType.Close:
-        // The client is leaving: no Close message back, just end the socket.
+        // The client is leaving. ASP.NET Core answers with a Close of its own, without an error and
+        // without allowReconnect (Abort, then the handler's Close, whatever error the client gave).
         this.env.logger.debug(`${this.connectionId}: client sent Close${message.error ? `: ${message.error}` : ''}`);
-        this.abort();
+        this.close();
         return;
       case MessageType.Ack:
         this.stateful?.onAck(message.sequenceId, (frame) => this.sendFrame(frame));

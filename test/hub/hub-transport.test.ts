@@ -448,3 +448,26 @@ describe('closeAll', () => {
     }
   });
 });
+
+describe('a Close message from the client', () => {
+  // ASP.NET Core (DefaultHubDispatcher: Abort; HubConnectionHandler: SendCloseAsync) answers with a Close
+  // of its own, without an error and with allowReconnect false, whatever the client's Close said, and
+  // ends the connection.
+  it('is answered with a Close without an error or allowReconnect, in either protocol, and ends the connection', async () => {
+    const hub = await startHub();
+    try {
+      const a = await RawClient.connect(wsUrl(hub));
+      await a.handshake('json');
+      a.send(`{"type":7,"error":"leaving","allowReconnect":true}${RS}`);
+      const b = await RawClient.connect(wsUrl(hub));
+      await b.handshake('messagepack');
+      b.send(writeBinaryMessage(encode([7, 'leaving', true])));
+      assert.deepEqual((await drain(a)).map(json), [[{ type: 7 }]]);
+      assert.deepEqual((await drain(b)).map(mp), [[[7, null, false]]]);
+      assert.equal((await a.closed).code, 1000);
+      await waitUntil(() => hub.server.connectionCount() === 0, 'both connections ended', 3000);
+    } finally {
+      hub.stop();
+    }
+  });
+});
