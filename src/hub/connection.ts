@@ -537,7 +537,9 @@ export class HubConnection {
     if (e instanceof MessageTooLargeError) counters.oversizedMessages++;
     if (e instanceof InvalidDataError) this.env.closings.info(`${this.connectionId}: closing after a protocol error: ${e.message}`);
     else logger.error(`${this.connectionId}: unexpected error while reading: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    this.close(ErrorText.connectionError);
+    // ASP.NET Core's Close after an error while reading allows a reconnect: only an abort (the app's, or
+    // the client's Close) clears the connection's AllowReconnect, which starts true.
+    this.close(ErrorText.connectionError, true);
   }
 
   private joinGroup(name: string): void {

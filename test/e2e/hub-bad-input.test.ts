@@ -170,7 +170,7 @@ describe('garbage and truncated messages from a raw WebSocket client', () => {
       const last = frames.at(-1);
       assert.ok(last, 'a Close message before the socket closed');
       const close = (protocol === 'json' ? jsonMessages(last) : mpMessages(last)).at(-1);
-      assert.deepEqual(close, protocol === 'json' ? { type: 7, error: 'Connection closed with an error.' } : [7, 'Connection closed with an error.', false]);
+      assert.deepEqual(close, protocol === 'json' ? { type: 7, error: 'Connection closed with an error.', allowReconnect: true } : [7, 'Connection closed with an error.', true]);
       await bystander.connection.invoke('SendAudioData', sessionId, audioArg(packet, protocol === 'json' ? 'messagepack' : 'json'));
       assert.equal((await bystander.events.waitFor('AudioResponse')).length, 1);
       assert.equal(rig.svc.app.sessions.get(sessionId)?.audioPacketsSent, 1, 'the garbage forwarded nothing');

@@ -322,7 +322,7 @@ describe('handshake and frames', () => {
       const last = frames.at(-1);
       assert.ok(last, 'a Close message');
       const close = (protocol === 'json' ? json(last) : mp(last)).at(-1);
-      assert.deepEqual(close, protocol === 'json' ? { type: 7, error: 'Connection closed with an error.' } : [7, 'Connection closed with an error.', false]);
+      assert.deepEqual(close, protocol === 'json' ? { type: 7, error: 'Connection closed with an error.', allowReconnect: true } : [7, 'Connection closed with an error.', true]);
       assert.equal(await bystander.invoke('Add', 1, 2), 3);
       await bystander.stop();
     });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { answersTo, jsonRecord, startHub, type TestHub } from './helpers.js';
 
-const CLOSE = { type: 7, error: 'Connection closed with an error.' };
+const CLOSE = { type: 7, error: 'Connection closed with an error.', allowReconnect: true };
 const ECHOED = { type: 3, invocationId: 'e', result: 1 };
 
 

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { answersTo, jsonRecord, RawClient, rawMessages, startHub, type TestHub } from './helpers.js';
 
 const RS = '\u001e';
-const CLOSE = { type: 7, error: 'Connection closed with an error.' };
+const CLOSE = { type: 7, error: 'Connection closed with an error.', allowReconnect: true };
 const ECHOED = { type: 3, invocationId: 'e', result: 1 };
 
 

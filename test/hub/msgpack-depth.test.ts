@@ -12,7 +12,7 @@ import { MAX_MESSAGEPACK_DEPTH } from '../../src/json-depth.js';
 import { createMessagePackProtocol } from '../../src/hub/msgpack-protocol.js';
 import { answersTo, startHub, type TestHub } from './helpers.js';
 
-const CLOSE = [7, 'Connection closed with an error.', false];
+const CLOSE = [7, 'Connection closed with an error.', true];
 const ECHOED = [3, {}, 'e', 3, 1];
 const UNBOUND = (id: string): unknown[] => [3, {}, id, 1, "Failed to invoke 'BytesInfo' due to an error on the server."];
 /** More levels than any limit, in a message under the test hub's 32 KiB. */

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { answersTo, startHub, type TestHub } from './helpers.js';
 
-const CLOSE = [7, 'Connection closed with an error.', false];
+const CLOSE = [7, 'Connection closed with an error.', true];
 const ECHOED = [3, {}, 'e', 3, 1];
 /** `{true: 1}`: valid MessagePack that this decoder cannot turn into an object. */
 const BOOL_KEY_MAP = Symbol('bool-key map');

@@ -149,7 +149,7 @@ describe('stateful connections and what ends them for good', () => {
     const h = await hub();
     const { client, id } = await statefulRaw(h);
     client.send(`{"type":1,"target":"Record","arguments":["${'x'.repeat(40_000)}"]}${RS}`);
-    assert.deepEqual(records((await client.next()).data), [{ type: 7, error: 'Connection closed with an error.' }]);
+    assert.deepEqual(records((await client.next()).data), [{ type: 7, error: 'Connection closed with an error.', allowReconnect: true }]);
     await withTimeout(client.closed, 3000, 'the close');
     assert.deepEqual(await upgrade(wsUrl(h, id)), ENDED);
   });
