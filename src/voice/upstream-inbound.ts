@@ -266,12 +266,14 @@ export class UpstreamInbound {
   }
 
   private undecodable(e: unknown): void {
-    if (!this.options.isActive()) return;
     if (e instanceof DecoderThreadError) this.drop('thread', `upstream audio lost: ${errorText(e)}`);
     else this.drop('corrupt', `upstream audio could not be decoded: ${errorText(e)}`);
   }
 
   private drop(reason: DropReason, message: string): void {
+    // A decode or rebuild that settles after the session ended must not report for it: its Error would
+    // reach a group that is gone and its burst timer would outlive the session.
+    if (!this.options.isActive()) return;
     this.drops.drop(reason, message);
   }
 

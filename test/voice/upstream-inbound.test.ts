@@ -35,7 +35,7 @@ async function inbound(t: TestContext, budget: Partial<DecodeBudget> = {}) {
   });
   t.after(() => { pipe.close(); decoder.free(); });
   const of = (target: string) => events.filter((e) => e.target === target).map((e) => e.payload);
-  return { pipe, events, of, lines, state };
+  return { pipe, events, of, lines, state, decoder };
 }
 
 const audio = (i: number, sampleRate?: number, channels?: number): UpstreamMessage => {
@@ -133,4 +133,17 @@ test('nothing is delivered once the session has ended; close() lets the queue go
   assert.deepEqual(events, []);
   pipe.push(text('late'));
   assert.deepEqual(events, []);
+});
+
+test('a decoder rebuild that fails after the session ended reports nothing: no Error, no drop counted', async (t) => {
+  const { pipe, events, state, decoder } = await inbound(t);
+  let fail!: (e: Error) => void;
+  // A rebuild cannot be made to fail from outside: its failure is what the decoder's set-up would throw.
+  decoder.reconfigure = () => new Promise<void>((_resolve, reject) => (fail = reject));
+  pipe.push(audio(0, 48000, 2));
+  state.active = false;
+  fail(new Error('decoder set-up failed'));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(targets(events), []);
+  assert.equal(pipe.drops.totalDropped, 0);
 });
