@@ -43,18 +43,47 @@ function levelFor(levels: Readonly<Record<string, LogLevelName>>, category: stri
 const LINE_BREAKS = /[\r\n\u2028\u2029]+/g;
 /**
  * What a log line must not carry as is, since messages quote what clients sent (ids, names, close
- * reasons): C0 and C1 controls (terminal escape sequences, NUL, backspace), and the invisible marks
- * that reorder or hide text on a technician's screen (bidirectional overrides and isolates).
+ * reasons): C0 and C1 controls (terminal escape sequences, NUL, backspace), the invisible marks that
+ * reorder or hide text on a technician's screen (bidirectional overrides and isolates), and lone
+ * surrogates, which have no UTF-8 form and would reach the journal as U+FFFD, hiding what came.
  */
-const HIDDEN = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const HIDDEN = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const escapeHidden = (c: string): string => {
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 };
 
-/** One event, one line: line ends become spaces, other hidden characters a visible escape (`\x1b`). */
+/**
+ * The most UTF-16 code units of text a line carries. journald splits a line past its LineMax (48 KiB
+ * by default) into entries of their own, the rest without the priority prefix: a client that gets a
+ * 60 KB hub method name logged would write an entry of its choosing. 8192 code units are at most
+ * 24 KiB of UTF-8, and far more than any message of the service's own (a stack trace is 1-2 KB).
+ */
+export const MAX_LINE_TEXT = 8192;
+
+/**
+ * One event, one line: line ends become spaces, other hidden characters a visible escape (`\x1b`),
+ * and text past MAX_LINE_TEXT is cut, saying how much was left out.
+ */
 export function oneLine(msg: string): string {
-  return msg.replace(LINE_BREAKS, ' ').replace(HIDDEN, escapeHidden);
+  const text = msg.replace(LINE_BREAKS, ' ').replace(HIDDEN, escapeHidden);
+  return text.length <= MAX_LINE_TEXT ? text : cut(msg.replace(LINE_BREAKS, ' '));
+}
+
+/** `flat` (line ends already spaces) escaped up to MAX_LINE_TEXT, never ending inside an escape or a surrogate pair. */
+function cut(flat: string): string {
+  const note = (left: number): string => `... (${left} more characters)`;
+  const room = MAX_LINE_TEXT - note(flat.length).length;
+  let out = '';
+  let i = 0;
+  while (i < flat.length) {
+    const char = String.fromCodePoint(flat.codePointAt(i)!);
+    const shown = char.replace(HIDDEN, escapeHidden);
+    if (out.length + shown.length > room) break;
+    out += shown;
+    i += char.length;
+  }
+  return out + note(flat.length - i);
 }
 
 /** Whether stderr goes to the journal, which then reads a `<N>` priority at the start of each line. */

@@ -43,6 +43,19 @@ describe('hidden characters from clients in the log', () => {
     assert.equal(lines().filter((l) => /^\S+ (fail|warn): (Hub|App): forged/.test(l)).length, 0);
   });
 
+  it('a hub method name of 60,000 characters is logged cut short: journald would split the line and the rest be an entry of its own', async () => {
+    const wire = await HubWire.connect(daemon.url, 'json');
+    const name = `${'M'.repeat(60_000)} <3>fail: App: smuggled`;
+    const answer = await wire.invoke(name, []);
+    assert.equal(answer.error, `Failed to invoke '${name}' due to an error on the server. HubException: Method does not exist.`);
+    wire.close();
+    await waitUntil(() => lines().some((l) => l.includes(`unknown hub method 'MMMM`)), 'the long method in the log', 5000);
+    const logged = lines().find((l) => l.includes(`unknown hub method 'MMMM`))!;
+    assert.match(logged, /^\S+ dbug: Hub: unknown hub method 'M+\.\.\. \(\d+ more characters\)$/);
+    assert.ok(Buffer.byteLength(logged) <= 8192 + 64, `${Buffer.byteLength(logged)} bytes`);
+    assert.ok(!lines().some((l) => l.includes('smuggled')));
+  });
+
   it('no line of the whole log carries a hidden character or a line break', async () => {
     const res = await fetch(`${daemon.url}/%1b%5b31m%e2%80%ae%00x`);
     assert.equal(res.status, 404);

@@ -1,7 +1,7 @@
 // Log levels per category (case-insensitive, as .NET), journald priority prefixes, one line per event.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger, MAX_LINE_TEXT } from '../../src/log/logger.js';
 
 test('levels per category, matched case-insensitively, Default for the rest', () => {
   const lines: string[] = [];
@@ -32,4 +32,31 @@ test('hidden characters are written as escapes, every line end as a space', () =
     '<4>warn: App: a\\x1b[31mb\\x00c\\x07d\\x7fe\\x85f\\x9bg\\u202eh\\u2066i\\u200fj\\x09k l m n',
     '<6>info: App: caf\u00e9 \u00fc\u00df \u4e2d \u{1f600} stay as they are',
   ]);
+});
+
+test('a line is cut at MAX_LINE_TEXT, never inside an escape or a surrogate pair, saying how much was left out', () => {
+  const lines: string[] = [];
+  const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: true });
+  // journald splits a line past 48 KiB into entries of their own: the rest must never reach it.
+  log.debug(`unknown hub method '${'M'.repeat(60_000)} <3>fail: App: forged' from c1`);
+  log.warn('\x1b'.repeat(5000));
+  log.info('\u{1f600}'.repeat(5000));
+  const text = lines.map((l) => l.replace(/^<\d>\w+: App: /, ''));
+  const [method, escapes, emoji] = text.map((t) => /^(.*)\.\.\. \((\d+) more characters\)$/su.exec(t)!);
+  assert.equal(method![1], `unknown hub method '${'M'.repeat(method![1]!.length - 20)}`);
+  assert.equal(method![1]!.length + Number(method![2]), 60_050);
+  assert.ok(!lines[0]!.includes('forged'));
+  assert.equal(escapes![1], '\\x1b'.repeat(escapes![1]!.length / 4));
+  assert.equal(escapes![1]!.length / 4 + Number(escapes![2]), 5000);
+  assert.equal(emoji![1], '\u{1f600}'.repeat(emoji![1]!.length / 2));
+  assert.equal(emoji![1]!.length + Number(emoji![2]), 10_000);
+  for (const t of text) assert.ok(t.length <= MAX_LINE_TEXT && t.length > MAX_LINE_TEXT - 8, `${t.length}`);
+  assert.ok(MAX_LINE_TEXT * 3 < 48 * 1024, 'at most 3 bytes of UTF-8 per code unit stay below journald\'s LineMax');
+});
+
+test('a lone surrogate is written as an escape; a pair as its character', () => {
+  const lines: string[] = [];
+  const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false });
+  log.info('a\ud800b\udc00c\u{1f600}d');
+  assert.deepEqual(lines, ['info: App: a\\ud800b\\udc00c\u{1f600}d']);
 });
