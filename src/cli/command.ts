@@ -9,6 +9,7 @@ import { leafKeys } from '../config/schema.js';
 import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
 import { Problems } from '../config/problems.js';
+import { oneLine } from '../log/logger.js';
 import { shownName } from '../config/shown.js';
 import { COMMANDS, SERVE, type CommandSpec } from './commands.js';
 import { CONFIG_FILE_FLAG, configYargsOptions, readConfigFlag, type ShortFlag } from './config-flags.js';
@@ -30,7 +31,8 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
   const who = invocation(spec);
   // A command line of 10,000 unknown flags is one mistake: listed as the configuration's problems are.
   const listed = new Problems();
-  for (const p of problems) listed.add(p);
+  // A problem quotes what was typed, which may hold a newline: one problem, one line.
+  for (const p of problems) listed.add(oneLine(p));
   return new CliExit(EXIT_USAGE, [...listed.lines().map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
 }
 

@@ -94,11 +94,13 @@ export const priorityPrefix = (level: LogLevelName, journald = underJournald()):
 
 /**
  * Text written to stderr outside a logger (a fatal start-up message, before or without one): each line
- * with the priority prefix, since the journal makes an entry of every line.
+ * with the priority prefix, since the journal makes an entry of every line, and kept visible and
+ * bounded as a logger's line is (oneLine): such text quotes what was typed and other processes'
+ * command lines.
  */
 export function withPriority(level: LogLevelName, text: string, journald = underJournald()): string {
   const prefix = priorityPrefix(level, journald);
-  return text.split('\n').map((line) => prefix + line).join('\n') + '\n';
+  return text.split('\n').map((line) => prefix + oneLine(line)).join('\n') + '\n';
 }
 
 export function createLogger(options: LogOptions, category = 'App'): Logger {

@@ -103,6 +103,21 @@ function commandLine(pid: string): string | undefined {
 
 /**
  * An argument as a shell would need it typed: an empty value (`--Mqtt.BrokerAddress ''`, MQTT off) or
- * one with spaces otherwise reads as a flag without its value, or as several.
+ * one with spaces otherwise reads as a flag without its value, or as several. One with control
+ * characters in bash's `$'...'` form (`$'a\nb'`): any local user's process may hold the port, and its
+ * arguments, a newline or an escape sequence among them, would otherwise end the line in the journal
+ * and start one of their own.
  */
-const shellWord = (arg: string): string => (/^[\w@%+=:,./*-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
+function shellWord(arg: string): string {
+  if (/^[\w@%+=:,./*-]+$/.test(arg)) return arg;
+  if (!CONTROL.test(arg)) return `'${arg.replace(/'/g, `'\\''`)}'`;
+  return `$'${arg.replace(/[\\']/g, (c) => `\\${c}`).replace(CONTROLS, controlEscape)}'`;
+}
+
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
+const CONTROLS = new RegExp(CONTROL.source, 'g');
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const controlEscape = (c: string): string => {
+  const code = c.charCodeAt(0);
+  return NAMED[c] ?? (code <= 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+};

@@ -233,6 +233,26 @@ describe('one owner per port and data directory', () => {
     assert.equal(await first.exited, 0);
   });
 
+  it('a port owner\'s arguments with a newline or an escape sequence are quoted in $\'...\' form: they cannot end the journal line or colour it', async () => {
+    // Any local user's process may hold the port, and its arguments are its own to choose.
+    const port = await freePort();
+    const script = path.join(tmpDir('voice-hub-owner-'), 'o.cjs');
+    writeFileSync(script, `require('net').createServer().listen(${port}, '127.0.0.1', () => console.log('up'));`);
+    const owner = spawn('node', [script, '\x1b[31mred\nfail: App: forged', 'it\'s\\ \u2028'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise((resolve) => owner.stdout.once('data', resolve));
+      const res = await runBundle(['--host', '127.0.0.1', '--port', String(port), '--data-dir', tmpDir('voice-hub-owner-')], { ...QUIET, JOURNAL_STREAM: '8:1' });
+      assert.equal(res.code, EXIT_IN_USE, res.stderr);
+      assert.equal(
+        res.stderr,
+        `<3>port ${port} on 127.0.0.1 is already in use by PID ${owner.pid} (node ${script} $'\\x1b[31mred\\nfail: App: forged' $'it\\'s\\\\ \\u2028'): ` +
+          'stop it or choose another port (--port, Server.Port)\n',
+      );
+    } finally {
+      owner.kill('SIGKILL');
+    }
+  });
+
   it('a lock naming a PID that now belongs to another process, or an earlier boot, or holding garbage, is stale', async () => {
     const dataDir = tmpDir('voice-hub-owner-stale-');
     const lock = path.join(dataDir, LOCK_FILE_NAME);

@@ -32,6 +32,15 @@ describe('fatal messages under journald carry the Error priority on every line',
     assert.equal(res.stderr, "<3>voice-hub: unknown flag --prot (did you mean --port?)\n<3>Run 'voice-hub --help' for usage.\n");
   });
 
+  it('bad usage quoting a newline or an escape sequence that was typed: one line each, the escape visible', async () => {
+    const res = await runBundle(['co\x1b[31m\nfail: App: forged', '--x\x1b[31m'], JOURNAL);
+    assert.equal(res.code, EXIT_USAGE);
+    assert.equal(
+      res.stderr,
+      "<3>voice-hub: unknown flag --x\\x1b[31m\n<3>voice-hub: unknown command 'co\\x1b[31m fail: App: forged'\n<3>Run 'voice-hub --help' for usage.\n",
+    );
+  });
+
   it('without JOURNAL_STREAM the same lines come bare', async () => {
     const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()]);
     assert.equal(res.code, EXIT_CONFIG);
