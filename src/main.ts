@@ -13,7 +13,7 @@ import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, loadCliConfig, type CliCo
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
-import { createLogger, withPriority, type Logger } from './log/logger.js';
+import { createLogger, oneLine, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
@@ -216,7 +216,8 @@ async function main(): Promise<void> {
         dropForMs: options['drop-for'],
         statefulReconnect: options['stateful-reconnect'],
         lateMs: options['late-after'],
-        log: (line: string) => process.stderr.write(line + '\n'),
+        // Its lines quote what the service at --url answered (problem details, close reasons).
+        log: (line: string) => process.stderr.write(oneLine(line) + '\n'),
       };
       const problem = simulateOptionProblem(simulation);
       if (problem !== undefined) throw usageError(SIMULATE, [problem]);

@@ -1,5 +1,6 @@
 // The summary of a `voice-hub simulate` run: the devices' tallies (sim-tally.ts defines every counter)
 // added up, and the table the CLI prints.
+import { oneLine } from '../log/logger.js';
 import type { SimProtocol } from './sim-client.js';
 import type { SimDevice } from './sim-device.js';
 import type { PacketCounts, ResponseCounts } from './sim-tally.js';
@@ -144,7 +145,8 @@ export function formatSimulationReport(r: SimulationReport): string {
   const duplicated = p.duplicated + q.duplicated;
   const counts = `${lost} lost, ${duplicated} duplicated, ${r.failures.length} device(s) failed`;
   out.push(r.ok ? 'result: OK (nothing lost or duplicated)' : r.interrupted ? `result: INTERRUPTED (${counts})` : `result: FAILED (${counts})`);
-  return out.join('\n') + '\n';
+  // Failures and Error events quote what the service at --url answered, which may be anything.
+  return out.map(oneLine).join('\n') + '\n';
 }
 
 function interruptionText(i: Interruption): string {

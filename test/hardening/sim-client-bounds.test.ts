@@ -12,6 +12,7 @@ import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
 import { buildSimConnection, SIM_MAX_MESSAGE_BYTES } from '../../src/cli/sim-client.js';
 import { apiRequest } from '../../src/cli/sim-device.js';
 import { endlessAnswer, type EndlessAnswer } from '../support/endless-answer.js';
+import { runBundle } from '../support/service.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
 
 const RS = '\u001e';
@@ -133,3 +134,20 @@ describe('simulate: the SignalR client is bounded', () => {
     await connection.stop();
   });
 });
+
+describe('simulate: what the host answers reaches the terminal visible, one line each', () => {
+  it('a refusal whose detail holds an escape sequence and a newline: quoted on its line, the escape written out', async () => {
+    answer = (_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'Bad Request', status: 400, detail: 'bad\x1b[31mred\nresult: OK (forged)' }));
+    };
+    const res = await runBundle(['simulate', '--url', base, '--devices', '1', '--seconds', '1'], {}, 30_000);
+    assert.equal(res.code, 1, res.stderr);
+    const quoted = 'POST /api/device/register: HTTP 400 bad\\x1b[31mred result: OK (forged)';
+    assert.match(res.stderr, new RegExp(`^fail: sim-\\w+-1: ${escapeRegExp(quoted)}$`, 'm'));
+    assert.match(res.stdout, new RegExp(`^device sim-\\w+-1 failed: ${escapeRegExp(quoted)}$`, 'm'));
+    assert.doesNotMatch(res.stdout + res.stderr, /\x1b|^result: OK/m);
+  });
+});
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
