@@ -1,5 +1,6 @@
-// One line per event on stderr. Under journald (JOURNAL_STREAM set) each line carries a syslog
+// One line per event on stderr. Under journald (stderr is the stream JOURNAL_STREAM names) each line carries a syslog
 // priority prefix so `journalctl -p` filters work (docs/operations.md, "Logging").
+import { fstatSync } from 'node:fs';
 import type { LogLevelName } from '../config/types.js';
 
 const ORDER: Record<LogLevelName, number> = {
@@ -86,11 +87,30 @@ function cut(flat: string): string {
   return out + note(flat.length - i);
 }
 
-/** Whether stderr goes to the journal, which then reads a `<N>` priority at the start of each line. */
-export const underJournald = (env: NodeJS.ProcessEnv = process.env): boolean => Boolean(env.JOURNAL_STREAM);
+/**
+ * Whether stderr goes to the journal, which then reads a `<N>` priority at the start of each line.
+ * systemd sets JOURNAL_STREAM to the device and inode of the stream it connects (systemd.exec(5)), and
+ * children inherit the variable wherever their stderr goes: a command run from a unit's script into a
+ * file or a pipe, by apt from apt-daily-upgrade.service, or in a terminal of a desktop session. So
+ * the stream is compared, as systemd asks, not the variable's presence.
+ */
+export function underJournald(env: NodeJS.ProcessEnv = process.env, fd = 2): boolean {
+  const stream = /^(\d+):(\d+)$/.exec(env.JOURNAL_STREAM ?? '');
+  if (!stream) return false;
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    return st.dev === BigInt(stream[1]!) && st.ino === BigInt(stream[2]!);
+  } catch {
+    return false;
+  }
+}
+
+/** underJournald for this process: its stderr stays where it is. */
+let ownStderrJournald: boolean | undefined;
+const stderrIsJournal = (): boolean => (ownStderrJournald ??= underJournald());
 
 /** The syslog priority prefix of a line at `level`: empty unless stderr goes to the journal. */
-export const priorityPrefix = (level: LogLevelName, journald = underJournald()): string => (journald ? `<${SYSLOG[level]}>` : '');
+export const priorityPrefix = (level: LogLevelName, journald = stderrIsJournal()): string => (journald ? `<${SYSLOG[level]}>` : '');
 
 /**
  * Text written to stderr outside a logger (a fatal start-up message, before or without one): each line
@@ -98,14 +118,14 @@ export const priorityPrefix = (level: LogLevelName, journald = underJournald()):
  * bounded as a logger's line is (oneLine): such text quotes what was typed and other processes'
  * command lines.
  */
-export function withPriority(level: LogLevelName, text: string, journald = underJournald()): string {
+export function withPriority(level: LogLevelName, text: string, journald = stderrIsJournal()): string {
   const prefix = priorityPrefix(level, journald);
   return text.split('\n').map((line) => prefix + oneLine(line)).join('\n') + '\n';
 }
 
 export function createLogger(options: LogOptions, category = 'App'): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
-  const journald = options.journald ?? underJournald();
+  const journald = options.journald ?? stderrIsJournal();
   const timestamps = options.timestamps ?? !journald;
   const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {

@@ -13,7 +13,7 @@ import { EXIT_IN_USE } from '../../src/cli/load.js';
 import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
 import { call } from '../support/http.js';
 import { answered, assertProblem } from '../support/problem.js';
-import { BUNDLE, runBundle, spawnService } from '../support/service.js';
+import { AS_JOURNALD_UNIT, BUNDLE, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminTokenFor, startDaemon, type Daemon } from './daemon.js';
 import { waitUntil, withTimeout } from '../support/wait.js';
@@ -241,7 +241,7 @@ describe('one owner per port and data directory', () => {
     const owner = spawn('node', [script, '\x1b[31mred\nfail: App: forged', 'it\'s\\ \u2028'], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise((resolve) => owner.stdout.once('data', resolve));
-      const res = await runBundle(['--host', '127.0.0.1', '--port', String(port), '--data-dir', tmpDir('voice-hub-owner-')], { ...QUIET, JOURNAL_STREAM: '8:1' });
+      const res = await runBundle(['--host', '127.0.0.1', '--port', String(port), '--data-dir', tmpDir('voice-hub-owner-')], QUIET, undefined, AS_JOURNALD_UNIT);
       assert.equal(res.code, EXIT_IN_USE, res.stderr);
       assert.equal(
         res.stderr,

@@ -11,29 +11,27 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { EXIT_CONFIG, EXIT_IN_USE, EXIT_USAGE } from '../../src/cli/load.js';
 import { LOCK_FILE_NAME } from '../../src/process/data-dir-lock.js';
-import { BUNDLE, ROOT, runBundle, runProcess, spawnService } from '../support/service.js';
+import { AS_JOURNALD_UNIT, BUNDLE, ROOT, runBundle, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { makeSelfSigned } from '../https/helpers.js';
 import { waitUntil } from '../support/wait.js';
 
-/** Any value systemd would set: the service only asks whether it is set. */
-const JOURNAL = { JOURNAL_STREAM: '8:12345' };
 
 describe('fatal messages under journald carry the Error priority on every line', () => {
   it('an invalid configuration value (exit 78)', async () => {
-    const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()], JOURNAL);
+    const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()], {}, undefined, AS_JOURNALD_UNIT);
     assert.equal(res.code, EXIT_CONFIG);
     assert.equal(res.stderr, '<3>invalid configuration:\n<3>  Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535\n');
   });
 
   it('bad usage (exit 64)', async () => {
-    const res = await runBundle(['--prot', '5001'], JOURNAL);
+    const res = await runBundle(['--prot', '5001'], {}, undefined, AS_JOURNALD_UNIT);
     assert.equal(res.code, EXIT_USAGE);
     assert.equal(res.stderr, "<3>voice-hub: unknown flag --prot (did you mean --port?)\n<3>Run 'voice-hub --help' for usage.\n");
   });
 
   it('bad usage quoting a newline or an escape sequence that was typed: one line each, the escape visible', async () => {
-    const res = await runBundle(['co\x1b[31m\nfail: App: forged', '--x\x1b[31m'], JOURNAL);
+    const res = await runBundle(['co\x1b[31m\nfail: App: forged', '--x\x1b[31m'], {}, undefined, AS_JOURNALD_UNIT);
     assert.equal(res.code, EXIT_USAGE);
     assert.equal(
       res.stderr,
@@ -47,9 +45,22 @@ describe('fatal messages under journald carry the Error priority on every line',
     assert.equal(res.stderr, 'invalid configuration:\n  Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535\n');
   });
 
+  it('with a JOURNAL_STREAM that names another stream than stderr the lines come bare too', async () => {
+    // Inherited from a unit by a command whose stderr went elsewhere: systemd.exec(5) asks for the
+    // comparison, since the variable outlives the redirection.
+    const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()], { JOURNAL_STREAM: '8:12345' });
+    assert.equal(res.code, EXIT_CONFIG);
+    assert.equal(res.stderr, 'invalid configuration:\n  Server.Port: "abc" from flag --port is invalid: must be an integer from 0 to 65535\n');
+    const logged = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { JOURNAL_STREAM: '8:12345' });
+    assert.match(logged.output(), /^\d{4}-\d\d-\d\dT[\d:.]+Z info: App: listening on http:\/\/127\.0\.0\.1:\d+$/m);
+    assert.doesNotMatch(logged.output(), /^</m);
+    logged.proc.kill('SIGTERM');
+    assert.equal(await logged.exited, 0);
+  });
+
   it("what the systemd notification sender says comes through the logger, with the Error priority", async () => {
     const socket = path.join(tmpDir(), 'no-such.sock');
-    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { ...JOURNAL, NOTIFY_SOCKET: socket });
+    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], { NOTIFY_SOCKET: socket }, undefined, AS_JOURNALD_UNIT);
     // READY=1 goes out once it listens; the send to a socket that is not there makes perl die.
     await waitUntil(() => svc.output().includes('sender exited'), 'the sender to exit');
     const lines = svc.output().split('\n').filter((l) => l.includes('systemd notification sender'));

@@ -164,9 +164,22 @@ export function runProcess(
   });
 }
 
-/** Runs the bundle to completion (for commands and start-up failures). */
-export function runBundle(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return runProcess(process.execPath, [BUNDLE, ...args], {
+/**
+ * A command prefix (for runBundle and spawnService) that runs the program as systemd runs a unit's
+ * with its stderr in the journal: JOURNAL_STREAM names the device and inode of its stderr, here the
+ * test's pipe.
+ */
+export const AS_JOURNALD_UNIT = ['bash', '-c', 'JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec "$0" "$@"'];
+
+/** Runs the bundle to completion (for commands and start-up failures), after `prefix` when given. */
+export function runBundle(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 15_000,
+  prefix: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [cmd, ...before] = [...prefix, process.execPath];
+  return runProcess(cmd!, [...before, BUNDLE, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     timeoutMs,
   });
