@@ -176,7 +176,9 @@ async function main(): Promise<void> {
     .command(yargsCommand(CONFIG, async ({ config }) => {
       const { configCheck } = await import('./cli/config-check.js');
       try {
-        await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.join('\n') + '\n'));
+        // Values quote what an admin stored through the API and what the file holds: JSON escapes the
+        // controls, not the marks that reorder a terminal's line (U+202E) or U+2028.
+        await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.map(oneLine).join('\n') + '\n'));
       } catch (e) {
         // The files the configuration names, which serve refuses the same way.
         if (e instanceof ConfigError) throw invalidConfiguration(e);

@@ -363,6 +363,15 @@ describe('configuration: bounded, credentials in the voice server URL never show
     return file;
   };
 
+  it('config check writes a value\'s bidirectional override as an escape: it would reorder the rest of the line on a terminal', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username', 'u\u202eX  (default)', '--Mqtt.TopicPrefix', 'a\u2066b']);
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.split('\n');
+    assert.ok(lines.includes('Mqtt.Username = "u\\u202eX  (default)"  (flag)'), res.stdout);
+    assert.ok(lines.includes('Mqtt.TopicPrefix = "a\\u2066b"  (flag)'), res.stdout);
+    assert.doesNotMatch(res.stdout, /[\u202a-\u202e\u2066-\u2069]/);
+  });
+
   it('a file nested 3,000 deep is one problem line and exit 78, from config check and serve', async () => {
     const file = writeFile('deep.json', `{"Server":${'{"a":'.repeat(3000)}1${'}'.repeat(3000)}}`);
     for (const command of [['config', 'check'], []]) {
