@@ -10,7 +10,7 @@ import { deadline } from './deadline.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
-import { untrustedCertificateHint } from './untrusted-certificate.js';
+import { isUntrustedCertificate, untrustedCertificateHint } from './untrusted-certificate.js';
 
 export interface SimApi {
   readonly baseUrl: string;
@@ -65,6 +65,24 @@ export function fieldsOf<const F extends FieldTypes>(answer: ApiAnswer, fields: 
 }
 
 /**
+ * Errors of the connection's set-up, which come before a byte of the request is written: the name not
+ * found, the address refused or unreachable, the connect timed out, the TLS handshake failed (wrong
+ * protocol or a certificate not trusted). A register that failed so registered nothing, and the report
+ * must not send the technician to delete devices that do not exist.
+ */
+const SET_UP_FAILURES = new Set([
+  'ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT', 'EPROTO', 'ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+]);
+
+function beforeTheRequest(cause: Error | undefined): boolean {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  // fetch refuses the ports browsers block (1, 25, 6000, ...) itself, with a cause of this message only.
+  return (typeof code === 'string' && SET_UP_FAILURES.has(code)) || isUntrustedCertificate(cause) || cause?.message === 'bad port';
+}
+
+/**
  * One JSON request; throws ApiRefusal with the status and the problem's detail when it is not 2xx.
  * `stop` ends it early (an interrupted run, the end of the clean-up time).
  */
@@ -79,8 +97,8 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   const failed = (e: unknown) => {
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
     const error: Error & { notSent?: boolean } = new Error(`${method} ${url.href}: ${cause ? cause.message : errorText(e)}${untrustedCertificateHint(cause)}`);
-    // Refused at connect: the request never reached a service, so nothing it asked for happened.
-    if ((cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED') error.notSent = true;
+    // Failed before the request was written: nothing it asked for happened.
+    if (beforeTheRequest(cause)) error.notSent = true;
     return error;
   };
   const cut = new AbortController(); // by readAtMost, past its bound

@@ -13,10 +13,15 @@ const UNTRUSTED = new Set([
   'CERT_UNTRUSTED',
 ]);
 
+/** Whether `cause` (fetch's error cause) is a certificate chain this machine does not trust. */
+export function isUntrustedCertificate(cause: unknown): boolean {
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && UNTRUSTED.has(code);
+}
+
 /** What to add to a failed request's reason when `cause` (fetch's error cause) is an untrusted certificate. */
 export function untrustedCertificateHint(cause: unknown): string {
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' && UNTRUSTED.has(code)
+  return isUntrustedCertificate(cause)
     ? '; the certificate is not trusted here: give the command its certificate or CA as NODE_EXTRA_CA_CERTS=/path/to/voice-hub.crt (never turn verification off)'
     : '';
 }

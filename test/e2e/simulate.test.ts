@@ -211,6 +211,23 @@ it('nothing listening at --url: the run fails, and says nothing of devices left 
   assert.doesNotMatch(formatSimulationReport(report), /stay registered/);
 });
 
+it('a --url the request never left for (a port fetch refuses, a server that speaks no TLS): nothing said of devices left registered', async () => {
+  const blocked = await runSimulation({ url: 'http://127.0.0.1:1', devices: 1, seconds: 0.5 });
+  assert.deepEqual(blocked.failures.map((f) => f.reason), ['POST http://127.0.0.1:1/api/device/register: bad port']);
+  assert.deepEqual(blocked.leftRegistered, []);
+  assert.doesNotMatch(formatSimulationReport(blocked), /stay registered/);
+  const plain = createServer((_req, res) => res.end());
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  try {
+    const report = await runSimulation({ url: `https://127.0.0.1:${(plain.address() as AddressInfo).port}`, devices: 1, seconds: 0.5 });
+    assert.match(report.failures[0]!.reason, /^POST https:\/\/127\.0\.0\.1:\d+\/api\/device\/register: .*wrong version number/);
+    assert.deepEqual(report.leftRegistered, []);
+    assert.doesNotMatch(formatSimulationReport(report), /stay registered/);
+  } finally {
+    plain.close();
+  }
+});
+
 it('a 2xx answer without the fields the simulator needs (another program, a proxy page) fails the device with what was missing, not a TypeError', async () => {
   // First registration answers as voice-hub would and the session start lacks its websocketUrl; then
   // every path answers another program's JSON.
