@@ -67,18 +67,34 @@ export const MAX_LINE_TEXT = 8192;
  * and text past MAX_LINE_TEXT is cut, saying how much was left out.
  */
 export function oneLine(msg: string): string {
-  const text = msg.replace(LINE_BREAKS, ' ').replace(HIDDEN, escapeHidden);
-  return text.length <= MAX_LINE_TEXT ? text : cut(msg.replace(LINE_BREAKS, ' '));
+  const flat = msg.replace(LINE_BREAKS, ' ');
+  // Escapes only lengthen: text past the bound is never escaped, so a long message costs no more than a short one.
+  if (flat.length > MAX_LINE_TEXT) return cut(flat);
+  const text = flat.replace(HIDDEN, escapeHidden);
+  return text.length <= MAX_LINE_TEXT ? text : cut(flat);
 }
+
+/** A run of characters written as they are: none hidden, no surrogate (a pair is taken whole below). */
+const PLAIN_RUN = /[^\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+/y;
 
 /** `flat` (line ends already spaces) escaped up to MAX_LINE_TEXT, never ending inside an escape or a surrogate pair. */
 function cut(flat: string): string {
   const note = (left: number): string => `... (${left} more characters)`;
   const room = MAX_LINE_TEXT - note(flat.length).length;
+  // Escapes only lengthen: no more than `room` characters of the text can be shown.
+  const head = flat.slice(0, room + 1);
   let out = '';
   let i = 0;
-  while (i < flat.length) {
-    const char = String.fromCodePoint(flat.codePointAt(i)!);
+  while (i < head.length && out.length < room) {
+    PLAIN_RUN.lastIndex = i;
+    const run = PLAIN_RUN.exec(head)?.[0];
+    if (run) {
+      const taken = run.slice(0, room - out.length);
+      out += taken;
+      i += taken.length;
+      continue;
+    }
+    const char = String.fromCodePoint(head.codePointAt(i)!);
     const shown = char.replace(HIDDEN, escapeHidden);
     if (out.length + shown.length > room) break;
     out += shown;
