@@ -162,7 +162,14 @@ export function healthUrlFrom(given: string): string {
   return url.href;
 }
 
-/** The local service's /health address from its configuration. */
+/**
+ * The local service's /health address from its configuration. Port 0 names no service (it listens on
+ * whichever port is free, which its log says): asking port 0 would fail as a refused connection, which
+ * reads as a service that is down.
+ */
 export function localHealthUrl(host: string, port: number): string {
+  if (port === 0) {
+    throw usageError(HEALTH, ['Server.Port is 0 (the service listens on any free port, named in its log as "listening on"): give its address with --url']);
+  }
   return `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : urlHost(host)}:${port}/health`;
 }

@@ -170,6 +170,7 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     [['health', '--url'], 'voice-hub health', '--url needs a value'],
     [['health', '--url', 'localhost:5000'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'localhost:5000'"],
     [['health', '--url', 'http://'], 'voice-hub health', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'http://'"],
+    [['health', '--Server.Port', '0'], 'voice-hub health', 'Server.Port is 0 (the service listens on any free port, named in its log as "listening on"): give its address with --url'],
     [['echo-server', '--port', '70000'], 'voice-hub echo-server', '--port must be 0 to 65535, not 70000'],
     [['echo-server', '--port', 'x'], 'voice-hub echo-server', "--port needs a whole number, not 'x'"],
     [['simulate', '--devices', 'two'], 'voice-hub simulate', "--devices needs a whole number, not 'two'"],
