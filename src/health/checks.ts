@@ -1,5 +1,6 @@
 // Health checks of the three components (voice-service, database, mqtt): what one check
 // returns, and the MQTT check. The voice-service and database checks live in their own files.
+import { durationText } from '../log/duration.js';
 
 export type HealthStatus = 'Healthy' | 'Degraded' | 'Unhealthy';
 
@@ -64,7 +65,7 @@ export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
       const which = unacknowledged === 1 ? 'the message' : `the oldest of the ${unacknowledged} messages`;
       return {
         status: 'Degraded',
-        description: `connected to ${where}, but ${which} it has not acknowledged was sent more than ${limitMs / 1000} s ago`,
+        description: `connected to ${where}, but ${which} it has not acknowledged was sent more than ${durationText(limitMs)} ago`,
         data,
         tags,
       };

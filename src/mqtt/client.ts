@@ -5,6 +5,7 @@ import { LimitedConnection } from './limited-connection.js';
 import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
 import { connectionErrorText } from '../errors.js';
+import { durationText } from '../log/duration.js';
 
 /**
  * mqtt.js' client class is loaded when the first connection starts: a service with MQTT switched off
@@ -71,7 +72,7 @@ export interface ConnectionEvents {
 const SHORT_LIVED_MS = 5000;
 
 /** What is reported for the first connection in a row the broker closed SHORT_LIVED_MS or less after accepting it. */
-export const closedSoonText = (ms: number): string => `the broker closed the connection ${(ms / 1000).toFixed(1)} s after accepting it`;
+export const closedSoonText = (ms: number): string => `the broker closed the connection ${durationText(ms)} after accepting it`;
 
 /** What is reported for the second and later connections in a row the broker closed that soon. */
 export const takenOverText = (clientId: string): string =>

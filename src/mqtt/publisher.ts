@@ -28,6 +28,7 @@ import { OutgoingQueue, type OutgoingMessage } from './queue.js';
 import { StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 import { urlHost } from '../url-host.js';
+import { durationText } from '../log/duration.js';
 
 /** Characters of a topic the log shows: one another client chose may be 65,535 bytes. */
 const TOPIC_CHARS_LOGGED = 200;
@@ -199,7 +200,7 @@ export class MqttPublisher {
     this.acknowledgements = new AcknowledgementWatch(options.unacknowledgedLimitMs ?? UNACKNOWLEDGED_LIMIT_MS, {
       stalled: (unacknowledged) =>
         this.log.warn(
-          `MQTT broker ${this.broker} has not acknowledged a message for more than ${this.acknowledgements.limitMs / 1000} s ` +
+          `MQTT broker ${this.broker} has not acknowledged a message for more than ${durationText(this.acknowledgements.limitMs)} ` +
             `(${unacknowledged} unacknowledged, ${this.stats().queued} waiting behind them) although the connection is open; ` +
             `/health says Degraded until it does`,
         ),
@@ -424,7 +425,7 @@ export class MqttPublisher {
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     const wait = this.homeAssistantResend.request();
-    if (wait !== undefined && wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${Math.ceil(wait / 1000)} s`);
+    if (wait !== undefined && wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${durationText(wait)}`);
   }
 
   /**

@@ -8,6 +8,7 @@
 import type WebSocket from 'ws';
 import { DomainError, connectionErrorText, errorText } from '../errors.js';
 import { MASK } from '../config/shown.js';
+import { durationText } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { ThrottledLog } from '../log/throttled.js';
 import { ReconnectBudget, type ReconnectPolicy } from './reconnect-budget.js';
@@ -228,7 +229,7 @@ export class UpstreamVoiceLink {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
         return;
       }
-      const timer = setTimeout(() => fail(`timed out after ${connectTimeoutMs} ms`), connectTimeoutMs);
+      const timer = setTimeout(() => fail(`timed out after ${durationText(connectTimeoutMs)}`), connectTimeoutMs);
       const settle = (): void => {
         clearTimeout(timer);
         this.abortAttempt = undefined;
@@ -258,7 +259,7 @@ export class UpstreamVoiceLink {
           });
           limitCloseWait(socket, CLOSE_GRACE_MS);
           watchLiveness(socket, this.options.livenessIntervalMs ?? LIVENESS_INTERVAL_MS, () => !this.gate.isPaused, (silentMs) => {
-            socket.emit('error', new Error(`nothing from the server for ${seconds(silentMs)}, not even the answer to a ping`));
+            socket.emit('error', new Error(`nothing from the server for ${durationText(silentMs)}, not even the answer to a ping`));
             socket.terminate();
           });
         } catch (e) {
@@ -388,13 +389,13 @@ export class UpstreamVoiceLink {
       // It opened, but did not stay up long enough to count as a success: the attempt failed.
       this.budget.fail(now);
       this.stats.failedReconnects++;
-      last = `the reconnected connection ${cause} after ${seconds(upMs)}, before it had been up ${seconds(stableAfterMs)}`;
+      last = `the reconnected connection ${cause} after ${durationText(upMs)}, before it had been up ${durationText(stableAfterMs)}`;
       this.reconnectLog.warn(
-        `session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}: ` +
+        `session ${this.sessionId}: upstream connection lost (${cause}) after ${durationText(upMs)}: ` +
           `the reconnect did not prove stable, failure ${this.budget.failuresAt(now)} of ${attempts}`,
       );
     } else {
-      this.reconnectLog.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${seconds(upMs)}; reconnecting`);
+      this.reconnectLog.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${durationText(upMs)}; reconnecting`);
     }
     this.onTrial = false;
     this.options.onStateChange?.('Reconnecting');
@@ -411,7 +412,7 @@ export class UpstreamVoiceLink {
     let last = lastFailure;
     for (let next = this.budget.next(performance.now()); next; next = this.budget.next(performance.now())) {
       const { attempt, delayMs } = next;
-      this.reconnectLog.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${delayMs} ms`);
+      this.reconnectLog.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${durationText(delayMs)}`);
       await new Promise<void>((wake) => {
         const timer = setTimeout(wake, delayMs);
         this.wakeRetry = () => { clearTimeout(timer); wake(); };
@@ -444,7 +445,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Failed';
     const spent = attempts === 0
       ? 'reconnecting is switched off'
-      : `${attempts} reconnect attempts failed: ${last} (within ${seconds(windowMs)})`;
+      : `${attempts} reconnect attempts failed: ${last} (within ${durationText(windowMs)})`;
     this.options.logger.warn(`session ${this.sessionId}: giving up on the upstream${this.refusedDuringOutage()}`);
     this.options.onFailed(`upstream connection lost (${cause}); ${spent}`);
   }
@@ -455,11 +456,6 @@ export class UpstreamVoiceLink {
     this.refusedWhileDown = 0;
     return refused > 0 ? `; ${refused} audio packets from devices were refused meanwhile (${this.stats.droppedAudio} in this session)` : '';
   }
-}
-
-/** Milliseconds as seconds for log lines and reasons: "1.5 s". */
-function seconds(ms: number): string {
-  return `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`;
 }
 
 /** `stop`, then a 1000 close; a peer that does not answer the close is cut off after a grace period. */

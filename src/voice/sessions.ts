@@ -5,6 +5,7 @@
 // goes to the listeners registered with `addListener` (the hub bridge, the MQTT publisher).
 import { randomUUID } from 'node:crypto';
 import { DomainError, errorText } from '../errors.js';
+import { durationText } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
 import { OPUS_SAMPLE_RATES, isOpusSampleRate } from './opus/decoder.js';
@@ -92,7 +93,7 @@ export class VoiceSessionService {
     this.presence = new DevicePresence(deps.config.deviceReconnectGraceMs, {
       away: (id, graceMs) => this.deviceAway(id, graceMs),
       returned: (id, awayMs) => this.deviceReturned(id, awayMs),
-      expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${seconds(graceMs)} of losing its connection`),
+      expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${durationText(graceMs)} of losing its connection`),
     });
     this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
     this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
@@ -325,14 +326,14 @@ export class VoiceSessionService {
   private deviceAway(sessionId: string, graceMs: number): void {
     const session = this.live.get(sessionId);
     if (session?.state !== 'Active') return; // ending anyway
-    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} lost its connection; the session waits ${seconds(graceMs)} for it to rejoin`);
+    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} lost its connection; the session waits ${durationText(graceMs)} for it to rejoin`);
     this.listeners.emit({ type: 'deviceAway', sessionId, deviceId: session.deviceId, graceMs, at: this.now() });
   }
 
   private deviceReturned(sessionId: string, awayMs: number): void {
     const session = this.live.get(sessionId);
     if (!session) return;
-    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} rejoined after ${seconds(awayMs)}`);
+    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} rejoined after ${durationText(awayMs)}`);
     this.listeners.emit({ type: 'deviceReturned', sessionId, deviceId: session.deviceId, awayMs, at: this.now() });
   }
 
@@ -371,8 +372,6 @@ export class VoiceSessionService {
     return { audioFormat, sampleRate, channels, autoMode };
   }
 }
-
-const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 function notFound(sessionId: string): DomainError {
   return new DomainError('not_found', `session '${sessionId}' does not exist`);

@@ -133,7 +133,7 @@ describe('without stateful reconnect, a dropped device rejoins its session', () 
     const res = await call(rig.svc.url, 'POST', '/api/voice/stop', { body: { sessionId }, token });
     assert.equal(res.status, 200);
     assert.equal(res.json.state, 'Stopped');
-    assert.equal(res.json.endReason, 'device did not rejoin within 0.8 s of losing its connection');
+    assert.equal(res.json.endReason, 'device did not rejoin within 800 ms of losing its connection');
   });
   it('a connection that ends while its JoinSession checks the token is no return of the device: the session still ends', async () => {
     const { id: deviceId, token } = await registerDevice(rig.svc);
@@ -151,7 +151,7 @@ describe('without stateful reconnect, a dropped device rejoins its session', () 
     const join = JSON.stringify({ type: 1, invocationId: '1', target: 'JoinSession', arguments: [sessionId, fresh.json.deviceToken] });
     socket.end(textFrame(`{"protocol":"json","version":1}\u001e${join}\u001e`));
     await waitUntil(() => rig.svc.app.sessions.get(sessionId)?.state === 'Stopped', 'the session to end', 5000);
-    assert.equal(rig.svc.app.sessions.get(sessionId)?.endReason, 'device did not rejoin within 0.8 s of losing its connection');
+    assert.equal(rig.svc.app.sessions.get(sessionId)?.endReason, 'device did not rejoin within 800 ms of losing its connection');
   });
 
   it('an admin watching a session is no presence of its device: its leaving ends nothing, its staying holds nothing', async () => {
@@ -180,7 +180,7 @@ describe('without stateful reconnect, a dropped device rejoins its session', () 
     await connection.invoke('JoinSession', joined.sessionId, b.token);
     await connection.stop();
     await waitUntil(() => rig.svc.app.sessions.get(joined.sessionId)?.state === 'Stopped', 'the session to end', 5000);
-    assert.equal(rig.svc.app.sessions.get(joined.sessionId)?.endReason, 'device did not rejoin within 0.8 s of losing its connection');
+    assert.equal(rig.svc.app.sessions.get(joined.sessionId)?.endReason, 'device did not rejoin within 800 ms of losing its connection');
     await watcher.stop();
     assert.equal((await call(rig.svc.url, 'POST', '/api/voice/stop', { body: { sessionId: httpOnly.sessionId }, token: a.token })).status, 200);
   });

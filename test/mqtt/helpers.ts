@@ -97,7 +97,7 @@ export function capturedLog(level: LogLevelName = 'Information'): { logger: Logg
 }
 
 /** A regular expression source for closedSoonText of any duration. */
-export const CLOSED_SOON = closedSoonText(0).replace('0.0', '\\d+\\.\\d');
+export const CLOSED_SOON = closedSoonText(0).replace('0 ms', '(?:\\d+ ms|\\d+(?:\\.\\d+)? s)');
 
 /** The instance id a service keeps in its data directory. */
 export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();
