@@ -14,6 +14,7 @@ import { mqttSessionEvents } from './mqtt/session-events.js';
 import type { DataDirLock } from './process/data-dir-lock.js';
 import { DescriptorGuard, descriptorLimit, openDescriptors } from './process/descriptor-guard.js';
 import { loadInstanceId } from './process/instance-id.js';
+import { leftoverRemovedText } from './store/durable-file.js';
 import { assertBuildComplete } from './runtime/assets.js';
 import type { Store } from './store/types.js';
 import type { VoiceSessionService } from './voice/sessions.js';
@@ -116,6 +117,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
         else logger.info(`generated a new signing key in ${newSigningKey}`);
       }
       const instance = await loadInstanceId(config.Storage.DataDir);
+      for (const name of instance.removed) logger.info(leftoverRemovedText(name));
       logger.info(`hub instance id ${instance.id}${instance.created ? ` (new, kept in ${instance.file})` : ''}`);
       const mqtt = createMqtt(config, store, categories, instance.id, logger);
       parts.mqtt = mqtt;

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { errorText } from '../errors.js';
-import { writeFileDurably } from '../store/durable-file.js';
+import { removeStaleTempFiles, writeFileDurably } from '../store/durable-file.js';
 
 export const INSTANCE_ID_FILE = 'instance-id';
 const INSTANCE_ID = /^[0-9a-f]{12}$/;
@@ -20,11 +20,18 @@ export interface InstanceId {
   /** Whether this start generated it (first start in this data directory). */
   readonly created: boolean;
   readonly file: string;
+  /** Temporary files of a write a crash interrupted, removed now (durable-file.ts). */
+  readonly removed: readonly string[];
 }
 
-/** Reads `<dataDir>/instance-id`, creating it (durably: temp file, fsync, rename) when there is none. */
+/**
+ * Reads `<dataDir>/instance-id`, creating it (durably: temp file, fsync, rename) when there is none.
+ * Called with the data directory's lock held, as the store's files are opened: a temporary file of
+ * another process is then one a crash left behind.
+ */
 export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
   const file = path.join(dataDir, INSTANCE_ID_FILE);
+  const removed = await removeStaleTempFiles(file);
   let text: string | undefined;
   try {
     text = await readFile(file, 'utf8');
@@ -40,7 +47,7 @@ export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
           'or remove it to generate a new id (Home Assistant then sees a new hub with new entities)',
       );
     }
-    return { id, created: false, file };
+    return { id, created: false, file, removed };
   }
   const id = randomBytes(6).toString('hex');
   try {
@@ -49,5 +56,5 @@ export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
   } catch (e) {
     throw new Error(`cannot create the hub instance id file ${file}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
   }
-  return { id, created: true, file };
+  return { id, created: true, file, removed };
 }

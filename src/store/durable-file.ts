@@ -36,6 +36,9 @@ async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+/** The log line for a temporary file removeStaleTempFiles removed. */
+export const leftoverRemovedText = (name: string): string => `removed ${name} left by an interrupted write`;
+
 /**
  * Removes `<file>.tmp-<pid>` files left by a process that died mid-write, so they do not pile up on a
  * small SD card. Called by the service as it opens its database, with the data directory's lock held

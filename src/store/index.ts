@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { backupFileOf, loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
-import { checkDirWritable, removeStaleTempFiles } from './durable-file.js';
+import { checkDirWritable, leftoverRemovedText, removeStaleTempFiles } from './durable-file.js';
 import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { assertRowsReadable } from './readable-rows.js';
@@ -69,7 +69,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   const engine = await loadSqlEngine(opts.wasmBinary);
   const { db, existed } = await openDatabaseFile(engine, file);
   try {
-    for (const name of await removeStaleTempFiles(file)) logger.info(`removed ${name} left by an interrupted write`);
+    for (const name of await removeStaleTempFiles(file)) logger.info(leftoverRemovedText(name));
     const found = schemaVersion(db);
     // A new database gets the page size before its first table; an existing one is rebuilt once.
     if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);

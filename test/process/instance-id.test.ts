@@ -1,7 +1,7 @@
 // The hub instance id: generated once, kept in the data dir, never silently replaced. A damaged file
 // and a data dir it cannot be written to stop start-up with a message that says so.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { INSTANCE_ID_FILE, loadInstanceId } from '../../src/process/instance-id.js';
@@ -17,11 +17,11 @@ describe('hub instance id', () => {
     const dir = path.join(tmpDir(), 'data'); // not there yet: created like the store creates it
     const first = await loadInstanceId(dir);
     const file = path.join(dir, INSTANCE_ID_FILE);
-    assert.deepEqual(first, { id: first.id, created: true, file });
+    assert.deepEqual(first, { id: first.id, created: true, file, removed: [] });
     assert.match(first.id, /^[0-9a-f]{12}$/);
     assert.equal(readFileSync(file, 'utf8'), `${first.id}\n`);
     assert.equal(statSync(file).mode & 0o022, 0, 'writable by its owner only');
-    for (let i = 0; i < 3; i++) assert.deepEqual(await loadInstanceId(dir), { id: first.id, created: false, file });
+    for (let i = 0; i < 3; i++) assert.deepEqual(await loadInstanceId(dir), { id: first.id, created: false, file, removed: [] });
     // Another data dir, another hub.
     assert.notEqual((await loadInstanceId(tmpDir())).id, first.id);
   });
@@ -69,13 +69,28 @@ describe('hub instance id', () => {
     const { id } = await loadInstanceId(dir);
     chmodSync(dir, 0o555);
     try {
-      assert.deepEqual(await loadInstanceId(dir), { id, created: false, file: path.join(dir, INSTANCE_ID_FILE) });
+      assert.deepEqual(await loadInstanceId(dir), { id, created: false, file: path.join(dir, INSTANCE_ID_FILE), removed: [] });
       const empty = tmpDir();
       chmodSync(empty, 0o555);
       await assert.rejects(loadInstanceId(empty), { message: `cannot create the hub instance id file ${path.join(empty, INSTANCE_ID_FILE)}: EACCES` });
     } finally {
       chmodSync(dir, 0o755);
     }
+  });
+
+  it('temporary files of a write a crash interrupted are removed at start, and only those', async () => {
+    const dir = tmpDir();
+    const left = [`${INSTANCE_ID_FILE}.tmp-${process.pid + 1}`, `${INSTANCE_ID_FILE}.tmp-1`];
+    const kept = [`${INSTANCE_ID_FILE}.tmp-x`, `${INSTANCE_ID_FILE}.tmp`, `other.tmp-2`, `${INSTANCE_ID_FILE}x.tmp-3`];
+    for (const name of [...left, ...kept]) writeFileSync(path.join(dir, name), '0123');
+    const svc = await startService({ dataDir: dir });
+    const id = readFileSync(path.join(dir, INSTANCE_ID_FILE), 'utf8');
+    assert.match(id, /^[0-9a-f]{12}\n$/);
+    assert.deepEqual(readdirSync(dir).filter((name) => name.includes('.tmp')).sort(), [...kept].sort());
+    for (const name of left) assert.ok(svc.logs.some((l) => l.endsWith(`info: App: removed ${name} left by an interrupted write`)), `${name}:\n${svc.logs.join('\n')}`);
+    // With the id already there too.
+    writeFileSync(path.join(dir, left[0]!), '');
+    assert.deepEqual(await loadInstanceId(dir), { id: id.trim(), created: false, file: path.join(dir, INSTANCE_ID_FILE), removed: [left[0]] });
   });
 
   it('the service does not start on a damaged file, and keeps it', async () => {
