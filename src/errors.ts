@@ -30,7 +30,8 @@ export class DomainError extends Error {
 export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
 
 /**
- * A file of the data directory the service will not use (the database, the signing key), left exactly
+ * A file of the data directory the service will not use (the database, the signing key, the lock, the
+ * hub instance id), left exactly
  * as found: the message names it and says what to do. The service exits 65 for it, which the unit does
  * not retry (a restart would meet the same file), and prints no stack: it is the file's fault.
  */

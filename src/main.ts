@@ -43,6 +43,7 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
     return lock;
   } catch (e) {
     if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    if (e instanceof DataFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
     // The port itself refused (no right to it, an address not on this machine): expectedFailure says why.
     const { syscall, code } = e as NodeJS.ErrnoException;
     if (syscall === 'listen') {

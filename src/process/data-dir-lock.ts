@@ -9,9 +9,10 @@
 // before or after a reboot, is told apart by the start time and the boot id.
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
 } from 'node:fs';
 import path from 'node:path';
+import { DataFileError } from '../errors.js';
 
 export const LOCK_FILE_NAME = 'voice-hub.lock';
 
@@ -160,16 +161,23 @@ interface Seen {
   readonly holder: LockHolder | undefined;
 }
 
+/**
+ * The lock as found, or undefined when there is none. Opened without blocking: a FIFO at its path blocked
+ * the start in open() for good, SIGTERM included; anything but a regular file is refused, left as found.
+ */
 function readLock(file: string): Seen | undefined {
   let fd: number;
   try {
-    fd = openSync(file, 'r');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw e;
   }
   try {
+    if (!fstatSync(fd).isFile()) {
+      throw new DataFileError(`lock file ${file} is not a regular file: refused, it was left untouched; remove it if no voice-hub uses this directory`);
+    }
     const buf = Buffer.alloc(4096);
     const n = readSync(fd, buf, 0, buf.length, 0);
     const text = buf.subarray(0, n).toString('utf8');

@@ -7,13 +7,17 @@
 // entities, and automations on the old entities would go quiet. So a damaged file stops start-up with a
 // message saying what removing it costs, instead of being replaced silently.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { errorText } from '../errors.js';
+import { FILE_TOO_LARGE, NOT_A_REGULAR_FILE, readBoundedFile } from '../bounded-file.js';
+import { DataFileError, errorText } from '../errors.js';
 import { removeStaleTempFiles, writeFileDurably } from '../store/durable-file.js';
 
 export const INSTANCE_ID_FILE = 'instance-id';
 const INSTANCE_ID = /^[0-9a-f]{12}$/;
+/** Far more than an id and its line end, blanks included, that someone edited by hand. */
+const MAX_FILE_BYTES = 4096;
+const REMOVING_IT = 'remove it to generate a new id (Home Assistant then sees a new hub with new entities)';
 
 export interface InstanceId {
   readonly id: string;
@@ -23,6 +27,9 @@ export interface InstanceId {
   /** Temporary files of a write a crash interrupted, removed now (durable-file.ts). */
   readonly removed: readonly string[];
 }
+
+const damaged = (file: string): DataFileError =>
+  new DataFileError(`the hub instance id file ${file} is damaged (it must hold 12 hex digits); restore it from a backup, or ${REMOVING_IT}`);
 
 /**
  * Reads `<dataDir>/instance-id`, creating it (durably: temp file, fsync, rename) when there is none.
@@ -34,19 +41,17 @@ export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
   const removed = await removeStaleTempFiles(file);
   let text: string | undefined;
   try {
-    text = await readFile(file, 'utf8');
+    // Bounded and opened without blocking (bounded-file.ts): a FIFO here blocked the start for good.
+    text = readBoundedFile(file, MAX_FILE_BYTES).toString('utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
+    if (code === NOT_A_REGULAR_FILE) throw new DataFileError(`the hub instance id file ${file} is not a regular file: refused, it was left untouched; ${REMOVING_IT}`);
+    if (code === FILE_TOO_LARGE) throw damaged(file);
     if (code !== 'ENOENT') throw new Error(`cannot read the hub instance id file ${file}: ${code ?? errorText(e)}`);
   }
   if (text !== undefined) {
     const id = text.trim();
-    if (!INSTANCE_ID.test(id)) {
-      throw new Error(
-        `the hub instance id file ${file} is damaged (it must hold 12 hex digits); restore it from a backup, ` +
-          'or remove it to generate a new id (Home Assistant then sees a new hub with new entities)',
-      );
-    }
+    if (!INSTANCE_ID.test(id)) throw damaged(file);
     return { id, created: false, file, removed };
   }
   const id = randomBytes(6).toString('hex');

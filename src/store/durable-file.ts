@@ -1,6 +1,7 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
 // place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
 import { open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -10,7 +11,8 @@ const tempSuffix = '.tmp-';
 export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
   const temp = `${file}${tempSuffix}${process.pid}`;
   try {
-    const handle = await open(temp, 'w', 0o640);
+    // Never blocks or writes through: a FIFO at the name (no reader) is ENXIO, a symbolic link ELOOP.
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
     try {
       await handle.writeFile(bytes);
       await handle.sync();

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { INSTANCE_ID_FILE, loadInstanceId } from '../../src/process/instance-id.js';
-import { startService } from '../support/service.js';
+import { runBundle, startService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 const damaged = (file: string): string =>
@@ -99,5 +99,14 @@ describe('hub instance id', () => {
     writeFileSync(file, 'not an id\n');
     await assert.rejects(startService({ dataDir: dir }), { message: damaged(file) });
     assert.equal(readFileSync(file, 'utf8'), 'not an id\n');
+  });
+
+  it('a damaged file stops the bundle with exit code 65, which the unit does not retry: a restart meets the same file', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, INSTANCE_ID_FILE);
+    writeFileSync(file, 'x'.repeat(5000));
+    const res = await runBundle(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--Mqtt.BrokerAddress', '']);
+    assert.equal(res.code, 65, res.stderr);
+    assert.equal(res.stderr.trim().split('\n').at(-1), `start-up failed: ${damaged(file)}`);
   });
 });
