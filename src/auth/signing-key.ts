@@ -2,9 +2,10 @@
 // start and kept in the data dir with mode 0600, so `voice-hub token admin` on the box signs with
 // the same key as the running service.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
+import { createFileDurablySync } from '../store/durable-file.js';
 
 export const SIGNING_KEY_FILE = 'signing.key';
 
@@ -24,27 +25,9 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
     return readKey(file);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o750 });
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'wx', 0o600);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  }
-  if (fd !== undefined) {
-    try {
-      try {
-        writeSync(fd, randomBytes(32).toString('base64url') + '\n');
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (e) {
-      // An empty or partial key left by a full disk would stop every later start as "damaged".
-      rmSync(file, { force: true });
-      throw e;
-    }
-    created?.(file);
-  }
+  // On disk, its name too, before a token is signed with it: a power cut must not lose the key the
+  // tokens out there were signed with.
+  if (createFileDurablySync(file, new TextEncoder().encode(randomBytes(32).toString('base64url') + '\n'), 0o600)) created?.(file);
   return readKey(file, { tighten: true });
 }
 

@@ -1,16 +1,15 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
 // place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fsyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { copyFile, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 const tempSuffix = '.tmp-';
 
 /** Writes `bytes` to `<file>.tmp-<pid>`, fsyncs it, renames it over `file`, then fsyncs the directory. */
 export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
-  const temp = `${file}${tempSuffix}${process.pid}`;
-  try {
+  await replaceDurably(file, async (temp) => {
     // Never blocks or writes through: a FIFO at the name (no reader) is ENXIO, a symbolic link ELOOP.
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
     try {
@@ -19,6 +18,29 @@ export async function writeFileDurably(file: string, bytes: Uint8Array): Promise
     } finally {
       await handle.close();
     }
+  });
+}
+
+/** Copies `source` to `file` as writeFileDurably writes: whole, on disk, its name too, before it resolves. */
+export async function copyFileDurably(source: string, file: string): Promise<void> {
+  await replaceDurably(file, async (temp) => {
+    // A name of its own (a leftover of this pid removed first): an exclusive copy neither blocks nor follows a link.
+    await rm(temp, { force: true });
+    await copyFile(source, temp, constants.COPYFILE_EXCL);
+    const handle = await open(temp, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  });
+}
+
+/** `fill` writes and syncs `<file>.tmp-<pid>`; it is then renamed over `file` and the directory synced. */
+async function replaceDurably(file: string, fill: (temp: string) => Promise<void>): Promise<void> {
+  const temp = `${file}${tempSuffix}${process.pid}`;
+  try {
+    await fill(temp);
     await rename(temp, file);
   } catch (e) {
     // Leave nothing half written behind; the main file was not touched.
@@ -28,6 +50,35 @@ export async function writeFileDurably(file: string, bytes: Uint8Array): Promise
   await syncDirectory(dirname(file));
 }
 
+/**
+ * Creates `file` with `bytes` (mode `mode`) unless it exists, and returns whether it did: exclusive (a
+ * concurrent creator wins or loses whole), fsynced, and its directory entry synced too, before it returns;
+ * on a failure nothing is left behind. Synchronous, for files made before anything else runs (the key).
+ */
+export function createFileDurablySync(file: string, bytes: Uint8Array, mode: number): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx', mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    syncDirectorySync(dirname(file));
+  } catch (e) {
+    // An empty or partial file left by a full disk would pass for one.
+    rmSync(file, { force: true });
+    throw e;
+  }
+  return true;
+}
+
 /** Makes a rename in `dir` durable: without it the directory entry may still point at the old file after a power cut. */
 async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
@@ -35,6 +86,16 @@ async function syncDirectory(dir: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** syncDirectory, for the synchronous createFileDurablySync. */
+function syncDirectorySync(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,13 +1,13 @@
 // Storage entry point: opens `<dataDir>/voice-hub.db`, migrates it, and runs the timed flush of
 // coalesced telemetry (docs/operations.md, "Storage"). Everything sql.js stays behind these repositories.
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { backupFileOf, loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
-import { checkDirWritable, leftoverRemovedText, removeStaleTempFiles } from './durable-file.js';
+import { checkDirWritable, copyFileDurably, leftoverRemovedText, removeStaleTempFiles } from './durable-file.js';
 import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { assertRowsReadable } from './readable-rows.js';
@@ -79,11 +79,10 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
     if (existed && found > 0 && applied > 0) {
       // Keep the pre-upgrade file: an operator going back to the older voice-hub needs it.
       const backup = backupFileOf(file, found);
-      await copyFile(file, backup).catch(async (e: unknown) => {
-        // A partial copy (a full disk) must not pass for the backup.
-        await rm(backup, { force: true });
-        throw e;
-      });
+      // On disk before the upgraded file can replace the old one; a partial copy (a full disk) never
+      // passes for the backup, and one a crash interrupted is removed here the next time.
+      for (const name of await removeStaleTempFiles(backup)) logger.info(leftoverRemovedText(name));
+      await copyFileDurably(file, backup);
       logger.info(`upgrading ${file} from schema version ${found} to ${MIGRATIONS.length}; previous file kept as ${backup}`);
     }
     const resized = pageSize(db) !== PAGE_SIZE;
