@@ -9,6 +9,7 @@ import { DomainError, isDomainError } from '../errors.js';
 import type { HubCallContext, HubMethodEntry } from '../hub/index.js';
 import type { Logger } from '../log/logger.js';
 import type { AudioSent } from '../voice/session.js';
+import { sessionNotFound } from '../voice/sessions.js';
 import type { SessionRecord } from '../store/types.js';
 import { reportingErrors } from './hub-boundary.js';
 import { sessionGroup, sessionOfGroup, toCaller } from './hub-events.js';
@@ -38,7 +39,6 @@ export function decodeAudioArgument(value: unknown): Uint8Array {
   return bytes;
 }
 
-const noSession = (sessionId: string): DomainError => new DomainError('not_found', `session '${sessionId}' does not exist`);
 
 export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEntry> {
   async function joinSession(ctx: HubCallContext, [sessionId, deviceToken]: unknown[]): Promise<void> {
@@ -54,7 +54,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
       throw new DomainError('unauthenticated', `Invalid device token: ${e.message}`);
     }
     const session = deps.getSession(sessionId);
-    if (!session) throw noSession(sessionId);
+    if (!session) throw sessionNotFound(sessionId);
     if (principal.role !== 'admin' && principal.sub !== session.deviceId) {
       throw new DomainError('forbidden', `Invalid device token: it does not belong to the device of session '${sessionId}'`);
     }
@@ -89,7 +89,7 @@ export function voiceHubMethods(deps: VoiceHubDeps): Record<string, HubMethodEnt
     // Membership first: it is a set lookup, where reading the session copies its record, and a member's
     // session exists (sendAudio refuses one that ended or is gone with the same errors).
     if (!ctx.isInGroup(sessionGroup(sessionId))) {
-      if (!deps.getSession(sessionId)) throw noSession(sessionId);
+      if (!deps.getSession(sessionId)) throw sessionNotFound(sessionId);
       throw new DomainError('forbidden', `join session '${sessionId}' before sending audio to it`);
     }
     deps.sendAudio(sessionId, decodeAudioArgument(audio));

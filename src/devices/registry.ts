@@ -193,7 +193,8 @@ export class DeviceRegistry {
   }
 }
 
-function deviceNotFound(id: string): DomainError {
+/** A device that is not registered (any more): the API's 404, the hub's completion error. */
+export function deviceNotFound(id: string): DomainError {
   return new DomainError('not_found', `device '${id}' does not exist`);
 }
 

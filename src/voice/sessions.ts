@@ -5,6 +5,7 @@
 // goes to the listeners registered with `addListener` (the hub bridge, the MQTT publisher).
 import { randomUUID } from 'node:crypto';
 import { DomainError, errorText } from '../errors.js';
+import { deviceNotFound } from '../devices/registry.js';
 import { durationText } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionRepository } from '../store/types.js';
@@ -146,7 +147,7 @@ export class VoiceSessionService {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
     this.refuseWhileDisabled();
     const generation = this.deps.deviceGeneration(req.deviceId);
-    if (generation === undefined) throw deviceGone(req.deviceId);
+    if (generation === undefined) throw deviceNotFound(req.deviceId);
     const config = this.sessionConfig(req.sessionConfig);
     // A loop, not an if: a concurrent start for the same device may have slipped in while we waited.
     for (let previous = this.byDevice.get(req.deviceId); previous; previous = this.byDevice.get(req.deviceId)) {
@@ -224,7 +225,7 @@ export class VoiceSessionService {
     // The ended session's own record, not the store's: writing it may have pruned it from the history
     // already (Storage.SessionHistory 0, or other sessions ending meanwhile), and the stop did happen.
     const record = session?.snapshot() ?? this.get(sessionId);
-    if (!record) throw notFound(sessionId);
+    if (!record) throw sessionNotFound(sessionId);
     return record;
   }
 
@@ -302,7 +303,7 @@ export class VoiceSessionService {
   /** Refuses a start once the service is shutting down or its device is gone (deleted meanwhile, even if registered again). */
   private refuseGoneStart(deviceId: string, generation: number): void {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
-    if (this.deps.deviceGeneration(deviceId) !== generation) throw deviceGone(deviceId);
+    if (this.deps.deviceGeneration(deviceId) !== generation) throw deviceNotFound(deviceId);
   }
 
   /**
@@ -319,7 +320,7 @@ export class VoiceSessionService {
     const session = this.live.get(sessionId);
     if (session) return session; // VoiceSession refuses with 'conflict' unless Active
     const stored = this.get(sessionId);
-    if (!stored) throw notFound(sessionId);
+    if (!stored) throw sessionNotFound(sessionId);
     throw new DomainError('conflict', `session '${sessionId}' is not active (${stored.state})`);
   }
 
@@ -373,10 +374,7 @@ export class VoiceSessionService {
   }
 }
 
-function notFound(sessionId: string): DomainError {
+/** A session no start made, or one the history no longer holds: the API's 404, the hub's completion error. */
+export function sessionNotFound(sessionId: string): DomainError {
   return new DomainError('not_found', `session '${sessionId}' does not exist`);
-}
-
-function deviceGone(deviceId: string): DomainError {
-  return new DomainError('not_found', `device '${deviceId}' does not exist`);
 }

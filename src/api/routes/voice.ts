@@ -6,6 +6,7 @@ import { parseHost } from '../../http/hosts.js';
 import type { RequestInfo, Route } from '../../http/router.js';
 import { PROBLEM, ref } from '../openapi/components.js';
 import { publicServerUrl } from '../../upstream/public-url.js';
+import { sessionNotFound } from '../../voice/sessions.js';
 
 /** What the routes need of the session service (src/voice/sessions.ts). */
 export interface VoiceSessionsApi {
@@ -61,7 +62,7 @@ const unknownSession = { description: 'Unknown session', ...PROBLEM.any };
 export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secure: boolean) => string): Route[] {
   const owned = (id: string, principal: Parameters<typeof requireDeviceAccess>[0]): SessionRecord => {
     const s = sessions.get(id);
-    if (!s) throw new DomainError('not_found', `session '${id}' does not exist`);
+    if (!s) throw sessionNotFound(id);
     requireDeviceAccess(principal, s.deviceId);
     return s;
   };
