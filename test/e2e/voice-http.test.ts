@@ -244,7 +244,7 @@ describe('upstream unreachable at start', () => {
     // Bounded well above the 1 s ConnectTimeout: a start that waited for TCP's own timeout would fail here.
     const res = await withTimeout(call(svc.url, 'POST', '/api/voice/start', { body: { deviceId: device.id }, token: device.token }), 5000, 'start');
     assert.equal(res.status, 502);
-    assert.equal(problem(res).detail, 'upstream voice server unreachable: timed out after 1000 ms');
+    assert.equal(problem(res).detail, 'upstream voice server unreachable: timed out after 1 s');
     assert.deepEqual(svc.app.sessions.list(), []);
     assert.deepEqual(svc.app.store.sessions.listOpen(), []);
     assert.ok(sockets.size >= 1, 'the service did try to connect');
