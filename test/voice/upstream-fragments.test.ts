@@ -36,7 +36,8 @@ test('a text message in 4,096 fragments is delivered whole', async (t) => {
   const text = 'a'.repeat(4096 * 3 - 40);
   const frame = JSON.stringify({ type: 'text', text, final: true });
   assert.equal(Math.ceil(frame.length / 3), 4096);
-  const server = await rawUpstream((s) => s.write(fragmented(frame, 3)));
+  const bytes = fragmented(frame, 3);
+  const server = await rawUpstream((s) => s.write(bytes));
   t.after(() => server.close());
   const { l, received } = link(server.url);
   await l.connect();
@@ -47,7 +48,9 @@ test('a text message in 4,096 fragments is delivered whole', async (t) => {
 });
 
 test('a message in a million one-byte fragments ends the connection with the reason', async (t) => {
-  const server = await rawUpstream((s) => s.write(fragmented(' '.repeat(1_000_000), 1)));
+  // Built before the link connects: two million buffers take about a second, inside its connect timeout.
+  const bytes = fragmented(' '.repeat(1_000_000), 1);
+  const server = await rawUpstream((s) => s.write(bytes));
   t.after(() => server.close());
   const { l, received, failures } = link(server.url);
   await l.connect();

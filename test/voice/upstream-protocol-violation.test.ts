@@ -27,7 +27,7 @@ test('a frame over the size limit: the reason names it', async (t) => {
   const { failures, lost } = await lostWith(t, Buffer.from([0x81, 127, 0, 0, 0, 0, 0, 0x20, 0, 0]), 1024 * 1024);
   assert.deepEqual(failures, ['upstream connection lost (closed with 1006: Max payload size exceeded); reconnecting is switched off']);
   assert.equal(lost.length, 1);
-  assert.match(lost[0]!, /^warn: App: session s1: upstream connection lost \(closed with 1006: Max payload size exceeded\) after [\d.]+ s; reconnecting$/);
+  assert.match(lost[0]!, /^warn: App: session s1: upstream connection lost \(closed with 1006: Max payload size exceeded\) after [\d.]+ m?s; reconnecting$/);
 });
 
 test('a frame with a reserved opcode: the reason names it', async (t) => {
