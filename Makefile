@@ -18,7 +18,7 @@ BOOTED_ROOT_DEBS := debootstrap util-linux
 # Debian 13's libraries for the Node 24 builds (scripts/debian-libs.mjs): apt-get download checks the
 # archive's signatures (gpgv, the keyring), patchelf points a Node 24 at them for check-node24.
 DEBIAN13_DEBS := gpgv debian-archive-keyring patchelf
-TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) $(DEBIAN13_DEBS) systemd
+TEST_DEBS := $(NATIVE_DEBS) mosquitto mosquitto-clients chromium libopus0 openssl strace $(BINARY_DEBS) $(DEB_DEBS) $(BOOTED_ROOT_DEBS) $(DEBIAN13_DEBS) systemd
 SOURCES := $(shell find src -name '*.ts' -o -name '*.mjs' -o -name '*.mts' -o -name '*.c' -o -name '*.h') build.mjs scripts/build-native.mjs package.json
 
 .PHONY: deps run test check check-node24 typecheck build bench clean binaries deb install
