@@ -44,6 +44,7 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
  *   is never quoted; the line says how such a value is written.
  * - Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
  *   takes: yargs looks flag names up in plain objects and throws a TypeError on these.
+ * - A value given to --help, -h or --version (see BOOLEAN_WORDS).
  */
 export function preParseProblems(args: readonly string[]): string[] {
   const problems: string[] = [];
@@ -79,9 +80,20 @@ export function preParseProblems(args: readonly string[]): string[] {
     }
     const name = /^--([^=]+)/.exec(arg)?.[1];
     if (name !== undefined && Object.hasOwn(Object.prototype, name)) problems.push(`unknown flag --${name}`);
+    const bare = /^(--help|-h|--version)(=|$)/.exec(arg);
+    if (bare && (bare[2] === '=' || BOOLEAN_WORDS.has(args[i + 1] ?? ''))) {
+      problems.push(`${bare[1]} takes no value`);
+      if (bare[2] !== '=') i++;
+    }
   }
   return problems;
 }
+
+/**
+ * yargs reads --help and --version as booleans, so `--help=false` or `--help false` would quietly start the
+ * service instead of printing help; like getopt's "doesn't allow an argument", they take no value.
+ */
+const BOOLEAN_WORDS: ReadonlySet<string> = new Set(['true', 'false']);
 
 /** The words a command line may hold besides flags and their values: command names and their arguments. */
 const COMMAND_WORDS: ReadonlySet<string> = new Set(COMMANDS.flatMap((c) => [c.name, ...(c.positional?.choices ?? [])]));

@@ -305,6 +305,19 @@ describe('--help', () => {
     assert.equal(short.code, 0);
     assert.equal(short.stdout, long.stdout);
   });
+
+  it('--help, -h and --version take no value: given one, they are bad usage, never a start of the service', async () => {
+    for (const [args, flag] of [
+      [['--help=false'], '--help'],
+      [['--help', 'false'], '--help'],
+      [['-h=0'], '-h'],
+      [['--version=no'], '--version'],
+      [['--version', 'false'], '--version'],
+      [['health', '--help=false'], '--help'],
+    ] as const) {
+      await assertUsage([...args], 'voice-hub', [`${flag} takes no value`]);
+    }
+  });
 });
 
 describe('health --url', () => {
