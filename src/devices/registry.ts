@@ -56,6 +56,11 @@ export interface DeviceRegistryDeps {
 export class DeviceRegistry {
   /** Registrations between their checks and their durable insert, so concurrent ones cannot exceed MaxDevices. */
   private readonly pending = new Set<string>();
+  /**
+   * Deletions not yet answered: their devices' sessions are still ending. Registering the id again
+   * meanwhile made a device whose sessions the deletion ended, and whose id its listeners cleared.
+   */
+  private readonly deleting = new Set<string>();
   private readonly listeners: DeviceListener[];
   private readonly now: () => Date;
 
@@ -81,6 +86,7 @@ export class DeviceRegistry {
     if (!settings.allowDeviceRegistration) throw new DomainError('forbidden', 'Device registration is disabled.');
     const id = req.deviceId;
     if (this.pending.has(id) || this.deps.repo.get(id)) throw new DomainError('conflict', `device '${id}' already exists`);
+    if (this.deleting.has(id)) throw new DomainError('conflict', `device '${id}' is being deleted; register it again once the deletion is answered`);
     if (this.deps.repo.count() + this.pending.size >= settings.maxDevices) {
       throw new DomainError('conflict', `The maximum number of devices (${settings.maxDevices}) is registered.`);
     }
@@ -139,13 +145,18 @@ export class DeviceRegistry {
 
   async delete(id: string): Promise<DeviceView> {
     const current = this.require(id);
-    await this.deps.repo.delete(id);
-    for (const l of this.listeners) {
-      try {
-        await l.deviceDeleted?.(id);
-      } catch {
-        // a listener's failure must not undo an acknowledged deletion
+    this.deleting.add(id);
+    try {
+      await this.deps.repo.delete(id);
+      for (const l of this.listeners) {
+        try {
+          await l.deviceDeleted?.(id);
+        } catch {
+          // a listener's failure must not undo an acknowledged deletion
+        }
       }
+    } finally {
+      this.deleting.delete(id);
     }
     return toView(current);
   }

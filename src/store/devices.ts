@@ -18,7 +18,11 @@ export class SqlDeviceRepository implements DeviceRepository {
    */
   private readonly rows = new Map<string, DeviceRecord>();
 
-  constructor(private readonly ctx: StoreContext) {}
+  constructor(
+    private readonly ctx: StoreContext,
+    /** Removes the records the device's deletion takes with it (its sessions); returns their undo. */
+    private readonly removeOwned: (deviceId: string) => () => void = () => () => {},
+  ) {}
 
   get pendingCount(): number {
     return this.telemetry.size;
@@ -67,9 +71,11 @@ export class SqlDeviceRepository implements DeviceRepository {
     const queued = this.telemetry.get(id);
     this.telemetry.delete(id);
     db.run('DELETE FROM devices WHERE id = ?', [id]);
+    const undoOwned = this.removeOwned(id);
     this.rows.delete(id);
     await this.ctx.commit(() => {
       undoDevice();
+      undoOwned();
       this.rows.delete(id);
       if (queued && !this.telemetry.has(id)) {
         this.telemetry.set(id, queued);

@@ -163,8 +163,8 @@ class SqlStore implements OpenedStore {
         if (this.closing) throw new DomainError('unavailable', 'storage is closed');
       },
     };
-    this.devices = new SqlDeviceRepository(ctx);
     this.sessions = new SqlSessionRepository(ctx, opts.sessionHistory ?? DEFAULT_SESSION_HISTORY);
+    this.devices = new SqlDeviceRepository(ctx, (id) => this.sessions.removeDevice(id));
     this.settings = new SqlSettingsRepository(ctx);
   }
 

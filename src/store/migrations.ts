@@ -58,6 +58,9 @@ export const MIGRATIONS: readonly string[] = [
   // it had handed out since, and tokens from that discarded time matched the new registrations of
   // their ids.
   `DROP TABLE token_generation;`,
+  // 4: a device's deletion takes its sessions' records with it (a device registered again under its id is
+  // another device and must find none of them). Records of devices deleted before this are removed here.
+  `DELETE FROM sessions WHERE device_id NOT IN (SELECT id FROM devices);`,
 ];
 
 export function schemaVersion(db: SqlDb): number {

@@ -68,6 +68,27 @@ export class SqlSessionRepository implements SessionRepository {
     });
   }
 
+  /**
+   * Removes every record of the device's sessions, stored or queued, as part of the caller's durable
+   * change (the device's deletion); returns what undoes it. A deleted device's sessions go with it: a
+   * device registered again under its id is another device, which must find none of them.
+   */
+  removeDevice(deviceId: string): () => void {
+    const { db } = this.ctx;
+    const rows = db.all('SELECT * FROM sessions WHERE device_id = ? ORDER BY rowid', [deviceId]);
+    const queued = [...this.pending].filter(([, s]) => current(s).deviceId === deviceId);
+    for (const [id] of queued) this.pending.delete(id);
+    db.run('DELETE FROM sessions WHERE device_id = ?', [deviceId]);
+    return () => {
+      for (const row of rows) {
+        const columns = Object.keys(row);
+        db.run(`INSERT OR REPLACE INTO sessions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => row[c] as Param));
+      }
+      for (const [id, s] of queued) if (!this.pending.has(id)) this.pending.set(id, s);
+      if (queued.length > 0) this.ctx.queued();
+    };
+  }
+
   saveLater(id: string, latest: () => SessionRecord): void {
     // Never refused, unlike save: the change it records has happened (a packet went upstream). Once the
     // store is closing nothing queued is written any more, and the session's final record says it all.

@@ -37,8 +37,8 @@ export interface DeviceRepository {
   /** Durable: on disk when the promise resolves. Rejects with a DomainError('conflict') if the id exists. */
   insert(device: DeviceRecord): Promise<void>;
   /**
-   * Durable. Removes the device; returns false when it did not exist. (Its tokens stay dead for a device
-   * registered again under the same id: that one has a generation of its own.)
+   * Durable. Removes the device and its sessions' records; returns false when it did not exist. (Its
+   * tokens stay dead for a device registered again under the same id: that one has a generation of its own.)
    */
   delete(id: string): Promise<boolean>;
   /** Telemetry is coalesced in memory and written at the next flush (Storage.FlushInterval) or on close. */

@@ -39,6 +39,8 @@ export interface SessionStats {
 export interface VoiceSessionOptions {
   /** The new session's record, in state Starting. */
   record: SessionRecord;
+  /** The token generation of the device the session was started for (a device registered again under its id has another). */
+  deviceGeneration: number;
   /** The upstream URL to connect to (the record keeps only its public form). */
   serverUrl: string;
   apiKey: string;
@@ -69,6 +71,7 @@ export interface VoiceSessionOptions {
 export class VoiceSession {
   readonly id: string;
   readonly deviceId: string;
+  readonly deviceGeneration: number;
   private readonly record: SessionRecord;
   private readonly decoder: AudioDecoder;
   private link: UpstreamVoiceLink | undefined;
@@ -83,6 +86,7 @@ export class VoiceSession {
     this.record = { ...options.record, config: { ...options.record.config } };
     this.id = this.record.id;
     this.deviceId = this.record.deviceId;
+    this.deviceGeneration = options.deviceGeneration;
     this.decoder = options.decoder;
     const { sampleRate, channels } = this.record.config;
     const unsent = options.receiversUnsent;

@@ -97,7 +97,14 @@ export class VoiceSessionService {
       expired: (id, graceMs) => void this.live.get(id)?.stop(`device did not rejoin within ${durationText(graceMs)} of losing its connection`),
     });
     this.decoders = deps.decoders ?? new DecoderPool({ threads: 0, queuePerThread: 1, logger: deps.logger });
-    this.unsavedEnds = new UnsavedEnds((record) => deps.sessions.save(record, true), deps.logger, deps.unsavedEndRetryMs);
+    // A record held for a device deleted since is its data, gone with it: not written back.
+    this.unsavedEnds = new UnsavedEnds(
+      async (record) => {
+        if (deps.deviceGeneration(record.deviceId) !== undefined) await deps.sessions.save(record, true);
+      },
+      deps.logger,
+      deps.unsavedEndRetryMs,
+    );
     this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => performance.now(),
       (count, seconds, last) => `${count} more session start(s) failed in the last ${seconds} s, each recorded as Failed; the last: ${last}`);
     this.invalidFrames = new ThrottledLog(deps.logger, INVALID_FRAME_LINES, 60_000, () => performance.now(),
@@ -171,6 +178,7 @@ export class VoiceSessionService {
         config: { ...config, serverUrl: publicServerUrl(this.deps.config.serverUrl) },
         audioPacketsSent: 0,
       },
+      deviceGeneration: generation,
       serverUrl: this.deps.config.serverUrl,
       apiKey: this.deps.config.apiKey,
       connectTimeoutMs: this.deps.config.connectTimeoutMs,
@@ -188,12 +196,12 @@ export class VoiceSessionService {
     });
     this.live.set(session.id, session);
     this.byDevice.set(session.deviceId, session);
-    await this.deps.sessions.save(session.snapshot());
+    await this.save(session);
     try {
       await session.open(); // on failure the session has ended as Failed and been persisted by ended()
       // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
       try {
-        await this.deps.sessions.save(session.snapshot(), true);
+        await this.save(session, true);
       } catch (e) {
         await session.stop('its record could not be written');
         throw e;
@@ -243,7 +251,7 @@ export class VoiceSessionService {
     const session = this.activeSession(sessionId);
     const sent = session.sendAudio(opus);
     // Its packet count survives a crash as device telemetry does: written at the next timed flush.
-    this.deps.sessions.saveLater(session.id, () => session.snapshot());
+    if (this.ownedByItsDevice(session)) this.deps.sessions.saveLater(session.id, () => session.snapshot());
     return sent;
   }
 
@@ -280,9 +288,13 @@ export class VoiceSessionService {
     return [...this.live.values()].map((s) => s.snapshot());
   }
 
-  /** The device was deleted: its sessions end. */
+  /**
+   * The device was deleted: its sessions end, and their records, deleted with it, are not written back
+   * (a device registered again under its id is another device, which must find none of them).
+   */
   async stopAllForDevice(deviceId: string): Promise<void> {
     const sessions = [...this.live.values()].filter((s) => s.deviceId === deviceId);
+    this.unsavedEnds.forgetDevice(deviceId);
     await Promise.all(sessions.map((s) => s.stop('device deleted')));
   }
 
@@ -298,6 +310,23 @@ export class VoiceSessionService {
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
     await this.decoders.close();
+  }
+
+  /**
+   * Writes the session's record while its device is still the one it was started for. A deletion removes
+   * the device's session records with it (the store does, in the same write); written after that, they
+   * came back, to be read, stopped and joined with the tokens of a device registered again under the id.
+   */
+  private save(session: VoiceSession, durable = false): Promise<void> {
+    return this.ownedByItsDevice(session) ? this.deps.sessions.save(session.snapshot(), durable) : Promise.resolve();
+  }
+
+  private ownedByItsDevice(session: VoiceSession): boolean {
+    try {
+      return this.deps.deviceGeneration(session.deviceId) === session.deviceGeneration;
+    } catch {
+      return true; // the store is closed: the write goes on to refuse (or drop) itself as it always did
+    }
   }
 
   /** Refuses a start once the service is shutting down or its device is gone (deleted meanwhile, even if registered again). */
@@ -343,6 +372,7 @@ export class VoiceSessionService {
     this.live.delete(session.id);
     if (this.byDevice.get(session.deviceId) === session) this.byDevice.delete(session.deviceId);
     const record = session.snapshot();
+    if (!this.ownedByItsDevice(session)) return;
     try {
       // On disk at once, as the start was: an ended session must not come back as running (or unknown) after a crash.
       await this.deps.sessions.save(record, true);

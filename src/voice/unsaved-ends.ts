@@ -62,6 +62,11 @@ export class UnsavedEnds {
     this.logger.warn(`${this.records.size} final session record(s) still not written: ${errorText(failure)}`);
   }
 
+  /** Drops the held records of a deleted device's sessions: its data went with it. */
+  forgetDevice(deviceId: string): void {
+    for (const record of [...this.records.values()]) if (record.deviceId === deviceId) this.written(record);
+  }
+
   /** Stops retrying (at shutdown, after a last `retry`). */
   close(): void {
     clearInterval(this.timer);

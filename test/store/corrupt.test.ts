@@ -258,3 +258,25 @@ test('a database file that is a symbolic link or a directory is refused and left
     await dir.cleanup();
   }
 });
+
+// Schema version 4: a deletion takes the device's session records with it. Those of devices deleted
+// before were kept, and a device registered again under such an id read, stopped and joined them.
+test('upgrading to schema version 4 removes the sessions of devices deleted before, and keeps the others', async () => {
+  const dir = await scratchDir();
+  try {
+    const file = join(dir.path, 'voice-hub.db');
+    const engine = await loadSqlEngine();
+    const { db } = await openDatabaseFile(engine, file);
+    migrate(db, file, MIGRATIONS.slice(0, 3));
+    db.run("INSERT INTO devices (id, name, type, capabilities, location, status, registered_at, last_seen, token_generation) VALUES ('kept', 'k', 't', '[]', '', 'online', 'x', 'x', 7)");
+    const row = (id: string, device: string) => db.run(
+      "INSERT INTO sessions (id, device_id, user_id, state, start_time, config, audio_packets_sent) VALUES (?, ?, 'u', 'Stopped', 'x', '{}', 0)", [id, device]);
+    row('s-kept', 'kept');
+    row('s-gone', 'deleted');
+    assert.equal(migrate(db, file), MIGRATIONS.length - 3);
+    assert.deepEqual(db.all('SELECT id FROM sessions ORDER BY id'), [{ id: 's-kept' }]);
+    db.close();
+  } finally {
+    await dir.cleanup();
+  }
+});

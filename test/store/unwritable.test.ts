@@ -223,3 +223,35 @@ test('failed writes left out are summed up at close', () =>
     assert.equal(lines.length, 6, lines.join('\n'));
     assert.match(lines[5]!, /^fail: App: 2 more write\(s\) of .* failed in the last 60 s, each change reverted and refused; the last: writing /);
   }));
+
+// A device's deletion takes its sessions' records with it (a device registered again under its id is
+// another device); one that cannot be written gives them back with the device, stored and queued alike.
+test('a deletion removes the device\'s session records with it, and one that cannot be written keeps them', async () => {
+  const dir = await scratchDir();
+  const squatter = `${dir.path}/voice-hub.db.tmp-${process.pid}`;
+  try {
+    const store = await open(dir.path);
+    await store.devices.insert(device('dev-1'));
+    await store.devices.insert(device('dev-2'));
+    await store.sessions.save(session('s-ended', { state: 'Stopped', endTime: '2024-05-01T10:05:00.000Z', endReason: 'x' }), true);
+    await store.sessions.save(session('s-open'), true);
+    await store.sessions.save(session('s-open', { audioPacketsSent: 42 }));
+    await store.sessions.save(session('s-other', { deviceId: 'dev-2' }), true);
+    const kept = (s: typeof store) => ['s-ended', 's-open', 's-other'].map((id) => s.sessions.get(id)?.audioPacketsSent ?? 'none');
+
+    await mkdir(squatter);
+    await assert.rejects(store.devices.delete('dev-1'), unavailable);
+    assert.deepEqual(kept(store), [0, 42, 0]);
+    await rmdir(squatter);
+
+    assert.equal(await store.devices.delete('dev-1'), true);
+    assert.deepEqual(kept(store), ['none', 'none', 0]);
+    assert.deepEqual(store.sessions.listOpen().map((s) => s.id), ['s-other']);
+    await store.flush();
+    assert.deepEqual(await onDisk(dir.path, kept), ['none', 'none', 0]);
+    await store.close();
+  } finally {
+    await rmdir(squatter).catch(() => {});
+    await dir.cleanup();
+  }
+});

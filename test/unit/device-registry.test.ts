@@ -142,3 +142,31 @@ describe('DeviceRegistry: a token refresh that a DELETE overtakes while the toke
     await rejectsWith(refresh, 'not_found', "device 'r' does not exist");
   });
 });
+
+describe('DeviceRegistry: a registration of an id whose deletion is still ending its sessions', () => {
+  it('is 409 until the deletion is answered, so the deletion ends no session and clears no topic of the device registered after it', async () => {
+    const store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
+    after(() => store.close());
+    let release!: () => void;
+    const ending = new Promise<void>((resolve) => (release = resolve));
+    let listening!: () => void;
+    const listenerRuns = new Promise<void>((resolve) => (listening = resolve));
+    const settings: DeviceSettings = { allowDeviceRegistration: true, maxDevices: 5, tokenExpiration: 3_600_000 };
+    const registry = new DeviceRegistry({
+      repo: store.devices,
+      tokens: new TokenService(KEY, () => NOW.getTime()),
+      settings: () => settings,
+      now: () => NOW,
+      // As the voice sessions' listener: the device's sessions take a while to end.
+      listeners: [{ deviceDeleted: async () => { listening(); await ending; } }],
+    });
+    const register = () => registry.register({ deviceId: 'z', deviceName: 'Z', deviceType: 't' });
+    await register();
+    const deletion = registry.delete('z');
+    await listenerRuns;
+    await rejectsWith(register, 'conflict', "device 'z' is being deleted; register it again once the deletion is answered");
+    release();
+    assert.equal((await deletion).id, 'z');
+    assert.equal((await register()).deviceInfo.id, 'z');
+  });
+});

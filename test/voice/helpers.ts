@@ -41,6 +41,12 @@ export class MemorySessionRepository implements SessionRepository {
     this.later.set(id, latest);
   }
 
+  /** What the store does when the device is deleted: its sessions' records, stored and queued, go with it. */
+  removeDevice(deviceId: string): void {
+    for (const [id, r] of this.records) if (r.deviceId === deviceId) this.records.delete(id);
+    for (const [id, latest] of this.later) if (latest().deviceId === deviceId) this.later.delete(id);
+  }
+
   /** What a timed flush of the store does: each queued source's record, as it stands now, is saved. */
   flush(): void {
     for (const latest of this.later.values()) void this.save(latest());

@@ -414,7 +414,8 @@ test('a device deleted and registered again while its earlier session is being r
 test('a start its shutdown or its device deletion ends while it connects is answered as a start after them: 503 and 404, not 409', async (t) => {
   // An upstream that accepts TCP and never answers the handshake: the start waits in Starting.
   const sockets = new Set<Socket>();
-  const blackHole = createServer((s) => { sockets.add(s); s.on('error', () => undefined); });
+  const closed = new Set<Socket>();
+  const blackHole = createServer((s) => { sockets.add(s); s.resume(); s.on('close', () => closed.add(s)); s.on('error', () => undefined); });
   await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
   t.after(() => { for (const s of sockets) s.destroy(); blackHole.close(); });
   const { devices, repo, service, events } = await setup(t, { serverUrl: `ws://127.0.0.1:${(blackHole.address() as AddressInfo).port}` });
@@ -422,14 +423,41 @@ test('a start its shutdown or its device deletion ends while it connects is answ
   const deleted = start(service, 'dev-1');
   await waitUntil(() => sockets.size === 1, 'the first start to connect');
   devices.delete('dev-1');
+  repo.removeDevice('dev-1');
   await service.stopAllForDevice('dev-1');
   await assert.rejects(deleted, isError('not_found', /^device 'dev-1' does not exist$/));
+  await waitUntil(() => closed.size === 1, 'the deleted device\'s upstream socket to be closed');
+  assert.deepEqual(service.list(), []);
 
   const interrupted = start(service, 'dev-2');
   await waitUntil(() => sockets.size === 2, 'the second start to connect');
   await service.shutdown();
   await assert.rejects(interrupted, isError('unavailable', /^the service is shutting down$/));
 
-  assert.deepEqual([...repo.records.values()].map((r) => [r.deviceId, r.state, r.endReason]), [['dev-1', 'Stopped', 'device deleted'], ['dev-2', 'Stopped', 'service shutdown']]);
+  // The deleted device's session went with it: its end is not written back.
+  assert.deepEqual([...repo.records.values()].map((r) => [r.deviceId, r.state, r.endReason]), [['dev-2', 'Stopped', 'service shutdown']]);
   assert.deepEqual(events.ofType('ended'), [], 'neither had started');
+});
+
+test('a session whose device was deleted writes no record after the deletion: not its audio count, not its end', async (t) => {
+  const { devices, repo, events, service } = await setup(t);
+  const { id } = await start(service, 'dev-1');
+  const other = await start(service, 'dev-2');
+  const packets = speechPackets().slice(0, 2);
+  service.sendAudio(id, packets[0]!);
+  // The deletion as the store makes it: the device and its sessions' records gone in one write.
+  devices.delete('dev-1');
+  repo.removeDevice('dev-1');
+  const saves = repo.saves.length;
+  service.sendAudio(id, packets[1]!); // still running until the deletion's listeners end it
+  await service.stopAllForDevice('dev-1');
+  assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.reason]), [[id, 'device deleted']]);
+  repo.flush();
+  assert.deepEqual(repo.saves.slice(saves), []);
+  assert.equal(repo.records.has(id), false);
+  // Registered again: a device of its own, whose sessions are written as any.
+  devices.set('dev-1', 2);
+  const again = await start(service, 'dev-1');
+  assert.equal(repo.records.get(again.id)?.state, 'Active');
+  assert.equal(service.get(other.id)?.state, 'Active');
 });

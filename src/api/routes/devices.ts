@@ -17,7 +17,7 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
         200: { description: 'Registered', schema: ref('TokenGrant') },
         400: PROBLEM.validation,
         403: { description: 'Registration is disabled', ...PROBLEM.any },
-        409: { description: 'deviceId already registered, or MaxDevices reached', ...PROBLEM.any },
+        409: { description: 'deviceId already registered (or its deletion not yet answered), or MaxDevices reached', ...PROBLEM.any },
         503: PROBLEM.storage,
       },
       handler: async ({ body }) => ({ status: 200, body: await registry.register(body as RegisterRequest) }),
@@ -53,7 +53,7 @@ export function deviceRoutes(registry: DeviceRegistry): Route[] {
       method: 'DELETE',
       path: '/api/device/{deviceId}',
       operationId: 'deleteDevice',
-      summary: 'Delete a device: frees a MaxDevices slot, revokes its tokens, ends its sessions',
+      summary: 'Delete a device: frees a MaxDevices slot, revokes its tokens, ends its sessions and deletes their records',
       tag: 'Devices',
       auth: { bearer: 'admin' },
       responses: {
