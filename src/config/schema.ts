@@ -213,7 +213,7 @@ export const CONFIG_SCHEMA = {
       additionalProperties: false,
       properties: {
         AllowDeviceRegistration: bool(true, 'Whether devices may register.'),
-        MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices; registration beyond it gets 409, and deleting a device frees its place.'),
+        MaxDevices: int(10, 0, 100_000, 'Maximum number of registered devices; registration beyond it gets 409, and deleting a device frees its place once the deletion is answered (200).'),
         TokenExpiration: timeSpan('24:00:00', '00:00:01', MAX_TOKEN_LIFETIME, 'Lifetime of a device token.'),
       },
     },

@@ -87,7 +87,8 @@ export class DeviceRegistry {
     const id = req.deviceId;
     if (this.pending.has(id) || this.deps.repo.get(id)) throw new DomainError('conflict', `device '${id}' already exists`);
     if (this.deleting.has(id)) throw new DomainError('conflict', `device '${id}' is being deleted; register it again once the deletion is answered`);
-    if (this.deps.repo.count() + this.pending.size >= settings.maxDevices) {
+    // A deletion frees its slot when it is answered: one that cannot be written gives the device back.
+    if (this.deps.repo.count() + this.pending.size + this.deleting.size >= settings.maxDevices) {
       throw new DomainError('conflict', `The maximum number of devices (${settings.maxDevices}) is registered.`);
     }
     this.pending.add(id);

@@ -7,6 +7,7 @@ import { DeviceRegistry, type DeviceListener } from '../../src/devices/registry.
 import { DomainError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { DeviceSettings } from '../../src/settings/categories.js';
+import type { DeviceRecord, DeviceRepository } from '../../src/store/types.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -168,5 +169,42 @@ describe('DeviceRegistry: a registration of an id whose deletion is still ending
     release();
     assert.equal((await deletion).id, 'z');
     assert.equal((await register()).deviceInfo.id, 'z');
+  });
+});
+
+describe('DeviceRegistry: MaxDevices while a deletion is being written', () => {
+  it('counts the device until the deletion is answered: one that cannot be written gives it back, and the count never passes the limit', async () => {
+    const rows = new Map<string, DeviceRecord>();
+    let release!: (ok: boolean) => void;
+    // The store's contract: the row is gone at once, and back if the write fails.
+    const repo: DeviceRepository = {
+      get: (id) => rows.get(id),
+      list: () => [...rows.values()],
+      count: () => rows.size,
+      insert: async (d) => void rows.set(d.id, d),
+      delete: async (id) => {
+        const row = rows.get(id)!;
+        rows.delete(id);
+        if (!(await new Promise<boolean>((resolve) => (release = resolve)))) {
+          rows.set(id, row);
+          throw new DomainError('unavailable', 'storage is not writable: ENOSPC: no space left on device, write');
+        }
+        return true;
+      },
+      updateTelemetry: () => {},
+    };
+    const settings: DeviceSettings = { allowDeviceRegistration: true, maxDevices: 1, tokenExpiration: 3_600_000 };
+    const registry = new DeviceRegistry({ repo, tokens: new TokenService(KEY, () => NOW.getTime()), settings: () => settings, now: () => NOW });
+    const register = (deviceId: string) => registry.register({ deviceId, deviceName: deviceId, deviceType: 't' });
+    await register('a');
+    const failing = registry.delete('a');
+    await rejectsWith(register('b'), 'conflict', 'The maximum number of devices (1) is registered.');
+    release(false);
+    await rejectsWith(failing, 'unavailable', 'storage is not writable: ENOSPC: no space left on device, write');
+    assert.deepEqual([...rows.keys()], ['a']);
+    const answered = registry.delete('a');
+    release(true);
+    await answered;
+    assert.equal((await register('b')).deviceInfo.id, 'b');
   });
 });
