@@ -81,6 +81,11 @@ export class DeviceRegistry {
     return this.deps.repo.get(id);
   }
 
+  /** The registered device's token generation (a device registered again under its id has another). */
+  generation(id: string): number | undefined {
+    return this.deps.repo.generation(id);
+  }
+
   async register(req: RegisterRequest): Promise<TokenGrant> {
     const settings = this.deps.settings();
     if (!settings.allowDeviceRegistration) throw new DomainError('forbidden', 'Device registration is disabled.');
@@ -168,15 +173,15 @@ export class DeviceRegistry {
     const grant = await this.grant(device, this.deps.settings().tokenExpiration);
     // Signing let a DELETE run (and perhaps a registration of the id): a token for the device it removed
     // would be answered 200 and refused at its first use. Answered as a refresh just after the DELETE is.
-    if (this.deps.repo.get(id)?.tokenGeneration !== device.tokenGeneration) throw deviceNotFound(id);
+    if (this.generation(id) !== device.tokenGeneration) throw deviceNotFound(id);
     return grant;
   }
 
   /** A device token is current while its device exists with the generation it was issued for. */
   isTokenCurrent(principal: Principal): boolean {
     if (principal.role === 'admin') return true;
-    const device = this.deps.repo.get(principal.sub);
-    return device !== undefined && device.tokenGeneration === principal.gen;
+    const current = this.generation(principal.sub);
+    return current !== undefined && current === principal.gen;
   }
 
   private require(id: string): DeviceRecord {

@@ -34,6 +34,11 @@ export class SqlDeviceRepository implements DeviceRepository {
     return device ? this.withTelemetry(device) : undefined;
   }
 
+  generation(id: string): number | undefined {
+    this.ctx.assertOpen();
+    return this.row(id)?.tokenGeneration;
+  }
+
   list(): DeviceRecord[] {
     this.ctx.assertOpen();
     return this.ctx.db

@@ -32,6 +32,8 @@ export interface DeviceTelemetry {
 
 export interface DeviceRepository {
   get(id: string): DeviceRecord | undefined;
+  /** The device's token generation, or undefined when it is not registered: `get` without its copy, for per-packet checks. */
+  generation(id: string): number | undefined;
   list(): DeviceRecord[];
   count(): number;
   /** Durable: on disk when the promise resolves. Rejects with a DomainError('conflict') if the id exists. */

@@ -42,7 +42,7 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
       budgets: sessionBudgets(config.VoiceService),
     },
     sessions: deps.store.sessions,
-    deviceGeneration: (id) => registry.get(id)?.tokenGeneration,
+    deviceGeneration: (id) => registry.generation(id),
     voiceDefaults: () => {
       const v = categories.voice();
       return { sampleRate: v.audioSampleRate, channels: v.audioChannels };

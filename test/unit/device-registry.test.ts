@@ -179,6 +179,7 @@ describe('DeviceRegistry: MaxDevices while a deletion is being written', () => {
     // The store's contract: the row is gone at once, and back if the write fails.
     const repo: DeviceRepository = {
       get: (id) => rows.get(id),
+      generation: (id) => rows.get(id)?.tokenGeneration,
       list: () => [...rows.values()],
       count: () => rows.size,
       insert: async (d) => void rows.set(d.id, d),
