@@ -2,6 +2,7 @@
 // back-off, and error texts a technician can read. Everything above it sees BrokerConnection only.
 import type { MqttClient } from 'mqtt';
 import { LimitedConnection } from './limited-connection.js';
+import { brokerListening } from './listening.js';
 import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
 import { connectionErrorText } from '../errors.js';
@@ -62,17 +63,28 @@ export interface ConnectionEvents {
 
 /**
  * A connection the broker closes this soon after accepting it, with no error of ours, counts as a failed
- * attempt (the back-off keeps growing). Two in a row are reported as a likely takeover: an MQTT broker
- * closes a connection when another one presents the same client id, and two hubs sharing one id (a
- * second hub started from a copy of the data directory, whose instance-id names the client) took the
- * connection from each other every second, each time sending all their state again (60 messages a second
- * here). One alone is what a broker restarted just after we connected looks like (MQTT 3.1.1 gives no
- * reason for a close), and the takeover advice sent operators after a second hub that did not exist.
+ * attempt (the back-off keeps growing). Two in a row while the broker kept listening are reported as a
+ * likely takeover: an MQTT broker closes a connection when another one presents the same client id, and
+ * two hubs sharing one id (a second hub started from a copy of the data directory, whose instance-id names
+ * the client) took the connection from each other every second, each time sending all their state again
+ * (60 messages a second here). A broker restarting closes connections the same way (MQTT 3.1.1 gives no
+ * reason for a close), but refuses new ones as it does (listening.ts): counting those closes too sent
+ * operators after a second hub that did not exist whenever the broker restarted twice within 5 s.
  */
 const SHORT_LIVED_MS = 5000;
 
+/**
+ * How long the check whether the broker still listens may take, at most; also never more than half the
+ * reconnect delay, so its verdict comes before the next connection does.
+ */
+const LISTENING_CHECK_MS = 1000;
+
 /** What is reported for the first connection in a row the broker closed SHORT_LIVED_MS or less after accepting it. */
 export const closedSoonText = (ms: number): string => `the broker closed the connection ${durationText(ms)} after accepting it`;
+
+/** What is reported for a connection closed that soon by a broker that refused new connections just then. */
+export const stoppedListeningText = (ms: number): string =>
+  `${closedSoonText(ms)} and refused new connections right after (it is restarting or shutting down)`;
 
 /** What is reported for the second and later connections in a row the broker closed that soon. */
 export const takenOverText = (clientId: string): string =>
@@ -84,8 +96,10 @@ export class BrokerConnection {
   private failedAttempts = 0;
   /** When the current connection was accepted (CONNACK), while it lasts. */
   private connectedAt: number | undefined;
-  /** Connections in a row the broker closed SHORT_LIVED_MS or less after accepting them. */
+  /** Connections in a row the broker closed SHORT_LIVED_MS or less after accepting them while it kept listening. */
   private closedSoonInARow = 0;
+  /** Connections the broker accepted (CONNACK), so a late verdict on an earlier one is not reported over a newer one. */
+  private accepted = 0;
   private ended = false;
   /** Between start() and the first connect, while mqtt.js loads. */
   private loading = false;
@@ -161,15 +175,27 @@ export class BrokerConnection {
       if (this.ended) return;
       const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
       this.connectedAt = undefined;
+      const error = lastError;
+      lastError = undefined;
       const short = lasted !== undefined && lasted <= SHORT_LIVED_MS;
       // A connection that lasted, or a failed attempt (never accepted), ends a row of short ones.
       if (!short) this.closedSoonInARow = 0;
-      else if (lastError === undefined) this.closedSoonInARow++;
-      const reason = lastError ?? (!short ? 'connection closed' : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted));
-      lastError = undefined;
-      this.events.disconnected(reason);
+      if (!short || error !== undefined) {
+        this.events.disconnected(error ?? 'connection closed');
+        return;
+      }
+      // mqtt.js arms its reconnect timer with this delay (set by the listener above) as this event runs.
+      const reconnectDelay = client.options.reconnectPeriod ?? o.reconnectMinMs;
+      const accepted = this.accepted;
+      void brokerListening(o.host, o.port, Math.min(LISTENING_CHECK_MS, reconnectDelay / 2)).then((listening) => {
+        // Nothing to report once the hub has stopped, or connected again (a check slower than the reconnect).
+        if (this.ended || accepted !== this.accepted) return;
+        this.closedSoonInARow = listening ? this.closedSoonInARow + 1 : 0;
+        this.events.disconnected(!listening ? stoppedListeningText(lasted) : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted));
+      });
     });
     client.on('connect', () => {
+      this.accepted++;
       this.connectedAt = performance.now();
       lastError = undefined;
       this.events.connected();

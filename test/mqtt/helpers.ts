@@ -6,7 +6,7 @@ import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { LogLevelName } from '../../src/config/types.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
-import { closedSoonText } from '../../src/mqtt/client.js';
+import { stoppedListeningText } from '../../src/mqtt/client.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
 import { waitUntil } from '../support/wait.js';
@@ -96,8 +96,8 @@ export function capturedLog(level: LogLevelName = 'Information'): { logger: Logg
   return { lines, logger: createLogger({ levels: { Default: level }, write: (l) => lines.push(l), journald: false, timestamps: false }, 'Mqtt') };
 }
 
-/** A regular expression source for closedSoonText of any duration. */
-export const CLOSED_SOON = closedSoonText(0).replace('0 ms', '(?:\\d+ ms|\\d+(?:\\.\\d+)? s)');
+/** A regular expression source for stoppedListeningText of any duration. */
+export const STOPPED_LISTENING = stoppedListeningText(0).replace(/[()]/g, '\\$&').replace('0 ms', '(?:\\d+ ms|\\d+(?:\\.\\d+)? s)');
 
 /** The instance id a service keeps in its data directory. */
 export const instanceIdOf = (dataDir: string): string => readFileSync(path.join(dataDir, 'instance-id'), 'utf8').trim();

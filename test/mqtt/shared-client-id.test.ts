@@ -10,7 +10,7 @@ import { takenOverText } from '../../src/mqtt/client.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { CLOSED_SOON, publisherOptions } from './helpers.js';
+import { publisherOptions, STOPPED_LISTENING } from './helpers.js';
 
 /** How long the two fight in the test; the back-off runs 100 ms, 200, 400, 800, then 1 s. */
 const FIGHT_MS = 6000;
@@ -63,9 +63,40 @@ describe('two hubs sharing one MQTT client id', () => {
     }
     const unavailable = into.filter((x) => x.includes('unavailable'));
     assert.equal(unavailable.length, 1, into.join('\n'));
-    // A clean close says how long the connection lasted; the hub may instead have been writing as the broker
-    // went (EPIPE, a reset), and then that error is the reason.
-    assert.match(unavailable[0]!, new RegExp(`unavailable: (${CLOSED_SOON}|write EPIPE|read ECONNRESET|write ECONNRESET); retrying$`));
+    // A clean close says how long the connection lasted and that the broker stopped listening; the hub may
+    // instead have been writing as the broker went (EPIPE, a reset), and then that error is the reason.
+    assert.match(unavailable[0]!, new RegExp(`unavailable: (${STOPPED_LISTENING}|write EPIPE|read ECONNRESET|write ECONNRESET); retrying$`));
     assert.ok(!into.some((x) => x.includes(takenOverText('voice-hub-5e1f0000a11e'))), into.join('\n'));
+  });
+
+  it('a broker restarted twice in a row right after the hub connected is not called a takeover: it stopped listening each time', async () => {
+    const into: string[] = [];
+    const clientId = 'voice-hub-2e57a27ed000';
+    // A first delay of 1 s: the restarted broker listens again before the hub retries, as a broker that
+    // restarts quickly (systemctl restart mosquitto) does, so no refused attempt ends the row in between.
+    const hub = new MqttPublisher(publisherOptions(broker.port, {
+      instanceId: '2e57a27ed000',
+      reconnectMinMs: 1000,
+      reconnectMaxMs: 2000,
+      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
+    }));
+    const connects = (): number => into.filter((x) => /(re)?connected to MQTT broker/.test(x)).length;
+    try {
+      hub.start();
+      for (let n = 1; n <= 3; n++) {
+        await waitUntil(() => connects() === n, `connection ${n}`, 10_000);
+        // Once the hub has sent its state and the broker acknowledged it, so the close finds it reading, not writing.
+        await waitUntil(() => hub.stats().inFlight === 0 && hub.stats().queued === 0, `the state sent on connection ${n}`);
+        await sleep(100);
+        await broker.restart();
+      }
+      await waitUntil(() => connects() === 4, 'the connection after the third restart', 10_000);
+    } finally {
+      await hub.close();
+    }
+    const unavailable = into.filter((x) => x.includes('unavailable'));
+    assert.ok(!into.some((x) => x.includes(takenOverText(clientId))), into.join('\n'));
+    assert.equal(unavailable.length, 3, into.join('\n'));
+    for (const line of unavailable) assert.match(line, new RegExp(`unavailable: (${STOPPED_LISTENING}|write EPIPE|read ECONNRESET|write ECONNRESET); retrying$`));
   });
 });
