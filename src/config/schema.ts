@@ -118,14 +118,28 @@ const logLevel = (def: string | undefined, description: string): Leaf<'string'> 
  * a character class, for patterns with the `u` flag (ajv's).
  */
 export const NOT_IN_MQTT_TEXT = '\\p{Cc}\\p{Cs}\\p{Noncharacter_Code_Point}';
+/**
+ * Characters of an MQTT setting, at most. MQTT writes each string with a 16-bit length (65,535 bytes at
+ * most: MQTT 3.1.1 section 1.5.3), and mqtt.js throws from deep in its packet writer for a longer one,
+ * which ended the service at its first connect. Far below that: a topic is a prefix and a device id
+ * percent-encoded (12 bytes a character at most), so every topic stays within MQTT's limit.
+ */
+const MQTT_PREFIX_MAX_CHARS = 1024;
+/** The user name a category PUT accepted from the start; also the configuration's. */
+const MQTT_USER_NAME_MAX_CHARS = 256;
+/** 65,535 bytes of UTF-8 hold this many characters of up to 4 bytes each. */
+const MQTT_PASSWORD_MAX_CHARS = 16_383;
+
 const mqttText = (description: string): Leaf<'string'> =>
   str('', description, {
+    maxLength: MQTT_USER_NAME_MAX_CHARS,
     pattern: `^[^${NOT_IN_MQTT_TEXT}]*$`,
     'x-expected': 'must be a string without control characters (U+0000 to U+001F, U+007F to U+009F) or Unicode non-characters, which MQTT does not allow',
   });
 const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
   str(def, description, {
     minLength: 1,
+    maxLength: MQTT_PREFIX_MAX_CHARS,
     // Wildcards and a leading or trailing slash would make every topic under it wrong; a leading $ makes
     // them the broker's own (MQTT 4.7.2: `$SYS/...`), which brokers refuse to clients without a word back.
     pattern: `^[^$#+/${NOT_IN_MQTT_TEXT}](?:[^#+${NOT_IN_MQTT_TEXT}]*[^#+/${NOT_IN_MQTT_TEXT}])?$`,
@@ -231,7 +245,7 @@ export const CONFIG_SCHEMA = {
         }),
         Port: int(1883, 1, 65_535, 'MQTT broker port.'),
         Username: mqttText('MQTT user name; empty for none.'),
-        Password: secret('MQTT password; empty for none.'),
+        Password: secret('MQTT password; empty for none.', { maxLength: MQTT_PASSWORD_MAX_CHARS }),
         TopicPrefix: mqttPrefix('voice-hub', 'Prefix of every topic the service publishes: `<prefix>/status`, `<prefix>/hub/state`, `<prefix>/devices/<deviceId>/state`, `<prefix>/sessions/<sessionId>/event`. Hubs sharing a broker need different prefixes to keep their status and state apart (their client ids and Home Assistant entities differ anyway).'),
         HomeAssistantDiscovery: bool(true, 'Publish Home Assistant MQTT discovery configs: the hub as a device (version, active sessions, devices online, upstream) and battery, temperature, memory, CPU and status of each device.'),
         DiscoveryPrefix: mqttPrefix('homeassistant', 'Home Assistant discovery prefix.'),

@@ -41,15 +41,19 @@ interface Found {
 function describe(error: ErrorObject, entries: Entries): Found {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const direct = entries.get(segments);
-  if (direct) return line(direct, undefined);
+  if (direct) return line(direct, undefined, error);
   const parent = entries.get(segments.slice(0, -1));
-  if (parent && Array.isArray(parent.value)) return line(parent, Number(segments[segments.length - 1]));
+  if (parent && Array.isArray(parent.value)) return line(parent, Number(segments[segments.length - 1]), error);
   // Not a key of its own (cannot happen with defaults for every key); say what ajv said.
   const key = segments.join('.') || '(root)';
   return { key, text: () => `${key}: ${error.message ?? 'is invalid'}` };
 }
 
-function line(entry: Entry, index: number | undefined): Found {
+/** A string over its length limit: what the key's own words would not say (they describe its characters). */
+const tooLong = (error: ErrorObject): string | undefined =>
+  error.keyword === 'maxLength' ? `must be at most ${String(error.params.limit)} characters` : undefined;
+
+function line(entry: Entry, index: number | undefined, error: ErrorObject): Found {
   const key = entry.path.join('.') + (index === undefined ? '' : `[${index}]`);
   return {
     key,
@@ -57,7 +61,7 @@ function line(entry: Entry, index: number | undefined): Found {
       const node: SchemaNode = resolveKey(entry.path)?.node ?? {};
       const value = index === undefined ? entry.value : (entry.value as unknown[])[index];
       const origin = index === undefined ? entry.origin : (entry.itemOrigins?.[index] ?? entry.origin);
-      const expected = (index === undefined ? node : (node.items ?? node))['x-expected'] ?? 'is not a valid value';
+      const expected = tooLong(error) ?? (index === undefined ? node : (node.items ?? node))['x-expected'] ?? 'is not a valid value';
       return `${key}: ${problemValue(node, value, publicForm)} from ${origin} is invalid: ${expected}`;
     },
   };

@@ -72,7 +72,7 @@ export const CATEGORIES = {
     brokerAddress: fromConfig('Mqtt', 'BrokerAddress', { minLength: 1, maxLength: 253 }),
     port: fromConfig('Mqtt', 'Port'),
     // Never the password: categories are readable with a device token.
-    username: fromConfig('Mqtt', 'Username', { maxLength: 256 }),
+    username: fromConfig('Mqtt', 'Username'),
   },
 } as const satisfies Record<string, Record<string, CategoryKey>>;
 

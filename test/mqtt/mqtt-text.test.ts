@@ -51,6 +51,44 @@ describe('MQTT settings that go into MQTT strings', () => {
     }
   });
 
+  it('settings longer than MQTT carries are refused at load: mqtt.js threw from its packet writer at the first connect and ended the service', () => {
+    const cases: Array<[string, string, number]> = [
+      ['TopicPrefix', 'x'.repeat(70_000), 1024],
+      ['DiscoveryPrefix', '\u00e9'.repeat(1025), 1024],
+      ['Username', 'u'.repeat(257), 256],
+    ];
+    for (const [key, value, limit] of cases) {
+      const [problem] = problemsOf({ flags: { [`Mqtt.${key}`]: value } });
+      assert.match(problem ?? '', new RegExp(`^Mqtt\\.${key}: .* from flag --Mqtt\\.${key} is invalid: must be at most ${limit} characters$`));
+    }
+    assert.deepEqual(problemsOf({ flags: { 'Mqtt.Password': '\u{1f3a4}'.repeat(16_384) } }), [
+      'Mqtt.Password: (secret, 16384 characters) from flag --Mqtt.Password is invalid: must be at most 16383 characters',
+    ]);
+    // The longest of each still loads, and the longest password fits MQTT's 65,535 bytes whatever it holds.
+    const { config } = loadConfig({
+      flags: { 'Mqtt.TopicPrefix': 'x'.repeat(1024), 'Mqtt.DiscoveryPrefix': '\u{1f3a4}'.repeat(1024), 'Mqtt.Username': 'u'.repeat(256), 'Mqtt.Password': '\u{1f3a4}'.repeat(16_383) },
+    });
+    assert.equal(config.Mqtt.TopicPrefix.length, 1024);
+    assert.ok(Buffer.byteLength(config.Mqtt.Password) <= 65_535);
+  });
+
+  it('the longest settings connect and publish: every topic stays within MQTT\'s 65,535 bytes', async () => {
+    const broker = await startMosquitto();
+    const { lines, logger } = capturedLog();
+    const longest = '\u{1f3a4}'.repeat(1024);
+    const pub = await connectedPublisher(publisherOptions(broker.port, { topicPrefix: longest, discoveryPrefix: longest, logger }));
+    try {
+      // A device id of the longest kind: 128 characters, each percent-encoded in its topics.
+      pub.publishDeviceState(device('\u0085'.repeat(128)));
+      await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight === 0, 'everything acknowledged');
+      assert.equal(pub.stats().dropped, 0);
+      assert.ok(pub.state().connected, lines.join('\n'));
+    } finally {
+      await pub.close();
+      await broker.stop();
+    }
+  });
+
   it('ordinary text, other scripts and emoji stay accepted; the password is bytes and takes anything', () => {
     const { config } = loadConfig({
       flags: { 'Mqtt.Username': 'hä user-1 😀 名前', 'Mqtt.TopicPrefix': 'voice-hub/küche', 'Mqtt.DiscoveryPrefix': 'home assistant', 'Mqtt.Password': 'p\u0000w\u0085' },
