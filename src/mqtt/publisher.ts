@@ -423,7 +423,11 @@ export class MqttPublisher {
     if (retained && payload.length > 0 && this.foundOwnConfig(topic)) return;
     if (!this.options.homeAssistantDiscovery) return;
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
-    if (topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
+    // Not one the broker kept (a Home Assistant set to retain it, or any client): that comes with the
+    // retain flag as the hub subscribes, right after the connect has sent everything, and answering it
+    // sent every config and state twice at each connect. A birth published while the hub is subscribed
+    // comes without the flag, however it was published (MQTT 3.1.1 section 3.3.1.3).
+    if (retained || topic !== haStatusTopic(this.names.discoveryPrefix) || !payload.equals(ONLINE)) return;
     const wait = this.homeAssistantResend.request();
     if (wait !== undefined && wait > 0) this.log.debug(`Home Assistant came online again; re-sending discovery in ${durationText(wait)}`);
   }

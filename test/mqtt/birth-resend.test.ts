@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import mqtt from 'mqtt';
 import { silentLogger, type Logger } from '../../src/log/logger.js';
+import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
 import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
@@ -60,6 +61,30 @@ describe("Home Assistant's birth message, sent too often", () => {
     // Each run logged once, and the wait once for the 499 that came within the interval, not once each.
     assert.equal(lines.filter((l) => l.includes('Home Assistant came online again; re-sending discovery in')).length, 1, lines.join('\n'));
     assert.equal(lines.filter((l) => l.includes('Home Assistant came online; re-sending discovery for the hub')).length, 2);
+  });
+
+  it('a retained birth message, read as the hub subscribes, sends nothing twice: the connect itself sent everything', async () => {
+    const b = await startMosquitto();
+    cleanup.push(() => b.stop());
+    const options = publisherOptions(b.port);
+    // Left retained by a Home Assistant configured so, or by any client: the broker hands it to every new subscription.
+    const ha = await Subscriber.connect(b.port, [`${options.discoveryPrefix}/sensor/#`]);
+    cleanup.push(() => ha.end());
+    await ha.publish(`${options.discoveryPrefix}/status`, 'online', true);
+    const pub = new MqttPublisher(options);
+    cleanup.push(() => pub.close());
+    pub.syncDevices([device('a'), device('b')]);
+    pub.start();
+    // `online`, the hub's 4 configs, and each device's 5 configs and its state.
+    const CONNECT = 1 + 4 + 2 * 6;
+    await waitUntil(() => pub.stats().published >= CONNECT, 'the connect\'s messages');
+    await sleep(1000);
+    assert.equal(pub.stats().published, CONNECT);
+    assert.equal(ha.messages.filter((m) => m.topic.endsWith('/a_battery/config')).length, 1);
+
+    // A birth while connected comes without the retain flag (MQTT 3.3.1-9), however it was published: answered.
+    await ha.publish(`${options.discoveryPrefix}/status`, 'online', true);
+    await waitUntil(() => pub.stats().published >= CONNECT + 4 + 2 * 6, 'the re-send for the new birth');
   });
 
   it('a birth message after a quiet interval is answered at once', async () => {
