@@ -91,6 +91,19 @@ export const takenOverText = (clientId: string): string =>
   `the broker closed the connection right after accepting it: another client may be connected as ${clientId} ` +
   `(a hub started from a copy of this one's data directory shares its instance-id file: delete that file on one of them and restart it)`;
 
+/**
+ * What to check when the broker refuses the login: its CONNACK says only `Not authorized` (return code 5,
+ * what mosquitto answers a wrong password) or `Bad username or password` (4), and which user the hub
+ * tried, and where that is set, is in no other line. Never the password.
+ */
+function loginAdvice(e: unknown, username: string): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code !== 4 && code !== 5) return '';
+  return username === ''
+    ? ' (the broker refused a connection without a user name: set Mqtt.Username and Mqtt.Password)'
+    : ` (the broker refused the login as user ${username}: check Mqtt.Username and Mqtt.Password)`;
+}
+
 export class BrokerConnection {
   private client: MqttClient | undefined;
   private failedAttempts = 0;
@@ -169,7 +182,7 @@ export class BrokerConnection {
     });
     let lastError: string | undefined;
     client.on('error', (e) => {
-      lastError = connectionErrorText(e);
+      lastError = connectionErrorText(e) + loginAdvice(e, o.username);
     });
     client.on('close', () => {
       if (this.ended) return;
