@@ -3,7 +3,7 @@
 import type { MqttClient } from 'mqtt';
 import { LimitedConnection } from './limited-connection.js';
 import { brokerListening } from './listening.js';
-import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
+import { MAX_INCOMING_PACKET_BYTES, SUBSCRIPTION_QOS, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
 import { connectionErrorText } from '../errors.js';
 import { durationText } from '../log/duration.js';
@@ -231,7 +231,7 @@ export class BrokerConnection {
   }
 
   subscribe(topic: string): void {
-    this.client?.subscribe(topic, { qos: 1 }, (e) => {
+    this.client?.subscribe(topic, { qos: SUBSCRIPTION_QOS }, (e) => {
       // mqtt.js hands over the SUBACK with a refusal; an error without one is the connection closing
       // before the SUBACK, and the next connection subscribes again.
       const granted = (e as { packet?: { granted?: unknown } } | null)?.packet?.granted;

@@ -7,17 +7,24 @@
 //
 // The scanner reads each packet's fixed header (type, flags, remaining length) and passes packets within
 // the limit on untouched. Of a PUBLISH over it, it keeps only the topic and packet id (its first bytes),
-// counts the rest away, and reports it, with the acknowledgement the broker waits for at QoS 1 and 2
-// (PUBACK, PUBREC), so the broker's in-flight window is not left short. Any other packet type over the
+// counts the rest away, and reports it, with the acknowledgement the broker waits for at QoS 1 (PUBACK),
+// so the broker's in-flight window is not left short. Any other packet type over the
 // limit only comes from a broken broker, and so does a remaining length longer than four bytes: both
 // end the connection with an error, and mqtt.js reconnects.
 
 /** Packets (fixed header included) above this are skipped: 256 KiB, a hundred times our largest config. */
 export const MAX_INCOMING_PACKET_BYTES = 256 * 1024;
 
+/**
+ * The QoS the hub subscribes at, and so the highest a broker may deliver to it (MQTT 3.1.1 section
+ * 3.8.4: the minimum of the publisher's and the granted QoS). A QoS 2 message is held by mqtt.js from its
+ * PUBLISH to the broker's PUBREL: a broker that sent them under every packet id and never released one
+ * made the hub hold 65,535 messages of up to the size limit (16 GiB). Such a PUBLISH ends the connection.
+ */
+export const SUBSCRIPTION_QOS = 1;
+
 const PUBLISH = 3;
 const PUBACK = 4;
-const PUBREC = 5;
 /** A PUBLISH skipped for its size. */
 export interface SkippedMessage {
   /** The topic as far as the packet holds it (at most 65,535 bytes, MQTT's limit). */
@@ -71,6 +78,11 @@ export class IncomingPacketLimit {
             if (this.headerLength === 5) throw new Error('the MQTT broker sent a packet length longer than 4 bytes');
             break;
           }
+          const type = this.header[0]! >> 4;
+          const qos = (this.header[0]! >> 1) & 3;
+          if (type === PUBLISH && qos > SUBSCRIPTION_QOS) {
+            throw new Error(qos === 3 ? 'the MQTT broker sent a PUBLISH with QoS 3' : `the MQTT broker sent a PUBLISH with QoS ${qos}, above the QoS ${SUBSCRIPTION_QOS} the hub subscribed at`);
+          }
           const remaining = this.remainingLength();
           const total = this.headerLength + remaining;
           if (total <= this.limit) {
@@ -85,12 +97,9 @@ export class IncomingPacketLimit {
             this.state = remaining > 0 ? State.Pass : State.Header;
             break;
           }
-          const type = this.header[0]! >> 4;
           if (type !== PUBLISH) throw new Error(`the MQTT broker sent a packet of type ${type} and ${total} bytes`);
           if (run >= 0 && packetStart > run) out.push(chunk.subarray(run, packetStart));
           run = -1;
-          const qos = (this.header[0]! >> 1) & 3;
-          if (qos === 3) throw new Error('the MQTT broker sent a PUBLISH with QoS 3');
           this.skipped = { topic: '', bytes: total, qos, retained: (this.header[0]! & 1) === 1 };
           this.headerLength = 0;
           this.left = remaining;
@@ -162,7 +171,7 @@ export class IncomingPacketLimit {
     skipped.topic = kept.toString('utf8', 2, Math.min(idAt, kept.length));
     let ack: Buffer | undefined;
     if (skipped.qos > 0 && kept.length >= idAt + 2) {
-      ack = Buffer.from([(skipped.qos === 1 ? PUBACK : PUBREC) << 4, 2, kept[idAt]!, kept[idAt + 1]!]);
+      ack = Buffer.from([PUBACK << 4, 2, kept[idAt]!, kept[idAt + 1]!]);
     }
     this.onSkipped(skipped, ack);
   }

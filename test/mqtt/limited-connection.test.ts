@@ -102,4 +102,44 @@ describe('LimitedConnection', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('a broker that delivers QoS 2 messages (the hub subscribes at QoS 1) is disconnected before mqtt.js holds one', async () => {
+    // Accepts the connection, then sends QoS 2 PUBLISHes under ever new packet ids and never the PUBREL
+    // that would let mqtt.js forget them: 65,535 of them could be held at once.
+    const qos2 = (id: number): Buffer => {
+      const topic = Buffer.from('homeassistant/status');
+      const body = Buffer.concat([Buffer.from([0, topic.length]), topic, Buffer.from([id >> 8, id & 0xff]), Buffer.alloc(100_000, 0x61)]);
+      const length: number[] = [];
+      for (let n = body.length; ; ) {
+        const byte = n % 128;
+        n = Math.floor(n / 128);
+        length.push(n > 0 ? byte | 0x80 : byte);
+        if (n === 0) break;
+      }
+      return Buffer.concat([Buffer.from([0x34, ...length]), body]);
+    };
+    const sockets: net.Socket[] = [];
+    const server = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      socket.once('data', () => socket.write(Buffer.concat([Buffer.from([0x20, 2, 0, 0]), ...Array.from({ length: 50 }, (_, i) => qos2(i + 1))])));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const reasons: (string | undefined)[] = [];
+    let connected = 0;
+    const connection = new BrokerConnection({
+      host: '127.0.0.1', port: (server.address() as AddressInfo).port, username: '', password: '', clientId: 'vh-qos2-test',
+      will: { topic: 'vh-qos2-test/status', payload: 'offline', retain: true },
+      keepaliveSeconds: 30, reconnectMinMs: 60_000, reconnectMaxMs: 60_000, connectTimeoutMs: 5000,
+    }, { connected: () => connected++, disconnected: (reason) => reasons.push(reason), message: () => assert.fail('no message is read'), skipped: () => {}, subscriptionRefused: () => {} });
+    try {
+      connection.start();
+      await waitUntil(() => reasons.length > 0, 'the disconnect', 10_000);
+      assert.deepEqual(reasons, ['MQTT protocol error: the MQTT broker sent a PUBLISH with QoS 2, above the QoS 1 the hub subscribed at']);
+    } finally {
+      await connection.end(undefined, 1000);
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -82,13 +82,23 @@ describe('IncomingPacketLimit', () => {
     }
   });
 
-  it('answers a skipped QoS 1 PUBLISH with PUBACK and a QoS 2 one with PUBREC, for its packet id', () => {
-    const stream = Buffer.concat([publish('q/1', 5000, 1, 0xbeef), publish('q/2', 5000, 2, 0x0102), pingresp]);
+  it('answers a skipped QoS 1 PUBLISH with PUBACK, for its packet id', () => {
+    const stream = Buffer.concat([publish('q/1', 5000, 1, 0xbeef), publish('q/2', 5000, 1, 0x0102), pingresp]);
     for (const sizes of CHUNKINGS) {
       const run = feed(1024, stream, sizes);
       assert.deepEqual(run.passed, pingresp);
-      assert.deepEqual(run.skipped.map((m) => [m.topic, m.qos]), [['q/1', 1], ['q/2', 2]]);
-      assert.deepEqual(run.acks, [Buffer.from([0x40, 2, 0xbe, 0xef]), Buffer.from([0x50, 2, 0x01, 0x02])]);
+      assert.deepEqual(run.skipped.map((m) => [m.topic, m.qos]), [['q/1', 1], ['q/2', 1]]);
+      assert.deepEqual(run.acks, [Buffer.from([0x40, 2, 0xbe, 0xef]), Buffer.from([0x40, 2, 0x01, 0x02])]);
+    }
+  });
+
+  it('ends the connection on a QoS 2 PUBLISH of any size: the hub subscribes at QoS 1, and mqtt.js holds each QoS 2 message until the broker releases it', () => {
+    for (const payload of [5, 5000]) {
+      const scanner = new IncomingPacketLimit(1024, () => assert.fail('not skipped: refused'));
+      assert.deepEqual(scanner.filter(pingresp), [pingresp]);
+      assert.throws(() => scanner.filter(publish('homeassistant/status', payload, 2)), {
+        message: 'the MQTT broker sent a PUBLISH with QoS 2, above the QoS 1 the hub subscribed at',
+      });
     }
   });
 
