@@ -91,6 +91,21 @@ export const takenOverText = (clientId: string): string =>
   `the broker closed the connection right after accepting it: another client may be connected as ${clientId} ` +
   `(a hub started from a copy of this one's data directory shares its instance-id file: delete that file on one of them and restart it)`;
 
+/** mqtt.js' whole message when nothing answered the CONNECT within connectTimeout. */
+const CONNACK_TIMEOUT = 'connack timeout';
+
+/** Why a connection failed, in words a technician can act on. */
+function reasonOf(e: unknown, o: ConnectionOptions): string {
+  const text = connectionErrorText(e);
+  // Something accepted the TCP connection and never answered in MQTT: a TLS-only port (8883), another
+  // service on that port, or a broker too busy to answer. mqtt.js' two words named none of them.
+  if (text === CONNACK_TIMEOUT) {
+    return `no answer to the MQTT connection request within ${durationText(o.connectTimeoutMs)} (${CONNACK_TIMEOUT}): ` +
+      `is port ${o.port} the broker's plain MQTT port (not TLS, not another service)?`;
+  }
+  return text + loginAdvice(e, o.username);
+}
+
 /**
  * What to check when the broker refuses the login: its CONNACK says only `Not authorized` (return code 5,
  * what mosquitto answers a wrong password) or `Bad username or password` (4), and which user the hub
@@ -182,7 +197,7 @@ export class BrokerConnection {
     });
     let lastError: string | undefined;
     client.on('error', (e) => {
-      lastError = connectionErrorText(e) + loginAdvice(e, o.username);
+      lastError = reasonOf(e, o);
     });
     client.on('close', () => {
       if (this.ended) return;

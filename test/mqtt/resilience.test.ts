@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { BrokerConnection } from '../../src/mqtt/client.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { capturedLog, connectedPublisher, device, publisherOptions, Subscriber } from './helpers.js';
@@ -159,6 +160,32 @@ describe('MqttPublisher when things fail', () => {
     const right = await connectedPublisher(publisherOptions(b.port, { username: 'hub', password: 'right-password' }));
     cleanup.push(() => right.close());
     assert.equal(right.state().connected, true);
+  });
+
+  it('a port that accepts the connection and never answers in MQTT (TLS only, another service): says what to check', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      silent.close(resolve);
+    }));
+    const port = (silent.address() as net.AddressInfo).port;
+    const reasons: (string | undefined)[] = [];
+    const connection = new BrokerConnection({
+      host: '127.0.0.1', port, username: '', password: '', clientId: 'vh-silent-test',
+      will: { topic: 'vh-silent-test/status', payload: 'offline', retain: true },
+      keepaliveSeconds: 30, reconnectMinMs: 60_000, reconnectMaxMs: 60_000, connectTimeoutMs: 300,
+    }, { connected: () => {}, disconnected: (reason) => reasons.push(reason), message: () => {}, skipped: () => {}, subscriptionRefused: () => {} });
+    cleanup.push(() => connection.end(undefined, 1000));
+    connection.start();
+    await waitUntil(() => reasons.length > 0, 'the attempt to fail');
+    assert.deepEqual(reasons, [
+      `no answer to the MQTT connection request within 300 ms (connack timeout): is port ${port} the broker's plain MQTT port (not TLS, not another service)?`,
+    ]);
   });
 
   it('no broker at all: keeps retrying and says why', async () => {
