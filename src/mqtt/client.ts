@@ -97,11 +97,11 @@ const CONNACK_TIMEOUT = 'connack timeout';
 /** Why a connection failed, in words a technician can act on. */
 function reasonOf(e: unknown, o: ConnectionOptions): string {
   const text = connectionErrorText(e);
-  // Something accepted the TCP connection and never answered in MQTT: a TLS-only port (8883), another
-  // service on that port, or a broker too busy to answer. mqtt.js' two words named none of them.
+  // Something accepted the TCP connection and never answered in MQTT: another service on that port (a web
+  // server waits for a request it can read), or a broker too busy to answer. mqtt.js' two words named neither.
   if (text === CONNACK_TIMEOUT) {
     return `no answer to the MQTT connection request within ${durationText(o.connectTimeoutMs)} (${CONNACK_TIMEOUT}): ` +
-      `is port ${o.port} the broker's plain MQTT port (not TLS, not another service)?`;
+      `is port ${o.port} the broker's MQTT port, not another service's?`;
   }
   return text + loginAdvice(e, o.username);
 }

@@ -162,7 +162,7 @@ describe('MqttPublisher when things fail', () => {
     assert.equal(right.state().connected, true);
   });
 
-  it('a port that accepts the connection and never answers in MQTT (TLS only, another service): says what to check', async () => {
+  it('a port that accepts the connection and never answers in MQTT (another service, a web server): says what to check', async () => {
     const sockets: net.Socket[] = [];
     const silent = net.createServer((socket) => {
       sockets.push(socket);
@@ -184,7 +184,7 @@ describe('MqttPublisher when things fail', () => {
     connection.start();
     await waitUntil(() => reasons.length > 0, 'the attempt to fail');
     assert.deepEqual(reasons, [
-      `no answer to the MQTT connection request within 300 ms (connack timeout): is port ${port} the broker's plain MQTT port (not TLS, not another service)?`,
+      `no answer to the MQTT connection request within 300 ms (connack timeout): is port ${port} the broker's MQTT port, not another service's?`,
     ]);
   });
 
