@@ -6,7 +6,7 @@ import path from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { LogLevelName } from '../../src/config/types.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
-import { stoppedListeningText } from '../../src/mqtt/client.js';
+import { stoppedListeningText } from '../../src/mqtt/connection-reasons.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
 import { waitUntil } from '../support/wait.js';

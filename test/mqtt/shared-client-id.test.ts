@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLogger } from '../../src/log/logger.js';
-import { takenOverText } from '../../src/mqtt/client.js';
+import { takenOverText } from '../../src/mqtt/connection-reasons.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
