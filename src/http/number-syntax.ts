@@ -5,6 +5,7 @@
 // integer fields then judge the marker (schemas.ts); a number field takes `20.0` as the number it is.
 import { randomBytes } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
+import { parseInTextOrder } from './member-order.js';
 import type { JsonSchema } from './request-schemas.js';
 
 /** Unlike any string a client can know to send: a fresh nonce of each process. */
@@ -17,11 +18,11 @@ const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 const twins = new WeakMap<object, unknown>();
 
 /**
- * JSON.parse, noting the whole numbers of `text` written with a fraction or an exponent. Throws as
- * JSON.parse does.
+ * JSON.parse, noting the whole numbers of `text` written with a fraction or an exponent, a name written
+ * twice at its last place (member-order.ts). Throws as JSON.parse does.
  */
 export function parseBody(text: string): unknown {
-  const value: unknown = JSON.parse(text);
+  const value = parseInTextOrder(text);
   if (typeof value === 'object' && value !== null && /\d[.eE]/.test(text)) {
     let marked = false;
     const twinText = text.replace(TOKEN, (token) => {
@@ -29,7 +30,7 @@ export function parseBody(text: string): unknown {
       marked = true;
       return JSON.stringify(MARKER);
     });
-    if (marked) twins.set(value, JSON.parse(twinText));
+    if (marked) twins.set(value, parseInTextOrder(twinText));
   }
   return value;
 }

@@ -1,0 +1,66 @@
+// A body that names a property more than once, in one spelling or in several cases: ASP.NET Core
+// (System.Text.Json, case-insensitive) sets the property at each occurrence, so the last one written
+// wins. JSON.parse left a name written twice at the place of its first occurrence, so a differently
+// cased one between them won, and the last value was neither used nor checked.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import type { InjectResponse } from '../../src/http/inject.js';
+import { assertProblem } from '../support/problem.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken } from '../support/tokens.js';
+
+const INVALID = { title: 'One or more validation errors occurred.', detail: 'The request body is invalid.' };
+
+describe('a property named more than once', () => {
+  let svc: TestService;
+  let admin: string;
+  before(async () => {
+    svc = await startService();
+    admin = await adminToken(svc);
+  });
+  const send = (method: string, url: string, text: string, token?: string): Promise<InjectResponse> =>
+    svc.app.inject({ method, url, body: text, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+  const voice = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/voice', text, admin);
+  const rate = (res: InjectResponse): unknown => (res.json() as { audioSampleRate: unknown }).audioSampleRate;
+
+  it('takes the value written last, whatever the case of the names between', async () => {
+    const res = await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":16000}');
+    assert.equal(res.status, 200, res.body);
+    assert.equal(rate(res), 16000);
+    const again = await voice('{"AUDIOSAMPLERATE":8000,"audioSampleRate":24000,"AudioSampleRate":12000,"AUDIOSAMPLERATE":48000}');
+    assert.equal(rate(again), 48000);
+    const inner = await send('POST', '/api/device/register', '{"deviceId":"a","DeviceId":"b","deviceId":"c","deviceName":"n","deviceType":"t"}');
+    assert.equal(inner.status, 200, inner.body);
+    assert.equal((inner.json() as { deviceInfo: { id: string } }).deviceInfo.id, 'c');
+  });
+
+  it('checks the value written last: one the API refuses is refused, not passed over', async () => {
+    assertProblem(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":"bad"}'), 400, {
+      ...INVALID,
+      errors: { audioSampleRate: ['must be integer or null', 'must be one of 8000, 12000, 16000, 24000, 48000, null'] },
+    });
+    assertProblem(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":16000.0}'), 400, {
+      ...INVALID,
+      errors: { audioSampleRate: ['must be integer or null'] },
+    });
+    // A null written last removes the stored value (the key reads the default again).
+    await voice('{"audioSampleRate":24000}');
+    assert.equal(rate(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":null}')), 16000);
+  });
+
+  it('nested objects too, and names that only look alike stay apart', async () => {
+    const reg = await send('POST', '/api/device/register', '{"deviceId":"nest","deviceName":"n","deviceType":"t"}');
+    const device = (reg.json() as { deviceToken: string }).deviceToken;
+    const start = await send(
+      'POST',
+      '/api/voice/start',
+      '{"deviceId":"nest","sessionConfig":{"sampleRate":8000,"SampleRate":12000,"sampleRate":44100}}',
+      device,
+    );
+    assertProblem(start, 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be one of 8000, 12000, 16000, 24000, 48000'] } });
+    const words = await voice('{"wakeWords":["a"],"wakeWords\\u0000":1}');
+    assertProblem(words, 400, { ...INVALID, errors: { 'wakeWords\u0000': ["Unknown setting 'wakeWords\u0000'."] } });
+    const proto = await voice('{"__proto__":1,"__proto__":{"x":1}}');
+    assertProblem(proto, 400, { ...INVALID, errors: Object.fromEntries([['__proto__', ["Unknown setting '__proto__'."]]]) });
+  });
+});
