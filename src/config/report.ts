@@ -7,14 +7,17 @@ import type { LoadedConfig } from './types.js';
 
 /**
  * `# configuration file: PATH` (or none), then one `Key = value  (source)` line per key, then what was
- * ignored. `publicForm`: see shown.ts.
+ * ignored. `publicForm`: see shown.ts. `stored`: the values stored through the API that are in effect,
+ * by the key they override, shown in its place as what the service uses.
  */
-export function formatConfigReport(loaded: LoadedConfig, publicForm: PublicForm): string[] {
+export function formatConfigReport(loaded: LoadedConfig, publicForm: PublicForm, stored: ReadonlyMap<string, unknown> = new Map()): string[] {
   const lines = [`# configuration file: ${loaded.file ?? 'none (built-in defaults)'}`];
   const leaves: Array<[string, unknown]> = [];
   flatten(maskedView(loaded, publicForm), [], leaves);
   for (const [key, value] of leaves) {
-    lines.push(`${key} = ${JSON.stringify(value)}  (${loaded.sources.get(key) ?? 'default'})`);
+    const source = loaded.sources.get(key) ?? 'default';
+    if (stored.has(key)) lines.push(`${key} = ${JSON.stringify(stored.get(key))}  (api, over the ${source} value ${JSON.stringify(value)})`);
+    else lines.push(`${key} = ${JSON.stringify(value)}  (${source})`);
   }
   // Said, or an operator who configured a token in the URL would think it lost.
   for (const { key, path, node } of leafKeys()) {

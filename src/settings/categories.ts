@@ -54,6 +54,37 @@ export class ConfigCategories {
     return out;
   }
 
+  /** Each stored value in use that stands for a configuration key, by that key: what overrides the file or a default. */
+  storedByConfigKey(): Map<string, unknown> {
+    const out = new Map<string, unknown>();
+    for (const category of CATEGORY_NAMES) {
+      const sources = this.sources(category);
+      const values = this.get(category);
+      for (const [name, key] of categoryKeys(category)) {
+        if (key.configKey !== undefined && sources[name] === 'api') out.set(key.configKey, values[name]);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Stored values an environment variable or a flag overrides, as `category.key = value` with that
+   * source: a PUT of them was answered 200 with the operator's value, and `config check` says why.
+   */
+  overridden(): Array<{ setting: string; configKey: string; source: ConfigSource }> {
+    const out: Array<{ setting: string; configKey: string; source: ConfigSource }> = [];
+    for (const category of CATEGORY_NAMES) {
+      const stored = this.repo.get(category);
+      for (const [name, key] of categoryKeys(category)) {
+        const source = key.configKey === undefined ? undefined : this.loaded.sources.get(key.configKey);
+        if (key.configKey !== undefined && source && operatorSet(source) && this.usable(category, name, stored)) {
+          out.push({ setting: `${category}.${name} = ${JSON.stringify(stored[name])}`, configKey: key.configKey, source });
+        }
+      }
+    }
+    return out;
+  }
+
   /** Called after every successful PUT with the category's new effective values. */
   onChange(listener: CategoryListener): void {
     this.listeners.push(listener);
