@@ -29,8 +29,9 @@ const HELD_EVENTS_KEPT = 1000;
 /** What is published while no publisher is in place, for the one that comes. */
 type Held = { kind: 'event'; sessionId: string; event: SessionEventMessage } | { kind: 'removal'; deviceId: string };
 
+/** Settings that connect alike: with no broker address nothing connects, whatever the port or user name. */
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
-  a.brokerAddress === b.brokerAddress && a.port === b.port && a.username === b.username;
+  a.brokerAddress === b.brokerAddress && (a.brokerAddress === '' || (a.port === b.port && a.username === b.username));
 
 export class ConfiguredMqttPublisher {
   private publisher: MqttPublisher | undefined;

@@ -195,7 +195,12 @@ describe('MQTT settings changed over the API', () => {
     assert.equal(off.description, 'MQTT disabled (Mqtt.BrokerAddress is empty)');
     assert.deepEqual(off.tags, ['mqtt'], 'the same tags as when it is on');
     const device = await registerDevice(svc);
-    await putMqtt(svc, admin, { brokerAddress: '127.0.0.1', port: second.port });
+    // A port or user name alone leaves it off, and says nothing changed: "switched off" was logged for it.
+    await putMqtt(svc, admin, { port: second.port, username: 'hub' });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(svc.logs.filter((l) => / Mqtt: /.test(l)), []);
+    assert.equal((await call(svc.url, 'GET', '/health')).json.entries.mqtt.description, 'MQTT disabled (Mqtt.BrokerAddress is empty)');
+    await putMqtt(svc, admin, { brokerAddress: '127.0.0.1', username: null });
     assert.deepEqual(await mqttHealthBecomes(svc, `connected to 127.0.0.1:${second.port}`), {
       status: 'Healthy',
       description: `connected to 127.0.0.1:${second.port}`,
