@@ -85,7 +85,7 @@ export class ConfigCategories {
     return out;
   }
 
-  /** Called after every successful PUT with the category's new effective values. */
+  /** Called after every PUT that reached the store, stored or reverted, with the category's effective values then. */
   onChange(listener: CategoryListener): void {
     this.listeners.push(listener);
   }
@@ -131,14 +131,22 @@ export class ConfigCategories {
     const stored = Object.fromEntries(merged);
     try {
       await this.repo.put(category, stored);
-    } finally {
-      this.cache.delete(category);
+    } catch (e) {
+      // Reverted, and told: an earlier write's listeners ran while this one was in memory, unsaved, and
+      // applied its values (an MQTT connection to its broker), which the revert has now taken back.
+      this.changed(name);
+      throw e;
     }
-    // The listeners apply what is stored now (a later write may have landed while this one was written);
-    // the answer is this write's result, which the client can check its own values against.
+    // The answer is this write's result, which the client can check its own values against.
+    this.changed(name);
+    return this.effective(name, stored);
+  }
+
+  /** The listeners apply what is in memory now: a later write may have landed while this one was written. */
+  private changed(category: CategoryName): void {
+    this.cache.delete(category);
     const current = this.get(category);
     for (const listener of this.listeners) listener(category, current);
-    return this.effective(name, stored);
   }
 
   private effective(category: CategoryName, stored: Record<string, unknown>): Record<string, unknown> {

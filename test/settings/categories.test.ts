@@ -2,6 +2,7 @@
 // accepted over the API exactly when the configuration accepts it, unless the category says it accepts
 // less), values come from the right layer in the right form, and no secret can become a category key.
 import assert from 'node:assert/strict';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import type { SchemaNode } from '../../src/config/schema.js';
@@ -181,6 +182,41 @@ describe('ConfigCategories over a real store', () => {
     const last = bodies.at(-1)!;
     assert.deepEqual([categories.get('voice').audioSampleRate, categories.get('voice').audioChannels], [last.audioSampleRate, last.audioChannels]);
     assert.deepEqual(seen.at(-1), categories.get('voice'));
+  });
+
+  it('a write whose persist fails after an earlier one succeeded: listeners end with what is stored, not with the refused write', async () => {
+    // The data dir is swapped for a plain file when the second persist starts, so its write fails as
+    // with a vanished mount, after the first write's listeners have already run.
+    const dataDir = tmpDir();
+    let armed = false;
+    const own = await openStore({
+      dataDir,
+      flushIntervalMs: 60_000,
+      logger: silentLogger,
+      assertOwner: () => {
+        if (!armed) return;
+        armed = false;
+        renameSync(dataDir, `${dataDir}-away`);
+        writeFileSync(dataDir, '');
+      },
+    });
+    try {
+      const categories = new ConfigCategories(loadConfig(), own.settings);
+      const seen: Record<string, unknown>[] = [];
+      categories.onChange((_, values) => seen.push(values));
+      const first = categories.put('mqtt', { brokerAddress: 'first.lan' }); // its persist has started
+      armed = true;
+      const second = categories.put('mqtt', { brokerAddress: 'second.lan', port: 1884 });
+      const [answered, refused] = await Promise.allSettled([first, second]);
+      assert.deepEqual(answered, { status: 'fulfilled', value: { brokerAddress: 'first.lan', port: 1883, username: '' } });
+      assert.equal(refused.status === 'rejected' && (refused.reason as DomainError).code, 'unavailable');
+      assert.deepEqual(categories.get('mqtt'), { brokerAddress: 'first.lan', port: 1883, username: '' });
+      assert.deepEqual(seen.at(-1), categories.get('mqtt'), 'the refused second.lan:1884 is not what listeners (the MQTT connection) end on');
+    } finally {
+      rmSync(dataDir);
+      renameSync(`${dataDir}-away`, dataDir);
+      await own.close();
+    }
   });
 
   it('an unknown category is not_found, for reads and writes alike', async () => {
