@@ -124,9 +124,11 @@ export class ConfigCategories {
     const name = this.known(category);
     // A Map first: a key may be named `__proto__` (the write schema refuses unknown keys, but not here).
     const merged = new Map(Object.entries(this.repo.get(category)));
+    const keys = new Map(categoryKeys(name));
     for (const [key, value] of Object.entries(patch)) {
       if (value === null) merged.delete(key);
-      else merged.set(key, value);
+      // A time span is kept trimmed, as it is parsed and as the configuration's reads back.
+      else merged.set(key, keys.get(key)?.node['x-timespan'] && typeof value === 'string' ? value.trim() : value);
     }
     const stored = Object.fromEntries(merged);
     try {

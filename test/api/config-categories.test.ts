@@ -34,6 +34,10 @@ describe('configuration categories', () => {
     const put = await call(fromDefault.url, 'PUT', '/api/config/device', { token: await adminToken(fromDefault), body: { tokenExpiration: '36:00:00' } });
     assert.equal(put.json.tokenExpiration, '36:00:00');
     assert.equal(await read(fromDefault), '36:00:00');
+    // Trimmed as it is parsed, as the environment's is above.
+    const spaced = await call(fromDefault.url, 'PUT', '/api/config/device', { token: await adminToken(fromDefault), body: { tokenExpiration: ' \t12:00:00 ' } });
+    assert.equal(spaced.json.tokenExpiration, '12:00:00');
+    assert.equal(await read(fromDefault), '12:00:00');
   });
 
   it('refuses bad writes with exact problems', async () => {
