@@ -2,6 +2,7 @@
 // the file and the built-in defaults but not an environment variable or a flag, which the operator
 // on the box set on purpose. Which keys there are, and what each may hold, is definitions.ts's table.
 import { toConfigValue, toJsonValue } from '../config/schema-value.js';
+import { problemValue } from '../config/shown.js';
 import type { AppConfig, ConfigSource, LoadedConfig } from '../config/types.js';
 import { DomainError } from '../errors.js';
 import type { SettingsRepository } from '../store/types.js';
@@ -42,13 +43,17 @@ export class ConfigCategories {
     private readonly accepts: StoredValueCheck = () => true,
   ) {}
 
-  /** Stored values not used because their category's write schema refuses them, as `category.key = value`. */
+  /**
+   * Stored values not used because their category's write schema refuses them, as `category.key = value`
+   * (for the log and `config check`): the value as a problem line quotes it, so a broker address that
+   * holds a login (`mqtt://user:password@broker`, stored before addresses had to be host names) is not shown.
+   */
   unusable(): string[] {
     const out: string[] = [];
     for (const category of CATEGORY_NAMES) {
       const stored = this.repo.get(category);
-      for (const [name] of categoryKeys(category)) {
-        if (Object.hasOwn(stored, name) && !this.accepts(category, name, stored[name])) out.push(`${category}.${name} = ${JSON.stringify(stored[name])}`);
+      for (const [name, key] of categoryKeys(category)) {
+        if (Object.hasOwn(stored, name) && !this.accepts(category, name, stored[name])) out.push(`${category}.${name} = ${problemValue(key.node, stored[name], undefined)}`);
       }
     }
     return out;

@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { BUNDLE, runBundle, startService } from '../support/service.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { openStore } from '../../src/store/index.js';
 import { adminToken } from '../support/tokens.js';
 import { tmpDir } from '../support/tmp.js';
 
@@ -58,5 +60,25 @@ describe('config check with stored values', () => {
       assert.ok(!out.stdout.includes('pw-SECRET-1') && !out.stderr.includes('pw-SECRET-1'));
       assert.equal(line(out.stdout, 'Mqtt.Password'), 'Mqtt.Password = "***"  (file)');
     }
+  });
+
+  it('a stored broker address with a login in it (stored before addresses had to be host names) is named, never shown, in config check and the log', async () => {
+    const dataDir = tmpDir();
+    const store = await openStore({ dataDir, flushIntervalMs: 60_000, logger: silentLogger });
+    await store.settings.put('mqtt', { brokerAddress: 'mqtt://hub:pw-SECRET-2@broker.lan:1883' });
+    await store.close();
+    const res = await runBundle(['config', 'check', '--data-dir', dataDir]);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(!res.stdout.includes('pw-SECRET-2'), res.stdout);
+    assert.ok(
+      res.stdout.includes('mqtt.brokerAddress = (not shown: not a host name or address, it may hold credentials)  (stored, not used: the API would refuse it; PUT a valid value or null)'),
+      res.stdout,
+    );
+    const svc = await startService({ dataDir, flags: { 'Mqtt.BrokerAddress': '' } });
+    await svc.stop();
+    const warning = svc.logs.filter((l) => l.includes('stored setting'));
+    assert.equal(warning.length, 1, svc.logs.join('\n'));
+    assert.match(warning[0]!, /stored setting mqtt\.brokerAddress = \(not shown: not a host name or address, it may hold credentials\) is not one the API accepts/);
+    assert.ok(!svc.logs.join('\n').includes('pw-SECRET-2'));
   });
 });
