@@ -140,8 +140,16 @@ export class ConfigCategories {
       await this.repo.put(category, stored);
     } catch (e) {
       // Reverted, and told: an earlier write's listeners ran while this one was in memory, unsaved, and
-      // applied its values (an MQTT connection to its broker), which the revert has now taken back.
-      this.changed(name);
+      // applied its values (an MQTT connection to its broker), which the revert has now taken back. A
+      // store closed meanwhile (shutdown) has nothing left to apply; the write's own failure is the answer.
+      let current: Record<string, unknown>;
+      try {
+        this.cache.delete(name);
+        current = this.get(name);
+      } catch {
+        throw e;
+      }
+      this.notify(name, current);
       throw e;
     }
     // The answer is this write's result, which the client can check its own values against.
@@ -152,7 +160,10 @@ export class ConfigCategories {
   /** The listeners apply what is in memory now: a later write may have landed while this one was written. */
   private changed(category: CategoryName): void {
     this.cache.delete(category);
-    const current = this.get(category);
+    this.notify(category, this.get(category));
+  }
+
+  private notify(category: CategoryName, current: Record<string, unknown>): void {
     for (const listener of this.listeners) listener(category, current);
   }
 
