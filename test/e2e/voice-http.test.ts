@@ -191,6 +191,26 @@ describe('voice endpoints', () => {
     }
     assert.equal((await start(rig, { deviceId: device.id }, device.token)).status, 200);
   });
+
+  it('the voice defaults stored through PUT /api/config/voice are the next session\'s; its own sessionConfig still wins', async () => {
+    const device = await registerDevice(rig.svc);
+    const put = await call(rig.svc.url, 'PUT', '/api/config/voice', { body: { audioSampleRate: 48000, audioChannels: 2 }, token: admin });
+    assert.equal(put.status, 200, put.text);
+    const configOf = async (sessionConfig?: Record<string, unknown>): Promise<unknown> => {
+      const res = await start(rig, { deviceId: device.id, ...(sessionConfig ? { sessionConfig } : {}) }, device.token);
+      assert.equal(res.status, 200, res.text);
+      const stop = await call(rig.svc.url, 'POST', '/api/voice/stop', { body: { sessionId: res.json.sessionId }, token: device.token });
+      const { sampleRate, channels } = stop.json.config;
+      return { sampleRate, channels };
+    };
+    try {
+      assert.deepEqual(await configOf(), { sampleRate: 48000, channels: 2 });
+      assert.deepEqual(await configOf({ sampleRate: 8000 }), { sampleRate: 8000, channels: 2 });
+    } finally {
+      assert.equal((await call(rig.svc.url, 'PUT', '/api/config/voice', { body: { audioSampleRate: null, audioChannels: null }, token: admin })).status, 200);
+    }
+    assert.deepEqual(await configOf(), { sampleRate: 16000, channels: 1 });
+  });
 });
 
 describe('a stop answers the final record, whatever the history keeps of it', () => {
