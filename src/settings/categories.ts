@@ -80,11 +80,10 @@ export class ConfigCategories {
     const out: Array<{ setting: string; configKey: string; source: ConfigSource }> = [];
     for (const category of CATEGORY_NAMES) {
       const stored = this.repo.get(category);
-      for (const [name, key] of categoryKeys(category)) {
-        const source = key.configKey === undefined ? undefined : this.loaded.sources.get(key.configKey);
-        if (key.configKey !== undefined && source && operatorSet(source) && this.usable(category, name, stored)) {
-          out.push({ setting: `${category}.${name} = ${JSON.stringify(stored[name])}`, configKey: key.configKey, source });
-        }
+      for (const [name, { configKey }] of categoryKeys(category)) {
+        const source = configKey === undefined ? undefined : this.loaded.sources.get(configKey);
+        if (configKey === undefined || !source || !operatorSet(source) || !this.usable(category, name, stored)) continue;
+        out.push({ setting: `${category}.${name} = ${JSON.stringify(stored[name])}`, configKey, source });
       }
     }
     return out;
