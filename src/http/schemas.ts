@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
-import { REQUEST_SCHEMAS } from './request-schemas.js';
+import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
 /**
  * As many errors as one answer holds: ASP.NET's MaxModelValidationErrors, 200, the last of them saying
@@ -66,10 +66,23 @@ export function validateBody(schemaName: string, body: unknown): void {
   const typeErrors = twin === undefined ? [] : fractionSyntaxErrors(schema, twin);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
   if (valid && typeErrors.length === 0 && illFormed.length === 0) return;
-  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors([...typeErrors, ...(validate.errors ?? [])], illFormed));
+  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(schema, [...typeErrors, ...(validate.errors ?? [])], illFormed));
 }
 
-function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | number>>): Record<string, string[]> {
+/**
+ * What a pattern stands for, where the schema says it in words (`x-expected`, as the configuration's
+ * problem lines word it): `must be a host name, ...` rather than the regular expression.
+ */
+function patternExpected(schema: JsonSchema, schemaPath: string): string | undefined {
+  let node: unknown = schema;
+  for (const segment of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) {
+    node = typeof node === 'object' && node !== null && Object.hasOwn(node, segment) ? (node as Record<string, unknown>)[segment] : undefined;
+  }
+  const expected = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)['x-expected'] : undefined;
+  return typeof expected === 'string' ? expected : undefined;
+}
+
+function fieldErrors(schema: JsonSchema, errors: ErrorObject[], illFormed: Array<Array<string | number>>): Record<string, string[]> {
   // A Map, not an object literal: a field may be named `__proto__`.
   const out = new Map<string, string[]>();
   let count = 0;
@@ -105,6 +118,8 @@ function fieldErrors(errors: ErrorObject[], illFormed: Array<Array<string | numb
       message = `Unknown setting '${extra}'.`;
     } else if (e.keyword === 'type' && Array.isArray((e.params as { type: unknown }).type)) {
       message = `must be ${((e.params as { type: string[] }).type).join(' or ')}`;
+    } else if (e.keyword === 'pattern') {
+      message = patternExpected(schema, e.schemaPath) ?? message;
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     }

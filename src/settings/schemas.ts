@@ -6,12 +6,16 @@
 import type { SchemaNode } from '../config/schema.js';
 import { categoryKeys, CATEGORY_NAMES, type CategoryKey, type CategoryName } from './definitions.js';
 
-/** What says what a value may be; defaults (PUT merges), secrets and the problem wording stay behind. */
+/**
+ * What says what a value may be, and the words for a pattern (`x-expected`, which a refusal quotes
+ * rather than the regular expression); defaults (PUT merges) and secrets stay behind.
+ */
 const WRITE_KEYWORDS = ['type', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'format', 'maxItems', 'x-timespan'] as const;
 
 function writeNode(node: SchemaNode): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const keyword of WRITE_KEYWORDS) if (node[keyword] !== undefined) out[keyword] = structuredClone(node[keyword]);
+  if (node.pattern !== undefined && node['x-expected'] !== undefined) out['x-expected'] = node['x-expected'];
   if (node.items) out.items = writeNode(node.items);
   return out;
 }

@@ -60,6 +60,15 @@ describe('configuration categories', () => {
       ['device', { tokenExpiration: '00:00:00', maxDevices: 100_001 }, { tokenExpiration: ['must be a time span from 00:00:01 to 3650.00:00:00'], maxDevices: ['must be <= 100000'] }],
       ['mqtt', { brokerAddress: '', port: 0 }, { brokerAddress: ['must NOT have fewer than 1 characters'], port: ['must be >= 1'] }],
       ['mqtt', { password: 'secret' }, { password: ["Unknown setting 'password'."] }],
+      // A pattern refused in the words of the configuration's problem lines, not as its regular expression.
+      [
+        'mqtt',
+        { brokerAddress: 'mqtt://hub:secret@broker.lan:1883', username: 'hub\u0007' },
+        {
+          brokerAddress: ['must be a host name, an IPv4 address or an IPv6 address without brackets (no scheme, user name, password, port or path: the port is Mqtt.Port, the login Mqtt.Username and Mqtt.Password)'],
+          username: ['must be a string without control characters (U+0000 to U+001F, U+007F to U+009F) or Unicode non-characters, which MQTT does not allow'],
+        },
+      ],
     ];
     for (const [category, body, errors] of cases) {
       const res = await call(svc.url, 'PUT', `/api/config/${category}`, { token: admin, body });
