@@ -10,9 +10,9 @@ import { LimitedConnection } from '../../src/mqtt/limited-connection.js';
 import type { SkippedMessage } from '../../src/mqtt/packet-limit.js';
 import { waitUntil } from '../support/wait.js';
 
-/** A QoS 1 PUBLISH of `payload` bytes on `topic`, packet id 0x0102. */
-function publish(topic: string, payload: number): Buffer {
-  const body = Buffer.concat([Buffer.from([0, topic.length]), Buffer.from(topic), Buffer.from([1, 2]), Buffer.alloc(payload, 0x61)]);
+/** A PUBLISH of `payload` bytes on `topic`, at QoS 1 with packet id 0x0102 unless told. */
+function publish(topic: string, payload: number, { qos = 1, id = 0x0102 } = {}): Buffer {
+  const body = Buffer.concat([Buffer.from([0, topic.length]), Buffer.from(topic), Buffer.from([id >> 8, id & 0xff]), Buffer.alloc(payload, 0x61)]);
   const length: number[] = [];
   for (let n = body.length; ; ) {
     const byte = n % 128;
@@ -20,7 +20,7 @@ function publish(topic: string, payload: number): Buffer {
     length.push(n > 0 ? byte | 0x80 : byte);
     if (n === 0) break;
   }
-  return Buffer.concat([Buffer.from([0x32, ...length]), body]);
+  return Buffer.concat([Buffer.from([0x30 | (qos << 1), ...length]), body]);
 }
 
 describe('LimitedConnection', () => {
@@ -106,18 +106,7 @@ describe('LimitedConnection', () => {
   it('a broker that delivers QoS 2 messages (the hub subscribes at QoS 1) is disconnected before mqtt.js holds one', async () => {
     // Accepts the connection, then sends QoS 2 PUBLISHes under ever new packet ids and never the PUBREL
     // that would let mqtt.js forget them: 65,535 of them could be held at once.
-    const qos2 = (id: number): Buffer => {
-      const topic = Buffer.from('homeassistant/status');
-      const body = Buffer.concat([Buffer.from([0, topic.length]), topic, Buffer.from([id >> 8, id & 0xff]), Buffer.alloc(100_000, 0x61)]);
-      const length: number[] = [];
-      for (let n = body.length; ; ) {
-        const byte = n % 128;
-        n = Math.floor(n / 128);
-        length.push(n > 0 ? byte | 0x80 : byte);
-        if (n === 0) break;
-      }
-      return Buffer.concat([Buffer.from([0x34, ...length]), body]);
-    };
+    const qos2 = (id: number): Buffer => publish('homeassistant/status', 100_000, { qos: 2, id });
     const sockets: net.Socket[] = [];
     const server = net.createServer((socket) => {
       sockets.push(socket);

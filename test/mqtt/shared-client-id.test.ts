@@ -22,6 +22,20 @@ describe('two hubs sharing one MQTT client id', () => {
   });
   after(() => broker?.stop());
 
+  /**
+   * A hub that retries after 1 to 2 s: past a broker's restart (a busy machine took more than 100 ms), so no
+   * refused attempt adds a line of its own. Its log lines go to `into`.
+   */
+  function restartedHub(instanceId: string, into: string[]): { hub: MqttPublisher; connects: () => number } {
+    const hub = new MqttPublisher(publisherOptions(broker.port, {
+      instanceId,
+      reconnectMinMs: 1000,
+      reconnectMaxMs: 2000,
+      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
+    }));
+    return { hub, connects: () => into.filter((x) => /(re)?connected to MQTT broker/.test(x)).length };
+  }
+
   it('back off as a failing connection does, and say which client id the broker gives away', async () => {
     const lines: string[][] = [[], []];
     const instanceId = 'c10ned1d0000';
@@ -46,14 +60,7 @@ describe('two hubs sharing one MQTT client id', () => {
 
   it('a broker restarted right after the hub connected is not called a takeover: one short connection says how long it lasted', async () => {
     const into: string[] = [];
-    const hub = new MqttPublisher(publisherOptions(broker.port, {
-      instanceId: '5e1f0000a11e',
-      // Past the restart (a busy machine took more than 100 ms), so no refused attempt adds a line of its own.
-      reconnectMinMs: 1000,
-      reconnectMaxMs: 2000,
-      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
-    }));
-    const connects = (): number => into.filter((x) => /(re)?connected to MQTT broker/.test(x)).length;
+    const { hub, connects } = restartedHub('5e1f0000a11e', into);
     try {
       hub.start();
       await waitUntil(() => connects() === 1, 'the first connection');
@@ -73,15 +80,9 @@ describe('two hubs sharing one MQTT client id', () => {
   it('a broker restarted twice in a row right after the hub connected is not called a takeover: it stopped listening each time', async () => {
     const into: string[] = [];
     const clientId = 'voice-hub-2e57a27ed000';
-    // A first delay of 1 s: the restarted broker listens again before the hub retries, as a broker that
-    // restarts quickly (systemctl restart mosquitto) does, so no refused attempt ends the row in between.
-    const hub = new MqttPublisher(publisherOptions(broker.port, {
-      instanceId: '2e57a27ed000',
-      reconnectMinMs: 1000,
-      reconnectMaxMs: 2000,
-      logger: createLogger({ levels: { Default: 'Information' }, write: (line) => into.push(line) }),
-    }));
-    const connects = (): number => into.filter((x) => /(re)?connected to MQTT broker/.test(x)).length;
+    // The restarted broker listens again before the hub retries, as a broker that restarts quickly
+    // (systemctl restart mosquitto) does, so no refused attempt ends the row in between.
+    const { hub, connects } = restartedHub('2e57a27ed000', into);
     try {
       hub.start();
       for (let n = 1; n <= 3; n++) {
