@@ -86,8 +86,12 @@ export class BrokerConnection {
   private connectedAt: number | undefined;
   /** Connections in a row the broker closed SHORT_LIVED_MS or less after accepting them while it kept listening. */
   private closedSoonInARow = 0;
-  /** Connections the broker accepted (CONNACK), so a late verdict on an earlier one is not reported over a newer one. */
-  private accepted = 0;
+  /**
+   * A short close whose reason waits for the check whether the broker still listens. Whatever comes next
+   * on the connection (it opens again, an attempt fails) reports it first if the check has not: the
+   * publisher resets its state on each disconnect and must see one between two connects.
+   */
+  private unreported: { lasted: number } | undefined;
   private ended = false;
   /** Between start() and the first connect, while mqtt.js loads. */
   private loading = false;
@@ -161,6 +165,7 @@ export class BrokerConnection {
     });
     client.on('close', () => {
       if (this.ended) return;
+      this.reportUnreported();
       const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
       this.connectedAt = undefined;
       const error = lastError;
@@ -174,21 +179,31 @@ export class BrokerConnection {
       }
       // mqtt.js arms its reconnect timer with this delay (set by the listener above) as this event runs.
       const reconnectDelay = client.options.reconnectPeriod ?? o.reconnectMinMs;
-      const accepted = this.accepted;
+      const pending = { lasted };
+      this.unreported = pending;
       void brokerListening(o.host, o.port, Math.min(LISTENING_CHECK_MS, reconnectDelay / 2)).then((listening) => {
-        // Nothing to report once the hub has stopped, or connected again (a check slower than the reconnect).
-        if (this.ended || accepted !== this.accepted) return;
+        // Nothing to report once the hub has stopped, or what came next reported it (a check slower than the reconnect).
+        if (this.ended || this.unreported !== pending) return;
+        this.unreported = undefined;
         this.closedSoonInARow = listening ? this.closedSoonInARow + 1 : 0;
         this.events.disconnected(!listening ? stoppedListeningText(lasted) : this.closedSoonInARow >= 2 ? takenOverText(o.clientId) : closedSoonText(lasted));
       });
     });
     client.on('connect', () => {
-      this.accepted++;
+      this.reportUnreported();
       this.connectedAt = performance.now();
       lastError = undefined;
       this.events.connected();
     });
     client.on('message', (topic, payload, packet) => this.events.message(topic, payload, packet.retain));
+  }
+
+  /** Reports a short close whose check has not answered yet, without its verdict. */
+  private reportUnreported(): void {
+    const pending = this.unreported;
+    if (!pending) return;
+    this.unreported = undefined;
+    this.events.disconnected(closedSoonText(pending.lasted));
   }
 
   get connected(): boolean {
