@@ -8,6 +8,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { MAX_JSON_DEPTH } from '../json-depth.js';
+import { caseKey } from '../ignore-case.js';
 
 export class JsonTextError extends Error {
   constructor(
@@ -34,9 +35,9 @@ function mergeDuplicate(holder: Record<string, unknown>, key: string, value: unk
   const existing = holder[key];
   if (!isSection(existing) || !isSection(value)) return isDeepStrictEqual(existing, value) ? undefined : [];
   // By folded key, looked up once per key: a search per key made two halves of a large section cost their product.
-  const spelled = new Map(Object.keys(existing).map((k) => [k.toLowerCase(), k] as const));
+  const spelled = new Map(Object.keys(existing).map((k) => [caseKey(k), k] as const));
   for (const [childKey, childValue] of Object.entries(value)) {
-    const folded = childKey.toLowerCase();
+    const folded = caseKey(childKey);
     const match = spelled.get(folded);
     if (match === undefined) {
       existing[childKey] = childValue;
@@ -118,7 +119,7 @@ class Reader {
       if (this.text[this.pos] !== '"') this.fail(`expected a property name in double quotes or '}' but found ${this.describe()}`);
       const keyAt = this.pos;
       const key = this.string();
-      const folded = key.toLowerCase();
+      const folded = caseKey(key);
       this.skip();
       if (this.text[this.pos] !== ':') this.fail(`expected ':' after a property name but found ${this.describe()}`);
       this.pos++;

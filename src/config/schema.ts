@@ -5,6 +5,7 @@
 import { BYTES_PER_TOKEN, PER_TOKEN_TEXT } from '../message-cost.js';
 import { OPUS_CHANNEL_COUNTS, OPUS_SAMPLE_RATES } from '../opus-format.js';
 import { formatTimeSpan, parseTimeSpan, TIME_SPAN_FORMATS } from './timespan.js';
+import { caseKey } from '../ignore-case.js';
 
 /** The longest a token may live, device or admin (ten years): past it a token is as good as permanent. */
 export const MAX_TOKEN_LIFETIME = '3650.00:00:00';
@@ -447,8 +448,8 @@ export type Resolved =
 export function findProperty(node: SchemaNode, name: string): string | undefined {
   const props = node.properties ?? {};
   if (Object.hasOwn(props, name)) return name;
-  const lower = name.toLowerCase();
-  return Object.keys(props).find((p) => p.toLowerCase() === lower);
+  const wanted = caseKey(name);
+  return Object.keys(props).find((p) => caseKey(p) === wanted);
 }
 
 /**

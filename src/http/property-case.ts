@@ -3,6 +3,7 @@
 // with System.Text.Json's plain defaults writes `DeviceId`; ASP.NET binds it to deviceId, and so does
 // this. Where a body names one property twice in different cases, the last one wins, as there.
 import type { JsonSchema } from './request-schemas.js';
+import { caseKey } from '../ignore-case.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -10,11 +11,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties || !isObject(body)) return;
-  const spelled = new Map(Object.keys(properties).map((name) => [name.toLowerCase(), name]));
+  const spelled = new Map(Object.keys(properties).map((name) => [caseKey(name), name]));
   const last = new Map<string, unknown>();
   const renamed: string[] = [];
   for (const key of Object.keys(body)) {
-    const name = spelled.get(key.toLowerCase());
+    const name = spelled.get(caseKey(key));
     if (name === undefined) continue;
     last.set(name, body[key]);
     if (key !== name) renamed.push(key);

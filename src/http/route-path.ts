@@ -3,9 +3,10 @@
 // is ignored; parameter segments (device ids) are taken as sent, case kept. Kestrel decodes the path
 // before routing except `%2F`, which stays three characters (an encoded slash never splits a
 // segment), so a literal matches its percent-encoded forms too.
+import { caseKey } from '../ignore-case.js';
 
 /** The form a literal segment of a route template is compared in. */
-export const literalKey = (segment: string): string => segment.toLowerCase();
+export const literalKey = (segment: string): string => caseKey(segment);
 
 /**
  * The form a requested path or segment is compared with literals in: decoded as Kestrel decodes it,

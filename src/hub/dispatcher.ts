@@ -15,6 +15,7 @@ import {
 } from './messages.js';
 import type { HubCallContext, HubMethodEntry } from './types.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
+import { caseKey } from '../ignore-case.js';
 
 interface NamedEntry extends HubMethodEntry {
   readonly name: string;
@@ -28,7 +29,7 @@ export class HubDispatcher {
 
   constructor(methods: Readonly<Record<string, HubMethodEntry>>, private readonly logger: Logger) {
     for (const [name, entry] of Object.entries(methods)) {
-      const key = name.toLowerCase();
+      const key = caseKey(name);
       if (this.methods.has(key)) throw new Error(`hub method '${name}' is defined twice (names are case-insensitive)`);
       const valid = typeof entry.args === 'number' ? Number.isInteger(entry.args) && entry.args >= 0 : entry.args.every((p) => HUB_PARAMETERS.includes(p));
       if (!valid) throw new Error(`hub method '${name}' has invalid parameters`);
@@ -48,7 +49,7 @@ export class HubDispatcher {
     // An empty id counts as none, as in ASP.NET (string.IsNullOrEmpty).
     const id = message.invocationId || undefined;
 
-    const entry = this.declared.get(target) ?? this.methods.get(target.toLowerCase());
+    const entry = this.declared.get(target) ?? this.methods.get(caseKey(target));
     if (!entry) {
       this.logger.debug(`unknown hub method '${target}' from ${ctx.connectionId}`);
       return failure(id, ErrorText.unknownMethod(target));

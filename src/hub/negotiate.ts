@@ -7,6 +7,7 @@
 // Also the request-side helper shared by negotiate and upgrade: the bearer token.
 import { randomBytes } from 'node:crypto';
 import { AddressSlots } from './address-slots.js';
+import { caseKey } from '../ignore-case.js';
 
 export const NEGOTIATE_VERSION = 1;
 
@@ -20,10 +21,10 @@ export function newId(): string {
  * several values joined with commas; null when absent.
  */
 export function queryParam(query: URLSearchParams, name: string): string | null {
-  const wanted = name.toLowerCase();
+  const wanted = caseKey(name);
   let value: string | null = null;
   for (const [key, each] of query) {
-    if (key.toLowerCase() === wanted) value = value === null ? each : `${value},${each}`;
+    if (caseKey(key) === wanted) value = value === null ? each : `${value},${each}`;
   }
   return value;
 }

@@ -2,6 +2,7 @@
 // priority prefix so `journalctl -p` filters work (docs/operations.md, "Logging").
 import { fstatSync } from 'node:fs';
 import type { LogLevelName } from '../config/types.js';
+import { caseKey } from '../ignore-case.js';
 
 const ORDER: Record<LogLevelName, number> = {
   Trace: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Critical: 5, None: 6,
@@ -35,8 +36,8 @@ export interface LogOptions {
 
 /** Category names match case-insensitively, as .NET's logging configuration does. */
 function levelFor(levels: Readonly<Record<string, LogLevelName>>, category: string): LogLevelName {
-  const wanted = category.toLowerCase();
-  for (const [name, level] of Object.entries(levels)) if (name.toLowerCase() === wanted) return level;
+  const wanted = caseKey(category);
+  for (const [name, level] of Object.entries(levels)) if (caseKey(name) === wanted) return level;
   return levels.Default ?? 'Information';
 }
 

@@ -49,6 +49,7 @@ const LAYER_OF: Record<string, Layer> = {
   'version.ts': 'foundation',
   'fifo.ts': 'foundation', // the queue read from a moving head (decoder jobs, stateful reconnect's frames)
   'json-depth.ts': 'foundation', // the nesting limits of JSON and MessagePack input, for the hub and request bodies
+  'ignore-case.ts': 'foundation', // names compared regardless of case as ASP.NET Core compares them
   'trim.ts': 'foundation', // trimming by scanning (header values, prefixes): a pattern would backtrack
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
   'message-cost.ts': 'foundation', // how the hub's budgets count a message, which configuration describes

@@ -1,0 +1,62 @@
+// Names compared regardless of case compare as ASP.NET Core compares them (OrdinalIgnoreCase: each
+// character by its invariant simple uppercase mapping), not as toLowerCase() folds them: the Kelvin
+// sign K (U+212A) lowers to an ASCII k but uppercases to itself, so `wa\u212AeWords` is no `wakeWords`.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { findProperty, CONFIG_SCHEMA, type SchemaNode } from '../../src/config/schema.js';
+import { caseKey } from '../../src/ignore-case.js';
+import { call } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
+import { startService, type TestService } from '../support/service.js';
+import { adminToken, registerDevice } from '../support/tokens.js';
+
+const KELVIN = '\u212A';
+
+describe('caseKey', () => {
+  it('ASCII letters in either case are one name; other characters by their simple uppercase mapping', () => {
+    const same = (a: string, b: string): boolean => caseKey(a) === caseKey(b);
+    assert.ok(same('wakeWords', 'WAKEWORDS'));
+    assert.ok(same('Stra\u00dfe', 'STRA\u00dfE'), 'ß has no simple uppercase: it stays, and matches itself');
+    assert.ok(!same('Strasse', 'Stra\u00dfe'), 'ß is no SS');
+    assert.ok(same('\u00e9t\u00e9', '\u00c9T\u00c9'), 'é and É');
+    assert.ok(same('\u017Fend', 'SEND'), 'the long s uppercases to S, in .NET as in ICU');
+    assert.ok(!same(`wa${KELVIN}eWords`, 'wakeWords'), 'the Kelvin sign uppercases to itself');
+    assert.ok(!same('dev\u0131ce', 'device'), '.NET keeps the dotless i in invariant uppercasing');
+    assert.ok(!same('dev\u0130ce', 'device'), 'the dotted capital I is no i');
+  });
+});
+
+describe('names that only toLowerCase() folded together', () => {
+  let svc: TestService;
+  let admin: string;
+  before(async () => {
+    svc = await startService();
+    admin = await adminToken(svc);
+  });
+
+  it('a body property named with the Kelvin sign is an unknown setting, not wakeWords', async () => {
+    const name = `wa${KELVIN}eWords`;
+    const res = await call(svc.url, 'PUT', '/api/config/voice', { token: admin, body: { [name]: ['hey'] } });
+    assertProblem(answered(res), 400, {
+      title: 'One or more validation errors occurred.',
+      detail: 'The request body is invalid.',
+      errors: { [name]: [`Unknown setting '${name}'.`] },
+    });
+    const voice = await call(svc.url, 'GET', '/api/config/voice', { token: admin });
+    assert.deepEqual(voice.json.wakeWords, [], 'nothing stored');
+  });
+
+  it('a route literal spelt with the Kelvin sign is no route', async () => {
+    const device = await registerDevice(svc, { deviceId: 'kelvin-dev' });
+    const path = `/api/device/${device.id}/to%E2%84%AAen`;
+    assertProblem(answered(await call(svc.url, 'POST', path, { token: device.token })), 404, { detail: `No route matches POST ${path}.` });
+    const refreshed = await call(svc.url, 'POST', `/api/device/${device.id}/TOKEN`, { token: device.token });
+    assert.equal(refreshed.status, 200, refreshed.text);
+  });
+
+  it('a configuration key spelt with the Kelvin sign is no key', () => {
+    const section = CONFIG_SCHEMA.properties!.DeviceManagement as SchemaNode;
+    assert.equal(findProperty(section, 'tokenexpiration'), 'TokenExpiration');
+    assert.equal(findProperty(section, `To${KELVIN}enExpiration`), undefined);
+  });
+});
