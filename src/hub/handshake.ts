@@ -7,6 +7,7 @@ import { parseLeadingObject } from './json-leading-object.js';
 import { isIntegerToken, topLevelMembers } from './json-members.js';
 import type { ProtocolName } from './messages.js';
 import { RECORD_SEPARATOR, decodeUtf8, writeRecord } from './text-format.js';
+import { caseKey } from '../ignore-case.js';
 
 /**
  * What a handshake request may take, and what may arrive before its record separator. A request is
@@ -82,8 +83,6 @@ export type ProtocolChoice = { readonly protocol: ProtocolName } | { readonly er
 
 const PROTOCOLS: readonly ProtocolName[] = ['json', 'messagepack'];
 
-/** ASCII letters folded only: OrdinalIgnoreCase would not take the Kelvin sign for a `k`, as toLowerCase does. */
-const foldAscii = (s: string): string => s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
 
 /**
  * As ASP.NET Core's DefaultHubProtocolResolver and its protocols' IsVersionSupported decide: the name
@@ -93,8 +92,8 @@ const foldAscii = (s: string): string => s.replace(/[A-Z]/g, (c) => String.fromC
  */
 export function chooseProtocol(request: HandshakeRequest): ProtocolChoice {
   const name = request.protocol;
-  const folded = foldAscii(name);
-  const protocol = PROTOCOLS.find((p) => p === folded);
+  const wanted = caseKey(name);
+  const protocol = PROTOCOLS.find((p) => caseKey(p) === wanted);
   if (protocol === undefined) return { error: ErrorText.protocolNotSupported(name) };
   if (request.version > MAX_PROTOCOL_VERSION) return { error: ErrorText.versionNotSupported(name, request.version) };
   return { protocol };
