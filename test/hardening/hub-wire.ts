@@ -56,8 +56,9 @@ export class HubWire {
   }
 
   /** Connects to `${baseUrl}/voice-hub` and completes the handshake. */
-  static async connect(baseUrl: string, protocol: Protocol = 'json'): Promise<HubWire> {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/voice-hub`, { perMessageDeflate: false });
+  /** `localAddress`: the loopback address to connect from (127.0.0.2 ...), which the hub's per-address limits key on. */
+  static async connect(baseUrl: string, protocol: Protocol = 'json', { localAddress }: { localAddress?: string } = {}): Promise<HubWire> {
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/voice-hub`, { perMessageDeflate: false, localAddress });
     ws.on('error', () => {}); // a refused or reset socket shows as `closed`
     const wire = new HubWire(ws, protocol);
     await withTimeout(new Promise<void>((resolve, reject) => {
