@@ -17,13 +17,23 @@ export function parseInTextOrder(text: string): unknown {
   const value: unknown = JSON.parse(text);
   // Deeper than the limit the body is refused anyway (schemas.ts), and is not walked here.
   if (typeof value !== 'object' || value === null || nestsDeeperThan(value, MAX_JSON_DEPTH)) return value;
+  const members = memberCount(value);
+  // Each name is followed by a colon: as many colons as members, and no name can have been written twice.
+  // Most bodies end here, without the scan of every string below (it doubled the parse of a status update).
+  if (colons(text) === members) return value;
   const names = nameTokens(text);
-  if (names.length === memberCount(value)) return value;
+  if (names.length === members) return value;
   // Each name made unique by its ordinal, so the parse keeps every occurrence in the order written.
   const escaped = JSON.stringify(ORDINAL).slice(1, -1);
   let ordinal = 0;
   const renamed = replaceTokens(text, names, (token) => `${token.slice(0, -1)}${escaped}${ordinal++}"`);
   return lastWins(JSON.parse(renamed));
+}
+
+function colons(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(':'); i !== -1; i = text.indexOf(':', i + 1)) n++;
+  return n;
 }
 
 /** Where each member name of `text` (valid JSON) starts and ends: the strings followed by a colon. */
