@@ -28,7 +28,7 @@ export function requestedKey(raw: string): string | undefined {
  * dot segment, since an encoded slash never separates segments. Other segments keep their encoding.
  */
 export function withoutDotSegments(path: string): string {
-  if (!path.startsWith('/') || !/\/(?:\.|%2e)/i.test(path)) return path;
+  if (!path.startsWith('/') || !mayHaveDotSegments(path)) return path;
   const segments = path.split('/');
   const out: string[] = [];
   for (let i = 1; i < segments.length; i++) {
@@ -45,18 +45,22 @@ export function withoutDotSegments(path: string): string {
   return `/${out.join('/')}`;
 }
 
+/** False when `path` has no dot segment for certain: no segment of it starts with `.` or `%2e`. */
+export const mayHaveDotSegments = (path: string): boolean => /\/(?:\.|%2e)/i.test(path);
+
 /** The path without one trailing slash (`/` itself stays). */
 export const withoutTrailingSlash = (path: string): string => (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 
-/** Whether `path` (as requested) names the all-literal route path `template`. */
+/** Whether `path` (as requested, dot segments and all) names the all-literal route path `template`. */
 export function sameRoutePath(template: string, path: string): boolean {
-  return requestedKey(withoutTrailingSlash(path)) === literalKey(template);
+  return requestedKey(withoutTrailingSlash(withoutDotSegments(path))) === literalKey(template);
 }
 
 /**
  * uWS patterns that match every path with as many segments as `template`, whatever their case (uWS
  * matches literals exactly), with and without one trailing slash. The handler behind them checks
- * sameRoutePath and lets uWS go on to the next route (setYield) for any other path.
+ * sameRoutePath and lets uWS go on to the next route (setYield) for any other path. A path with dot
+ * segments can have any number of segments: DOTTED_PATHS takes those.
  */
 export function uwsPatterns(template: string): readonly string[] {
   const pattern = template
@@ -66,3 +70,10 @@ export function uwsPatterns(template: string): readonly string[] {
     .join('');
   return [pattern, `${pattern}/`];
 }
+
+/**
+ * The uWS pattern of every path of two segments or more, tried after all others: a route for paths with
+ * dot segments sits behind it. Every such path has two (a dot segment and one other) or is `/`. Not `/*`,
+ * which the HTTP API takes: uWS refuses a second route of one method and pattern.
+ */
+export const DOTTED_PATHS = '/:s0/*';

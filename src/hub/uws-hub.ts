@@ -16,7 +16,7 @@ import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { statusLine } from '../http/status-text.js';
-import { sameRoutePath, uwsPatterns } from '../http/route-path.js';
+import { DOTTED_PATHS, mayHaveDotSegments, sameRoutePath, uwsPatterns } from '../http/route-path.js';
 import {
   asksForStatefulReconnect,
   bearerToken,
@@ -474,12 +474,27 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     },
   });
 
+  /**
+   * The hub's paths written with dot segments (`/voice-hub/./negotiate`), which Kestrel removes before
+   * routing: registered before the HTTP API's route for every path, so every other path goes on to it
+   * after one look at its text.
+   */
+  const dottedRequest = (secure: boolean) => {
+    const negotiateRequest = negotiate(secure);
+    const hubRequest = plainRequest(secure);
+    return (res: HttpResponse, req: HttpRequest): void => {
+      const url = req.getUrl();
+      if (!mayHaveDotSegments(url)) req.setYield(true);
+      else if (sameRoutePath(negotiatePath, url)) negotiateRequest(res, req);
+      else hubRequest(res, req);
+    };
+  };
+
   for (const { app, secure } of listeners) {
     for (const pattern of uwsPatterns(negotiatePath)) app.any(pattern, negotiate(secure));
-    for (const pattern of uwsPatterns(options.path)) {
-      app.ws<SocketData>(pattern, behavior(secure));
-      app.any(pattern, plainRequest(secure));
-    }
+    for (const pattern of [...uwsPatterns(options.path), DOTTED_PATHS]) app.ws<SocketData>(pattern, behavior(secure));
+    for (const pattern of uwsPatterns(options.path)) app.any(pattern, plainRequest(secure));
+    app.any(DOTTED_PATHS, dottedRequest(secure));
   }
   return core.server;
 }

@@ -50,13 +50,14 @@ export function ending(frames: ServerFrame[]): { messages: string[]; closeCode: 
 
 /**
  * Upgrades a bare socket to a WebSocket at `url` (http://...). It is half-open: Node would answer the
- * server's FIN with its own at once.
+ * server's FIN with its own at once. `path`, when given, is sent as written (URL parsing would remove
+ * its dot segments).
  */
-export function upgradeSocket(url: string): Promise<Socket> {
+export function upgradeSocket(url: string, path?: string): Promise<Socket> {
   const target = new URL(url);
   return withTimeout(new Promise((resolve, reject) => {
     const req = request({
-      host: target.hostname, port: target.port, path: target.pathname,
+      host: target.hostname, port: target.port, path: path ?? target.pathname,
       headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' },
     });
     req.on('upgrade', (_res, socket: Socket) => {
