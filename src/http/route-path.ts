@@ -60,7 +60,7 @@ export function sameRoutePath(template: string, path: string): boolean {
  * uWS patterns that match every path with as many segments as `template`, whatever their case (uWS
  * matches literals exactly), with and without one trailing slash. The handler behind them checks
  * sameRoutePath and lets uWS go on to the next route (setYield) for any other path. A path with dot
- * segments can have any number of segments: DOTTED_PATHS takes those.
+ * segments can have any number of segments: see DOTTED_PATHS and dotted-paths.ts.
  */
 export function uwsPatterns(template: string): readonly string[] {
   const pattern = template
@@ -72,8 +72,9 @@ export function uwsPatterns(template: string): readonly string[] {
 }
 
 /**
- * The uWS pattern of every path of two segments or more, tried after all others: a route for paths with
- * dot segments sits behind it. Every such path has two (a dot segment and one other) or is `/`. Not `/*`,
- * which the HTTP API takes: uWS refuses a second route of one method and pattern.
+ * The uWS pattern of every path of two segments or more: a WebSocket route for paths with dot segments
+ * sits behind it (uWS yields every request without an upgrade before any script runs). Every such path
+ * has two segments (a dot segment and one other) or is `/`. Not `/*`, which the HTTP API takes: uWS
+ * refuses a second route of one method and pattern.
  */
 export const DOTTED_PATHS = '/:s0/*';

@@ -24,6 +24,8 @@ import { closesWith, endBounded, type AnswerEnd } from './bounded-end.js';
 import { headerLines, uwsClosesAfter } from './framing.js';
 import type { HttpExchange, HttpPipeline, IncomingRequest, RenderedReply } from './pipeline.js';
 import type { InFlightRequests } from './in-flight.js';
+import { takenByDottedPathRoute } from './dotted-paths.js';
+import { mayHaveDotSegments } from './route-path.js';
 
 function copyRequest(req: HttpRequest, secure: boolean): IncomingRequest {
   return { method: req.getMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', lines: headerLines(req), secure };
@@ -112,6 +114,7 @@ function uwsExchange(res: HttpResponse, state: ResponseState, head: boolean, uws
 export function mountHttpApi(app: TemplatedApp, pipeline: HttpPipeline, secure: boolean, inFlight: InFlightRequests): void {
   app.any('/*', (res, req) => {
     const request = copyRequest(req, secure);
+    if (mayHaveDotSegments(request.path) && takenByDottedPathRoute(app, res, req)) return;
     inFlight.begin();
     const state: ResponseState = { aborted: false, done: false, paused: false, inFlight };
     res.onAborted(() => {

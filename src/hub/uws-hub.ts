@@ -16,7 +16,8 @@ import type { HubConnection } from './connection.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, HubCore, frameLimit } from './hub.js';
 import { corsPolicy, isPreflight } from '../http/cors.js';
 import { statusLine } from '../http/status-text.js';
-import { DOTTED_PATHS, mayHaveDotSegments, sameRoutePath, uwsPatterns } from '../http/route-path.js';
+import { DOTTED_PATHS, sameRoutePath, uwsPatterns } from '../http/route-path.js';
+import { addDottedPathRoute } from '../http/dotted-paths.js';
 import {
   asksForStatefulReconnect,
   bearerToken,
@@ -474,19 +475,16 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     },
   });
 
-  /**
-   * The hub's paths written with dot segments (`/voice-hub/./negotiate`), which Kestrel removes before
-   * routing: registered before the HTTP API's route for every path, so every other path goes on to it
-   * after one look at its text.
-   */
+  /** The hub's paths written with dot segments (`/voice-hub/./negotiate`), which Kestrel removes before routing. */
   const dottedRequest = (secure: boolean) => {
     const negotiateRequest = negotiate(secure);
     const hubRequest = plainRequest(secure);
-    return (res: HttpResponse, req: HttpRequest): void => {
+    return (res: HttpResponse, req: HttpRequest): boolean => {
       const url = req.getUrl();
-      if (!mayHaveDotSegments(url)) req.setYield(true);
-      else if (sameRoutePath(negotiatePath, url)) negotiateRequest(res, req);
-      else hubRequest(res, req);
+      if (sameRoutePath(negotiatePath, url)) negotiateRequest(res, req);
+      else if (sameRoutePath(options.path, url) && req.getHeader('upgrade') === '') hubRequest(res, req);
+      else return false;
+      return true;
     };
   };
 
@@ -494,7 +492,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     for (const pattern of uwsPatterns(negotiatePath)) app.any(pattern, negotiate(secure));
     for (const pattern of [...uwsPatterns(options.path), DOTTED_PATHS]) app.ws<SocketData>(pattern, behavior(secure));
     for (const pattern of uwsPatterns(options.path)) app.any(pattern, plainRequest(secure));
-    app.any(DOTTED_PATHS, dottedRequest(secure));
+    addDottedPathRoute(app, dottedRequest(secure));
   }
   return core.server;
 }
