@@ -150,8 +150,10 @@ const mqttPrefix = (def: string, description: string): Leaf<'string'> =>
 /**
  * A host name, an IPv4 address or an IPv6 address (at least two colons, a zone after `%`), or nothing:
  * what Mqtt.BrokerAddress and Server.Host may be. No user info, port, path or brackets can hide in it.
+ * A name is labels of 1 to 63 characters between single dots (one after the last allowed), 253 at most
+ * without it, as DNS takes them: `broker..lan` or `.` could only fail at each connection attempt.
  */
-export const HOST_PATTERN = '^(?:[A-Za-z0-9._-]+|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9._-]+)?)?$';
+export const HOST_PATTERN = '^(?:(?=.{1,253}\\.?$)[A-Za-z0-9_-]{1,63}(?:\\.[A-Za-z0-9_-]{1,63})*\\.?|[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9._-]+)?)?$';
 
 /** How an array is given, said in the description of each (layers.ts, setIndexed). */
 const ARRAY_SOURCES =

@@ -20,8 +20,12 @@ const EXPECTED =
   'must be a host name, an IPv4 address or an IPv6 address without brackets (no scheme, user name, password, port or path: ' +
   'the port is Mqtt.Port, the login Mqtt.Username and Mqtt.Password)';
 const NOT_SHOWN = '(not shown: not a host name or address, it may hold credentials)';
-const REFUSED = [`mqtt://u:${SECRET}@127.0.0.1:1883`, `u:${SECRET}@broker.lan`, `broker.lan/${SECRET}`, '127.0.0.1:1883', '[::1]', 'broker lan', 'tcp://broker.lan'];
-const ACCEPTED = ['localhost', 'broker.lan', 'mqtt_broker-1.home.arpa', '192.168.1.20', '::1', 'fe80::1%eth0', '::ffff:192.0.2.1', ''];
+const REFUSED = [
+  `mqtt://u:${SECRET}@127.0.0.1:1883`, `u:${SECRET}@broker.lan`, `broker.lan/${SECRET}`, '127.0.0.1:1883', '[::1]', 'broker lan', 'tcp://broker.lan',
+  // Names DNS cannot take: an empty label, a label over 63 characters, a name over 253.
+  'broker..lan', '.', '.broker.lan', 'broker.lan..', `${'b'.repeat(64)}.lan`, `${'b'.repeat(63)}.`.repeat(4) + 'lan',
+];
+const ACCEPTED = ['localhost', 'broker.lan', 'broker.lan.', 'mqtt_broker-1.home.arpa', `${'b'.repeat(63)}.lan`, '192.168.1.20', '::1', 'fe80::1%eth0', '::ffff:192.0.2.1', ''];
 
 describe('Mqtt.BrokerAddress is a host name or address', () => {
   for (const value of REFUSED) {
