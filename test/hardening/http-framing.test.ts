@@ -247,6 +247,24 @@ describe('what uWS refuses before the request reaches the service', () => {
     assert.equal(answer.rest.toString('latin1'), 'HTTP/1.1 100 Continue\r\n\r\n');
   });
 
+  it('Expect: 100-continue: one 100 Continue per route uWS tries, as docs/security.md counts them', async () => {
+    const continues = async (requestLine: string): Promise<number> => {
+      const answer = await exchange(svc.port, [raw([requestLine, 'Host: 127.0.0.1', 'Expect: 100-continue', 'Content-Length: 0', 'Connection: close'])], { idleMs: 600 });
+      // The 1xx answers have no length, so the split of the answers stops at the first: count in what is left.
+      const text = answer.rest.toString('latin1');
+      assert.match(text, /HTTP\/1\.1 [2-5]\d\d /, requestLine);
+      return text.split('HTTP/1.1 100 Continue\r\n\r\n').length - 1;
+    };
+    const counts = {
+      'GET /health': await continues('GET /health HTTP/1.1'),
+      'POST /health': await continues('POST /health HTTP/1.1'),
+      'GET /swagger/index.html': await continues('GET /swagger/index.html HTTP/1.1'),
+      'GET /api/device/list': await continues('GET /api/device/list HTTP/1.1'),
+      'POST /api/device/register': await continues('POST /api/device/register HTTP/1.1'),
+    };
+    assert.deepEqual(counts, { 'GET /health': 3, 'POST /health': 2, 'GET /swagger/index.html': 3, 'GET /api/device/list': 2, 'POST /api/device/register': 1 });
+  });
+
   it('Connection: close with a request behind it in the same read: uWS answers both and keeps the connection', async () => {
     const first = raw(['GET /api/nothing HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close']);
     const second = raw(['GET /api/nothing HTTP/1.1', 'Host: 127.0.0.1']);
