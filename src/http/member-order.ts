@@ -3,7 +3,9 @@
 // also among spellings that differ only in case (property-case.ts keeps the last by its place in the
 // object). JSON.parse keeps the last value of a name written twice but leaves it at the place of its
 // first: `{"rate":8000,"Rate":12000,"rate":16000}` became {rate: 16000, Rate: 12000}, and 12000 won.
+// The values a later occurrence hid are noted (shadowed-members.ts): their type still counts.
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { hiddenNotes, markHoldsHidden, noteHiddenMember } from './shadowed-members.js';
 
 /** A JSON string token; in valid JSON no quote stands outside one. */
 const STRING = /"(?:[^"\\]|\\.)*"/g;
@@ -27,7 +29,10 @@ export function parseInTextOrder(text: string): unknown {
   const escaped = JSON.stringify(ORDINAL).slice(1, -1);
   let ordinal = 0;
   const renamed = replaceTokens(text, names, (token) => `${token.slice(0, -1)}${escaped}${ordinal++}"`);
-  return lastWins(JSON.parse(renamed));
+  const before = hiddenNotes();
+  const body = lastWins(JSON.parse(renamed));
+  if (hiddenNotes() !== before && typeof body === 'object' && body !== null) markHoldsHidden(body);
+  return body;
 }
 
 function colons(text: string): number {
@@ -73,11 +78,15 @@ function lastWins(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(lastWins);
   if (!isObject(value)) return value;
   const members = new Map<string, unknown>();
+  const hidden: Array<[string, unknown]> = [];
   for (const [marked, member] of Object.entries(value)) {
     const name = marked.slice(0, marked.lastIndexOf(ORDINAL));
+    if (members.has(name)) hidden.push([name, members.get(name)]);
     members.delete(name);
     members.set(name, lastWins(member));
   }
   // fromEntries defines each member as its own property, a `__proto__` one included.
-  return Object.fromEntries(members);
+  const object = Object.fromEntries(members);
+  for (const [name, member] of hidden) noteHiddenMember(object, name, member);
+  return object;
 }

@@ -1,9 +1,11 @@
 // Property names in request bodies matched without regard to case, as ASP.NET Core reads JSON bodies
 // (System.Text.Json with its web defaults: PropertyNameCaseInsensitive). A .NET client that serialises
 // with System.Text.Json's plain defaults writes `DeviceId`; ASP.NET binds it to deviceId, and so does
-// this. Where a body names one property twice in different cases, the last one wins, as there.
+// this. Where a body names one property twice in different cases, the last one wins, as there; the
+// value it hid is noted (shadowed-members.ts), as its type still counts.
 import type { JsonSchema } from './request-schemas.js';
 import { caseKey } from '../ignore-case.js';
+import { noteHiddenMember } from './shadowed-members.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -17,6 +19,7 @@ export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
   for (const key of Object.keys(body)) {
     const name = spelled.get(caseKey(key));
     if (name === undefined) continue;
+    if (last.has(name)) noteHiddenMember(body, name, last.get(name));
     last.set(name, body[key]);
     if (key !== name) renamed.push(key);
   }

@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
+import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden, propertySchemaAt } from './shadowed-members.js';
 import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
 /**
@@ -58,15 +59,26 @@ export function validateBody(schemaName: string, body: unknown): void {
   const schema = REQUEST_SCHEMAS[schemaName]!;
   // The twin (number-syntax.ts) is changed as the body is, so its markers stay where the values are.
   const twin = markedTwin(body);
+  const notesBefore = hiddenNotes();
   for (const value of twin === undefined ? [body] : [body, twin]) {
     foldPropertyNames(schema, value);
     dropNulls(schema, value);
   }
   const valid = validate(body);
+  const errors = validate.errors ?? [];
   const typeErrors = twin === undefined ? [] : fractionSyntaxErrors(schema, twin);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
+  // Values a later occurrence of their name hid (shadowed-members.ts): read as their property's type too.
+  if (hiddenNotes() !== notesBefore || holdsHidden(body) || holdsHidden(twin)) {
+    const hidden = hiddenValues(schema, body);
+    for (const { path, value } of hidden) {
+      typeErrors.push(...hiddenValueTypeErrors(propertySchemaAt(schema, path), value, path));
+      for (const at of illFormedTextPaths(value, MAX_MODEL_ERRORS)) illFormed.push([...path, ...at]);
+    }
+    for (const { path, value } of twin === undefined ? [] : hiddenValues(schema, twin)) typeErrors.push(...fractionSyntaxErrors(propertySchemaAt(schema, path), value, path));
+  }
   if (valid && typeErrors.length === 0 && illFormed.length === 0) return;
-  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(schema, [...typeErrors, ...(validate.errors ?? [])], illFormed));
+  throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(schema, [...typeErrors, ...errors], illFormed));
 }
 
 /**

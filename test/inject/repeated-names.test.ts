@@ -48,6 +48,27 @@ describe('a property named more than once', () => {
     assert.equal(rate(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":null}')), 16000);
   });
 
+  it('reads each value written before the last as its property\'s type, as System.Text.Json does: one it cannot read is refused', async () => {
+    assertProblem(await voice('{"audioSampleRate":"bad","audioSampleRate":16000}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
+    assertProblem(await voice('{"AudioSampleRate":16000.0,"audioSampleRate":16000}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
+    assertProblem(await voice('{"enableNoiseReduction":"yes","EnableNoiseReduction":true}'), 400, { ...INVALID, errors: { enableNoiseReduction: ['must be boolean or null'] } });
+    assertProblem(await voice('{"wakeWords":["ok",1],"WAKEWORDS":["ok"]}'), 400, { ...INVALID, errors: { 'wakeWords.1': ['must be string'] } });
+    assertProblem(await voice('{"wakeWords":["\\ud800"],"wakeWords":[]}'), 400, { ...INVALID, errors: { 'wakeWords.0': ['must be well-formed Unicode text (it holds a lone UTF-16 surrogate)'] } });
+    // The value bound is the last: an earlier one of the right type is not checked further, and a null is nothing.
+    const ok = await voice('{"audioSampleRate":44100,"audioSampleRate":null,"audioSampleRate":8000,"wakeWords":["x"],"wakeWords":null,"wakeWords":[]}');
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(rate(ok), 8000);
+    const reg = await send('POST', '/api/device/register', '{"deviceId":"hid","deviceName":"n","deviceType":"t"}');
+    const device = (reg.json() as { deviceToken: string }).deviceToken;
+    const start = (text: string): Promise<InjectResponse> => send('POST', '/api/voice/start', text, device);
+    assertProblem(await start('{"deviceId":"hid","sessionConfig":{"channels":"one"},"sessionConfig":{"channels":1}}'), 400, {
+      ...INVALID,
+      errors: { 'sessionConfig.channels': ['must be integer'] },
+    });
+    assertProblem(await start('{"deviceId":"hid","sessionConfig":{"channels":"one","Channels":1}}'), 400, { ...INVALID, errors: { 'sessionConfig.channels': ['must be integer'] } });
+    assertProblem(await start('{"deviceId":1,"deviceId":"hid"}'), 400, { ...INVALID, errors: { deviceId: ['must be string'] } });
+  });
+
   it('nested objects too, and names that only look alike stay apart', async () => {
     const reg = await send('POST', '/api/device/register', '{"deviceId":"nest","deviceName":"n","deviceType":"t"}');
     const device = (reg.json() as { deviceToken: string }).deviceToken;
