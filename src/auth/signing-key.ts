@@ -2,10 +2,11 @@
 // start and kept in the data dir with mode 0600, so `voice-hub token admin` on the box signs with
 // the same key as the running service.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
 import { createFileDurablySync } from '../store/durable-file.js';
+import { makeDirs } from '../runtime/make-dirs.js';
 
 export const SIGNING_KEY_FILE = 'signing.key';
 
@@ -24,7 +25,7 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
     if (!existsSync(file)) throw new Error(`there is no signing key file ${file}`);
     return readKey(file);
   }
-  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+  makeDirs(dataDir, 0o750);
   // On disk, its name too, before a token is signed with it: a power cut must not lose the key the
   // tokens out there were signed with.
   if (createFileDurablySync(file, new TextEncoder().encode(randomBytes(32).toString('base64url') + '\n'), 0o600)) created?.(file);

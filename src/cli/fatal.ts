@@ -71,15 +71,16 @@ function nearestExisting(dir: string): { path: string; isDirectory: boolean } | 
 
 /**
  * Why the data directory `dir` could not be made or locked (`file`: the lock file), in one line that names
- * the file and what to do. The system's own words misled here: Node's recursive mkdir says EEXIST for a
- * path that is a file and ENOENT under a read-only mount, and a failed write names no file.
+ * the file and what to do. The system's own words misled here: making the folders (makeDirs) says
+ * EEXIST or ENOTDIR for a path that is or lies below a file, naming the path it tried, not the file,
+ * and a failed write names no file.
  */
 export function dataDirFailure(dir: string, file: string, e: unknown): string {
   if (!isSystemError(e)) return errorText(e);
-  if (e.syscall === 'mkdir' && (e.code === 'EEXIST' || e.code === 'ENOTDIR' || e.code === 'ENOENT')) {
+  if ((e.syscall === 'mkdir' || e.syscall === 'stat') && (e.code === 'EEXIST' || e.code === 'ENOTDIR' || e.code === 'ENOENT' || e.code === 'EROFS')) {
     const found = nearestExisting(dir);
     if (found && !found.isDirectory) return `${found.path} is a file, not a folder; ${CHOOSE_DIR}`;
-    if (found && e.code === 'ENOENT') {
+    if (found && (e.code === 'ENOENT' || e.code === 'EROFS')) {
       try {
         accessSync(found.path, constants.W_OK);
       } catch (denied) {

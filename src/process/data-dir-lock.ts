@@ -9,10 +9,11 @@
 // before or after a reboot, is told apart by the start time and the boot id.
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, constants, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
 } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
+import { makeDirs } from '../runtime/make-dirs.js';
 
 export const LOCK_FILE_NAME = 'voice-hub.lock';
 
@@ -263,7 +264,7 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
       }
       if (seen) removeStale(file, seen);
       if (!temp) {
-        mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+        makeDirs(dataDir, 0o750);
         temp = writeTemp(file, text);
       }
       try {

@@ -7,11 +7,11 @@
 // entities, and automations on the old entities would go quiet. So a damaged file stops start-up with a
 // message saying what removing it costs, instead of being replaced silently.
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { FILE_TOO_LARGE, NOT_A_REGULAR_FILE, readBoundedFile } from '../bounded-file.js';
 import { DataFileError, errorText } from '../errors.js';
 import { removeStaleTempFiles, writeFileDurably } from '../store/durable-file.js';
+import { makeDirs } from '../runtime/make-dirs.js';
 
 export const INSTANCE_ID_FILE = 'instance-id';
 const INSTANCE_ID = /^[0-9a-f]{12}$/;
@@ -56,7 +56,7 @@ export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
   }
   const id = randomBytes(6).toString('hex');
   try {
-    await mkdir(dataDir, { recursive: true, mode: 0o750 });
+    makeDirs(dataDir, 0o750);
     await writeFileDurably(file, new TextEncoder().encode(id + '\n'));
   } catch (e) {
     throw new Error(`cannot create the hub instance id file ${file}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);

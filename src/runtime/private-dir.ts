@@ -1,15 +1,16 @@
 // The folder an executable unpacks its native code and keeps its code cache in: code is loaded from it,
 // so it must be this user's alone, and a file in it is never seen half-written.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { makeDirs } from './make-dirs.js';
 
 /**
  * Refuses `dir` unless it is a real folder of this user that nobody else can write (a shared temp dir is
  * open to other users). Makes it first (mode 0700) when `create` says so.
  */
 export function assertPrivateDir(dir: string, create: boolean): void {
-  if (create) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (create) makeDirs(dir, 0o700);
   const st = lstatSync(dir);
   const uid = process.getuid?.();
   if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);

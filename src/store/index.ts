@@ -1,6 +1,5 @@
 // Storage entry point: opens `<dataDir>/voice-hub.db`, migrates it, and runs the timed flush of
 // coalesced telemetry (docs/operations.md, "Storage"). Everything sql.js stays behind these repositories.
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -14,6 +13,7 @@ import { assertRowsReadable } from './readable-rows.js';
 import { pruneSessionHistory, SqlSessionRepository } from './sessions.js';
 import { SqlSettingsRepository } from './settings.js';
 import type { Store, WriteOutcome } from './types.js';
+import { makeDirs } from '../runtime/make-dirs.js';
 
 export { StoreCorruptError, StoreForeignError, StoreVersionError } from './database.js';
 export type * from './types.js';
@@ -61,7 +61,7 @@ export interface OpenedStore extends Store {
 export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   const logger = opts.logger;
   try {
-    await mkdir(opts.dataDir, { recursive: true, mode: 0o750 });
+    makeDirs(opts.dataDir, 0o750);
   } catch (e) {
     throw new Error(`cannot create data dir ${opts.dataDir}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
   }

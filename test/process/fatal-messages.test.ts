@@ -129,6 +129,16 @@ describe('operational failures: one line, no stack', () => {
       }
     });
 
+    it('a folder where mkdir answers ENOENT though its parent exists (/proc): refused at once', async () => {
+      // Node's recursive mkdir made the parent again and retried for as long as the parent answered
+      // EEXIST: a core at 100 % for good, in a call no SIGTERM handler could interrupt.
+      for (const [dataDir, made] of [['/proc/voice-hub-test', '/proc/voice-hub-test'], ['/proc/voice-hub-test/data', '/proc/voice-hub-test']] as const) {
+        const res = await serve(dataDir);
+        assert.equal(res.code, 1, res.stderr);
+        assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot mkdir ${made}: no such file or directory (ENOENT)`);
+      }
+    });
+
     it('a new folder under a read-only mount, and a full disk', { skip: process.getuid?.() === 0 ? false : 'needs root, to mount a tmpfs' }, async () => {
       const mount = tmpDir();
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', mount]);
