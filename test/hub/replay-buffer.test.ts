@@ -158,6 +158,21 @@ describe('receive sequence', () => {
     seq.accept(MessageType.Ping);
     assert.equal(seq.takeAck(), undefined, 'pings are not acknowledged');
   });
+
+  it('acknowledges again what the client resends after a reconnect: its ack was lost', () => {
+    const seq = new ReceiveSequence();
+    seq.accept(I);
+    seq.accept(I);
+    assert.equal(seq.takeAck(), 2, 'acknowledged into a socket that was already dead');
+    seq.expectSequence();
+    seq.accept(MessageType.Sequence);
+    seq.reset(1);
+    assert.equal(seq.accept(I), false);
+    assert.equal(seq.takeAck(), undefined, 'not for an older duplicate alone');
+    assert.equal(seq.accept(I), false);
+    assert.equal(seq.takeAck(), 2, 'the last one handled, resent: its ack is due again');
+    assert.equal(seq.takeAck(), undefined);
+  });
 });
 
 describe('stateful link', () => {

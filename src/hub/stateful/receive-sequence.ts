@@ -3,7 +3,8 @@
 // read; after a reconnect the client announces with a Sequence message the number of the first one it
 // sends again, and those already handled are skipped (a SendAudioData the hub forwarded is not
 // forwarded twice). Until that Sequence message arrives, everything else on the new socket is ignored.
-// The highest number handled is what the hub acknowledges, about once a second.
+// The highest number handled is what the hub acknowledges, about once a second, and again when the
+// client resends it after a reconnect.
 import { InvalidDataError } from '../errors.js';
 import { MessageType } from '../messages.js';
 
@@ -32,7 +33,13 @@ export class ReceiveSequence {
     }
     if (!isSequenced(type)) return true;
     const id = this.nextId++;
-    if (id <= this.latest) return false;
+    if (id <= this.latest) {
+      // The client sent again the last message handled: it never got the ack of it (lost with the old
+      // socket), so that ack is due again. The official clients do the same (MessageBuffer's
+      // _shouldProcessMessage); without it a client whose send waits on its full buffer waits for ever.
+      if (id === this.latest) this.acked = Math.min(this.acked, id - 1);
+      return false;
+    }
     this.latest = id;
     return true;
   }
