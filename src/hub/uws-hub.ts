@@ -424,8 +424,9 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     // client sees 1006), and the connection ends for good (NETWORK_DROPS). Frames may carry many
     // messages (the official client batches); the per-message limit is the parser's.
     maxPayloadLength: maxFrame,
-    // Above our own limit so the Close message to a slow client is still queued, not dropped.
-    maxBackpressure: 2 * maxBuffered,
+    // Above our own limit so the Close message to a slow client is still queued, not dropped, and
+    // above it by a whole replay buffer, which a stateful reconnect writes at once.
+    maxBackpressure: 2 * maxBuffered + (options.statefulReconnect?.bufferSize ?? 0),
     closeOnBackpressureLimit: 0,
     // Timeouts and keep-alives are SignalR's (pings the client sees); idleTimeout is set for how long
     // uWS then waits for a closed client's FIN (close-wait.ts).

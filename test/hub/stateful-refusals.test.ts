@@ -259,3 +259,35 @@ describe('stateful reconnect back-pressure', () => {
     }
   });
 });
+
+// A replay is written at once: with Hub.StatefulReconnectBufferSize over the slow-client bound (1 MiB;
+// the setting goes to 16 MiB) the transport held more than that bound right after the reconnect, and
+// the hub ended the connection as too slow, so the client lost all it had not acknowledged.
+describe('a replay larger than the slow-client bound', () => {
+  it('reaches a client that reads, whole and in order, and the connection stays', async () => {
+    const h = await startHub({ statefulReconnect: { bufferSize: 16 * 1024 * 1024, disconnectTimeoutMs: 5000 } });
+    try {
+      const { client, id } = await statefulRaw(h);
+      let received = 0;
+      client.ws.on('message', (data: Buffer) => {
+        received += records(data).length;
+      });
+      // 80 messages of 100 kB, a megabyte at a time (read as they come), never acknowledged: all of them are replayed.
+      for (let i = 1; i <= 8; i++) {
+        client.send(`{"type":1,"target":"Flood","arguments":[10,100000]}${RS}`);
+        await waitUntil(() => received === 10 * i, 'the flood', 5000);
+      }
+      await drop(h, client);
+      const back = await RawClient.connect(wsUrl(h, `id=${id}`));
+      const replayed = await readRecords(back, 81);
+      assert.deepEqual(replayed[0], { type: 9, sequenceId: 1 });
+      assert.deepEqual(new Set(replayed.slice(1).map((r) => (r as { target?: string }).target)), new Set(['Flood']), 'the 80 messages, nothing else');
+      await sleep(1500);
+      assert.equal(back.ws.readyState, WebSocket.OPEN);
+      assert.equal(h.server.stats().slowClientsClosed, 0);
+      assert.equal(h.server.connectionCount(), 1);
+    } finally {
+      h.stop();
+    }
+  });
+});
