@@ -96,6 +96,13 @@ export function adaptUwsSocket(ws: WebSocket<unknown>, onDropped: () => void): U
       closed = true;
       ws.end(1000);
     },
+    drop() {
+      if (closed) return;
+      batch.clear();
+      closed = true;
+      // uWS calls the close handler from inside close(), with 1006.
+      ws.close();
+    },
     markClosed() {
       closed = true;
       batch.clear();

@@ -57,7 +57,7 @@ export function upgradeSocket(url: string, path?: string): Promise<Socket> {
   const target = new URL(url);
   return withTimeout(new Promise((resolve, reject) => {
     const req = request({
-      host: target.hostname, port: target.port, path: path ?? target.pathname,
+      host: target.hostname, port: target.port, path: path ?? `${target.pathname}${target.search}`,
       headers: { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' },
     });
     req.on('upgrade', (_res, socket: Socket) => {
