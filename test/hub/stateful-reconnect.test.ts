@@ -2,6 +2,7 @@
 // every connection: the hub keeps the connection, its groups and its buffers, and nothing is lost or
 // repeated in either direction.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { HubConnectionBuilder, HubConnectionState, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
@@ -70,3 +71,66 @@ for (const protocol of ['json', 'messagepack'] as const) {
     });
   });
 }
+
+/**
+ * A relay that can stop passing the hub's bytes to the client (`deaf`), as a link that died while the
+ * hub still wrote to it, and cut every connection (`cut`).
+ */
+async function deafeningRelay(port: number): Promise<{ port: number; deaf: boolean; cut(): void; close(): void }> {
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  const state = {
+    port: 0,
+    deaf: false,
+    cut: () => pairs.forEach(([client, hub]) => (client.destroy(), hub.destroy())),
+    close: () => (state.cut(), server.close()),
+  };
+  const server = net.createServer((client) => {
+    const hub = net.connect(port, '127.0.0.1');
+    const pair: [net.Socket, net.Socket] = [client, hub];
+    pairs.add(pair);
+    client.on('data', (d) => hub.write(d));
+    hub.on('data', (d) => state.deaf || client.write(d));
+    const end = (): void => {
+      pairs.delete(pair);
+      client.destroy();
+      hub.destroy();
+    };
+    client.on('close', end).on('error', end);
+    hub.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as net.AddressInfo).port;
+  return state;
+}
+
+describe('stateful reconnect after an Ack the client never got', () => {
+  // The official client's send resolves once an Ack makes room in its buffer: when the hub's Ack went
+  // into a dead link and the reconnected client resent the message, the hub skipped it as handled and
+  // never acknowledged it again, and the send waited for ever.
+  it('a send waiting on its Ack completes after the reconnect', async () => {
+    const hub = await startHub({ statefulReconnect: STATEFUL });
+    const relay = await deafeningRelay(hub.port);
+    try {
+      const client = new HubConnectionBuilder()
+        .withUrl(`http://127.0.0.1:${relay.port}/voice-hub`)
+        .withStatefulReconnect({ bufferSize: 1 })
+        .configureLogging(LogLevel.None)
+        .build();
+      await withTimeout(client.start(), 5000, 'client start');
+      await withTimeout(client.send('Record', 0), 3000, 'a send and its Ack');
+      relay.deaf = true;
+      const waiting = client.send('Record', 1);
+      await waitUntil(() => hub.recorded.length === 2, 'the hub to handle it');
+      await sleep(2000); // its Ack goes nowhere
+      relay.deaf = false;
+      relay.cut();
+      await withTimeout(waiting, 5000, 'the send waiting on its Ack');
+      assert.deepEqual(hub.recorded, [0, 1], 'handled once');
+      assert.equal(client.state, HubConnectionState.Connected);
+      await client.stop();
+    } finally {
+      relay.close();
+      hub.stop();
+    }
+  });
+});
