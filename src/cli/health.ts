@@ -16,6 +16,7 @@ import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 import { deadline } from './deadline.js';
+import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
 
 export const EXIT_UNREACHABLE = 3;
@@ -36,12 +37,12 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
 
 /** `signal` ends the request and the reading of its answer at the deadline; `stop` ends them past the size bound. */
 async function askHealth(url: string, timeoutMs: number, stop: AbortController, signal: AbortSignal): Promise<{ code: number; text: string }> {
-  // fetch refuses a URL with credentials and names the URL in its error: neither may reach the output.
+  // A URL with credentials is refused as usage (healthUrlFrom); one given here anyway is never shown.
   const target = withoutCredentials(url);
   const unreachable = (why: string) => ({ code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${target}: ${why}\n` });
   let res: Response;
   try {
-    res = await fetch(target, { headers: { accept: 'application/json' }, signal });
+    res = await toolRequest(target, { headers: { accept: 'application/json' }, signal });
   } catch (e) {
     return unreachable(failureText(e, timeoutMs));
   }
@@ -71,14 +72,14 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
     const type = res.headers.get('content-type');
     return {
       code: EXIT_UNREACHABLE,
-      text: `${target} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''} without a voice-hub health report ` +
-        '(JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
+      text: `${target} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''}${printable(redirectNote(res, target))} without a voice-hub ` +
+        'health report (JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
     };
   }
   return { code: exitCodeFor(report.status), text: formatHealthTable(report) };
 }
 
-/** fetch says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */
+/** A failed request says only that it failed; the reason (ECONNREFUSED, a reset) is in its cause. */
 function failureText(e: unknown, timeoutMs: number): string {
   if (e instanceof Error && e.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const cause = (e as { cause?: { message?: unknown } }).cause;
@@ -150,7 +151,7 @@ function withoutCredentials(url: string): string {
  * The /health address for `--url`, which takes the service's address as simulate's does
  * (`http://host:5000`, with or without the slash, or under a reverse proxy's prefix) or the full
  * health address (`http://host:5000/health`). `given` is an http(s) URL. One with a user name or
- * password is bad usage: /health asks for none, and fetch would refuse it.
+ * password is bad usage: /health asks for none.
  */
 export function healthUrlFrom(given: string): string {
   const url = new URL(given);

@@ -1,8 +1,8 @@
 // The official @microsoft/signalr client, built so that it also runs inside the bundle and the single
 // executables. In Node the client loads `ws`, `eventsource`, `tough-cookie` and `fetch-cookie` with a
 // runtime `require` that esbuild leaves alone: from dist/ it finds the repository's node_modules by luck,
-// and in a SEA executable `require` knows only Node's built-ins. So the simulator gives the client a
-// fetch-based HTTP client (no cookie jar needed) that reads answers up to a bound, and answers its one
+// and in a SEA executable `require` knows only Node's built-ins. So the simulator gives the client an
+// HTTP client of its own (http-request.ts; no cookie jar needed) that reads answers up to a bound, and answers its one
 // unconditional lookup, in HttpConnection's constructor, with the `ws` we bundle, bounded as well.
 import {
   HttpClient, HttpError, HttpResponse, HttpTransportType, HubConnectionBuilder, LogLevel, AbortError, TimeoutError,
@@ -12,6 +12,7 @@ import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import WebSocket from 'ws';
 import { UPSTREAM_MAX_MESSAGE_BYTES } from '../upstream/websocket.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
+import { redirectNote, toolRequest } from './http-request.js';
 
 export type SimProtocol = 'json' | 'messagepack';
 
@@ -28,7 +29,7 @@ export interface SimClientOptions {
   log?: (line: string) => void;
 }
 
-/** signalr's HttpClient over Node's global fetch (negotiate is the only HTTP request it makes here). */
+/** signalr's HttpClient over the tools' requests (negotiate is the only HTTP request it makes here). */
 class FetchClient extends HttpClient {
   async send(request: HttpRequest): Promise<HttpResponse> {
     if (!request.url || !request.method) throw new Error('request without url or method');
@@ -41,7 +42,7 @@ class FetchClient extends HttpClient {
     let tooLarge: Error | undefined;
     const timer = request.timeout ? setTimeout(() => { timedOut = true; abort.abort(); }, request.timeout) : undefined;
     try {
-      const response = await fetch(request.url, {
+      const response = await toolRequest(request.url, {
         method: request.method,
         headers: { 'X-Requested-With': 'XMLHttpRequest', ...request.headers },
         body: request.content,
@@ -52,7 +53,7 @@ class FetchClient extends HttpClient {
       if ('tooLarge' in answer) throw (tooLarge = new Error(tooLargeText(`${request.method} ${request.url}: HTTP ${response.status}`)));
       const { bytes } = answer;
       const content = request.responseType === 'arraybuffer' ? new Uint8Array(bytes).buffer : bytes.toString('utf8');
-      if (!response.ok) throw new HttpError(`${response.status} ${response.statusText}: ${String(content).slice(0, 200)}`, response.status);
+      if (!response.ok) throw new HttpError(`${response.status} ${response.statusText}${redirectNote(response, request.url)}: ${String(content).slice(0, 200)}`, response.status);
       return new HttpResponse(response.status, response.statusText, content);
     } catch (e) {
       if (e instanceof HttpError || e === tooLarge) throw e;

@@ -7,6 +7,7 @@ import type { HubConnection } from '@microsoft/signalr';
 import { errorText } from '../errors.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
 import { deadline } from './deadline.js';
+import { redirectNote, toolRequest } from './http-request.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
@@ -78,8 +79,7 @@ const SET_UP_FAILURES = new Set([
 
 function beforeTheRequest(cause: Error | undefined): boolean {
   const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-  // fetch refuses the ports browsers block (1, 25, 6000, ...) itself, with a cause of this message only.
-  return (typeof code === 'string' && SET_UP_FAILURES.has(code)) || isUntrustedCertificate(cause) || cause?.message === 'bad port';
+  return (typeof code === 'string' && SET_UP_FAILURES.has(code)) || isUntrustedCertificate(cause);
 }
 
 /**
@@ -93,7 +93,7 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   if (api.apiKey) headers['x-api-key'] = api.apiKey;
   // Relative to the base, whose path ends in '/': behind a reverse proxy at /hub/ the API is /hub/api/...
   const url = new URL(path.replace(/^\/+/, ''), api.baseUrl);
-  // fetch says only "fetch failed"; the reason (ECONNREFUSED, a timeout) is in its cause.
+  // A failed request says only that it failed; the reason (ECONNREFUSED, a timeout) is in its cause.
   const failed = (e: unknown) => {
     const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
     const error: Error & { notSent?: boolean } = new Error(`${method} ${url.href}: ${cause ? cause.message : errorText(e)}${untrustedCertificateHint(cause)}`);
@@ -107,7 +107,7 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
   let answer: Awaited<ReturnType<typeof readAtMost>>;
   try {
     try {
-      res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: limit.signal });
+      res = await toolRequest(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: limit.signal });
     } catch (e) {
       throw failed(e);
     }
@@ -125,7 +125,7 @@ export async function apiRequest(api: SimApi, method: string, path: string, body
     json = undefined;
   }
   const what = `${method} ${path}: HTTP ${res.status}`;
-  if (!res.ok) throw new ApiRefusal(res.status, `${what} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
+  if (!res.ok) throw new ApiRefusal(res.status, `${what}${redirectNote(res, url)} ${json?.detail ?? json?.title ?? text.slice(0, 200)}`.trim());
   return { json, text, what };
 }
 
