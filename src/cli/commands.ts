@@ -75,7 +75,7 @@ export const ECHO_SERVER = command({
 export const SIMULATE = command({
   name: 'simulate',
   summary: 'stream real-time Opus from simulated devices through a running service',
-  details: 'Reports losses and round-trip latency; exit code 0 when nothing was lost, 1 otherwise.',
+  details: 'Reports losses and round-trip latency; its exit codes are at the end.',
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
     devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' },

@@ -4,7 +4,8 @@
 // signal aborts the run instead, which then reports and deletes its devices in bounded time; a second
 // one exits at once. These handlers live only while a run does: serve's signals are src/main.ts's.
 
-const EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+/** 128 + the signal's number, as a shell reports such an end; `simulate --help` states them. */
+export const EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type Handled = keyof typeof EXIT_CODES;
 
 /** After an interrupt, how long the process may take to end once the run is over. */
