@@ -56,6 +56,7 @@ export function createHttp(config: AppConfig, deps: HttpDeps): HttpApi {
           apiKeysEnabled: config.ApiKeys.length > 0,
           requireDeviceToken: config.VoiceService.RequireDeviceToken,
           statefulReconnect: config.Hub.AllowStatefulReconnects,
+          hub: config.Hub,
         }),
       { bundleDir: deps.bundleDir },
     ),

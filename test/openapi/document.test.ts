@@ -164,7 +164,7 @@ describe('OpenAPI document of the running service', () => {
     assert.deepEqual(register.responses['400'].content['application/problem+json'].schema, { $ref: '#/components/schemas/ValidationProblemDetails' });
     // This server has no ApiKeys: no key is checked (documented-statuses.test.ts follows each setting).
     assert.equal(register.responses['401'], undefined);
-    const withKeys = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: true }) as Doc;
+    const withKeys = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: true, hub: service.loaded.config.Hub }) as Doc;
     assert.deepEqual(withKeys.paths['/api/device/register'].post.responses['401'].content, { 'text/plain': { schema: { type: 'string', example: 'Invalid API Key' } } });
     // The voice routes then have both 401s: a bad key (text) and a bad token (problem).
     const start = withKeys.paths['/api/voice/start'].post.responses['401'];
@@ -201,21 +201,35 @@ describe('OpenAPI document of the running service', () => {
   });
 
   test('with ApiKeys configured, X-API-Key is required together with the token', async () => {
-    const withKeys = buildOpenApiDocument(service.app.router.routes, { version: '1.2.3', apiKeysEnabled: true }) as Doc;
+    const withKeys = buildOpenApiDocument(service.app.router.routes, { version: '1.2.3', apiKeysEnabled: true, hub: service.loaded.config.Hub }) as Doc;
     await assertValidOpenApi(withKeys);
     assert.equal(withKeys.info.version, '1.2.3');
     assert.deepEqual(withKeys.paths['/api/device/register'].post.security, [{ apiKey: [] }]);
     assert.deepEqual(withKeys.paths['/api/voice/start'].post.security, [{ apiKey: [], bearer: [] }]);
     assert.match(withKeys.info.description, /ApiKeys is configured/);
-    const noToken = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: false, requireDeviceToken: false }) as Doc;
+    const noToken = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: false, requireDeviceToken: false, hub: service.loaded.config.Hub }) as Doc;
     assert.equal(noToken.paths['/api/voice/start'].post.security, undefined);
   });
 
   test('the description says whether this server offers stateful reconnect, as negotiate does', () => {
     assert.match(doc.info.description, /\*\*on this server it is offered to clients that ask for it\*\*/);
     assert.doesNotMatch(doc.info.description, /no stateful reconnect/);
-    const off = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: false, statefulReconnect: false }) as Doc;
+    const off = buildOpenApiDocument(service.app.router.routes, { version: '1', apiKeysEnabled: false, statefulReconnect: false, hub: service.loaded.config.Hub }) as Doc;
     assert.match(off.info.description, /\*\*on this server it is off: negotiate never offers it\*\*/);
+  });
+
+  test("the description quotes this server's hub settings, not their defaults", async () => {
+    assert.match(doc.info.description, /pings after `Hub\.KeepAliveInterval` \(15 s\)/);
+    const tuned = await startService({
+      flags: { 'Hub.KeepAliveInterval': '00:00:05', 'Hub.ClientTimeout': '00:01:00', 'Hub.MaximumReceiveMessageSize': 32768, 'Hub.DisconnectTimeout': '00:00:02.5000000' },
+    });
+    const text: string = (await call(tuned.url, 'GET', '/swagger/v1/swagger.json')).json.info.description;
+    assert.ok(text.includes('The server pings after `Hub.KeepAliveInterval` (5 s) without traffic.'), text);
+    assert.ok(text.includes('sends\nnothing for `Hub.ClientTimeout` (60 s) is closed with an error; as in ASP.NET Core the timeout starts with the\n' +
+      "client's first ping, so one that never pings is kept while it listens."), text);
+    assert.ok(text.includes('`Hub.MaximumReceiveMessageSize` (32768 bytes) closes the connection'), text);
+    assert.ok(text.includes('waits `Hub.DisconnectTimeout` (2.5 s) for its client'), text);
+    assert.doesNotMatch(text, /:5000\//, 'no port the server may not listen on');
   });
 
   test('the description explains the hub and the admin token', () => {

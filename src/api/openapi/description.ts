@@ -9,7 +9,22 @@ export interface DescriptionOptions {
   requireDeviceToken: boolean;
   /** `Hub.AllowStatefulReconnects`. */
   statefulReconnect: boolean;
+  hub: HubFigures;
 }
+
+/**
+ * The hub settings the description quotes, as this server has them (time spans in ms, sizes in bytes):
+ * the document describes the server that serves it, so a changed setting is not shown as its default.
+ */
+export interface HubFigures {
+  readonly KeepAliveInterval: number;
+  readonly ClientTimeout: number;
+  readonly MaximumReceiveMessageSize: number;
+  readonly DisconnectTimeout: number;
+}
+
+/** A time span of the configuration in words: `15 s`, `0.25 s`. */
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 export function apiDescription(opts: DescriptionOptions): string {
   return [
@@ -45,37 +60,38 @@ export function apiDescription(opts: DescriptionOptions): string {
     `415 for a body that is not JSON, 414 for a request target over ${MAX_REQUEST_TARGET_BYTES} bytes and 431 for header fields`,
     `over ${MAX_HEADER_FIELDS_BYTES} bytes in all (as problem bodies).`,
     '',
-    ...hubDescription(opts.statefulReconnect),
+    ...hubDescription(opts.statefulReconnect, opts.hub),
   ].join('\n');
 }
 
-function hubDescription(statefulReconnect: boolean): string[] {
+function hubDescription(statefulReconnect: boolean, hub: HubFigures): string[] {
   return [
     '## Real-time hub at `/voice-hub` (ASP.NET Core SignalR)',
     'The hub speaks the SignalR protocol, so the official clients work unchanged: `@microsoft/signalr`',
     '(JavaScript), `Microsoft.AspNetCore.SignalR.Client` (.NET), `signalrcore` (Python). Point them at',
-    '`http://<host>:5000/voice-hub`; `POST /api/voice/start` answers the address as `websocketUrl`.',
+    '`http://<host>:<port>/voice-hub` (`Server.Port`, 5000 as shipped); `POST /api/voice/start` answers the address as `websocketUrl`.',
     '',
     '**Connecting**',
     '1. Negotiate: `POST /voice-hub/negotiate?negotiateVersion=1` answers',
     '   `{negotiateVersion: 1, connectionId, connectionToken, availableTransports: [{transport: "WebSockets",',
     '   transferFormats: ["Text", "Binary"]}]}`. Without `negotiateVersion` (version 0) there is no',
     '   `connectionToken` and the `connectionId` is the id.',
-    '2. Open the WebSocket `ws://<host>:5000/voice-hub?id=<connectionToken>` (`wss://` behind TLS). An unknown or',
+    '2. Open the WebSocket `ws://<host>:<port>/voice-hub?id=<connectionToken>` (`wss://` behind TLS). An unknown or',
     '   expired id is refused with 404, a second socket on one id with 409. Clients may skip negotiation',
-    '   (`skipNegotiation`) and open `ws://<host>:5000/voice-hub` directly.',
+    '   (`skipNegotiation`) and open `ws://<host>:<port>/voice-hub` directly.',
     '3. Send the handshake `{"protocol":"json","version":1}` followed by the record separator 0x1E, within 15 s.',
     '',
     'Transports: WebSockets only (no Server-Sent Events, no long polling). Protocols:',
     '`json` (text frames, Base64 for audio) and `messagepack` (binary frames, audio as raw bytes).',
     'A token on the connection is optional (`access_token` query parameter or `Authorization: Bearer`); when',
     'given it must be valid. The device token that counts is the one `JoinSession` carries.',
-    'The server pings after `Hub.KeepAliveInterval` (15 s) without traffic and drops a client silent for',
-    '`Hub.ClientTimeout` (30 s). A message larger than `Hub.MaximumReceiveMessageSize` (65536 bytes) closes the',
-    'connection with an error.',
+    `The server pings after \`Hub.KeepAliveInterval\` (${seconds(hub.KeepAliveInterval)}) without traffic. A client that has pinged and then sends`,
+    `nothing for \`Hub.ClientTimeout\` (${seconds(hub.ClientTimeout)}) is closed with an error; as in ASP.NET Core the timeout starts with the`,
+    `client's first ping, so one that never pings is kept while it listens. A message larger than`,
+    `\`Hub.MaximumReceiveMessageSize\` (${hub.MaximumReceiveMessageSize} bytes) closes the connection with an error.`,
     '',
     '**Stateful reconnect** (`withStatefulReconnect()`; negotiate with `useStatefulReconnect=true`, handshake',
-    '`"version":2`): a connection whose socket drops waits `Hub.DisconnectTimeout` (15 s) for its client, keeps',
+    `\`"version":2\`): a connection whose socket drops waits \`Hub.DisconnectTimeout\` (${seconds(hub.DisconnectTimeout)}) for its client, keeps`,
     'its groups, and neither side loses or repeats a message. Controlled by `Hub.AllowStatefulReconnects`;',
     `**on this server it is ${statefulReconnect ? 'offered to clients that ask for it' : 'off: negotiate never offers it'}**.`,
     'Without it, a reconnect is a new connection: group membership does not survive it, call `JoinSession` again.',

@@ -9,7 +9,7 @@ import { REQUEST_SCHEMAS } from '../../http/schemas.js';
 import { CATEGORY_BODY } from '../../settings/schemas.js';
 import { PROBLEM, RESPONSE_SCHEMAS, ref } from './components.js';
 import { CATEGORY_EXAMPLES, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './examples.js';
-import { apiDescription } from './description.js';
+import { apiDescription, type HubFigures } from './description.js';
 import { toOpenApiSchema } from './json-schema.js';
 
 type Json = Record<string, unknown>;
@@ -23,6 +23,8 @@ export interface OpenApiOptions {
   requireDeviceToken?: boolean;
   /** `Hub.AllowStatefulReconnects` (default true): negotiate offers stateful reconnect to clients that ask. */
   statefulReconnect?: boolean;
+  /** The hub settings the description quotes: the server's `Hub` configuration. */
+  hub: HubFigures;
 }
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -85,6 +87,7 @@ export function buildOpenApiDocument(routes: readonly Route[], opts: OpenApiOpti
     apiKeysEnabled: opts.apiKeysEnabled,
     requireDeviceToken: opts.requireDeviceToken ?? true,
     statefulReconnect: opts.statefulReconnect ?? true,
+    hub: opts.hub,
   };
   const documented = routes.filter((r) => r.documented !== false);
   const schemas = componentSchemas();
