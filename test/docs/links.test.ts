@@ -60,6 +60,18 @@ describe('documentation links', () => {
     });
   }
 
+  // A file named in code (`src/http/pipeline.ts`) is a pointer as much as a link: one renamed or never
+  // written (`test/hardening/host-header`, without its `.test.ts`) sent a reader nowhere.
+  for (const doc of DOCUMENTS) {
+    it(`every repository path ${doc} names in code exists`, () => {
+      const text = readFileSync(path.join(REPO_ROOT, doc), 'utf8');
+      const missing = [...text.matchAll(/`((?:src|test|scripts|packaging|systemd|config|docs|bench|\.ci)\/[A-Za-z0-9_./-]+)`/g)]
+        .map((m) => m[1]!)
+        .filter((p) => !existsSync(path.join(REPO_ROOT, p)));
+      assert.deepEqual([...new Set(missing)], []);
+    });
+  }
+
   it('the README keeps the three install commands a Pi owner types (the booted-root test runs them)', () => {
     assert.deepEqual(readmeInstallCommands(), [
       'sudo apt install ./voice-hub_0.2.0_arm64.deb',
