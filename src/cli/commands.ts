@@ -78,7 +78,7 @@ export const SIMULATE = command({
   details: 'Reports losses and round-trip latency; its exit codes are at the end.',
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
-    devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: 'simulated devices; each registers (DeviceManagement.MaxDevices is 10 as shipped)' },
+    devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: `simulated devices, 1 to ${MAX_SIMULATED_DEVICES}; each registers (DeviceManagement.MaxDevices is 10 as shipped)` },
     seconds: { kind: 'number', default: 10, above: 0, max: MAX_SIMULATED_SECONDS, describe: `seconds of audio each device streams: more than 0, at most ${MAX_SIMULATED_SECONDS} (a day)` },
     protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
     'api-key': { kind: 'string', secret: true, describe: 'X-API-Key, when the service has ApiKeys' },
