@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { SIMULATE } from '../../src/cli/commands.js';
+import { MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from '../../src/cli/sim-defaults.js';
 import { EXIT_CODES } from '../../src/cli/sim-interrupt.js';
 import { SIMULATE_COUNTERS } from '../../src/cli/sim-tally.js';
 import { REQUEST_SCHEMAS } from '../../src/http/schemas.js';
@@ -48,5 +50,14 @@ describe('documented facts match the code', () => {
       assert.ok(help.includes(`${code} when ${signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : 'SIGTERM'}`), `--help: ${code} for ${signal}`);
       assert.match(row, new RegExp(`exits [^|]*\\b${code}\\b`), `operations.md: ${code} for ${signal}`);
     }
+  });
+
+  it("docs/operations.md and `simulate --help` give --devices and --seconds the ranges simulate takes", () => {
+    const row = prose('docs/operations.md').split('| `voice-hub simulate` |')[1] ?? '';
+    assert.ok(row.includes(`\`--devices\` (1 to ${MAX_SIMULATED_DEVICES})`), row);
+    assert.ok(row.includes(`\`--seconds\` (at most ${MAX_SIMULATED_SECONDS})`), row);
+    const options = SIMULATE.options as Record<string, { describe?: string }>;
+    assert.match(options.devices!.describe!, new RegExp(`\\b1 to ${MAX_SIMULATED_DEVICES}\\b`));
+    assert.match(options.seconds!.describe!, new RegExp(`at most ${MAX_SIMULATED_SECONDS}\\b`));
   });
 });
