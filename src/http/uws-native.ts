@@ -24,14 +24,15 @@ export function addonFileName(platform: string = process.platform, arch: string 
 let loaded: NativeUws | undefined;
 
 /**
- * The addon comes from an explicit path when one is given (`addonPath`, VOICE_HUB_UWS_ADDON), else
- * through the asset lookup: unpacked from the single executable into the cache dir, `native/` beside
- * the bundle, or the pinned package's file under development.
+ * The addon comes from an explicit path when the caller gives one (`addonPath`), else through the
+ * asset lookup: unpacked from the single executable into the cache dir, `native/` beside the bundle, or
+ * the pinned package's file under development. No environment variable names another: native code is
+ * loaded only from files the service wrote or shipped (docs/security.md, "Code loaded from disk").
  */
 export function loadNativeUws(options: { addonPath?: string; bundleDir?: string } = {}): NativeUws {
   if (loaded) return loaded;
   const name = addonFileName();
-  let file = options.addonPath ?? process.env.VOICE_HUB_UWS_ADDON;
+  let file = options.addonPath;
   try {
     file ??= assetFile(`native/${name}`, options.bundleDir);
     // require() caches by path, so a second load of the same file (tests import the package too)

@@ -31,6 +31,13 @@ describe('start-up', () => {
     assert.equal(await svc.exited, 0);
   });
 
+  it('loads the addon it ships, whatever the environment names (VOICE_HUB_UWS_ADDON was an undocumented override)', async () => {
+    const svc = await spawnService(['--data-dir', tmpDir()], { VOICE_HUB_UWS_ADDON: '/nonexistent/uws.node' });
+    assert.match(svc.output(), /uWebSockets\.js native addon loaded from .*\/dist\/native\/uws_linux_x64_\d+\.node/);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
   it('warns about an environment variable of its sections that names no key (a typo in a drop-in), and starts', async () => {
     const svc = await spawnService(['--data-dir', tmpDir()], { Server__Prot: '80' });
     assert.match(svc.output(), /warn: App: environment variable Server__Prot names no configuration key and is ignored \(did you mean Server__Port\?\)/);
