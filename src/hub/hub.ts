@@ -27,9 +27,13 @@ export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: Hu
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
   Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
 
-/** The line that sums up the closings a window did not log one by one. */
-export const closingsSummary = (count: number, seconds: number): string =>
-  `${count} more connections closed for misbehaving in the last ${seconds} s (not logged one by one; the hub counters have them all)`;
+/**
+ * The line that sums up the closings a window did not log one by one: how many, and the last of them, as
+ * every such summary says it (docs/operations.md, "Logging"). The hub's counters are read by no one
+ * outside the process, so the line names nothing else to look at.
+ */
+export const closingsSummary = (count: number, seconds: number, last: string): string =>
+  `${count} more connections closed for misbehaving in the last ${seconds} s; the last: ${last}`;
 
 export class HubCore {
   readonly negotiations: NegotiationStore;
