@@ -188,9 +188,9 @@ export class MqttPublisher {
     };
     this.log = options.logger;
     this.skippedLog = new ThrottledLog(options.logger, 5, 60_000, () => performance.now(),
-      (count, seconds) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s`);
+      (count, seconds, last) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s; the last: ${last}`);
     this.clearingLog = new ThrottledLog(options.logger, 20, 60_000, () => performance.now(),
-      (count, seconds) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s`);
+      (count, seconds, last) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s; the last: ${last}`);
     this.retainedDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
       (count, seconds) => `${count} more retained MQTT topics dropped from the full queue in the last ${seconds} s; their retained messages stay at the broker`);
     this.eventDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),

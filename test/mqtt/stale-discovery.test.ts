@@ -97,12 +97,12 @@ describe('retained discovery configs an earlier run left behind', () => {
   };
 
   /** The hub of `options`, started, its log captured. */
-  const startedHub = (options: MqttPublisherOptions): { lines: string[] } => {
+  const startedHub = (options: MqttPublisherOptions): { lines: string[]; hub: MqttPublisher } => {
     const { lines, logger } = capturedLog();
     const hub = new MqttPublisher({ ...options, logger });
     cleanup.push(() => hub.close());
     hub.start();
-    return { lines };
+    return { lines, hub };
   };
 
   it('one over the incoming size limit, skipped unread, is cleared too; one with a hub\'s own name is published over', async () => {
@@ -139,8 +139,13 @@ describe('retained discovery configs an earlier run left behind', () => {
   it('many of them, as any client of the broker could publish: all cleared, 20 lines logged for them', async () => {
     const { options, node, planter } = await planting();
     for (let i = 0; i < 60; i++) await planter.publish(`${node}/planted${i}_status/config`, '{"name":"x"}', true);
-    const { lines } = startedHub(options);
+    const { lines, hub } = startedHub(options);
     await waitUntil(async () => (await retainedConfigs(node)).every((o) => !o.startsWith('planted')), 'the planted configs to be cleared', 10_000, 200);
     assert.equal(lines.filter((l) => l.includes(': clearing ')).length, 20);
+    // The other 40 in one line, with the last of them, as every summed-up line says it (docs/operations.md).
+    await hub.close();
+    const summary = lines.filter((l) => l.includes('more stale Home Assistant discovery configs cleared'));
+    assert.equal(summary.length, 1, lines.join('\n'));
+    assert.match(summary[0]!, new RegExp(`: 40 more stale Home Assistant discovery configs cleared in the last \\d+ s; the last: clearing ${node}/planted\\d+_status/config: a Home Assistant discovery config left by an earlier run, of no device this hub has$`));
   });
 });
