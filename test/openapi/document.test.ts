@@ -181,6 +181,7 @@ describe('OpenAPI document of the running service', () => {
     assert.match(doc.paths['/api/voice/message'].post.responses['503'].description, /disabled.*reconnecting/);
     // What the HTTP layer answers on any route, listed once in the description.
     assert.match(doc.info.description, /414 for a request target over 8192 bytes and 431 for header fields\s+over 32768 bytes/);
+    assert.match(doc.info.description, /the Node 24 builds' HTTP layer answers 431 itself, with no\s+problem body, to any request head over 4096 bytes/);
   });
 
   test('security follows route.auth, and says which token', () => {

@@ -58,7 +58,8 @@ export function apiDescription(opts: DescriptionOptions): string {
     '(plain text). Besides the codes listed per operation: 400 for a path that is not valid percent-encoding,',
     '404 for an unknown path, 405 (with `Allow`) for a wrong method, 413 for a body over `Server.MaxBodyBytes`,',
     `415 for a body that is not JSON, 414 for a request target over ${MAX_REQUEST_TARGET_BYTES} bytes and 431 for header fields`,
-    `over ${MAX_HEADER_FIELDS_BYTES} bytes in all (as problem bodies).`,
+    `over ${MAX_HEADER_FIELDS_BYTES} bytes in all (as problem bodies; the Node 24 builds' HTTP layer answers 431 itself, with no`,
+    'problem body, to any request head over 4096 bytes, so there these two limits are never reached).',
     '',
     ...hubDescription(opts.statefulReconnect, opts.hub),
   ].join('\n');
