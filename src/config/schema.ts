@@ -297,7 +297,7 @@ export const CONFIG_SCHEMA = {
           pattern: HOST_PATTERN,
           'x-expected': 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)',
         }),
-        Port: int(5000, 0, 65_535, 'Port to listen on; 0 lets the system choose.'),
+        Port: int(5000, 0, 65_535, 'Port to listen on; 0 lets the system choose. Browsers and JavaScript clients (fetch, so the official SignalR client too) refuse the ports of other protocols (6000, 6665-6669, 5060, 10080, ...): pages such as Swagger UI cannot reach a service there; `voice-hub health` and `simulate` can.'),
         HttpsPort: int(5001, 0, 65_535, 'HTTPS port, used only when Server.Certificate.Path is set; 0 lets the system choose.'),
         Certificate: {
           type: 'object',
