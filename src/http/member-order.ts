@@ -3,9 +3,9 @@
 // also among spellings that differ only in case (property-case.ts keeps the last by its place in the
 // object). JSON.parse keeps the last value of a name written twice but leaves it at the place of its
 // first: `{"rate":8000,"Rate":12000,"rate":16000}` became {rate: 16000, Rate: 12000}, and 12000 won.
-// The values a later occurrence hid are noted (shadowed-members.ts): their type still counts.
+// The values a later occurrence hid are noted (hidden-members.ts): their type still counts.
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
-import { hiddenNotes, markHoldsHidden, noteHiddenMember } from './shadowed-members.js';
+import { hiddenNotes, markHoldsHidden, noteHiddenMember } from './hidden-members.js';
 
 /** A JSON string token; in valid JSON no quote stands outside one. */
 const STRING = /"(?:[^"\\]|\\.)*"/g;

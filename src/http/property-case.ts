@@ -2,10 +2,10 @@
 // (System.Text.Json with its web defaults: PropertyNameCaseInsensitive). A .NET client that serialises
 // with System.Text.Json's plain defaults writes `DeviceId`; ASP.NET binds it to deviceId, and so does
 // this. Where a body names one property twice in different cases, the last one wins, as there; the
-// value it hid is noted (shadowed-members.ts), as its type still counts.
+// value it hid is noted (hidden-members.ts), as its type still counts.
 import type { JsonSchema } from './request-schemas.js';
 import { caseKey } from '../ignore-case.js';
-import { noteHiddenMember } from './shadowed-members.js';
+import { noteHiddenMember } from './hidden-members.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
-import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden, propertySchemaAt } from './shadowed-members.js';
+import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden, propertySchemaAt } from './hidden-members.js';
 import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
 /**
@@ -68,7 +68,7 @@ export function validateBody(schemaName: string, body: unknown): void {
   const errors = validate.errors ?? [];
   const typeErrors = twin === undefined ? [] : fractionSyntaxErrors(schema, twin);
   const illFormed = illFormedTextPaths(body, MAX_MODEL_ERRORS);
-  // Values a later occurrence of their name hid (shadowed-members.ts): read as their property's type too.
+  // Values a later occurrence of their name hid (hidden-members.ts): read as their property's type too.
   if (hiddenNotes() !== notesBefore || holdsHidden(body) || holdsHidden(twin)) {
     const hidden = hiddenValues(schema, body);
     for (const { path, value } of hidden) {
