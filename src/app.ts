@@ -106,7 +106,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const store = await createStore(config, logger, deps.bundleDir, deps.lock);
     parts.store = store;
     try {
-      const { categories, registry, verifyToken, newSigningKey } = createDevices(loaded, store);
+      const { categories, registry, verifyToken, newSigningKey, removedKeyLeftovers } = createDevices(loaded, store);
+      for (const name of removedKeyLeftovers) logger.info(leftoverRemovedText(name));
       for (const unusable of categories.unusable()) {
         logger.warn(`stored setting ${unusable} is not one the API accepts: not used, the configuration's value applies (PUT /api/config with a valid value or null)`);
       }

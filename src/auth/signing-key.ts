@@ -5,16 +5,22 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
-import { createFileDurablySync } from '../store/durable-file.js';
+import { createFileDurablySync, removeStaleTempFilesSync } from '../store/durable-file.js';
 import { makeDirs } from '../runtime/make-dirs.js';
 
 export const SIGNING_KEY_FILE = 'signing.key';
 
 /**
  * `create: false` only reads (beside a running service, which owns the key file): a missing file is
- * an error then, never a second key. `created` is told when a new key file was made.
+ * an error then, never a second key. `created` is told when a new key file was made, `removed` of each
+ * temporary file a creation interrupted by a crash left (creating is done with the data directory's
+ * lock held, so no other process is writing one).
  */
-export function loadSigningKey(configured: string, dataDir: string, { create = true, created }: { create?: boolean; created?: (file: string) => void } = {}): Uint8Array {
+export function loadSigningKey(
+  configured: string,
+  dataDir: string,
+  { create = true, created, removed }: { create?: boolean; created?: (file: string) => void; removed?: (name: string) => void } = {},
+): Uint8Array {
   if (configured) {
     const bytes = new TextEncoder().encode(configured);
     if (bytes.length < 32) throw new Error('Auth.SigningKey must be at least 32 bytes long');
@@ -26,6 +32,7 @@ export function loadSigningKey(configured: string, dataDir: string, { create = t
     return readKey(file);
   }
   makeDirs(dataDir, 0o750);
+  for (const name of removeStaleTempFilesSync(file)) removed?.(name);
   // On disk, its name too, before a token is signed with it: a power cut must not lose the key the
   // tokens out there were signed with.
   if (createFileDurablySync(file, new TextEncoder().encode(randomBytes(32).toString('base64url') + '\n'), 0o600)) created?.(file);

@@ -1,7 +1,7 @@
 // Crash-safe file replacement: the main file is only ever replaced whole by rename, never written in
 // place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants, fsyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { copyFile, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
@@ -54,27 +54,34 @@ async function replaceDurably(file: string, fill: (temp: string) => Promise<void
  * Creates `file` with `bytes` (mode `mode`) unless it exists, and returns whether it did: exclusive (a
  * concurrent creator wins or loses whole), fsynced, and its directory entry synced too, before it returns;
  * on a failure nothing is left behind. Synchronous, for files made before anything else runs (the key).
+ * The bytes go to `<file>.tmp-<pid>` and are linked to the name only once on disk: a file created under
+ * its name and then written was, in between, an empty file there, which a process killed at that moment
+ * (or a power cut before its fsync) left for good and every later start refused as damaged, and which a
+ * reader meanwhile (`token admin` beside a starting service) took for the finished file.
  */
 export function createFileDurablySync(file: string, bytes: Uint8Array, mode: number): boolean {
-  let fd: number;
+  if (existsSync(file)) return false;
+  const temp = `${file}${tempSuffix}${process.pid}`;
+  rmSync(temp, { force: true });
   try {
-    fd = openSync(file, 'wx', mode);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw e;
-  }
-  try {
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
     try {
       writeSync(fd, bytes);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
+    try {
+      // Unlike a rename, a link never replaces: the creator that links first wins.
+      linkSync(temp, file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw e;
+    }
     syncDirectorySync(dirname(file));
-  } catch (e) {
-    // An empty or partial file left by a full disk would pass for one.
-    rmSync(file, { force: true });
-    throw e;
+  } finally {
+    // A power cut before this is durable leaves the temporary file, which the next start removes.
+    rmSync(temp, { force: true });
   }
   return true;
 }
@@ -110,17 +117,38 @@ export const leftoverRemovedText = (name: string): string => `removed ${name} le
  * SIGKILL and not yet reaped is a zombie, which kill(pid, 0) counts as alive, and a pid may be reused.
  */
 export async function removeStaleTempFiles(file: string): Promise<string[]> {
-  const prefix = basename(file) + tempSuffix;
-  const removed: string[] = [];
-  const names = await readdir(dirname(file)).catch(() => [] as string[]);
-  for (const name of names) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length));
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    await rm(join(dirname(file), name), { force: true }).catch(() => {});
-    removed.push(name);
+  const names = staleTempNames(file, await readdir(dirname(file)).catch(() => [] as string[]));
+  for (const name of names) await rm(join(dirname(file), name), { force: true }).catch(() => {});
+  return names;
+}
+
+/** removeStaleTempFiles, for the synchronous createFileDurablySync's callers. */
+export function removeStaleTempFilesSync(file: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(file));
+  } catch {
+    return [];
   }
-  return removed;
+  const names = staleTempNames(file, entries);
+  for (const name of names) {
+    try {
+      rmSync(join(dirname(file), name), { force: true });
+    } catch {
+      // left for the next start
+    }
+  }
+  return names;
+}
+
+/** The names among `entries` of `file`'s temporary files that are not this process's own. */
+function staleTempNames(file: string, entries: readonly string[]): string[] {
+  const prefix = basename(file) + tempSuffix;
+  return entries.filter((name) => {
+    if (!name.startsWith(prefix)) return false;
+    const pid = Number(name.slice(prefix.length));
+    return Number.isInteger(pid) && pid !== process.pid;
+  });
 }
 
 /**

@@ -15,14 +15,20 @@ export interface Devices {
   readonly verifyToken: VerifyToken;
   /** The signing key file made at this start, if one was (none was there). */
   readonly newSigningKey?: string;
+  /** Temporary files of a key's creation a crash interrupted, removed now. */
+  readonly removedKeyLeftovers: readonly string[];
 }
 
 export function createDevices(loaded: LoadedConfig, store: Store): Devices {
   const { config } = loaded;
   let newSigningKey: string | undefined;
-  const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir, { created: (file) => (newSigningKey = file) }));
+  const removedKeyLeftovers: string[] = [];
+  const tokens = new TokenService(loadSigningKey(config.Auth.SigningKey, config.Storage.DataDir, {
+    created: (file) => (newSigningKey = file),
+    removed: (name) => removedKeyLeftovers.push(name),
+  }));
   const categories = new ConfigCategories(loaded, store.settings, acceptsStored);
   const registry = new DeviceRegistry({ repo: store.devices, tokens, settings: () => categories.device() });
   const verifyToken = tokenVerifier(tokens, (p) => registry.isTokenCurrent(p));
-  return { categories, registry, verifyToken, newSigningKey };
+  return { categories, registry, verifyToken, newSigningKey, removedKeyLeftovers };
 }

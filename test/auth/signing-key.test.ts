@@ -2,7 +2,7 @@
 // regular file of its own, never through a symbolic link (a link to /etc/passwd had that file read as
 // the key and its mode set to 0600 by whoever ran the command, root for `sudo voice-hub token`).
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -60,5 +60,29 @@ describe('the signing key file', () => {
     assert.throws(() => loadSigningKey('', dir), {
       message: `signing key file ${path.join(dir, SIGNING_KEY_FILE)} is damaged (more than 4096 bytes, a key has 44); remove it to generate a new one (all issued tokens become invalid)`,
     });
+  });
+
+  it('temporary files a crash left while creating it are removed and reported, beside a key or before a new one', () => {
+    for (const existing of [true, false]) {
+      const dir = dataDir();
+      const file = path.join(dir, SIGNING_KEY_FILE);
+      if (existing) writeFileSync(file, `${'k'.repeat(44)}\n`);
+      writeFileSync(`${file}.tmp-999999`, '');
+      writeFileSync(`${file}.tmp-other`, 'not ours');
+      const removed: string[] = [];
+      const key = new TextDecoder().decode(loadSigningKey('', dir, { removed: (name) => removed.push(name) }));
+      assert.deepEqual(removed, [`${SIGNING_KEY_FILE}.tmp-999999`]);
+      assert.deepEqual(readdirSync(dir).sort(), [SIGNING_KEY_FILE, `${SIGNING_KEY_FILE}.tmp-other`]);
+      assert.equal(key, existing ? 'k'.repeat(44) : readFileSync(file, 'utf8').trim());
+    }
+  });
+
+  it('beside a running service (create: false) nothing is removed', () => {
+    const dir = dataDir();
+    const file = path.join(dir, SIGNING_KEY_FILE);
+    writeFileSync(file, `${'k'.repeat(44)}\n`);
+    writeFileSync(`${file}.tmp-999999`, '');
+    loadSigningKey('', dir, { create: false });
+    assert.deepEqual(readdirSync(dir).sort(), [SIGNING_KEY_FILE, `${SIGNING_KEY_FILE}.tmp-999999`]);
   });
 });

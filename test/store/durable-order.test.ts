@@ -1,7 +1,8 @@
 // What the service writes before it goes on is on disk, name and all, in that order, seen in the
 // system calls of the built bundle (strace): the backup of a database it upgrades (fsynced, renamed into
 // place, its directory fsynced) before the upgraded file replaces the old one, and a signing key it
-// generates (fsynced, its directory fsynced) before the service listens. Neither was: a power cut could
+// generates (fsynced under a temporary name, linked to its own, its directory fsynced) before the service
+// listens. Neither was: a power cut could
 // lose the backup of the file it had just replaced, or the key every token out there was signed with.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -70,7 +71,7 @@ describe('durable writes at start, in system-call order', { timeout: 60_000 }, (
     writeFileSync(file, db.export());
     db.close();
     const log = path.join(tmpDir(), 'strace.log');
-    const prefix = ['strace', '-f', '-e', 'trace=openat,fsync,fdatasync,rename', '-o', log, '--'];
+    const prefix = ['strace', '-f', '-e', 'trace=openat,fsync,fdatasync,rename,link,linkat', '-o', log, '--'];
     const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', ''], {}, 30_000, prefix);
     // A write, so that the upgraded file replaces the old one.
     const registered = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: 'dev-1', deviceName: 'dev-1', deviceType: 'speaker' } });
@@ -81,13 +82,19 @@ describe('durable writes at start, in system-call order', { timeout: 60_000 }, (
     const list = calls(readFileSync(log, 'utf8'));
 
     const key = path.join(dataDir, 'signing.key');
-    const keySynced = fileThenDirSynced(list, 0, key, dataDir);
+    // Written and fsynced under a temporary name, linked to its own, then the directory synced: the name
+    // never shows an empty or partial key (to a reader, or after a kill).
+    const temp = (c: Call): string | undefined => /^AT_FDCWD, "([^"]+\.tmp-\d+)"/.exec(c.args)?.[1];
+    const keyTemp = next(list, 0, 'the key\'s temporary file', (c) => c.name === 'openat' && temp(c)?.startsWith(`${key}.tmp-`) === true);
+    const keyTempName = temp(list[keyTemp]!)!;
+    const linked = (c: Call): boolean => (c.name === 'link' && c.args === `"${keyTempName}", "${key}"`) || (c.name === 'linkat' && c.args.startsWith(`AT_FDCWD, "${keyTempName}", AT_FDCWD, "${key}"`));
+    assert.equal(next(list, 0, 'an open of the key', opened(key)) > next(list, 0, 'the key\'s link', linked), true, 'the key was opened under its name before it was linked there');
+    const keySynced = fileThenDirSynced(list, keyTemp, keyTempName, dataDir, (sync) => next(list, sync, 'the key\'s link', linked));
     // Read back (to sign with it) only once it is on disk.
-    const readBack = next(list, next(list, 0, 'the key\'s creation', opened(key)) + 1, 'the key read back', opened(key));
+    const readBack = next(list, keySynced, 'the key read back', opened(key));
     assert.ok(readBack > keySynced, `the key was read back to sign with (call ${readBack}) before its directory was synced (call ${keySynced})`);
 
     const backup = `${file}.v1.bak`;
-    const temp = (c: Call): string | undefined => /^AT_FDCWD, "([^"]+\.tmp-\d+)"/.exec(c.args)?.[1];
     const backupTemp = next(list, 0, 'the backup\'s temporary file', (c) => c.name === 'openat' && temp(c)?.startsWith(`${backup}.tmp-`) === true);
     const tempName = temp(list[backupTemp]!)!;
     const renamed = (from: string, to: string) => (c: Call): boolean => c.name === 'rename' && c.args === `"${from}", "${to}"`;
