@@ -107,7 +107,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     parts.store = store;
     try {
       const { categories, registry, verifyToken, newSigningKey, removedKeyLeftovers } = createDevices(loaded, store);
-      for (const name of removedKeyLeftovers) logger.info(leftoverRemovedText(name));
+      for (const name of [...(deps.lock?.leftovers ?? []), ...removedKeyLeftovers]) logger.info(leftoverRemovedText(name));
       for (const unusable of categories.unusable()) {
         logger.warn(`stored setting ${unusable} is not one the API accepts: not used, the configuration's value applies (PUT /api/config with a valid value or null)`);
       }

@@ -9,7 +9,7 @@
 // before or after a reboot, is told apart by the start time and the boot id.
 import { randomBytes } from 'node:crypto';
 import {
-  closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
+  closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, unlinkSync, writeSync,
 } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
@@ -61,6 +61,8 @@ export interface DataDirLock {
   held(): boolean;
   /** Removes the lock file if it is still this process's. Idempotent; safe in an 'exit' handler. */
   release(): void;
+  /** Temporary files of starters killed while they took the lock, removed as this one took it. */
+  readonly leftovers: readonly string[];
 }
 
 const procStat = (pid: number | 'self'): string => readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -220,7 +222,49 @@ function removeStale(file: string, stale: Seen): void {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
   }
-  unlinkSync(aside);
+  rmSync(aside, { force: true });
+}
+
+/**
+ * Removes the temporary files (`<lock>.new-<pid>-<hex>`, `<lock>.stale-<pid>-<hex>`) of starters that died
+ * while taking the lock: a kill or power cut between writing one and removing it left it for good, one
+ * more each time. Those of a process that still runs are left to it (a starter that lost the race
+ * removes its own as it gives up), so a PID reused meanwhile, or a killed starter not yet reaped, keeps
+ * its file until a later start.
+ */
+function removeLeftovers(file: string): string[] {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const m = name.startsWith(prefix) ? /^(?:new|stale)-(\d+)-[0-9a-f]{8}$/.exec(name.slice(prefix.length)) : null;
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || processRuns(pid)) continue;
+    try {
+      rmSync(path.join(dir, name), { force: true });
+      removed.push(name);
+    } catch {
+      // left for a later start
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this PID exists (one of another user too). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** Writes the holder record to a file of its own (complete and synced before it can be seen as the lock). */
@@ -277,10 +321,10 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
       break;
     }
   } finally {
-    if (temp) unlinkSync(temp);
+    if (temp) rmSync(temp, { force: true });
   }
   if (!taken) throw new Error(`could not take the lock ${file}: it kept changing (${ATTEMPTS} attempts)`);
-  return ownedLock(file, text);
+  return ownedLock(file, text, removeLeftovers(file));
 }
 
 /** Which file is at the lock's path, by one stat (nothing read): undefined when there is none. */
@@ -302,12 +346,13 @@ function isDirectory(dir: string): boolean {
   }
 }
 
-function ownedLock(file: string, text: string): DataDirLock {
+function ownedLock(file: string, text: string, leftovers: readonly string[]): DataDirLock {
   let held = true;
   // Taken once the temporary link is gone: its removal changed the file's change time.
   let mine = identity(file);
   return {
     file,
+    leftovers,
     held: () => {
       const now = identity(file);
       // An inode number is handed out again at once to a file made after ours was removed; its change

@@ -2,7 +2,7 @@
 // the one this process linked; not held once it was removed or replaced, even by a file that reuses its
 // inode number. A directory that is away altogether (a vanished mount) holds nothing to overwrite.
 import assert from 'node:assert/strict';
-import { linkSync, mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { acquireDataDirLock } from '../../src/process/data-dir-lock.js';
@@ -46,4 +46,16 @@ test('a directory moved away and back holds it all along; made anew and locked b
   mkdirSync(dir);
   writeFileSync(lock.file, JSON.stringify({ pid: 1 }) + '\n');
   assert.equal(lock.held(), false);
+});
+
+test("temporary files of starters that died while taking the lock are removed; a running process's are left to it", () => {
+  const dir = tmpDir();
+  const dead = ['voice-hub.lock.new-99999999-0a1b2c3d', 'voice-hub.lock.stale-99999998-deadbeef'];
+  const running = `voice-hub.lock.new-${process.ppid}-0a1b2c3d`;
+  const others = ['voice-hub.lock.new-99999999-x', 'voice-hub.lock.bak', 'voice-hub.db'];
+  for (const name of [...dead, running, ...others]) writeFileSync(path.join(dir, name), '');
+  const lock = acquireDataDirLock(dir);
+  assert.deepEqual([...lock.leftovers].sort(), [...dead].sort());
+  assert.deepEqual(readdirSync(dir).sort(), ['voice-hub.lock', running, ...others].sort());
+  lock.release();
 });

@@ -1,9 +1,10 @@
-// A process killed while it creates the signing key (strace sends SIGKILL at the system call that writes
-// the key's bytes or gives the key its name, whichever the program makes first) leaves no key file that
-// the next start refuses: the key used to be created under its name and then written, and a kill in
-// between left an empty signing.key, so every later start stopped with exit 65 ("damaged (too short)"),
-// which the unit does not retry. The next start, of the service or of `token admin`, makes the key and
-// removes the temporary file the kill left.
+// A process killed while it creates a file of its data directory (strace sends SIGKILL at the system call
+// that writes the file's bytes or gives it its name, whichever the program makes first) leaves nothing
+// that the next start refuses or keeps: the signing key used to be created under its name and then
+// written, and a kill in between left an empty signing.key, so every later start stopped with exit 65
+// ("damaged (too short)"), which the unit does not retry; a kill while the lock was taken left its
+// temporary file, one more with every such kill. The next start, of the service or of `token admin`,
+// makes the key and removes the temporary files the kill left.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,7 +22,7 @@ const killAtCreationOf = (file: string): string[] => [
 
 const serveArgs = (dataDir: string): string[] => ['serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''];
 
-describe('a kill while the signing key is created', { timeout: 60_000 }, () => {
+describe('a kill while a file of the data directory is created', { timeout: 60_000 }, () => {
   it('the next start of the service makes the key and removes what the kill left', async () => {
     execFileSync('strace', ['-V'], { stdio: 'ignore' });
     const dataDir = tmpDir();
@@ -38,6 +39,25 @@ describe('a kill while the signing key is created', { timeout: 60_000 }, () => {
       assert.match(svc.output(), /info: .*removed signing\.key\.tmp-\d+ left by an interrupted write\n/);
       const res = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: 'dev-1', deviceName: 'dev-1', deviceType: 'speaker' } });
       assert.equal(res.status, 200, res.text);
+    } finally {
+      svc.proc.kill('SIGTERM');
+      assert.equal(await svc.exited, 0, svc.output());
+    }
+  });
+
+  it('the next start removes the temporary file of a start killed while it took the lock', async () => {
+    const dataDir = tmpDir();
+    const lock = path.join(dataDir, 'voice-hub.lock');
+    // The holder record goes to a temporary file first: strace is told the lock's name, so kill at the link.
+    const killed = await runBundle(serveArgs(dataDir), {}, 30_000, killAtCreationOf(lock));
+    assert.notEqual(killed.code, 0, `the first start was not killed:\n${killed.stdout}${killed.stderr}`);
+    const left = readdirSync(dataDir).filter((n) => n.startsWith('voice-hub.lock.'));
+    assert.equal(left.length, 1, `the kill left no temporary lock file: ${readdirSync(dataDir).join(', ')}`);
+
+    const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+    try {
+      assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith('voice-hub.lock.')), []);
+      assert.match(svc.output(), new RegExp(`info: .*removed ${left[0]!.replace(/\./g, '\\.')} left by an interrupted write\n`));
     } finally {
       svc.proc.kill('SIGTERM');
       assert.equal(await svc.exited, 0, svc.output());
