@@ -8,7 +8,9 @@
 // - as a device's status, after SIGKILL one of the values sent to that device since it was registered (or
 //   its first `online`): telemetry is written at the next flush, and a crash loses what came after the last
 //   one, but never brings back a deleted device's telemetry; after SIGTERM exactly the last one answered;
-// - no leftover temporary file, and the service starts every time.
+// - no leftover temporary file, and the service starts every time;
+// - under SIGTERM every request the service took is answered (exit 0): a write that came during the drain
+//   may be refused with 503 and is then not applied, a stop may answer the record the shutdown wrote.
 // Per device one request at a time, and one configuration writer, so "as answered" has one meaning.
 // CRASH_SEED=<n> reproduces a run: the operations are the seed's, only the kill's timing differs.
 import assert from 'node:assert/strict';
@@ -59,6 +61,8 @@ interface SessionModel {
   readonly token: string;
   /** Stopped by request: true once answered, 'either' when the stop was in flight at the kill. */
   stopped: Maybe;
+  /** The end reason a stop answered: 'stopped by request', or 'service shutdown' when SIGTERM ended it first. */
+  endReason?: string;
   /** A start for its device was in flight at the kill or refused by the shutdown: it may have ended this one ('replaced'). */
   replaceable?: boolean;
 }
@@ -87,8 +91,11 @@ describe('crash consistency of acknowledged writes', () => {
     let acks = 0;
     let admin = '';
     const tally = { kills: 0, terms: 0, unanswered: 0, refused: 0 };
-    /** Requests whose connection died without an answer in this cycle: none may under SIGTERM. */
-    let unanswered = 0;
+    /**
+     * Why requests of this cycle got no answer. Under SIGTERM only a connection refused may: a request
+     * sent as the listening socket closed never reached the service; one it took must be answered.
+     */
+    let unanswered: string[] = [];
 
     try {
       for (let cycle = 0; cycle <= CYCLES; cycle++) {
@@ -101,7 +108,7 @@ describe('crash consistency of acknowledged writes', () => {
         const clean = schedule() < 0.25;
         const target = acks + 3 + Math.floor(schedule() * 40);
         let stop = false;
-        unanswered = 0;
+        unanswered = [];
         const failures: unknown[] = [];
         const worker = async (): Promise<void> => {
           while (!stop) {
@@ -124,7 +131,7 @@ describe('crash consistency of acknowledged writes', () => {
         }
         await withTimeout(Promise.all(workers), 20_000, 'workers to notice the stop');
         assert.deepEqual(failures, [], 'a write failed');
-        if (clean) assert.equal(unanswered, 0, 'requests in flight at SIGTERM were not answered');
+        if (clean) assert.deepEqual(unanswered.filter((m) => !/ECONNREFUSED/.test(m)), [], 'requests in flight at SIGTERM were not answered');
         if (clean) for (const dev of devices.values()) dev.statuses = new Set([dev.lastStatus]);
       }
       t.diagnostic(`seed ${SEED}: ${acks} answers, ${tally.kills} kills, ${tally.terms} clean stops, ${tally.unanswered} requests the kills left unanswered, ${tally.refused} refused as expected`);
@@ -159,7 +166,7 @@ describe('crash consistency of acknowledged writes', () => {
         return await call(d.url, method, path, opts);
       } catch (e) {
         if (stopped()) {
-          unanswered++;
+          unanswered.push((e as Error).message);
           tally.unanswered++;
           return undefined;
         }
@@ -295,8 +302,10 @@ describe('crash consistency of acknowledged writes', () => {
           return;
         }
         if (!answered(res, 200, `stop ${s.id}`, stopped)) return;
-        assert.deepEqual([res.json.state, res.json.endReason], ['Stopped', 'stopped by request']);
+        // During a clean stop the shutdown may have ended it first: the stop answers that final record.
+        assert.deepEqual([res.json.state, res.json.endReason], ['Stopped', stopped() && res.json.endReason === 'service shutdown' ? 'service shutdown' : 'stopped by request']);
         s.stopped = true;
+        s.endReason = res.json.endReason;
       } finally {
         s.device.busy = false;
       }
@@ -350,7 +359,7 @@ describe('crash consistency of acknowledged writes', () => {
           continue;
         }
         assert.equal(res.status, 200, `${where}: session ${s.id}: ${res.text}`);
-        const reasons = s.stopped === true ? ['stopped by request'] : s.stopped === false ? ['service restarted', 'service shutdown'] : ['stopped by request', 'service restarted', 'service shutdown'];
+        const reasons = s.stopped === true ? [s.endReason!] : s.stopped === false ? ['service restarted', 'service shutdown'] : ['stopped by request', 'service restarted', 'service shutdown'];
         if (s.replaceable && s.stopped !== true) reasons.push('replaced');
         assert.equal(res.json.state, 'Stopped', `${where}: session ${s.id}`);
         assert.ok(reasons.includes(res.json.endReason), `${where}: session ${s.id} ended with ${res.json.endReason}, expected one of ${reasons.join(', ')}`);
