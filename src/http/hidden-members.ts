@@ -34,6 +34,8 @@ interface HiddenValue {
   /** Property names from the body's root, as the schema spells them. */
   readonly path: readonly string[];
   readonly value: unknown;
+  /** The schema of the property at `path`. */
+  readonly schema: JsonSchema;
 }
 
 /** The hidden values of the properties `schema` describes, in `body` and the objects nested in it. */
@@ -47,20 +49,13 @@ export function hiddenValues(schema: JsonSchema, body: unknown, path: readonly s
     for (const [written, value] of noted) {
       const name = spelled.get(caseKey(written));
       // A null hidden by a later value is read as nothing, as a last one is (null-as-absent.ts).
-      if (name !== undefined && value !== null) out.push({ path: [...path, name], value });
+      if (name !== undefined && value !== null) out.push({ path: [...path, name], value, schema: properties[name]! });
     }
   }
   for (const [name, property] of Object.entries(properties)) {
     if (Object.hasOwn(body, name)) out.push(...hiddenValues(property, body[name], [...path, name]));
   }
   return out;
-}
-
-/** The schema of the property at `path` (names from the root), which hiddenValues found there. */
-export function propertySchemaAt(schema: JsonSchema, path: readonly string[]): JsonSchema {
-  let node = schema;
-  for (const name of path) node = (node.properties as Record<string, JsonSchema>)[name]!;
-  return node;
 }
 
 const typeOf = (value: unknown): string =>

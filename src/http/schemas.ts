@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
-import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden, propertySchemaAt } from './hidden-members.js';
+import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden } from './hidden-members.js';
 import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 
 /**
@@ -71,11 +71,11 @@ export function validateBody(schemaName: string, body: unknown): void {
   // Values a later occurrence of their name hid (hidden-members.ts): read as their property's type too.
   if (hiddenNotes() !== notesBefore || holdsHidden(body) || holdsHidden(twin)) {
     const hidden = hiddenValues(schema, body);
-    for (const { path, value } of hidden) {
-      typeErrors.push(...hiddenValueTypeErrors(propertySchemaAt(schema, path), value, path));
+    for (const { path, value, schema: property } of hidden) {
+      typeErrors.push(...hiddenValueTypeErrors(property, value, path));
       for (const at of illFormedTextPaths(value, MAX_MODEL_ERRORS)) illFormed.push([...path, ...at]);
     }
-    for (const { path, value } of twin === undefined ? [] : hiddenValues(schema, twin)) typeErrors.push(...fractionSyntaxErrors(propertySchemaAt(schema, path), value, path));
+    for (const { path, value, schema: property } of twin === undefined ? [] : hiddenValues(schema, twin)) typeErrors.push(...fractionSyntaxErrors(property, value, path));
   }
   if (valid && typeErrors.length === 0 && illFormed.length === 0) return;
   throw new DomainError('invalid_argument', 'The request body is invalid.', fieldErrors(schema, [...typeErrors, ...errors], illFormed));

@@ -22,6 +22,17 @@ const killAtCreationOf = (file: string): string[] => [
 
 const serveArgs = (dataDir: string): string[] => ['serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', ''];
 
+/** Starts the service on `dataDir`, runs `check` on it, and stops it cleanly (exit 0) whatever `check` did. */
+async function withService(dataDir: string, check: (svc: Awaited<ReturnType<typeof spawnService>>) => Promise<void>): Promise<void> {
+  const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
+  try {
+    await check(svc);
+  } finally {
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0, svc.output());
+  }
+}
+
 describe('a kill while a file of the data directory is created', { timeout: 60_000 }, () => {
   it('the next start of the service makes the key and removes what the kill left', async () => {
     execFileSync('strace', ['-V'], { stdio: 'ignore' });
@@ -31,18 +42,14 @@ describe('a kill while a file of the data directory is created', { timeout: 60_0
     assert.notEqual(killed.code, 0, `the first start was not killed:\n${killed.stdout}${killed.stderr}`);
     assert.doesNotMatch(killed.stderr, /listening on/, 'killed before it listened');
 
-    const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
-    try {
+    await withService(dataDir, async (svc) => {
       assert.match(readFileSync(key, 'utf8'), /^[\w-]{43}\n$/);
       const leftovers = readdirSync(dataDir).filter((n) => n.startsWith('signing.key.tmp-'));
       assert.deepEqual(leftovers, []);
       assert.match(svc.output(), /info: .*removed signing\.key\.tmp-\d+ left by an interrupted write\n/);
       const res = await call(svc.url, 'POST', '/api/device/register', { body: { deviceId: 'dev-1', deviceName: 'dev-1', deviceType: 'speaker' } });
       assert.equal(res.status, 200, res.text);
-    } finally {
-      svc.proc.kill('SIGTERM');
-      assert.equal(await svc.exited, 0, svc.output());
-    }
+    });
   });
 
   it('the next start removes the temporary file of a start killed while it took the lock', async () => {
@@ -54,14 +61,10 @@ describe('a kill while a file of the data directory is created', { timeout: 60_0
     const left = readdirSync(dataDir).filter((n) => n.startsWith('voice-hub.lock.'));
     assert.equal(left.length, 1, `the kill left no temporary lock file: ${readdirSync(dataDir).join(', ')}`);
 
-    const svc = await spawnService(['--data-dir', dataDir, '--Mqtt.BrokerAddress', '']);
-    try {
+    await withService(dataDir, async (svc) => {
       assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith('voice-hub.lock.')), []);
       assert.match(svc.output(), new RegExp(`info: .*removed ${left[0]!.replace(/\./g, '\\.')} left by an interrupted write\n`));
-    } finally {
-      svc.proc.kill('SIGTERM');
-      assert.equal(await svc.exited, 0, svc.output());
-    }
+    });
   });
 
   it('the next `token admin` makes the key and signs with it', async () => {
