@@ -18,7 +18,7 @@ import type { AppConfig } from './config/types.js';
 import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, configuredPorts, portConflict } from './process/ownership.js';
-import { GLIBC_TUNABLES_TEXT, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
+import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
 import { tolerateClosedOutput } from './process/closed-output.js';
@@ -63,7 +63,7 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
 
 /**
  * glibc keeps memory a burst freed unless told otherwise; done first, before the big start-up allocations.
- * Returns what sets the steady thresholds once the service listens (STARTUP_TRIM_THRESHOLD says why).
+ * Returns what sets the steady thresholds once start-up is over (STARTUP_TRIM_THRESHOLD says why).
  */
 function tuneMemory(logger: Logger): (() => Settled) | undefined {
   if (process.platform !== 'linux') return undefined;
@@ -146,9 +146,14 @@ async function serve(cli: CliConfig): Promise<void> {
     const system = systemFailureText(e) ?? systemFailureText(e instanceof Error ? e.cause : undefined);
     throw new CliExit(1, `start-up failed: ${system ?? errorText(e)}`);
   }
-  const problem = settleMemory?.().problem;
-  if (problem) logger.warn(problem);
   notifier?.ready();
+  // Not in the way of the first requests: the trim and the visits of the thread heaps take 30-40 ms.
+  if (settleMemory) {
+    setTimeout(() => {
+      const problem = settleMemory().problem;
+      if (problem) logger.warn(problem);
+    }, SETTLE_DELAY_MS).unref();
+  }
 }
 
 /** Exit 78 (not retried by the unit) with every problem on its own line. */

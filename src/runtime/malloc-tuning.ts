@@ -47,6 +47,14 @@ export const ARENA_MAX = 2;
  */
 export const TRIM_INTERVAL_MS = 15_000;
 
+/**
+ * How long after the service listens the steady thresholds are set and start-up's free memory given
+ * back: the trim and the visits of every thread heap took 30-40 ms of the main thread here, and a
+ * service that did them as it began to listen answered its first request (systemd's or a technician's
+ * /health) that much later.
+ */
+export const SETTLE_DELAY_MS = 1_000;
+
 interface MallocTune {
   setThresholds(mmapThreshold: number, trimThreshold: number, arenaMax: number): boolean;
   trim(): boolean;
