@@ -180,6 +180,8 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
   const flagNames: Record<string, string> = {};
   const config: CliConfig = { flags: {}, flagNames };
   const setBy = new Map<string, string>();
+  /** Per array (lower case): the first flag that gives it whole and the first that gives an item of it. */
+  const arrays = new Map<string, { key: string; whole?: string; item?: string }>();
 
   for (const [name, raw] of Object.entries(argv)) {
     if (name === '_' || name === '$0' || name === pos(spec) || name === 'help' || name === 'h') continue;
@@ -206,6 +208,19 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
       setBy.set(id, name);
       config.flags[flag.value.key] = flag.value.value;
       flagNames[flag.value.key] = name;
+      const array = flag.value.array;
+      if (array) {
+        const given = arrays.get(array.key.toLowerCase()) ?? { key: array.key };
+        if (array.whole) given.whole ??= name;
+        else given.item ??= name;
+        arrays.set(array.key.toLowerCase(), given);
+      }
+    }
+  }
+  // The whole array and one of its items are two values for one place: one of them would be lost.
+  for (const { key, whole, item } of arrays.values()) {
+    if (whole !== undefined && item !== undefined) {
+      problems.push(`${dash(whole)} and ${dash(item)} both set ${key}: give the array whole (${dash(whole)} repeated) or by index, not both`);
     }
   }
   for (const [name, option] of Object.entries(spec.options)) {

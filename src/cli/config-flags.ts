@@ -1,12 +1,13 @@
 // Configuration on the command line: `--config FILE`, any key in dot form (`--Server.Port 5001`,
 // `--ApiKeys.0 k`, `--AllowedHosts h`, case-insensitive as in the file) and the short flags
 // (`--port`, `--data-dir`, ...) mapped to their keys. Only the use of the flag is checked here (given
-// once, not missing its value): that is bad usage, exit 64. Whether the value is allowed, of the wrong
+// once, not missing its value, an array given whole or by index, not both): that is bad usage, exit 64. Whether the value is allowed, of the wrong
 // type (`--port abc`) or out of range (`--port 70000`), is the configuration's judgement, the same for a
 // file, the environment and a flag: exit 78.
-import { canonicalIndex } from '../config/layers.js';
+import { canonicalIndex, isArrayIndex } from '../config/layers.js';
 import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
+import { shownName } from '../config/shown.js';
 import { singleText, yargsOption, type Read } from './options.js';
 
 export type ShortFlag = keyof typeof SHORT_FLAGS;
@@ -49,19 +50,33 @@ export function configYargsOptions(short: readonly ShortFlag[]): Record<string, 
   return options;
 }
 
+/** What a configuration flag sets: its key and value, and for an array, whether the whole of it or one item. */
+export interface ConfigFlag {
+  key: string;
+  value: unknown;
+  /** The array's key, in the schema's spelling, when the flag gives a whole array (`--ApiKeys`) or an item (`--ApiKeys.0`). */
+  array?: { key: string; whole: boolean };
+}
+
 /**
  * A flag that is not one of the command's own: the configuration key it sets and its value, a problem
- * with its value, or undefined when it names no configuration key.
+ * with its name or value, or undefined when it names no configuration key.
  */
-export function readConfigFlag(name: string, raw: unknown, short: readonly ShortFlag[]): Read<{ key: string; value: unknown }> | undefined {
+export function readConfigFlag(name: string, raw: unknown, short: readonly ShortFlag[]): Read<ConfigFlag> | undefined {
   const resolved = resolveFlag(name, short);
   if (!resolved) return undefined;
   const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
   if (!node) return undefined;
+  // `--ApiKeys.x` names no item: a flag spelt wrong, as an unknown one is.
+  if (resolved.kind === 'item' && !isArrayIndex(resolved.index)) {
+    return { ok: false, problem: `--${shownName(name)}: the part after the last dot must be an index of ${resolved.path.join('.')} (0, 1, ...)` };
+  }
   const problem = valueProblem(name, raw, node);
+  if (problem) return { ok: false, problem };
   // In the schema's spelling, so two spellings of one key (`--apikeys.00`, `--ApiKeys.0`) are seen to be one.
   const spelled = [...resolved.path, ...(resolved.kind === 'item' ? [canonicalIndex(resolved.index)] : [])].join('.');
-  return problem ? { ok: false, problem } : { ok: true, value: { key: spelled, value: raw } };
+  const array = resolved.kind === 'item' ? { key: resolved.path.join('.'), whole: false } : resolved.node.type === 'array' ? { key: spelled, whole: true } : undefined;
+  return { ok: true, value: { key: spelled, value: raw, ...(array ? { array } : {}) } };
 }
 
 function valueProblem(name: string, raw: unknown, node: SchemaNode): string | undefined {

@@ -105,6 +105,9 @@ interface IndexedArray {
 /** An array item's index without leading zeros: `ApiKeys__00` is item 0, as `ApiKeys__0` is. */
 export const canonicalIndex = (text: string): string => text.replace(/^0+(?=\d)/, '');
 
+/** Whether the last part of `ApiKeys__0` or `--ApiKeys.0` is an index: digits, few enough that no array of millions is made. */
+export const isArrayIndex = (text: string): boolean => /^\d{1,6}$/.test(text);
+
 /**
  * Adds `Section__Key` (or `Section:Key`) variables that name a known key; the rest of the environment is
  * ignored. One that
@@ -147,7 +150,7 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
       problems.add(`${label}: from ${origin} is invalid: give arrays by index, like ${name}__0, ${name}__1`);
     } else if (key.kind === 'leaf') {
       entries.set({ path: key.path, value: convert(raw, key.node), source: 'env', origin });
-    } else if (!/^\d{1,6}$/.test(key.index)) {
+    } else if (!isArrayIndex(key.index)) {
       problems.add(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index (0, 1, ...)`);
     } else {
       const id = key.path.join('.').toLowerCase();
@@ -164,6 +167,8 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
  * string or a list) or by index (`ApiKeys.0`), not both: the whole array and an item of it would be
  * two values for one place, and one of them lost. Unknown keys are problems: flags are typed on
  * purpose. `typed` names the flag as the user wrote it (`--port`), for the problems and the sources.
+ * The command line refuses an array given both ways, and an index that is none, before this as bad usage
+ * (src/cli/command.ts, parseArgs, exit 64); these checks guard flags handed to the loader otherwise.
  */
 export function addFlags(entries: Entries, flags: Record<string, unknown>, problems: Problems, typed: Record<string, string> = {}): void {
   const arrays = new Map<string, IndexedArray>();
@@ -177,7 +182,7 @@ export function addFlags(entries: Entries, flags: Record<string, unknown>, probl
     } else if (key.kind === 'leaf') {
       if (key.node.type === 'array') wholes.set(key.path.join('.').toLowerCase(), origin);
       entries.set({ path: key.path, value: convert(value, key.node), source: 'flag', origin });
-    } else if (!/^\d{1,6}$/.test(key.index)) {
+    } else if (!isArrayIndex(key.index)) {
       problems.add(`${shownName(name)}: from ${origin} is invalid: the part after the last dot must be an index (0, 1, ...)`);
     } else {
       const id = key.path.join('.').toLowerCase();

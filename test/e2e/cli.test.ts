@@ -501,12 +501,31 @@ describe('configuration: bounded, credentials in the voice server URL never show
     }
   });
 
-  it('an array given whole and by index in flags is refused, exit 78; an index given twice is bad usage, exit 64', async () => {
-    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Cors.AllowedOrigins', 'http://a.local', '--Cors.AllowedOrigins.0', 'http://b.local']);
-    assert.equal(res.code, 78, res.stderr);
-    assert.equal(res.stderr, invalid('Cors.AllowedOrigins: given both whole (flag --Cors.AllowedOrigins) and by index (flag --Cors.AllowedOrigins.0): give the array one way'));
+  it('an array given whole and by index, an index given twice or an index that is none: bad usage, exit 64, naming the flags', async () => {
+    // Each is a command line written wrong, whichever command takes it: nothing is loaded, nothing started.
+    for (const [command, who] of [[['config', 'check'], 'voice-hub config'], [['token', 'admin'], 'voice-hub token'], [[], 'voice-hub']] as const) {
+      await assertUsage([...command, '--Cors.AllowedOrigins', 'http://a.local', '--Cors.AllowedOrigins.0', 'http://b.local'], who, [
+        '--Cors.AllowedOrigins and --Cors.AllowedOrigins.0 both set Cors.AllowedOrigins: give the array whole (--Cors.AllowedOrigins repeated) or by index, not both',
+      ]);
+    }
+    // In any order and spelling, repeated: one line per array.
+    await assertUsage(['config', 'check', '--ApiKeys.1=k1', '--apikeys=k2', '--apikeys=k3', '--ApiKeys.2=k4', '--cors.allowedorigins.00', 'http://a.local', '--CORS.ALLOWEDORIGINS', 'http://b.local'], 'voice-hub config', [
+      '--apikeys and --ApiKeys.1 both set ApiKeys: give the array whole (--apikeys repeated) or by index, not both',
+      '--CORS.ALLOWEDORIGINS and --cors.allowedorigins.00 both set Cors.AllowedOrigins: give the array whole (--CORS.ALLOWEDORIGINS repeated) or by index, not both',
+    ]);
     await assertUsage(['config', 'check', '--Cors.AllowedOrigins.0', 'http://a.local', '--Cors.AllowedOrigins.00', 'http://b.local'], 'voice-hub config', [
       '--Cors.AllowedOrigins.0 and --Cors.AllowedOrigins.00 both set Cors.AllowedOrigins.0: give one',
+    ]);
+    await assertUsage(['config', 'check', '--ApiKeys.first=k1', '--Cors.AllowedOrigins.1234567', 'http://a.local'], 'voice-hub config', [
+      '--ApiKeys.first: the part after the last dot must be an index of ApiKeys (0, 1, ...)',
+      '--Cors.AllowedOrigins.1234567: the part after the last dot must be an index of Cors.AllowedOrigins (0, 1, ...)',
+    ]);
+    // An object or a map is given key by key, and the ASP.NET Core spellings point to the dot form: unknown flags, as before.
+    await assertUsage(['config', 'check', '--Server', '5001', '--Logging.LogLevel', 'Debug', '--Server:Port', '5001', '--Server__Port', '5001'], 'voice-hub config', [
+      'unknown flag --Server',
+      'unknown flag --Logging.LogLevel',
+      'unknown flag --Server:Port (did you mean --Server.Port?)',
+      'unknown flag --Server__Port (did you mean --Server.Port?)',
     ]);
   });
 });
