@@ -192,7 +192,8 @@ async function main(): Promise<void> {
       }
     }))
     .command(yargsCommand(HEALTH, async ({ options, config }) => {
-      const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl } = await import('./cli/health.js');
+      const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl, refuseConfigWithUrl } = await import('./cli/health.js');
+      if (options.url !== undefined) refuseConfigWithUrl(config);
       const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
         const { config: loaded } = loadCliConfig(config, bundleDir);
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);

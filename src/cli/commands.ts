@@ -56,10 +56,13 @@ export const HEALTH = command({
   options: {
     url: {
       kind: 'url',
-      describe: "the service's address, e.g. http://127.0.0.1:5000 or http://127.0.0.1:5000/health (default: this box's configured host and port)",
+      describe: "the service's address, e.g. http://127.0.0.1:5000 or http://127.0.0.1:5000/health (default: this box's configured host and port); not with --config or configuration keys",
     },
   },
-  config: { short: [], why: 'Without --url, the configured Server.Host and Server.Port name the service to ask.' },
+  config: {
+    short: [],
+    why: 'Without --url, the configured Server.Host and Server.Port\nname the service to ask; with --url, --config and configuration keys would change nothing and are refused (exit 64).',
+  },
 });
 
 export const ECHO_SERVER = command({

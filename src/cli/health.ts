@@ -12,8 +12,11 @@ import { exitCodeFor, formatHealthTable } from '../health/table.js';
 import { INVALID_HOST_TEXT } from '../http/gate.js';
 import { stripEnds } from '../trim.js';
 import { urlHost } from '../url-host.js';
+import { shownName } from '../config/shown.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
+import { CONFIG_FILE_FLAG } from './config-flags.js';
+import type { CliConfig } from './load.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
@@ -161,6 +164,23 @@ export function healthUrlFrom(given: string): string {
   const path = stripEnds(url.pathname, '/', false);
   url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;
   return url.href;
+}
+
+/**
+ * `--url` names the service to ask; the configuration only names it when --url is not given. Anything
+ * else of it (a certificate, a log level, API keys) plays no part in asking /health. So a configuration
+ * flag beside --url (`--url http://pi:5000 --Server.Port 5001`, `--config other.json`) would be quietly
+ * ignored, and the answer read as that of the service the operator meant: bad usage.
+ */
+export function refuseConfigWithUrl(cli: CliConfig): void {
+  const given = [
+    ...(cli.file !== undefined ? [`--${CONFIG_FILE_FLAG}`] : []),
+    ...Object.keys(cli.flags).map((key) => `--${shownName(cli.flagNames?.[key] ?? key)}`),
+  ];
+  if (given.length === 0) return;
+  throw usageError(HEALTH, [
+    `${given.length === 1 ? `${given[0]} has` : `${given.slice(0, -1).join(', ')} and ${given.at(-1)} have`} no effect with --url, which names the service to ask: give --url alone, or leave it out to ask the configured Server.Host and Server.Port`,
+  ]);
 }
 
 /**

@@ -187,6 +187,16 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     it(args.join(' '), () => assertUsage(args, who, [problem]));
   }
 
+  it('health --url beside --config or configuration keys: they would change nothing, so bad usage naming them (values unquoted)', async () => {
+    // Nothing listens there: before, the flags were dropped without a word and the answer was exit 3.
+    const url = `http://127.0.0.1:${await freePort()}`;
+    const noEffect = 'no effect with --url, which names the service to ask: give --url alone, or leave it out to ask the configured Server.Host and Server.Port';
+    await assertUsage(['health', '--url', url, '--Server.Port', '5001'], 'voice-hub health', [`--Server.Port has ${noEffect}`]);
+    await assertUsage(['health', '--config', '/etc/voice-hub/appsettings.json', '--url', url, '--server.host=pi.local', '--Mqtt.Password=SECRETPW'], 'voice-hub health', [
+      `--config, --server.host and --Mqtt.Password have ${noEffect}`,
+    ]);
+  });
+
   it('token admin --ttl at the limit (ten years) mints a token that lives exactly that long', async () => {
     const res = await runBundle(['token', 'admin', '--data-dir', tmpDir(), '--ttl', '3650d']);
     assert.equal(res.code, 0, res.stderr);
