@@ -8,13 +8,13 @@ import path from 'node:path';
 import { createApp } from './app.js';
 import { preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
-import { dataDirFailure, expectedFailure, systemFailureText } from './cli/fatal.js';
-import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, loadCliConfig, type CliConfig } from './cli/load.js';
+import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, systemFailureText } from './cli/fatal.js';
+import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
 import { createLogger, oneLine, withPriority, type Logger } from './log/logger.js';
-import type { AppConfig } from './config/types.js';
+import type { AppConfig, LoadedConfig } from './config/types.js';
 import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
 import { claimOwnership, configuredPorts, portConflict } from './process/ownership.js';
@@ -29,6 +29,28 @@ const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
 const SHUTDOWN_DEADLINE_MS = 10_000;
 /** After a second shutdown signal, how long writing the database may take before the process exits anyway. */
 const FLUSH_DEADLINE_MS = 3_000;
+
+/**
+ * Logging.LogLevel.Default of the configuration the command read, else of the environment: Debug or
+ * Trace prints an internal error's stack (src/cli/fatal.ts).
+ */
+let logLevel = environmentLogLevel(process.env);
+
+/** The command's configuration; its log level from then on decides whether an internal error shows its stack. */
+function loadConfigOf(cli: CliConfig): LoadedConfig {
+  const loaded = loadCliConfig(cli, bundleDir);
+  logLevel = loaded.config.Logging.LogLevel.Default;
+  return loaded;
+}
+
+/** How every command ends on a failure: one line (see src/cli/fatal.ts) and its exit code. */
+function exitOnFailure(e: unknown): never {
+  const exit = expectedFailure(e) ?? internalFailure(e, asksForStacks(logLevel));
+  // Under journald with the Error priority, like the logger's lines: `journalctl -p warning` shows why
+  // the service did not start.
+  process.stderr.write(withPriority('Error', exit.message));
+  process.exit(exit.code);
+}
 
 /**
  * The ports and the data directory, before anything is written: a second voice-hub (a second
@@ -82,7 +104,7 @@ function tuneMemory(logger: Logger): (() => Settled) | undefined {
 }
 
 async function serve(cli: CliConfig): Promise<void> {
-  const loaded = loadCliConfig(cli, bundleDir);
+  const loaded = loadConfigOf(cli);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
   // Before the data directory is claimed: a signal while it is taken must not leave its lock behind.
   const signals = new ServiceSignals(logger);
@@ -126,9 +148,11 @@ async function serve(cli: CliConfig): Promise<void> {
       },
     );
   };
+  // The service logs its stack, at every level: its log is where a bug report starts.
+  process.off('uncaughtException', exitOnFailure);
   process.on('uncaughtException', (e) => {
     logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
-    app.stop().finally(() => process.exit(1));
+    app.stop().finally(() => process.exit(EXIT_SOFTWARE));
   });
   // Told to stop while it took the data directory: the handler above is stopping it; nothing to start.
   if (signals.count > 0) return;
@@ -161,6 +185,8 @@ const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFI
 
 async function main(): Promise<void> {
   tolerateClosedOutput();
+  // An error thrown or a promise rejected outside the command's own await (a timer, an event) ends it as one it awaited would.
+  process.on('uncaughtException', exitOnFailure);
   const args = process.argv.slice(2);
   const unparsable = preParseProblems(args);
   if (unparsable.length > 0) throw usageError(undefined, unparsable);
@@ -175,7 +201,7 @@ async function main(): Promise<void> {
       } catch (e) {
         throw usageError(TOKEN, [errorText(e)]);
       }
-      const { token, note } = await mintAdminToken(loadCliConfig(config, bundleDir), ttlMs);
+      const { token, note } = await mintAdminToken(loadConfigOf(config), ttlMs);
       if (note) process.stderr.write(`voice-hub token: ${note}\n`);
       process.stdout.write(token + '\n');
     }))
@@ -184,7 +210,7 @@ async function main(): Promise<void> {
       try {
         // Values quote what an admin stored through the API and what the file holds: JSON escapes the
         // controls, not the marks that reorder a terminal's line (U+202E) or U+2028.
-        await configCheck(loadCliConfig(config, bundleDir), (lines) => process.stdout.write(lines.map(oneLine).join('\n') + '\n'));
+        await configCheck(loadConfigOf(config), (lines) => process.stdout.write(lines.map(oneLine).join('\n') + '\n'));
       } catch (e) {
         // The files the configuration names, which serve refuses the same way.
         if (e instanceof ConfigError) throw invalidConfiguration(e);
@@ -195,7 +221,7 @@ async function main(): Promise<void> {
       const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl, refuseConfigWithUrl } = await import('./cli/health.js');
       if (options.url !== undefined) refuseConfigWithUrl(config);
       const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
-        const { config: loaded } = loadCliConfig(config, bundleDir);
+        const { config: loaded } = loadConfigOf(config);
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
       })();
       const { code, text } = await healthCommand(url);
@@ -213,7 +239,7 @@ async function main(): Promise<void> {
       process.once('SIGINT', stop);
     }))
     .command(yargsCommand(SIMULATE, async ({ options }) => {
-      const { simulateCommand, simulateOptionProblem } = await import('./cli/simulate.js');
+      const { simulateCommand } = await import('./cli/simulate.js');
       const simulation = {
         url: options.url,
         devices: options.devices,
@@ -228,10 +254,8 @@ async function main(): Promise<void> {
         // Its lines quote what the service at --url answered (problem details, close reasons).
         log: (line: string) => process.stderr.write(oneLine(line) + '\n'),
       };
-      const problem = simulateOptionProblem(simulation);
-      if (problem !== undefined) throw usageError(SIMULATE, [problem]);
       const { code, text } = await simulateCommand(simulation);
-      (code === 2 ? process.stderr : process.stdout).write(text);
+      process.stdout.write(text);
       process.exitCode = code;
     }))
     .version(versionText(bundleDir))
@@ -244,12 +268,6 @@ async function main(): Promise<void> {
     .parseAsync();
 }
 
-main().catch((e: unknown) => {
-  // Under journald with the Error priority, like the logger's lines: `journalctl -p warning` shows why
-  // the service did not start.
-  const exit = expectedFailure(e);
-  process.stderr.write(withPriority('Error', exit ? exit.message : `voice-hub: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));
-  process.exit(exit ? exit.code : 1);
-});
+main().catch(exitOnFailure);
 
 export { EXIT_CONFIG };

@@ -11,7 +11,7 @@ import { closest } from '../config/spelling.js';
 import { Problems } from '../config/problems.js';
 import { oneLine } from '../log/logger.js';
 import { shownName } from '../config/shown.js';
-import { COMMANDS, SERVE, type CommandSpec } from './commands.js';
+import { COMMANDS, exitsText, SERVE, type CommandSpec } from './commands.js';
 import { CONFIG_FILE_FLAG, configYargsOptions, readConfigFlag, type ShortFlag } from './config-flags.js';
 import { CliExit, EXIT_USAGE, type CliConfig } from './load.js';
 import { orList, readOption, singleText, yargsOption, type OptionSpecs, type OptionValues } from './options.js';
@@ -122,6 +122,7 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
         );
       }
       if (spec.epilogue) y.epilogue(spec.epilogue);
+      y.epilogue(exitsText(spec));
       return y;
     },
     handler: (argv) => {

@@ -3,6 +3,8 @@
 // with `config`: `--config FILE`, keys in dot form and the listed short flags.
 import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
 import type { OptionSpecs } from './options.js';
+import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, EXIT_USAGE } from './load.js';
+import { EXIT_CODES } from './sim-interrupt.js';
 import { SIMULATE_COUNTERS } from './sim-tally.js';
 import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
 
@@ -19,7 +21,27 @@ export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   config?: { short: readonly ShortFlag[]; why: string };
   /** Text after the flags in the command's own --help. */
   epilogue?: string;
+  /**
+   * The command's own exit codes and what each says, last in its --help; those of every command
+   * (COMMON_EXITS) follow them there.
+   */
+  exits: readonly Exit[];
 }
+
+export type Exit = readonly [code: number, meaning: string];
+
+/** What any command may end with besides its own codes. */
+export const COMMON_EXITS: readonly Exit[] = [
+  [EXIT_USAGE, 'bad usage (nothing was done)'],
+  [EXIT_SOFTWARE, 'an internal error, a bug: please report it (Logging__LogLevel__Default=Debug in the environment prints its stack)'],
+];
+
+/** `Exit codes: 0 ..., 1 ...` for a command's --help. */
+export const exitsText = (spec: CommandSpec): string =>
+  `Exit codes: ${[...spec.exits, ...COMMON_EXITS].sort(([a], [b]) => a - b).map(([code, meaning]) => `${code} ${meaning}`).join('; ')}.`;
+
+/** A failure of the machine (a file it may not read, a full disk, a port it may not take): named in one line. */
+const MACHINE: Exit = [1, 'a failure of the machine, named with what to do'];
 
 const command = <const S extends OptionSpecs>(spec: CommandSpec<S>): CommandSpec<S> => spec;
 
@@ -28,6 +50,13 @@ export const SERVE = command({
   summary: 'run the service (the default command)',
   options: {},
   config: { short: ALL_SHORT_FLAGS, why: 'Flags beat the environment, which beats the configuration file.' },
+  exits: [
+    [0, 'stopped by SIGTERM or Ctrl-C'],
+    [1, 'start-up or runtime failure'],
+    [EXIT_DATA, 'a data file it will not use'],
+    [EXIT_IN_USE, 'port or data directory in use'],
+    [EXIT_CONFIG, 'invalid configuration'],
+  ],
 });
 
 export const TOKEN = command({
@@ -38,6 +67,7 @@ export const TOKEN = command({
     ttl: { kind: 'string', default: '30d', describe: 'lifetime: 30d, 12h, 90m or a time span' },
   },
   config: { short: ['data-dir'], why: 'Here they say where the signing key is (Storage.DataDir, Auth.SigningKey).' },
+  exits: [[0, 'printed'], MACHINE, [EXIT_DATA, 'a signing key it will not use'], [EXIT_IN_USE, 'the data directory is being taken'], [EXIT_CONFIG, 'invalid configuration']],
 });
 
 export const CONFIG = command({
@@ -47,12 +77,12 @@ export const CONFIG = command({
   positional: { name: 'action', choices: ['check'], describe: 'what to do' },
   options: {},
   config: { short: ALL_SHORT_FLAGS, why: 'Each value is printed with where it came from.' },
+  exits: [[0, 'printed'], MACHINE, [EXIT_DATA, 'a database it cannot read'], [EXIT_CONFIG, 'invalid configuration, or what serve would refuse']],
 });
 
 export const HEALTH = command({
   name: 'health',
   summary: 'print the health of a running service as a table',
-  details: 'Exit code 0 Healthy, 1 Degraded, 2 Unhealthy, 3 unreachable.',
   options: {
     url: {
       kind: 'url',
@@ -63,6 +93,7 @@ export const HEALTH = command({
     short: [],
     why: 'Without --url, the configured Server.Host and Server.Port\nname the service to ask; with --url, --config and configuration keys would change nothing and are refused (exit 64).',
   },
+  exits: [[0, 'Healthy'], [1, 'Degraded'], [2, 'Unhealthy'], [EXIT_UNREACHABLE, 'unreachable, or no health report'], [EXIT_CONFIG, 'invalid configuration (without --url)']],
 });
 
 export const ECHO_SERVER = command({
@@ -73,12 +104,13 @@ export const ECHO_SERVER = command({
     port: { kind: 'integer', default: 5050, min: 0, max: 65_535, describe: 'port (0 = any free port)' },
     host: { kind: 'string', default: '127.0.0.1', describe: 'address to listen on' },
   },
+  exits: [[0, 'stopped by SIGTERM or Ctrl-C'], MACHINE, [EXIT_IN_USE, 'port in use']],
 });
 
 export const SIMULATE = command({
   name: 'simulate',
   summary: 'stream real-time Opus from simulated devices through a running service',
-  details: 'Reports losses and round-trip latency; its exit codes are at the end.',
+  details: 'Reports losses and round-trip latency',
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
     devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: `simulated devices, 1 to ${MAX_SIMULATED_DEVICES}; each registers (DeviceManagement.MaxDevices is 10 as shipped)` },
@@ -92,6 +124,12 @@ export const SIMULATE = command({
     'late-after': { kind: 'number', default: DEFAULT_LATE_MS, above: 0, describe: 'a packet or response that arrives more than this many ms after its send counts as late' },
   },
   epilogue: SIMULATE_COUNTERS,
+  exits: [
+    [0, 'nothing was lost or duplicated and no device failed'],
+    [1, 'else'],
+    [EXIT_CODES.SIGINT, 'Ctrl-C (SIGINT) ended the run early'],
+    [EXIT_CODES.SIGTERM, 'SIGTERM ended the run early (it still prints its report and, with --admin-token, deletes its devices)'],
+  ],
 });
 
 export const COMMANDS: readonly CommandSpec[] = [SERVE, TOKEN, CONFIG, HEALTH, ECHO_SERVER, SIMULATE];

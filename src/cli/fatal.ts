@@ -1,14 +1,16 @@
 // What ends a command when it fails: the top-level catch of src/main.ts prints one line for a failure
-// the operator can act on, and a stack only for what must be a bug. Expected are the system's refusals
-// (a file or folder this user may not read, a full or read-only disk, a port in use: errors with a
-// `syscall`) and a data file the service will not use (DataFileError: the database, the signing key; its message
-// says what to do); anything else is a programming error, and its stack is what a bug report needs.
+// the operator can act on. Expected are the system's refusals (a file or folder this user may not read,
+// a full or read-only disk, a port in use: errors with a `syscall`) and a data file the service will not
+// use (DataFileError: the database, the signing key; its message says what to do); anything else is a
+// programming error: one line too, exit 70, and its stack (what a bug report needs) at the Debug or Trace
+// log level, which a technician is asked to set when reporting it.
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { getSystemErrorMap } from 'node:util';
 import { findPortOwner, PortInUseError } from '../process/port-owner.js';
 import { DataFileError, errorText } from '../errors.js';
-import { CliExit, EXIT_DATA, EXIT_IN_USE } from './load.js';
+import { oneLine } from '../log/logger.js';
+import { CliExit, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE } from './load.js';
 
 type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
 
@@ -29,7 +31,7 @@ const listenEaccesAdvice = (choose: string): string =>
   `ports below 1024 need root or CAP_NET_BIND_SERVICE: choose a port from 1024 (${choose}), or give the service that capability (the package ships a drop-in for port 80)`;
 
 /**
- * The exit for an expected failure (see above), or undefined for one that deserves its stack.
+ * The exit for an expected failure (see above), or undefined for a bug (internalFailure).
  * `choose`: where the port of a refused listen is set (src/process/ownership.ts, configuredPorts).
  */
 export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'): CliExit | undefined {
@@ -42,6 +44,32 @@ export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'
   }
   return new CliExit(1, `${who}: ${systemFailure(e, choose)}`);
 }
+
+/** How the one line of an internal error says where its stack is. */
+const STACK_HINT = 'Logging__LogLevel__Default=Debug in the environment prints its stack';
+
+/**
+ * The exit for a failure no command foresaw (a bug): exit 70 and one line naming the error, or with
+ * `withStack` its stack after it. A stack by default reads as a crash report and buries the one line.
+ */
+export function internalFailure(e: unknown, withStack: boolean): CliExit {
+  const stack = withStack && e instanceof Error ? e.stack : undefined;
+  const what = stack ?? oneLine(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+  return new CliExit(EXIT_SOFTWARE, `voice-hub: internal error (a bug: please report it${stack ? '' : `; ${STACK_HINT}`}): ${what}`);
+}
+
+/**
+ * Logging.LogLevel.Default as the environment sets it (`Logging__LogLevel__Default`, or with `:`, in any
+ * case, as the configuration reads it): what asks for an internal error's stack before, or without, any
+ * configuration being read.
+ */
+export function environmentLogLevel(env: NodeJS.ProcessEnv): string | undefined {
+  const name = Object.keys(env).find((k) => /^logging(__|:)loglevel(__|:)default$/i.test(k));
+  return name === undefined ? undefined : env[name];
+}
+
+/** Debug and Trace, in any case, as the configuration accepts them. */
+export const asksForStacks = (level: string | undefined): boolean => level !== undefined && /^\s*(debug|trace)\s*$/i.test(level);
 
 /** `cannot <syscall> <what>: <cause> (<code>); <advice>`; `path` names the file where the error names none (a write). */
 function systemFailure(e: SystemError, choose = '--port', path = e.path): string {

@@ -16,13 +16,13 @@ import { shownName } from '../config/shown.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
 import { CONFIG_FILE_FLAG } from './config-flags.js';
-import type { CliConfig } from './load.js';
+import { EXIT_UNREACHABLE, type CliConfig } from './load.js';
 import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
 
-export const EXIT_UNREACHABLE = 3;
+export { EXIT_UNREACHABLE } from './load.js';
 
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */

@@ -20,6 +20,13 @@ export const EXIT_DATA = 65;
  * was written.
  */
 export const EXIT_IN_USE = 75;
+/**
+ * An internal error (sysexits EX_SOFTWARE): a failure no command foresaw, a bug. Apart from the codes the
+ * commands give their results (health 1-3, simulate 1), so that no script reads a bug as Degraded or as losses.
+ */
+export const EXIT_SOFTWARE = 70;
+/** `health`: the service could not be reached, or what answered was no health report. */
+export const EXIT_UNREACHABLE = 3;
 
 export class CliExit extends Error {
   constructor(

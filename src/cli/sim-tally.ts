@@ -4,7 +4,6 @@
 //
 // One connection is ordered end to end, so a connection's AudioProcessed/Error events answer its sends
 // first in, first out; when the connection is lost, its sends still waiting can get no answer any more.
-import { EXIT_CODES } from './sim-interrupt.js';
 
 export const SIMULATE_COUNTERS = `Counters (per run, summed over the devices):
 packets (device -> service), identified by AudioProcessed.sequence:
@@ -22,9 +21,7 @@ packet sent after the last answered one that has its bytes (the 50 simulated pac
   lost        expected - arrived;
   duplicated  answers matching no packet sent after the last answered one, or repeating the bytes of
               one of the last 25 answered while skipping 25 or more unanswered packets;
-  late        matched more than --late-after ms after its packet was sent.
-Exit 0 when nothing was lost or duplicated and no device failed, else 1; ${EXIT_CODES.SIGINT} when Ctrl-C (SIGINT) or
-${EXIT_CODES.SIGTERM} when SIGTERM ended the run early (it still prints its report and, with --admin-token, deletes its devices).`;
+  late        matched more than --late-after ms after its packet was sent.`;
 
 export interface PacketCounts {
   due: number;

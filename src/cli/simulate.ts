@@ -6,7 +6,8 @@
 // and answers still missing after a drain grace count as lost. Interrupted (`stop`: Ctrl-C in the CLI,
 // sim-interrupt.ts), it reports what ran and still deletes what it registered, within a few seconds.
 import { randomBytes } from 'node:crypto';
-import { errorText } from '../errors.js';
+import { usageError } from './command.js';
+import { SIMULATE } from './commands.js';
 import { startDropRelay, type DropRelay } from './drop-relay.js';
 import type { SimProtocol } from './sim-client.js';
 import { SimDevice, type SimApi } from './sim-device.js';
@@ -177,17 +178,19 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
 }
 
 /**
- * The CLI's run: runs, then renders; errors before streaming (bad options) come back with a plain
- * message. Unless the caller gives its own `stop`, SIGINT and SIGTERM interrupt the run: its report
- * comes back with exit code 130 or 143 (128 + the signal's number, as a shell reports such an end).
+ * The CLI's run: runs, then renders. Bad options are refused as bad usage (a CliExit, exit 64) before
+ * anything is registered; any other failure is thrown as it came, for the program's one way of ending
+ * on a failure (src/main.ts). Unless the caller gives its own `stop`, SIGINT and SIGTERM interrupt the
+ * run: its report comes back with exit code 130 or 143 (128 + the signal's number, as a shell reports
+ * such an end).
  */
 export async function simulateCommand(options: SimulateOptions): Promise<{ code: number; text: string }> {
+  const problem = simulateOptionProblem(options);
+  if (problem !== undefined) throw usageError(SIMULATE, [problem]);
   const interrupt = options.stop ? undefined : interruptOnSignals(options.log ?? (() => {}));
   try {
     const report = await runSimulation(interrupt ? { ...options, stop: interrupt.signal } : options);
     return { code: interrupt?.exitCode() ?? (report.ok ? 0 : 1), text: formatSimulationReport(report) };
-  } catch (e) {
-    return { code: 2, text: `voice-hub simulate: ${errorText(e)}\n` };
   } finally {
     interrupt?.dispose();
   }

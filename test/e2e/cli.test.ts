@@ -7,6 +7,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { connect } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { COMMANDS, exitsText, SERVE } from '../../src/cli/commands.js';
 import { healthUrlFrom } from '../../src/cli/health.js';
 import { EXIT_IN_USE } from '../../src/cli/load.js';
 import { freePort } from '../support/ports.js';
@@ -291,6 +292,15 @@ describe('--help', () => {
       assert.deepEqual(flagsIn(res.stdout), flags, res.stdout);
     });
   }
+
+  it('every command\'s help ends with its exit codes, bad usage (64) and an internal error (70) among them', async () => {
+    for (const [args, spec] of [[['--help'], SERVE], ...COMMANDS.filter((c) => c !== SERVE).map((c) => [[c.name, '--help'], c] as const)] as const) {
+      const res = await runBundle([...args]);
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.stdout.trimEnd().endsWith(`\n${exitsText(spec)}`), `${args.join(' ')}: ${res.stdout}`);
+      assert.match(exitsText(spec), /; 64 bad usage \(nothing was done\); .*70 an internal error, a bug: please report it \(Logging__LogLevel__Default=Debug in the environment prints its stack\)/);
+    }
+  });
 
   it('the top-level help lists every command with a one-line description, and serve\'s flags', async () => {
     const res = await runBundle(['--help']);

@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
+import { CliExit, EXIT_USAGE } from '../../src/cli/load.js';
 import { formatSimulationReport, percentile, runSimulation, simulateCommand, type SimulationReport } from '../../src/cli/simulate.js';
 import { simPackets } from '../../src/cli/sim-packets.js';
 import { opusPacketDurationMs } from '../../src/voice/opus/packet.js';
@@ -157,9 +158,11 @@ describe('simulate against the service and the echo server', () => {
   });
 
   it('bad options are refused before anything is registered', async () => {
-    assert.deepEqual(await simulateCommand({ url: rig.svc.url, devices: 0, seconds: 1 }), { code: 2, text: 'voice-hub simulate: --devices must be a whole number from 1 to 500\n' });
-    assert.equal((await simulateCommand({ url: rig.svc.url, devices: 1, seconds: 0 })).code, 2);
+    // Bad usage, as the command line's own checks say it (exit 64), not a run that failed.
+    const usage = (message: string) => new CliExit(EXIT_USAGE, `voice-hub simulate: ${message}\nRun 'voice-hub simulate --help' for usage.`);
     const refused: [Parameters<typeof simulateCommand>[0], string][] = [
+      [{ url: rig.svc.url, devices: 0, seconds: 1 }, '--devices must be a whole number from 1 to 500'],
+      [{ url: rig.svc.url, devices: 1, seconds: 0 }, '--seconds must be more than 0 and at most 86400, not 0'],
       [{ url: rig.svc.url, devices: 1, seconds: 1, dropForMs: 100 }, '--drop-for needs --drop-every'],
       [{ url: rig.svc.url, devices: 1, seconds: 1, dropEverySeconds: 0 }, '--drop-every must be more than 0 seconds'],
       [{ url: rig.svc.url, devices: 1, seconds: 1, dropEverySeconds: 1, dropForMs: 1000 }, '--drop-for must be from 0 to less than --drop-every (in ms)'],
@@ -167,7 +170,7 @@ describe('simulate against the service and the echo server', () => {
       [{ url: rig.svc.url, devices: 1, seconds: 1, lateMs: 0 }, '--late-after must be more than 0 ms'],
     ];
     for (const [options, message] of refused) {
-      assert.deepEqual(await simulateCommand(options), { code: 2, text: `voice-hub simulate: ${message}\n` }, message);
+      await assert.rejects(simulateCommand(options), usage(message), message);
     }
     const list = await call(rig.svc.url, 'GET', '/api/device/list', { token: admin });
     assert.deepEqual(list.json.devices.filter((d: { id: string }) => d.id.startsWith('sim-')), []);

@@ -226,3 +226,58 @@ describe('operational failures: one line, no stack', () => {
     }
   });
 });
+
+describe('internal errors (bugs), in every command: exit 70 and one line; the stack at the Debug or Trace level', () => {
+  /** NODE_OPTIONS that load `code` before the bundle: a bug put where the commands cannot foresee it. */
+  const injecting = (code: string): Record<string, string> => {
+    const file = path.join(tmpDir(), 'bug.cjs');
+    writeFileSync(file, code);
+    return { NODE_OPTIONS: `--require ${file}` };
+  };
+  const line = (what: string): string =>
+    `voice-hub: internal error (a bug: please report it; Logging__LogLevel__Default=Debug in the environment prints its stack): ${what}\n`;
+  // simulate's relay and the echo server listen; a TypeError there is no refusal of the machine.
+  const listenBug = "require('node:net').Server.prototype.listen = function () { throw new TypeError('injected\\nbug'); };";
+  const commands = [['simulate', '--url', 'http://127.0.0.1:9', '--seconds', '1', '--drop-every', '1'], ['echo-server', '--port', '0']];
+
+  it('thrown where the command awaits: simulate exited 2, echo-server 1 with a stack; both now 70 and one line', async () => {
+    for (const args of commands) {
+      const res = await runBundle(args, injecting(listenBug));
+      assert.equal(res.code, 70, `${args[0]}: ${res.stderr}`);
+      assert.equal(res.stderr, line('TypeError: injected bug'), args[0]);
+      assert.equal(res.stdout, '');
+    }
+  });
+
+  it('with Logging__LogLevel__Default=Debug (any case, either spelling) or Trace the stack follows, for the bug report', async () => {
+    for (const [name, level] of [['Logging__LogLevel__Default', 'Debug'], ['logging:loglevel:default', 'trace']] as const) {
+      const res = await runBundle(commands[1]!, { ...injecting(listenBug), [name]: level });
+      assert.equal(res.code, 70, res.stderr);
+      assert.match(res.stderr, /^voice-hub: internal error \(a bug: please report it\): TypeError: injected\nbug\n {4}at \S+ \(\S+bug\.cjs:1:\d+\)\n/);
+    }
+    // Information, the default, keeps the one line.
+    const res = await runBundle(commands[1]!, { ...injecting(listenBug), Logging__LogLevel__Default: 'Information' });
+    assert.equal(res.stderr, line('TypeError: injected bug'));
+  });
+
+  it('thrown or rejected outside it (a timer, an event): the same line and exit, where Node printed a stack and exited 1', async () => {
+    const cases = [
+      ["setTimeout(() => { throw new RangeError('late bug'); }, 300);", 'RangeError: late bug'],
+      ["setTimeout(() => { Promise.reject(new Error('rejected bug')); }, 300);", 'Error: rejected bug'],
+    ] as const;
+    for (const [code, what] of cases) {
+      const res = await runBundle(['echo-server', '--port', '0'], injecting(code));
+      assert.equal(res.code, 70, res.stderr);
+      // After the server's own line that it listens.
+      assert.match(res.stderr, /^\S+ info: EchoServer: echo voice server listening on ws:\/\/127\.0\.0\.1:\d+\/voice\n/);
+      assert.equal(res.stderr.slice(res.stderr.indexOf('\n') + 1), line(what));
+    }
+  });
+
+  it('in the service: logged with its stack, as its log is where a report starts, and exit 70 (was 1)', async () => {
+    const res = await runBundle(['--port', '0', '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], injecting("setTimeout(() => { throw new RangeError('late bug'); }, 2500);"));
+    assert.equal(res.code, 70, res.stderr);
+    // Listening by then, as a rule; on a machine slow to start, the command's one line instead.
+    assert.match(res.stderr, /crit: App: uncaught exception: RangeError: late bug\s+at |voice-hub: internal error .*: RangeError: late bug\n$/);
+  });
+});
