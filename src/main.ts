@@ -221,7 +221,15 @@ async function main(): Promise<void> {
       const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl, refuseConfigWithUrl } = await import('./cli/health.js');
       if (options.url !== undefined) refuseConfigWithUrl(config);
       const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
-        const { config: loaded } = loadConfigOf(config);
+        let loaded: AppConfig;
+        try {
+          loaded = loadConfigOf(config).config;
+        } catch (e) {
+          // A configuration file the machine refuses leaves no report either: exit 3 as for a service not
+          // reached, not the 1 other commands give it, which health gives Degraded.
+          const exit = expectedFailure(e);
+          throw exit?.code === 1 ? new CliExit(EXIT_UNREACHABLE, exit.message) : e;
+        }
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
       })();
       const { code, text } = await healthCommand(url);

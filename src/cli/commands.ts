@@ -93,7 +93,7 @@ export const HEALTH = command({
     short: [],
     why: 'Without --url, the configured Server.Host and Server.Port\nname the service to ask; with --url, --config and configuration keys would change nothing and are refused (exit 64).',
   },
-  exits: [[0, 'Healthy'], [1, 'Degraded'], [2, 'Unhealthy'], [EXIT_UNREACHABLE, 'unreachable, or no health report'], [EXIT_CONFIG, 'invalid configuration (without --url)']],
+  exits: [[0, 'Healthy'], [1, 'Degraded'], [2, 'Unhealthy'], [EXIT_UNREACHABLE, 'unreachable, no health report, or a configuration file it may not read'], [EXIT_CONFIG, 'invalid configuration (without --url)']],
 });
 
 export const ECHO_SERVER = command({

@@ -502,7 +502,7 @@ describe('configuration: bounded, credentials in the voice server URL never show
     await assertUsage(['simulate', '--url', 'http//user:SECRETPW@127.0.0.1:1'], 'voice-hub simulate', [`${needs} an address with an @ (not quoted: it may hold a password)`]);
   });
 
-  it('a configuration file this user may not read is the machine\'s refusal: one line, exit 1', async () => {
+  it('a configuration file this user may not read is the machine\'s refusal: one line, exit 1 (health: 3, as 1 is Degraded)', async () => {
     const dir = tmpDir();
     chmodSync(dir, 0o755);
     const file = path.join(dir, 'appsettings.json');
@@ -510,13 +510,13 @@ describe('configuration: bounded, credentials in the voice server URL never show
     // Root reads any file: the command runs as nobody, to whom a file of mode 0600 is closed.
     const asRoot = process.getuid?.() === 0;
     chmodSync(file, asRoot ? 0o600 : 0o000);
-    for (const command of [['config', 'check'], []]) {
-      const args = [BUNDLE, ...command, '--config', file, '--data-dir', path.join(dir, 'data')];
+    for (const [command, code] of [[['config', 'check'], 1], [[], 1], [['health'], 3]] as const) {
+      const args = [BUNDLE, ...command, '--config', file, ...(command[0] === 'health' ? [] : ['--data-dir', path.join(dir, 'data')])];
       const env = { PATH: process.env.PATH ?? '', HOME: '/tmp' };
       const res = asRoot
         ? await runProcess('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, ...args], { env })
         : await runProcess(process.execPath, args, { env });
-      assert.equal(res.code, 1, res.stderr);
+      assert.equal(res.code, code, res.stderr);
       assert.equal(res.stderr, `voice-hub: cannot open ${file}: permission denied (EACCES); run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access\n`);
     }
   });
