@@ -4,7 +4,7 @@
 // once, not missing its value, an array given whole or by index, not both): that is bad usage, exit 64. Whether the value is allowed, of the wrong
 // type (`--port abc`) or out of range (`--port 70000`), is the configuration's judgement, the same for a
 // file, the environment and a flag: exit 78.
-import { canonicalIndex, isArrayIndex } from '../config/layers.js';
+import { ARRAY_INDEXES, canonicalIndex, isArrayIndex } from '../config/layers.js';
 import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
 import { resolveKey, type SchemaNode } from '../config/schema.js';
 import { shownName } from '../config/shown.js';
@@ -69,7 +69,7 @@ export function readConfigFlag(name: string, raw: unknown, short: readonly Short
   if (!node) return undefined;
   // `--ApiKeys.x` names no item: a flag spelt wrong, as an unknown one is.
   if (resolved.kind === 'item' && !isArrayIndex(resolved.index)) {
-    return { ok: false, problem: `--${shownName(name)}: the part after the last dot must be an index of ${resolved.path.join('.')} (0, 1, ...)` };
+    return { ok: false, problem: `--${shownName(name)}: the part after the last dot must be an index of ${resolved.path.join('.')}, ${ARRAY_INDEXES}` };
   }
   const problem = valueProblem(name, raw, node);
   if (problem) return { ok: false, problem };

@@ -107,6 +107,8 @@ export const canonicalIndex = (text: string): string => text.replace(/^0+(?=\d)/
 
 /** Whether the last part of `ApiKeys__0` or `--ApiKeys.0` is an index: digits, few enough that no array of millions is made. */
 export const isArrayIndex = (text: string): boolean => /^\d{1,6}$/.test(text);
+/** The indexes isArrayIndex takes, for the problems that refuse another. */
+export const ARRAY_INDEXES = '0 to 999999';
 
 /**
  * Adds `Section__Key` (or `Section:Key`) variables that name a known key; the rest of the environment is
@@ -151,7 +153,7 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
     } else if (key.kind === 'leaf') {
       entries.set({ path: key.path, value: convert(raw, key.node), source: 'env', origin });
     } else if (!isArrayIndex(key.index)) {
-      problems.add(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index (0, 1, ...)`);
+      problems.add(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index, ${ARRAY_INDEXES}`);
     } else {
       const id = key.path.join('.').toLowerCase();
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };
@@ -183,7 +185,7 @@ export function addFlags(entries: Entries, flags: Record<string, unknown>, probl
       if (key.node.type === 'array') wholes.set(key.path.join('.').toLowerCase(), origin);
       entries.set({ path: key.path, value: convert(value, key.node), source: 'flag', origin });
     } else if (!isArrayIndex(key.index)) {
-      problems.add(`${shownName(name)}: from ${origin} is invalid: the part after the last dot must be an index (0, 1, ...)`);
+      problems.add(`${shownName(name)}: from ${origin} is invalid: the part after the last dot must be an index, ${ARRAY_INDEXES}`);
     } else {
       const id = key.path.join('.').toLowerCase();
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };

@@ -537,8 +537,8 @@ describe('configuration: bounded, credentials in the voice server URL never show
       '--Cors.AllowedOrigins.0 and --Cors.AllowedOrigins.00 both set Cors.AllowedOrigins.0: give one',
     ]);
     await assertUsage(['config', 'check', '--ApiKeys.first=k1', '--Cors.AllowedOrigins.1234567', 'http://a.local'], 'voice-hub config', [
-      '--ApiKeys.first: the part after the last dot must be an index of ApiKeys (0, 1, ...)',
-      '--Cors.AllowedOrigins.1234567: the part after the last dot must be an index of Cors.AllowedOrigins (0, 1, ...)',
+      '--ApiKeys.first: the part after the last dot must be an index of ApiKeys, 0 to 999999',
+      '--Cors.AllowedOrigins.1234567: the part after the last dot must be an index of Cors.AllowedOrigins, 0 to 999999',
     ]);
     // An object or a map is given key by key, and the ASP.NET Core spellings point to the dot form: unknown flags, as before.
     await assertUsage(['config', 'check', '--Server', '5001', '--Logging.LogLevel', 'Debug', '--Server:Port', '5001', '--Server__Port', '5001'], 'voice-hub config', [
