@@ -260,6 +260,17 @@ describe('internal errors (bugs), in every command: exit 70 and one line; the st
     assert.equal(res.stderr, line('TypeError: injected bug'));
   });
 
+  it('a command that reads the configuration takes the level from it: a flag at Debug prints the stack too', async () => {
+    const uuidBug = "require('node:crypto').randomUUID = () => { throw new TypeError('injected bug'); };";
+    const args = ['token', 'admin', '--data-dir', tmpDir()];
+    const plain = await runBundle(args, injecting(uuidBug));
+    assert.equal(plain.code, 70, plain.stderr);
+    assert.equal(plain.stderr, line('TypeError: injected bug'));
+    const debug = await runBundle([...args, '--Logging.LogLevel.Default', 'Debug'], injecting(uuidBug));
+    assert.equal(debug.code, 70, debug.stderr);
+    assert.match(debug.stderr, /^voice-hub: internal error \(a bug: please report it\): TypeError: injected bug\n {4}at \S+ \(\S+bug\.cjs:1:\d+\)\n/);
+  });
+
   it('thrown or rejected outside it (a timer, an event): the same line and exit, where Node printed a stack and exited 1', async () => {
     const cases = [
       ["setTimeout(() => { throw new RangeError('late bug'); }, 300);", 'RangeError: late bug'],
