@@ -110,7 +110,7 @@ export const ECHO_SERVER = command({
 export const SIMULATE = command({
   name: 'simulate',
   summary: 'stream real-time Opus from simulated devices through a running service',
-  details: 'Reports losses and round-trip latency',
+  details: 'Reports losses and round-trip latency.',
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
     devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: `simulated devices, 1 to ${MAX_SIMULATED_DEVICES}; each registers (DeviceManagement.MaxDevices is 10 as shipped)` },
