@@ -21,8 +21,6 @@ export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
 export const DEFAULT_MAX_PENDING_NEGOTIATIONS = 10_000;
 export const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;
 
-export type ReconnectClaim = { readonly kind: 'claimed'; readonly connection: HubConnection } | { readonly kind: 'in-use' };
-
 /** The frame limit in force: a frame must be able to carry one message of the largest size. */
 export const frameLimit = (options: Pick<HubOptions, 'maximumFrameSize' | 'maximumReceiveMessageSize'>): number =>
   Math.max(options.maximumFrameSize, options.maximumReceiveMessageSize);
@@ -41,8 +39,6 @@ export class HubCore {
   private readonly connections = new Map<string, HubConnection>();
   /** Connections that negotiated stateful reconnect, by connection token. */
   private readonly resumable = new Map<string, HubConnection>();
-  /** Connection tokens with a reconnect being upgraded. */
-  private readonly reconnecting = new Set<string>();
   private readonly groups = new GroupRegistry<HubConnection>();
   private readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
   private readonly tickMs: number;
@@ -156,19 +152,17 @@ export class HubCore {
   }
 
   /**
-   * A WebSocket request with `id=<key>` of a connection that uses stateful reconnect: claimed until its
-   * socket opens (`resume`) or the upgrade fails (`releaseReconnect`); a second reconnect meanwhile is
-   * 'in-use'. The new socket takes the place of one the hub still sees open, at once, as in ASP.NET
-   * Core: a device whose radio reset reconnects within milliseconds while the hub has not noticed its
-   * old socket die (nothing reaches it), and the official clients try a stateful reconnect once.
-   * Undefined: no such connection (any more); the key may still be a negotiation's.
+   * The connection a WebSocket request with `id=<key>` reconnects, when it uses stateful reconnect and
+   * has not ended. Nothing is held for the reconnect while its token is checked: as in ASP.NET Core,
+   * whose authentication runs before its dispatcher and whose dispatcher cancels the transport before,
+   * the reconnect whose socket opens last takes the place of any socket before it (resume), be it the
+   * one the hub still sees open after a radio reset or another reconnect's (the official clients try a
+   * stateful reconnect once: refused, they lose what they had buffered). Undefined: no such connection
+   * (any more); the key may still be a negotiation's.
    */
-  claimReconnect(key: string): ReconnectClaim | undefined {
+  reconnectable(key: string): HubConnection | undefined {
     const connection = this.resumable.get(key);
-    if (!connection?.isResumable()) return undefined;
-    if (this.reconnecting.has(key)) return { kind: 'in-use' };
-    this.reconnecting.add(key);
-    return { kind: 'claimed', connection };
+    return connection?.isResumable() ? connection : undefined;
   }
 
   /** A connection id (or token) the hub knows: negotiated, connected, or waiting for a reconnect. */
@@ -176,13 +170,8 @@ export class HubCore {
     return this.negotiations.has(key, this.env.now()) || this.resumable.has(key);
   }
 
-  releaseReconnect(key: string): void {
-    this.reconnecting.delete(key);
-  }
-
   /** The reconnect's socket opened; false when the connection ended meanwhile (the socket must go). */
   resume(connection: HubConnection, socket: HubSocket): boolean {
-    if (connection.resumeKey !== undefined) this.reconnecting.delete(connection.resumeKey);
     if (!connection.isResumable()) return false;
     connection.resume(socket);
     this.options.logger.debug(`connection ${connection.connectionId} resumed`);

@@ -280,7 +280,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
     const id = connectionIdParam(query);
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
-    const reconnect = id === null ? undefined : core.claimReconnect(id);
+    const reconnect = id === null ? undefined : core.reconnectable(id);
     // A stateful reconnect resumes a connection already counted; anything else would add one.
     if (reconnect === undefined && !core.hasRoomFor(upgrading)) {
       return refuse(503, 'Too many connections', { 'Retry-After': String(FULL_RETRY_AFTER_SECONDS) });
@@ -290,8 +290,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         counters.reconnectsRefused++;
         refuse(status, text, headers);
       };
-      if (reconnect.kind === 'in-use') return refuseReconnect(409, 'Connection ID already in use');
-      return resumeUpgrade(res, context, { id, token, secKey, extensions, connection: reconnect.connection, refuse: refuseReconnect });
+      return resumeUpgrade(res, context, { id, token, secKey, extensions, connection: reconnect, refuse: refuseReconnect });
     }
     let negotiation: PendingNegotiation | undefined;
     if (id !== null) {
@@ -366,7 +365,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   }
 
   /**
-   * A reconnect of a stateful connection (claimed by the caller). The connection token is the secret,
+   * A reconnect of a stateful connection (HubCore.reconnectable). The connection token is the secret,
    * as for the first socket, and the reconnect must name the user the connection was opened for: the
    * same user's token, or none for a connection opened without one. Another user's token is refused
    * (403), and so is no token for a connection opened with one (401): whoever learnt the connection token
@@ -377,21 +376,18 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
-      core.releaseReconnect(id);
     });
     void (async () => {
       let user: unknown;
       try {
         user = await authenticate(token);
       } catch (e) {
-        core.releaseReconnect(id);
         logger.debug(`reconnect authentication failed: ${describe(e)}`);
         if (!aborted) res.cork(() => request.refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(e) }));
         return;
       }
       if (aborted) return;
       if (!sameUser(connection.user, user)) {
-        core.releaseReconnect(id);
         // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
         const anonymous = user === undefined;
         logger.info(`${connection.connectionId}: reconnect refused: ${anonymous ? 'it carries no token, the connection was opened with one' : 'its token names another user'}`);
@@ -399,14 +395,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         return;
       }
       if (!connection.isResumable()) {
-        core.releaseReconnect(id);
         res.cork(() => request.refuse(404, 'No Connection with that ID'));
         return;
       }
       const data: SocketData = { connectionId: connection.connectionId, negotiationKey: undefined, user: connection.user, resume: connection, reconnectKey: id };
       res.cork(() => res.upgrade(data, request.secKey, '', request.extensions, context));
     })().catch((e: unknown) => {
-      core.releaseReconnect(id);
       logger.error(`reconnect upgrade failed: ${stack(e)}`);
     });
   }
@@ -469,7 +463,6 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         // A stateful connection waits for its client to reconnect only after a drop that was not the client's doing.
         if (data.connection) core.closed(data.connection, data.socket, dropped);
         if (data.negotiationKey !== undefined) core.negotiations.release(data.negotiationKey);
-        if (data.resume && data.reconnectKey !== undefined && !data.connection) core.releaseReconnect(data.reconnectKey);
       } catch (e) {
         logger.error(`hub close handling failed: ${stack(e)}`);
       }

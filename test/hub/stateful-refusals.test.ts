@@ -168,6 +168,32 @@ describe('negotiate and stateful reconnect', () => {
     assert.equal(h.server.connectionCount(), 1);
   });
 
+  // ASP.NET Core holds nothing while a reconnect's token is checked (authentication runs before its
+  // dispatcher): the reconnect that gets through last cancels the transport before it. It answered the
+  // second of two reconnects racing 409 here, and the official client, which tries once, lost its buffer.
+  it('two reconnects at once, the second sent while the first one\'s token is checked: both open, the later one stays', async () => {
+    const h = await hub({
+      statefulReconnect: STATEFUL,
+      authenticate: async (token) => {
+        await sleep(200);
+        return token === undefined ? undefined : { sub: token };
+      },
+    });
+    const { client, id } = await statefulRaw(h, 'alice');
+    await drop(h, client);
+    const url = wsUrl(h, `id=${id}&access_token=alice`);
+    const firstOpening = RawClient.connect(url);
+    await sleep(50);
+    const second = await RawClient.connect(url);
+    const first = await firstOpening;
+    assert.deepEqual(await readRecords(second, 1), [{ type: 9, sequenceId: 1 }]);
+    await withTimeout(first.closed, 3000, 'the first reconnect\'s socket to be ended');
+    assert.deepEqual([h.server.stats().reconnects, h.server.stats().reconnectsRefused, h.server.connectionCount()], [2, 0, 1]);
+    second.send(`{"type":9,"sequenceId":1}${RS}` + record(7));
+    await waitUntil(() => h.recorded.length === 1, 'the later socket to carry the connection');
+    assert.deepEqual(h.recorded, [7]);
+  });
+
   it('refuses a reconnect with a token of another user (403), a bad token or none (401); the right one resumes', async () => {
     const h = await hub({
       statefulReconnect: STATEFUL,
