@@ -129,10 +129,11 @@ export class VoiceSession {
   }
 
   /**
-   * Starting -> Active: initialises the decoder, then connects upstream and sends `start`.
-   * On failure the session ends as Failed and the error is rethrown as a DomainError.
+   * Initialises the decoder, then connects upstream and sends `start`; the session stays Starting
+   * until `activate`. On failure it ends as Failed and the error is rethrown as a DomainError; ended
+   * meanwhile (a shutdown, its device deleted, a stop), it throws the 409 of confirmStarted.
    */
-  async open(): Promise<void> {
+  async connect(): Promise<void> {
     const { sampleRate, channels, audioFormat, autoMode } = this.record.config;
     try {
       await this.decoder.reconfigure(sampleRate, channels);
@@ -165,6 +166,16 @@ export class VoiceSession {
       await this.finish('Failed', reason);
       throw local ? e : new DomainError('upstream_unavailable', reason);
     }
+    if (this.record.state !== 'Starting') throw await this.endedEarly();
+  }
+
+  /**
+   * Starting -> Active, once connected: the idle timer runs and the listeners hear it started. Nothing
+   * is awaited, so the caller replaces the device's session in the same turn. A session that ended
+   * meanwhile stays ended (confirmStarted says how).
+   */
+  activate(): void {
+    if (this.record.state !== 'Starting') return;
     this.record.state = 'Active';
     if (this.options.idleTimeoutMs > 0) {
       this.idleTimer = setTimeout(() => void this.finish('Stopped', 'idle timeout'), this.options.idleTimeoutMs);

@@ -149,20 +149,18 @@ export class VoiceSessionService {
     return open.length;
   }
 
-  /** Starts a session for a device; a session the device already has is stopped first ('replaced'). */
+  /**
+   * Starts a session for a device; a session the device already has is stopped ('replaced') once the
+   * new one's upstream connection is open. Whatever can refuse the start (the service shutting down,
+   * the device deleted, the upstream unreachable) comes before that, so a refused start leaves the
+   * device's session as it was: ended by that shutdown or deletion as any other, or still running.
+   */
   async start(req: StartRequest): Promise<SessionRecord> {
     if (this.shuttingDown) throw new DomainError('unavailable', 'the service is shutting down');
     this.refuseWhileDisabled();
     const generation = this.deps.deviceGeneration(req.deviceId);
     if (generation === undefined) throw deviceNotFound(req.deviceId);
     const config = this.sessionConfig(req.sessionConfig);
-    // A loop, not an if: a concurrent start for the same device may have slipped in while we waited.
-    for (let previous = this.byDevice.get(req.deviceId); previous; previous = this.byDevice.get(req.deviceId)) {
-      await previous.stop('replaced');
-    }
-    // Those awaits let a shutdown or a DELETE of the device run, which ended the sessions it saw, not the
-    // one about to open: checked again, or a deleted device kept a running session.
-    this.refuseGoneStart(req.deviceId, generation);
 
     const id = this.newId();
     const unsent = this.receiversUnsent;
@@ -194,11 +192,32 @@ export class VoiceSessionService {
       link: { ...this.deps.link, invalidFrameLog: this.invalidFrames, reconnectLog: this.reconnects },
       ...(unsent ? { receiversUnsent: (visit) => unsent(id, visit) } : {}),
     });
+    // Live while it connects, so a shutdown or the device's deletion meanwhile ends it with the rest.
     this.live.set(session.id, session);
-    this.byDevice.set(session.deviceId, session);
-    await this.save(session);
     try {
-      await session.open(); // on failure the session has ended as Failed and been persisted by ended()
+      try {
+        await this.save(session);
+      } catch (e) {
+        await session.stop('its record could not be written');
+        throw e;
+      }
+      await session.connect(); // on failure the session has ended as Failed and been persisted by ended()
+    } catch (e) {
+      // Ended while connecting by a shutdown or the device's deletion: answered as a start that came a
+      // moment later is (503, 404), which would have found the device's session ended the same way.
+      this.refuseGoneStart(req.deviceId, generation);
+      throw e;
+    }
+
+    // In one turn: the device's session is replaced by this one, which a concurrent start that connects
+    // later replaces in its turn. Two starts at once both connect; the one whose connection opens last stays.
+    if (session.state === 'Starting') {
+      const previous = this.byDevice.get(req.deviceId);
+      this.byDevice.set(req.deviceId, session);
+      // Its members hear it ended before this one's hear it started.
+      const replaced = previous?.stop('replaced');
+      session.activate();
+      await replaced;
       // On disk before the answer: a start answered 200 and lost to a crash turned its id into a 404.
       try {
         await this.save(session, true);
@@ -206,15 +225,10 @@ export class VoiceSessionService {
         await session.stop('its record could not be written');
         throw e;
       }
-      // That write let a concurrent start replace this session (or a stop, a DELETE end it): answered
-      // 200, its client would hold the id of a session that is already over.
-      await session.confirmStarted();
-    } catch (e) {
-      // Ended while starting by a shutdown or the device's deletion: answered as a start that came a
-      // moment later is (503, 404), not as one a concurrent start replaced (409).
-      this.refuseGoneStart(req.deviceId, generation);
-      throw e;
     }
+    // Those writes let a concurrent start replace this session (or a stop, a shutdown, a DELETE end it):
+    // answered 200, its client would hold the id of a session that is already over.
+    await session.confirmStarted();
     this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
     return session.snapshot();
   }

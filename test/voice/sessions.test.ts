@@ -376,38 +376,135 @@ async function upstreamPausedAfterStart(t: TestContext): Promise<string> {
   return `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`;
 }
 
-test('a device deleted while its earlier session is being replaced gets no new session: 404', async (t) => {
+/**
+ * An echo voice server whose handshakes after the first wait while `hold` is set, and are refused
+ * (401) while `refuse` is: a second start for a device connects for as long as the test likes.
+ */
+async function gatedUpstream(t: TestContext): Promise<{ url: string; gate: { hold: boolean; refuse: boolean }; waiting: () => number; release: () => void }> {
+  const gate = { hold: false, refuse: false };
+  let handshakes = 0;
+  const held: Array<() => void> = [];
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    verifyClient: (_info, done) => {
+      if (handshakes++ === 0) return done(true);
+      if (gate.refuse) return done(false, 401);
+      if (gate.hold) held.push(() => done(true));
+      else done(true);
+    },
+  });
+  await new Promise<void>((resolve) => wss.once('listening', resolve));
+  t.after(() => new Promise<void>((resolve) => {
+    held.splice(0).forEach((go) => go());
+    wss.close(() => resolve());
+    for (const c of wss.clients) c.terminate();
+  }));
+  return {
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
+    gate,
+    waiting: () => held.length,
+    release: () => held.splice(0).forEach((go) => go()),
+  };
+}
+
+// A refused start changes nothing: the device's session is ended only once the new one's upstream
+// connection is open. It used to be ended first ('replaced'), and a start the shutdown, the device's
+// deletion or the upstream then refused had ended it for nothing.
+test('a start the shutdown refuses while it connects leaves the device\'s session to the shutdown: 503, and it ends "service shutdown", not "replaced"', async (t) => {
+  const upstream = await gatedUpstream(t);
+  const { repo, events, service } = await setup(t, { serverUrl: upstream.url });
+  const first = await start(service);
+  upstream.gate.hold = true;
+  const second = start(service);
+  second.catch(() => undefined); // refused while the test still ends the session: asserted below
+  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  assert.equal(service.get(first.id)?.state, 'Active', 'running while the new start connects');
+  await service.shutdown();
+  upstream.release();
+  await assert.rejects(second, isError('unavailable', /^the service is shutting down$/));
+  assert.deepEqual([repo.records.get(first.id)?.state, repo.records.get(first.id)?.endReason], ['Stopped', 'service shutdown']);
+  assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.reason]), [[first.id, 'service shutdown']]);
+  assert.deepEqual(service.list(), []);
+});
+
+test('a start refused by the upstream (502) or stopped while it connects (409) leaves the device\'s session running', async (t) => {
+  const upstream = await gatedUpstream(t);
+  const { events, service } = await setup(t, { serverUrl: upstream.url });
+  const first = await start(service);
+  upstream.gate.refuse = true;
+  await assert.rejects(start(service), isError('upstream_unavailable', /^upstream voice server unreachable: /));
+  upstream.gate.refuse = false;
+  upstream.gate.hold = true;
+  const stopped = start(service);
+  await waitUntil(() => upstream.waiting() === 1, 'the start to be connecting');
+  const connecting = service.list().find((s) => s.state === 'Starting')!;
+  await service.stop(connecting.id, 'stopped by request');
+  upstream.release();
+  await assert.rejects(stopped, isError('conflict', new RegExp(`^session '${connecting.id}' ended before it started \\(stopped by request\\)$`)));
+  assert.equal(service.get(first.id)?.state, 'Active');
+  assert.deepEqual(service.list().map((s) => s.id), [first.id]);
+  assert.deepEqual(events.ofType('ended'), []);
+  // The session is the device's as before: a start that goes through replaces it.
+  upstream.gate.hold = false;
+  const third = await start(service);
+  assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.reason]), [[first.id, 'replaced']]);
+  assert.deepEqual(service.list().map((s) => s.id), [third.id]);
+});
+
+test('a device deleted while a start for it connects: 404, and its session ends "device deleted", not "replaced"', async (t) => {
+  const upstream = await gatedUpstream(t);
+  const { devices, events, service } = await setup(t, { serverUrl: upstream.url });
+  const first = await start(service);
+  upstream.gate.hold = true;
+  const second = start(service);
+  second.catch(() => undefined); // refused while the test still ends the session: asserted below
+  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  devices.delete('dev-1');
+  await service.stopAllForDevice('dev-1');
+  upstream.release();
+  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
+  assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.reason]), [[first.id, 'device deleted']]);
+  assert.deepEqual(service.list(), []);
+});
+
+test('a device deleted and registered again while a start for it connects: the start is the old device\'s, 404', async (t) => {
+  // That is another device (a new token generation), and a start its deleted predecessor made must
+  // not open a session for it.
+  const upstream = await gatedUpstream(t);
+  const { devices, service } = await setup(t, { serverUrl: upstream.url });
+  await start(service);
+  upstream.gate.hold = true;
+  const second = start(service);
+  second.catch(() => undefined); // refused while the test still ends the session: asserted below
+  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  // The registration needs only the row gone: it lands while the deletion still ends the sessions.
+  devices.delete('dev-1');
+  const ending = service.stopAllForDevice('dev-1');
+  devices.set('dev-1', 2);
+  await ending;
+  upstream.release();
+  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
+  assert.deepEqual(service.list(), []);
+});
+
+test('a device deleted after a start replaced its session, before the start was answered: 409 with the deletion as the reason', async (t) => {
   // An upstream that stops reading once a session started: the replaced session waits out its close
-  // grace (1 s), in which the DELETE comes; it ends the sessions it sees, not the one the start is about to open.
+  // grace (1 s), in which the DELETE comes. The start had replaced the session: it is no start refused
+  // (no 404), but one whose session ended before it was answered.
   const { devices, service } = await setup(t, { serverUrl: await upstreamPausedAfterStart(t) });
   const first = await start(service);
   // `start` reached the upstream on its own, before `stop` follows.
   await new Promise((resolve) => setTimeout(resolve, 100));
   let settled = false;
   const second = start(service).finally(() => (settled = true));
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await waitUntil(() => service.get(first.id)?.endReason === 'replaced', 'the first session to be replaced');
+  const replacing = service.list().find((s) => s.id !== first.id);
+  assert.equal(replacing?.state, 'Active');
   assert.equal(settled, false, 'the start still waits for the first session to close');
-  assert.equal(service.get(first.id)?.endReason, 'replaced');
   devices.delete('dev-1');
   await service.stopAllForDevice('dev-1');
-  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
-  assert.deepEqual(service.list(), []);
-});
-
-test('a device deleted and registered again while its earlier session is being replaced: the start is the old device\'s, 404', async (t) => {
-  // As above, but the id is registered again before the start goes on: that is another device (a new
-  // token generation), and a start its deleted predecessor made must not open a session for it.
-  const { devices, service } = await setup(t, { serverUrl: await upstreamPausedAfterStart(t) });
-  await start(service);
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  const second = start(service);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  // The registration needs only the row gone: it lands while the deletion still ends the sessions.
-  devices.delete('dev-1');
-  const ending = service.stopAllForDevice('dev-1');
-  devices.set('dev-1', 2);
-  await ending;
-  await assert.rejects(second, isError('not_found', /^device 'dev-1' does not exist$/));
+  await assert.rejects(second, isError('conflict', new RegExp(`^session '${replacing!.id}' ended before it started \\(device deleted\\)$`)));
   assert.deepEqual(service.list(), []);
 });
 

@@ -78,7 +78,7 @@ export function voiceRoutes(sessions: VoiceSessionsApi, listeningAddress: (secur
       responses: {
         200: { description: 'Started', schema: ref('StartSessionResponse') },
         404: { description: 'Unknown device, or the device was deleted while the session started', ...PROBLEM.any },
-        409: { description: "A concurrent start for the same device replaced this one before it started (`session '<id>' ended before it started (replaced)`)", ...PROBLEM.any },
+        409: { description: "A concurrent start for the same device replaced this one before it was answered (`session '<id>' ended before it started (replaced)`), or a shutdown, the device's deletion or a stop ended it then (the reason in brackets)", ...PROBLEM.any },
         502: { description: 'Upstream voice server unreachable', ...PROBLEM.any },
         503: { description: 'Voice features disabled, the service shutting down, or the database could not be written (the session is not started)', ...PROBLEM.any },
       },
