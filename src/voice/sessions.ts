@@ -74,6 +74,8 @@ export interface StartRequest {
 export class VoiceSessionService {
   private readonly live = new Map<string, VoiceSession>();
   private readonly byDevice = new Map<string, VoiceSession>();
+  /** The session each device's latest start is connecting, until it replaces the device's session. */
+  private readonly connecting = new Map<string, VoiceSession>();
   private readonly newId: () => string;
   private readonly now: () => Date;
   private readonly listeners: SessionListeners;
@@ -194,6 +196,11 @@ export class VoiceSessionService {
     });
     // Live while it connects, so a shutdown or the device's deletion meanwhile ends it with the rest.
     this.live.set(session.id, session);
+    // The latest start wins: one of the device's still connecting is given up (its start answered 409),
+    // or a device firing starts at once held an upstream connection and a decoder for each.
+    const earlier = this.connecting.get(req.deviceId);
+    this.connecting.set(req.deviceId, session);
+    void earlier?.stop('replaced');
     try {
       try {
         await this.save(session);
@@ -207,10 +214,11 @@ export class VoiceSessionService {
       // moment later is (503, 404), which would have found the device's session ended the same way.
       this.refuseGoneStart(req.deviceId, generation);
       throw e;
+    } finally {
+      if (this.connecting.get(req.deviceId) === session) this.connecting.delete(req.deviceId);
     }
 
-    // In one turn: the device's session is replaced by this one, which a concurrent start that connects
-    // later replaces in its turn. Two starts at once both connect; the one whose connection opens last stays.
+    // In one turn: the device's session is replaced by this one, which a later start replaces in its turn.
     if (session.state === 'Starting') {
       const previous = this.byDevice.get(req.deviceId);
       this.byDevice.set(req.deviceId, session);

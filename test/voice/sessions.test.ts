@@ -380,14 +380,18 @@ async function upstreamPausedAfterStart(t: TestContext): Promise<string> {
  * An echo voice server whose handshakes after the first wait while `hold` is set, and are refused
  * (401) while `refuse` is: a second start for a device connects for as long as the test likes.
  */
-async function gatedUpstream(t: TestContext): Promise<{ url: string; gate: { hold: boolean; refuse: boolean }; waiting: () => number; release: () => void }> {
+async function gatedUpstream(t: TestContext): Promise<{ url: string; gate: { hold: boolean; refuse: boolean }; waiting: () => number; release: () => void; openHandshakes: () => number }> {
   const gate = { hold: false, refuse: false };
   let handshakes = 0;
   const held: Array<() => void> = [];
+  const sockets = new Set<Socket>();
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port: 0,
-    verifyClient: (_info, done) => {
+    verifyClient: (info, done) => {
+      const socket = info.req.socket;
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
       if (handshakes++ === 0) return done(true);
       if (gate.refuse) return done(false, 401);
       if (gate.hold) held.push(() => done(true));
@@ -405,6 +409,8 @@ async function gatedUpstream(t: TestContext): Promise<{ url: string; gate: { hol
     gate,
     waiting: () => held.length,
     release: () => held.splice(0).forEach((go) => go()),
+    /** Connections open, the first session's included. */
+    openHandshakes: () => sockets.size,
   };
 }
 
@@ -450,6 +456,25 @@ test('a start refused by the upstream (502) or stopped while it connects (409) l
   const third = await start(service);
   assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.reason]), [[first.id, 'replaced']]);
   assert.deepEqual(service.list().map((s) => s.id), [third.id]);
+});
+
+test('starts fired at once for one device connect one at a time: the latest wins, each earlier one still connecting is 409', async (t) => {
+  // Each start waiting for its own upstream connection, a device firing starts held one connection and
+  // one decoder per start until the connect timeout.
+  const upstream = await gatedUpstream(t);
+  const { service } = await setup(t, { serverUrl: upstream.url });
+  const first = await start(service);
+  upstream.gate.hold = true;
+  const starts = Array.from({ length: 20 }, () => start(service));
+  for (const s of starts) s.catch(() => undefined);
+  const given = await Promise.allSettled(starts.slice(0, -1));
+  for (const r of given) assert.ok(r.status === 'rejected' && isError('conflict', /^session '[0-9a-f-]{36}' ended before it started \(replaced\)$/)(r.reason), String(r.status === 'rejected' ? r.reason : 'started'));
+  await waitUntil(() => upstream.openHandshakes() === 2, 'the given-up starts to close their connections: the first session\'s and the latest start\'s stay');
+  assert.equal(service.get(first.id)?.state, 'Active', 'the device\'s session runs until the latest start has connected');
+  upstream.release();
+  const latest = await starts.at(-1)!;
+  assert.deepEqual(service.list().map((s) => s.id), [latest.id]);
+  assert.equal(service.get(first.id)?.endReason, 'replaced');
 });
 
 test('a device deleted while a start for it connects: 404, and its session ends "device deleted", not "replaced"', async (t) => {
