@@ -9,7 +9,7 @@ import { createApp } from './app.js';
 import { preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, systemFailureText } from './cli/fatal.js';
-import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, loadCliConfig, type CliConfig } from './cli/load.js';
+import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
       }
     }))
     .command(yargsCommand(HEALTH, async ({ options, config }) => {
-      const { EXIT_UNREACHABLE, healthCommand, healthUrlFrom, localHealthUrl, refuseConfigWithUrl } = await import('./cli/health.js');
+      const { healthCommand, healthUrlFrom, localHealthUrl, refuseConfigWithUrl } = await import('./cli/health.js');
       if (options.url !== undefined) refuseConfigWithUrl(config);
       const url = options.url !== undefined ? healthUrlFrom(options.url) : (() => {
         let loaded: AppConfig;

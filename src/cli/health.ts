@@ -22,8 +22,6 @@ import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
 
-export { EXIT_UNREACHABLE } from './load.js';
-
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
 const ABSENT = '-';
