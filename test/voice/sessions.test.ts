@@ -414,6 +414,16 @@ async function gatedUpstream(t: TestContext): Promise<{ url: string; gate: { hol
   };
 }
 
+/** A second start for dev-1, held mid-connect by the gated upstream; its refusal is asserted by the caller. */
+async function heldSecondStart(upstream: Awaited<ReturnType<typeof gatedUpstream>>, service: VoiceSessionService): Promise<{ second: ReturnType<typeof start> }> {
+  upstream.gate.hold = true;
+  const second = start(service);
+  second.catch(() => undefined); // refused while the test still ends the session: asserted by the caller
+  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  // Wrapped: an async function returning the promise itself would wait for it to settle.
+  return { second };
+}
+
 // A refused start changes nothing: the device's session is ended only once the new one's upstream
 // connection is open. It used to be ended first ('replaced'), and a start the shutdown, the device's
 // deletion or the upstream then refused had ended it for nothing.
@@ -421,10 +431,7 @@ test('a start the shutdown refuses while it connects leaves the device\'s sessio
   const upstream = await gatedUpstream(t);
   const { repo, events, service } = await setup(t, { serverUrl: upstream.url });
   const first = await start(service);
-  upstream.gate.hold = true;
-  const second = start(service);
-  second.catch(() => undefined); // refused while the test still ends the session: asserted below
-  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  const { second } = await heldSecondStart(upstream, service);
   assert.equal(service.get(first.id)?.state, 'Active', 'running while the new start connects');
   await service.shutdown();
   upstream.release();
@@ -481,10 +488,7 @@ test('a device deleted while a start for it connects: 404, and its session ends 
   const upstream = await gatedUpstream(t);
   const { devices, events, service } = await setup(t, { serverUrl: upstream.url });
   const first = await start(service);
-  upstream.gate.hold = true;
-  const second = start(service);
-  second.catch(() => undefined); // refused while the test still ends the session: asserted below
-  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  const { second } = await heldSecondStart(upstream, service);
   devices.delete('dev-1');
   await service.stopAllForDevice('dev-1');
   upstream.release();
@@ -499,10 +503,7 @@ test('a device deleted and registered again while a start for it connects: the s
   const upstream = await gatedUpstream(t);
   const { devices, service } = await setup(t, { serverUrl: upstream.url });
   await start(service);
-  upstream.gate.hold = true;
-  const second = start(service);
-  second.catch(() => undefined); // refused while the test still ends the session: asserted below
-  await waitUntil(() => upstream.waiting() === 1, 'the second start to be connecting');
+  const { second } = await heldSecondStart(upstream, service);
   // The registration needs only the row gone: it lands while the deletion still ends the sessions.
   devices.delete('dev-1');
   const ending = service.stopAllForDevice('dev-1');
