@@ -15,17 +15,25 @@ export interface PlainAnswer {
 const NO_CACHE = { 'Cache-Control': 'no-cache, no-store', Pragma: 'no-cache', Expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
 
 /**
+ * What a 405 here lists in `Allow`, which RFC 9110 section 15.5.6 requires of every 405 (ASP.NET's
+ * dispatcher sends none): the methods the path answers, and for a WebSocket connection's id only the GET
+ * that opens its socket, as the dispatcher refuses that id to POST and DELETE.
+ */
+const PATH_METHODS = 'DELETE, GET, POST';
+const WEBSOCKET_ID_METHODS = 'GET';
+
+/**
  * `id`: the query's `id`, null when absent or empty; `known`: a negotiation or connection has it;
  * `accept`: the Accept header.
  */
 export function plainHubAnswer(method: string, id: string | null, known: boolean, accept: string): PlainAnswer {
   const eventStream = accept.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === 'text/event-stream');
   const headers = method === 'GET' && !eventStream ? NO_CACHE : {};
-  const answer = (status: number, text: string): PlainAnswer => ({ status, text, headers });
-  if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') return answer(405, '');
+  const answer = (status: number, text: string, allow?: string): PlainAnswer => ({ status, text, headers: allow ? { ...headers, Allow: allow } : headers });
+  if (method !== 'GET' && method !== 'POST' && method !== 'DELETE') return answer(405, '', PATH_METHODS);
   if (id === null) return answer(400, 'Connection ID required');
   if (!known) return answer(404, 'No Connection with that ID');
-  if (method === 'POST') return answer(405, 'POST requests are not allowed for WebSocket connections.');
+  if (method === 'POST') return answer(405, 'POST requests are not allowed for WebSocket connections.', WEBSOCKET_ID_METHODS);
   if (method === 'DELETE') return answer(400, 'Cannot terminate this connection using the DELETE endpoint.');
   return answer(404, `${eventStream ? 'ServerSentEvents' : 'LongPolling'} transport not supported by this end point type`);
 }

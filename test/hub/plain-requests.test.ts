@@ -6,16 +6,26 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { call, type HttpResult } from '../support/http.js';
 import { answered, assertProblem } from '../support/problem.js';
+import { exchange, type RawResponse } from '../support/raw-http.js';
 import { startService, type TestService } from '../support/service.js';
 import { connectHub } from '../support/voice.js';
 
 const NO_CACHE = { 'cache-control': 'no-cache, no-store', pragma: 'no-cache', expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
 
-function assertText(res: HttpResult, status: number, text: string, noCache: boolean, what: string): void {
+/** `allow`: the Allow header a 405 must carry (RFC 9110 section 15.5.6); every other answer has none. */
+function assertText(res: HttpResult, status: number, text: string, noCache: boolean, what: string, allow: string | null = null): void {
   assert.equal(res.status, status, `${what}: ${res.text}`);
   assert.equal(res.text, text, what);
   if (text) assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8', what);
   for (const [name, value] of Object.entries(NO_CACHE)) assert.equal(res.headers.get(name), noCache ? value : null, `${what}: ${name}`);
+  assert.equal(res.headers.get('allow'), allow, `${what}: allow`);
+}
+
+/** One request over a raw socket: fetch refuses TRACE and CONNECT, and reads no HEAD framing. */
+async function rawAnswer(port: number, method: string, target: string): Promise<RawResponse> {
+  const answer = await exchange(port, [Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)], { expect: 1 });
+  assert.equal(answer.responses.length, 1, `${method} ${target}: ${answer.rest.toString('latin1')}`);
+  return answer.responses[0]!;
 }
 
 describe('plain requests to the hub path', () => {
@@ -39,14 +49,28 @@ describe('plain requests to the hub path', () => {
   it('a negotiated id is refused for long polling and server-sent events, transports this hub lacks', async () => {
     assertText(await call(svc.url, 'GET', `/voice-hub?id=${token}`), 404, 'LongPolling transport not supported by this end point type', true, 'long polling');
     assertText(await call(svc.url, 'GET', `/voice-hub?id=${token}`, { headers: { accept: 'text/event-stream' } }), 404, 'ServerSentEvents transport not supported by this end point type', false, 'event stream');
-    assertText(await call(svc.url, 'POST', `/voice-hub?id=${token}`, { raw: 'x' }), 405, 'POST requests are not allowed for WebSocket connections.', false, 'POST');
+    assertText(await call(svc.url, 'POST', `/voice-hub?id=${token}`, { raw: 'x' }), 405, 'POST requests are not allowed for WebSocket connections.', false, 'POST', 'GET');
     assertText(await call(svc.url, 'DELETE', `/voice-hub?id=${token}`), 400, 'Cannot terminate this connection using the DELETE endpoint.', false, 'DELETE');
   });
 
   it('POST and DELETE need a known id too; other methods are 405', async () => {
     assertText(await call(svc.url, 'POST', '/voice-hub', { raw: 'x' }), 400, 'Connection ID required', false, 'POST');
     assertText(await call(svc.url, 'DELETE', '/voice-hub?id=nope'), 404, 'No Connection with that ID', false, 'DELETE');
-    assertText(await call(svc.url, 'PUT', '/voice-hub?id=nope'), 405, '', false, 'PUT');
+    assertText(await call(svc.url, 'PUT', '/voice-hub?id=nope'), 405, '', false, 'PUT', 'DELETE, GET, POST');
+  });
+
+  it('every 405 on the path says in Allow what it answers, a plain OPTIONS and HEAD included', async () => {
+    for (const method of ['PUT', 'PATCH', 'OPTIONS']) {
+      for (const path of ['/voice-hub', `/voice-hub?id=${token}`, '/x/../Voice-Hub/']) {
+        assertText(await call(svc.url, method, path), 405, '', false, `${method} ${path}`, 'DELETE, GET, POST');
+      }
+    }
+    for (const method of ['HEAD', 'TRACE', 'CONNECT']) {
+      const res = await rawAnswer(svc.port, method, '/voice-hub');
+      assert.equal(res.status, 405, method);
+      assert.equal(res.headers.allow, 'DELETE, GET, POST', method);
+      assert.equal(res.body.length, 0, method);
+    }
   });
 
   it('leaves the WebSocket and other paths as they were', async () => {
