@@ -79,6 +79,10 @@ export function withCorsHeaders(headers: Readonly<Record<string, string>> | unde
   return out;
 }
 
-/** A preflight is an OPTIONS request that names the method it is asking for. */
-export const isPreflight = (method: string, headers: { readonly 'access-control-request-method'?: string }): boolean =>
-  method === 'OPTIONS' && headers['access-control-request-method'] !== undefined;
+/**
+ * A preflight is an OPTIONS request from a page (an `Origin`) that names the method it is asking for, as
+ * the Fetch standard sends it and ASP.NET Core's CORS middleware and routing read it: without an Origin
+ * it is a plain OPTIONS, routed (405 with `Allow`; /health's report), not answered 204.
+ */
+export const isPreflight = (method: string, headers: { readonly origin?: string; readonly 'access-control-request-method'?: string }): boolean =>
+  method === 'OPTIONS' && !!headers.origin && headers['access-control-request-method'] !== undefined;

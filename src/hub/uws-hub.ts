@@ -177,7 +177,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       return undefined;
     }
     const origin = req.getHeader('origin');
-    if (isPreflight(method, { 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
+    if (isPreflight(method, { origin, 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
       reply(res, 204, '', cors.preflight(origin), undefined, end);
       return undefined;
     }

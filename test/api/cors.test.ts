@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it, before } from 'node:test';
 import { problemsOf } from '../config/helpers.js';
 import { call } from '../support/http.js';
+import { answered, assertProblem } from '../support/problem.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
 import { RawClient } from '../hub/helpers.js';
@@ -54,6 +55,21 @@ describe('CORS with an origin configured', () => {
     const res = await call(svc.url, 'OPTIONS', '/api/device/register', { headers: { origin: OTHER, 'access-control-request-method': 'POST' } });
     assert.equal(res.status, 204);
     assert.deepEqual(corsOf(res.headers), { vary: 'Origin' });
+  });
+
+  it('an OPTIONS naming a method but with no Origin is no preflight: routed as any OPTIONS, on the API and the hub', async () => {
+    const asks = { 'access-control-request-method': 'GET' };
+    const list = await call(svc.url, 'OPTIONS', '/api/device/list', { headers: asks });
+    assertProblem(answered(list), 405, { detail: 'Method OPTIONS is not allowed here.' });
+    assert.equal(list.headers.get('allow'), 'DELETE, GET');
+    assert.deepEqual(corsOf(list.headers), {});
+    const health = await call(svc.url, 'OPTIONS', '/health', { headers: { ...asks, accept: 'text/plain' } });
+    assert.deepEqual([health.status, health.text], [503, 'Unhealthy']);
+    const negotiate = await call(svc.url, 'OPTIONS', '/voice-hub/negotiate', { headers: asks });
+    assert.deepEqual([negotiate.status, negotiate.text, negotiate.headers.get('allow')], [405, 'Method not allowed', 'POST']);
+    const hub = await call(svc.url, 'OPTIONS', '/voice-hub', { headers: asks });
+    assert.deepEqual([hub.status, hub.text, hub.headers.get('allow')], [405, '', 'DELETE, GET, POST']);
+    assert.deepEqual(corsOf(hub.headers), {});
   });
 
   it('API answers, errors included, carry the headers for the listed origin only', async () => {
