@@ -54,3 +54,23 @@ export function readBody(res: HttpResponse, state: ResponseState, maxBytes: numb
 export function tooLarge(maxBytes: number): DomainError {
   return new DomainError('payload_too_large', `The request body is larger than the limit of ${maxBytes} bytes.`);
 }
+
+/**
+ * Starts reading the body the request's head announces (a Content-Length over 0, or chunked), whatever
+ * its answer will be: resolves with it, or rejects with tooLarge past `maxBytes`, at once when the declared
+ * length is past what readBody would read before refusing. Undefined when the head announces none. Framing
+ * must have been checked (framing.ts): a length is plain digits, a coding `chunked`. An answer written
+ * before its body was read left the rest to uWS, which read and dropped any amount of it with the
+ * connection kept, so every answer to a request with a body waits for this.
+ */
+export function startBodyRead(
+  contentLength: string | undefined,
+  transferEncoding: string | undefined,
+  maxBytes: number,
+  read: (maxBytes: number) => Promise<Buffer>,
+): Promise<Buffer> | undefined {
+  const declared = contentLength !== undefined ? Number(contentLength.trim()) : undefined;
+  if (declared !== undefined ? declared === 0 : transferEncoding === undefined) return undefined;
+  if (declared !== undefined && declared > maxBytes + REFUSED_BODY_READ_BYTES) return Promise.reject(tooLarge(maxBytes));
+  return read(maxBytes);
+}

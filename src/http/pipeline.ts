@@ -7,7 +7,7 @@ import { DomainError, errorText, isDomainError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { authenticate, apiKeyAccepted, bearerChallenge, INVALID_API_KEY, requireDeviceAccess, requireStillCurrent, type AuthDeps } from './auth.js';
 import { isPreflight, NO_CORS_HEADERS, withCorsHeaders, type CorsPolicy } from './cors.js';
-import { REFUSED_BODY_READ_BYTES, tooLarge } from './body.js';
+import { startBodyRead } from './body.js';
 import { jsonBodyDecoder } from './json-media-type.js';
 import { asksToClose, checkFraming, joinHeaderLines, type HeaderLines } from './framing.js';
 import { statusLine } from './status-text.js';
@@ -134,7 +134,20 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     const traceId = (): string => traceIdFor(request.headers.traceparent);
     const failed = (status: number, detail: string): Reply['body'] => problem(status, detail, { traceId: traceId() });
     let corsHeaders: Readonly<Record<string, string>> | undefined;
+    let sentBody: Promise<Buffer> | undefined;
+    let bodyState: 'reading' | 'read' | 'refused' = 'reading';
     const respond = (reply: Reply, close = false): void => {
+      // Every answer waits for the body the request sent (startBodyRead).
+      if (sentBody && bodyState === 'reading') {
+        sentBody.then(
+          () => respond(reply, close),
+          () => respond(reply, close),
+        );
+        return;
+      }
+      // A body over the limit is not read on: the connection closes with whatever the answer is, as Kestrel
+      // closes it once draining an unread body passes its limit.
+      close ||= bodyState === 'refused';
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
       exchange.send(renderReply(reply), close ? 'close' : asksToClose(request.headers.connection) ? 'close-as-asked' : 'keep', () => {
         if (opts.accessLog.enabled('Information')) {
@@ -146,6 +159,19 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
     // Ambiguous framing is answered and the connection closed: nothing after it may run (framing.ts).
     const framing = checkFraming(request.query ? `${incoming.path}?${request.query}` : incoming.path, incoming.lines);
     if (framing) return respond({ status: framing.status, body: failed(framing.status, framing.detail) }, true);
+
+    // Read here, while uWS can still hand it over, whatever the answer will be.
+    sentBody = startBodyRead(request.headers['content-length'], request.headers['transfer-encoding'], opts.maxBodyBytes, exchange.readBody);
+    if (sentBody) {
+      sentBody.then(
+        () => {
+          bodyState = 'read';
+        },
+        () => {
+          bodyState = 'refused';
+        },
+      );
+    }
 
     const refusal = opts.gate?.({
       host: request.headers.host ?? '',
@@ -185,23 +211,13 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
 
     let body: Promise<Buffer> | undefined;
     let notJson = false;
-    // Framing was checked above: the length, when given, is plain digits.
-    const lengthHeader = request.headers['content-length'];
-    const declared = lengthHeader !== undefined ? Number(lengthHeader.trim()) : undefined;
-    const sent = declared !== undefined ? declared > 0 : request.headers['transfer-encoding'] !== undefined;
     const type = request.headers['content-type'];
-    // Not read at all: uWS drops what no reader takes, and the answer will be a refusal anyway.
+    // A body that is no JSON is read only to be dropped: the answer is a refusal.
     const decoder = route.body && type !== undefined ? jsonBodyDecoder(type) : undefined;
     if (route.body && !decoder) notJson = true;
     // A route that takes no body still has Server.MaxBodyBytes: a body it would ignore is read (and
     // dropped) only up to the limit, or 100 MB to a token refresh were read to answer 200.
-    else if (route.body || sent) {
-      if (!sent) body = Promise.resolve(Buffer.alloc(0));
-      else if (declared !== undefined && declared > opts.maxBodyBytes + REFUSED_BODY_READ_BYTES) body = Promise.reject(tooLarge(opts.maxBodyBytes));
-      else body = exchange.readBody(opts.maxBodyBytes);
-      // Observed below; this keeps an early rejection from being reported as unhandled.
-      body.catch(() => {});
-    }
+    else if (route.body || sentBody) body = sentBody ?? Promise.resolve(Buffer.alloc(0));
 
     void (async () => {
       try {

@@ -9,6 +9,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehav
 import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
 import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
+import { readBody, startBodyRead, tooLarge, type ResponseState } from '../http/body.js';
+import { problem } from '../http/problem.js';
 import { bearerChallenge } from '../http/auth.js';
 import { addressKey } from './address-slots.js';
 import { plainHubAnswer } from './connection-endpoint.js';
@@ -80,6 +82,11 @@ export interface UwsHubOptions extends HubOptions {
    * Runs first on negotiate and on the WebSocket upgrade (host filtering, HTTPS redirect); a refusal
    * is answered as it is (status, plain text, headers) and nothing else happens.
    */
+  /**
+   * The largest body a plain request on the hub's paths may send (Server.MaxBodyBytes): none is needed,
+   * and one is read and dropped up to this before the answer, as the API reads a body it ignores.
+   */
+  readonly maxBodyBytes: number;
   readonly admit?: (request: HubAdmissionRequest) => { status: number; text: string; headers: Readonly<Record<string, string>> } | undefined;
 }
 
@@ -160,28 +167,58 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       forwardedProto: req.getHeader('x-forwarded-proto'),
     });
 
+  /** A plain request past the checks of openRequest: how its answer must end, and its Origin. */
+  interface OpenedRequest {
+    readonly method: string;
+    readonly end: Ending;
+    readonly origin: string;
+    /** It sent a body over Server.MaxBodyBytes: a route answers 413 once its method is right, as the API's do. */
+    readonly bodyTooLarge: boolean;
+  }
+
+  /** The API's 413 (problem.ts), on a connection that closes (`end` says so). */
+  const refuseBody = (res: HttpResponse, headers: Record<string, string>, end: Ending): void =>
+    reply(res, 413, JSON.stringify(problem(413, tooLarge(options.maxBodyBytes).message)), { ...headers, 'X-Content-Type-Options': 'nosniff' }, 'application/problem+json', end);
+
   /**
    * What every plain HTTP request on the hub's paths goes through first, as on every API route: ambiguous
    * framing refused (or a request smuggled behind it would run), the host and HTTPS checks, a preflight
-   * answered (204, allow headers only for a listed origin). Undefined when it has been answered; else how
-   * its answer must end (`Connection: close` and HEAD honoured, framing.ts) and its Origin.
+   * answered (204, allow headers only for a listed origin); the rest goes to `handle` with how its answer
+   * must end (`Connection: close` and HEAD honoured, framing.ts). Every answer waits for the body the
+   * request sent, read and dropped up to Server.MaxBodyBytes (startBodyRead): a body over it closes the
+   * connection with the answer. `handle` may run after `req` is gone: what it needs of it is copied first.
    */
-  function openRequest(res: HttpResponse, req: HttpRequest, secure: boolean): { method: string; end: Ending; origin: string } | undefined {
+  function openRequest(res: HttpResponse, req: HttpRequest, secure: boolean, handle: (res: HttpResponse, opened: OpenedRequest) => void): void {
     const lines = headerLines(req);
-    if (refuseIllFramed(res, req, lines)) return undefined;
+    if (refuseIllFramed(res, req, lines)) return;
+    const headers = joinHeaderLines(lines);
     const method = req.getMethod().toUpperCase();
-    const end: Ending = { head: method === 'HEAD', close: asksToClose(joinHeaderLines(lines).connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
+    const end: Ending = { head: method === 'HEAD', close: asksToClose(headers.connection) ? 'asked' : undefined, uwsCloses: uwsClosesAfter(req) };
     const refusal = admission(req, secure);
-    if (refusal) {
-      reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
-      return undefined;
-    }
     const origin = req.getHeader('origin');
-    if (isPreflight(method, { origin, 'access-control-request-method': req.getHeader('access-control-request-method') || undefined })) {
-      reply(res, 204, '', cors.preflight(origin), undefined, end);
-      return undefined;
-    }
-    return { method, end, origin };
+    const preflight = isPreflight(method, { origin, 'access-control-request-method': req.getHeader('access-control-request-method') || undefined });
+    const answer = (res: HttpResponse, end: Ending, bodyTooLarge = false): void => {
+      if (refusal) reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
+      else if (preflight) reply(res, 204, '', cors.preflight(origin), undefined, end);
+      else handle(res, { method, end, origin, bodyTooLarge });
+    };
+    const state: ResponseState = { aborted: false, done: false, paused: false };
+    const body = startBodyRead(headers['content-length'], headers['transfer-encoding'], options.maxBodyBytes, (max) => readBody(res, state, max));
+    if (!body) return answer(res, end);
+    res.onAborted(() => {
+      state.aborted = true;
+    });
+    const answerLater = guarded('hub request', answer);
+    body.then(
+      () => {
+        if (!state.aborted) res.cork(() => answerLater(res, end));
+      },
+      // Closing: written once uWS has parsed the rest of the read, so that nothing behind it runs (framing-guard.ts).
+      () =>
+        setImmediate(() => {
+          if (!state.aborted) res.cork(() => answerLater(res, { ...end, close: 'forced' }, true));
+        }),
+    );
   }
 
   const negotiatePath = `${options.path}/negotiate`;
@@ -191,49 +228,50 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       req.setYield(true);
       return;
     }
-    const opened = openRequest(res, req, secure);
-    if (!opened) return;
-    const { method, end, origin } = opened;
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
-    // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
-    // and the WebSocket it leads to would be refused anyway.
-    if (!cors.admits(origin, req.getHeader('host'))) {
-      reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, end);
-      return;
-    }
-    const corsHeaders = cors.headers(origin);
-    if (method !== 'POST') {
-      // OPTIONS is answered only as a preflight (above): a plain OPTIONS lands here, so Allow must not list it.
-      reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST' }, undefined, end);
-      return;
-    }
-    const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));
-    if ('error' in version) {
-      // ASP.NET Core answers 200 with the error in the body: the clients read it and report it.
-      reply(res, 200, JSON.stringify({ error: version.error }), corsHeaders, 'application/json', end);
-      return;
-    }
-    const token = bearerToken(authorization, queryParam(query, 'access_token'));
-    const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
-    void (async () => {
-      let user: unknown;
-      try {
-        user = await authenticate(token);
-      } catch (e) {
-        logger.debug(`negotiate refused: ${describe(e)}`);
-        if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': bearerChallenge(e) }, undefined, end));
+    const host = req.getHeader('host');
+    openRequest(res, req, secure, (res, { method, end, origin, bodyTooLarge }) => {
+      // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
+      // and the WebSocket it leads to would be refused anyway.
+      if (!cors.admits(origin, host)) {
+        reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, end);
         return;
       }
-      if (aborted) return;
-      const negotiation = core.negotiate(version.version, user, address, asksForStatefulReconnect(query));
-      if (negotiation === undefined) res.cork(() => reply(res, ADDRESS_FULL.status, ADDRESS_FULL.text, { ...corsHeaders, ...ADDRESS_FULL.headers }, undefined, end));
-      else res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
-    })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
+      const corsHeaders = cors.headers(origin);
+      if (method !== 'POST') {
+        // OPTIONS is answered only as a preflight (above): a plain OPTIONS lands here, so Allow must not list it.
+        reply(res, 405, 'Method not allowed', { ...corsHeaders, Allow: 'POST' }, undefined, end);
+        return;
+      }
+      if (bodyTooLarge) return refuseBody(res, corsHeaders, end);
+      const version = parseNegotiateVersion(queryParam(query, 'negotiateVersion'));
+      if ('error' in version) {
+        // ASP.NET Core answers 200 with the error in the body: the clients read it and report it.
+        reply(res, 200, JSON.stringify({ error: version.error }), corsHeaders, 'application/json', end);
+        return;
+      }
+      const token = bearerToken(authorization, queryParam(query, 'access_token'));
+      const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
+      let aborted = false;
+      res.onAborted(() => {
+        aborted = true;
+      });
+      void (async () => {
+        let user: unknown;
+        try {
+          user = await authenticate(token);
+        } catch (e) {
+          logger.debug(`negotiate refused: ${describe(e)}`);
+          if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': bearerChallenge(e) }, undefined, end));
+          return;
+        }
+        if (aborted) return;
+        const negotiation = core.negotiate(version.version, user, address, asksForStatefulReconnect(query));
+        if (negotiation === undefined) res.cork(() => reply(res, ADDRESS_FULL.status, ADDRESS_FULL.text, { ...corsHeaders, ...ADDRESS_FULL.headers }, undefined, end));
+        else res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
+      })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
+    });
   });
 
   /** The hub's path without an upgrade (connection-endpoint.ts), after the checks every route makes first. */
@@ -243,12 +281,13 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       req.setYield(true);
       return;
     }
-    const opened = openRequest(res, req, secure);
-    if (!opened) return;
-    const { method, end, origin } = opened;
     const id = connectionIdParam(new URLSearchParams(req.getQuery() ?? ''));
-    const answer = plainHubAnswer(method, id, id !== null && core.knows(id), req.getHeader('accept'));
-    reply(res, answer.status, answer.text, { ...cors.headers(origin), ...answer.headers }, undefined, end);
+    const accept = req.getHeader('accept');
+    openRequest(res, req, secure, (res, { method, end, origin, bodyTooLarge }) => {
+      const answer = plainHubAnswer(method, id, id !== null && core.knows(id), accept);
+      if (bodyTooLarge && answer.status !== 405) return refuseBody(res, cors.headers(origin), end);
+      reply(res, answer.status, answer.text, { ...cors.headers(origin), ...answer.headers }, undefined, end);
+    });
   });
 
   function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {

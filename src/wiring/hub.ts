@@ -53,6 +53,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     // A connection-level token is optional (JoinSession carries the device token), but a bad one is refused.
     authenticate: (token) => (token === undefined ? undefined : verifyToken(token)),
     admit: endpoints.gate,
+    maxBodyBytes: config.Server.MaxBodyBytes,
     logger: deps.logger.child('Hub'),
     // The sessions this connection joined wait for their device to reconnect (VoiceService.DeviceReconnectGracePeriod).
     onConnectionClosed: (connectionId) => sessions.release(connectionId),

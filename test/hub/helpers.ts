@@ -86,6 +86,7 @@ export async function startHub(options: Partial<HubOptions> = {}): Promise<TestH
     ...shippedBudgets,
     keepAliveIntervalMs: 15_000,
     clientTimeoutMs: 30_000,
+    maxBodyBytes: 65_536,
     logger: silentLogger,
     onConnectionClosed: (id) => closedIds.push(id),
     ...options,
