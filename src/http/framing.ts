@@ -40,8 +40,11 @@ export function joinHeaderLines(lines: HeaderLines): Record<string, string> {
  * connection open until its idle timeout.
  */
 export function asksToClose(connection: string | undefined): boolean {
-  return connection !== undefined && connection.split(',').some((option) => trimOws(option).toLowerCase() === 'close');
+  return connection !== undefined && hasOption(connection, 'close');
 }
+
+/** Whether a Connection value lists `option` (lower case), in any letter case (RFC 9110 section 7.6.1). */
+const hasOption = (connection: string, option: string): boolean => connection.split(',').some((o) => trimOws(o).toLowerCase() === option);
 
 /**
  * Whether uWS closes the connection after this request's answer by its own reading of the request: it
@@ -67,12 +70,14 @@ export function checkFraming(target: string, lines: HeaderLines): FramingError |
   const hosts: string[] = [];
   const lengths: string[] = [];
   const codings: string[] = [];
+  let upgrade = false;
   for (const [name, value] of lines) {
     // Name, ": ", value and CRLF, as they were on the wire (less any OWS uWS trimmed).
     fieldBytes += name.length + Buffer.byteLength(value) + 4;
     if (name === 'host') hosts.push(value);
     else if (name === 'content-length') lengths.push(value);
     else if (name === 'transfer-encoding') codings.push(value);
+    else if (name === 'upgrade' || (name === 'connection' && hasOption(value, 'upgrade'))) upgrade = true;
   }
   if (fieldBytes > MAX_HEADER_FIELDS_BYTES) {
     return { status: 431, detail: `The request header fields are larger than ${MAX_HEADER_FIELDS_BYTES} bytes in all.` };
@@ -91,6 +96,11 @@ export function checkFraming(target: string, lines: HeaderLines): FramingError |
   if (codings.length > 1 || (codings.length === 1 && trimOws(codings[0]!).toLowerCase() !== 'chunked')) {
     // Chunked is the only transfer coding this server decodes, and it may be applied once (section 7).
     return { status: 400, detail: 'Transfer-Encoding must be exactly "chunked".' };
+  }
+  if (upgrade && (codings.length > 0 || (lengths.length === 1 && Number(trimOws(lengths[0]!)) > 0))) {
+    // Kestrel's UpgradeRequestCannotHavePayload: what follows an upgrade's head is the new protocol's, not a
+    // body. uWS read one behind a refused WebSocket upgrade to its end, any size, the connection kept.
+    return { status: 400, detail: 'A request that asks to upgrade (Upgrade, or Connection: upgrade) must not carry a body.' };
   }
   return undefined;
 }

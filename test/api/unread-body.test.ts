@@ -80,4 +80,23 @@ describe('a body the answer does not need', () => {
     assert.equal(JSON.parse(small.responses[0]!.body.toString('utf8')).negotiateVersion, 1);
     assert.equal(small.closedByServer, false);
   });
+
+  it('a request that asks to upgrade carries no body: 400 and closed, on the WebSocket route and any other, as Kestrel refuses it', async () => {
+    const upgrade = 'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13';
+    const detail = 'A request that asks to upgrade (Upgrade, or Connection: upgrade) must not carry a body.';
+    for (const [target, framing, body] of [
+      ['/voice-hub?id=nope', `${upgrade}\r\nContent-Length: 5`, Buffer.from('hello')],
+      ['/voice-hub', `${upgrade}\r\nTransfer-Encoding: chunked`, chunked(5)],
+      ['/swagger', 'Connection: keep-alive, Upgrade\r\nContent-Length: 5', Buffer.from('hello')],
+    ] as const) {
+      const answer = await exchange(svc.port, [head('GET', target, framing), body], { idleMs: 3000 });
+      assert.equal(answer.responses.length, 1, `${target}: ${answer.rest.toString('latin1')}`);
+      assertProblem(asAnswer(answer.responses[0]!), 400, { detail });
+      assert.equal(answer.responses[0]!.headers.connection, 'close');
+      assert.ok(answer.closedByServer, target);
+    }
+    const empty = await exchange(svc.port, [head('GET', '/voice-hub', `${upgrade}\r\nContent-Length: 0`)], { idleMs: 1000 });
+    assert.equal(empty.responses.length, 0, 'no answer to split: the socket is a WebSocket now');
+    assert.match(empty.rest.toString('latin1'), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+  });
 });

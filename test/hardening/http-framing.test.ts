@@ -287,6 +287,8 @@ describe('checkFraming, table', () => {
     [host, ['transfer-encoding', 'chunked']],
     [host, ['transfer-encoding', ' CHUNKED ']],
     [['host', '']],
+    [host, ['upgrade', 'websocket'], ['connection', 'Upgrade'], ['content-length', '0']],
+    [host, ['connection', 'close'], ['content-length', '5']],
   ];
   for (const lines of ok) {
     it(`accepts ${JSON.stringify(lines)}`, () => assert.equal(checkFraming('/', lines), undefined));
@@ -303,6 +305,8 @@ describe('checkFraming, table', () => {
     [[host, ['transfer-encoding', '']], 400],
     [[host, ['transfer-encoding', 'chunked;q=1']], 400],
     [[host, ['x', 'y'.repeat(32 * 1024)]], 431],
+    [[host, ['upgrade', 'websocket'], ['content-length', '5']], 400],
+    [[host, ['connection', 'keep-alive, UPGRADE'], ['transfer-encoding', 'chunked']], 400],
   ];
   for (const [lines, status] of refused) {
     it(`refuses ${JSON.stringify(lines).slice(0, 80)} with ${status}`, () => assert.equal(checkFraming('/', lines)?.status, status));
