@@ -105,6 +105,14 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
+/**
+ * Whether uWS's WebSocket route takes the request, by its own test: a GET with a Sec-WebSocket-Key of 24
+ * characters. It yields every other one, and on the hub's path those are plain requests, as ASP.NET's
+ * dispatcher answers whatever is no WebSocket request: an `Upgrade: h2c`, a handshake without its key or a
+ * POST with an Upgrade header got the API's `404 No route matches GET /voice-hub`.
+ */
+const forWebSocketRoute = (req: HttpRequest): boolean => req.getMethod().toLowerCase() === 'get' && req.getHeader('sec-websocket-key').length === 24;
+
 /** How the negotiate route's answers end, their status aside (see endBounded). */
 type Ending = Omit<AnswerEnd, 'status'>;
 
@@ -276,8 +284,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
 
   /** The hub's path without an upgrade (connection-endpoint.ts), after the checks every route makes first. */
   const plainRequest = (secure: boolean) => guarded('hub request', (res, req: HttpRequest) => {
-    // Upgrades are the WebSocket route's; other paths of this length go on to the next route.
-    if (req.getHeader('upgrade') !== '' || !sameRoutePath(options.path, req.getUrl())) {
+    // Handshakes are the WebSocket route's; other paths of this length go on to the next route.
+    if (forWebSocketRoute(req) || !sameRoutePath(options.path, req.getUrl())) {
       req.setYield(true);
       return;
     }
@@ -515,7 +523,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     return (res: HttpResponse, req: HttpRequest): boolean => {
       const url = req.getUrl();
       if (sameRoutePath(negotiatePath, url)) negotiateRequest(res, req);
-      else if (sameRoutePath(options.path, url) && req.getHeader('upgrade') === '') hubRequest(res, req);
+      else if (sameRoutePath(options.path, url) && !forWebSocketRoute(req)) hubRequest(res, req);
       else return false;
       return true;
     };

@@ -22,8 +22,9 @@ function assertText(res: HttpResult, status: number, text: string, noCache: bool
 }
 
 /** One request over a raw socket: fetch refuses TRACE and CONNECT, and reads no HEAD framing. */
-async function rawAnswer(port: number, method: string, target: string): Promise<RawResponse> {
-  const answer = await exchange(port, [Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)], { expect: 1 });
+async function rawAnswer(port: number, method: string, target: string, headers: readonly string[] = []): Promise<RawResponse> {
+  const head = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', ...headers, '', ''].join('\r\n');
+  const answer = await exchange(port, [Buffer.from(head)], { expect: 1 });
   assert.equal(answer.responses.length, 1, `${method} ${target}: ${answer.rest.toString('latin1')}`);
   return answer.responses[0]!;
 }
@@ -70,6 +71,20 @@ describe('plain requests to the hub path', () => {
       assert.equal(res.status, 405, method);
       assert.equal(res.headers.allow, 'DELETE, GET, POST', method);
       assert.equal(res.body.length, 0, method);
+    }
+  });
+
+  it('a request that is no WebSocket handshake is a plain one, whatever Upgrade header it has', async () => {
+    const cases: Array<[string, string, readonly string[], number, string]> = [
+      ['GET', '/voice-hub', ['Upgrade: h2c', 'Connection: Upgrade, HTTP2-Settings', 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA'], 400, 'Connection ID required'],
+      ['GET', '/voice-hub?id=nope', ['Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13'], 404, 'No Connection with that ID'],
+      ['GET', `/voice-hub?id=${token}`, ['Upgrade: websocket', 'Sec-WebSocket-Key: short'], 404, 'LongPolling transport not supported by this end point type'],
+      ['POST', '/voice-hub', ['Upgrade: websocket'], 400, 'Connection ID required'],
+      ['DELETE', '/x/../voice-hub?id=nope', ['Upgrade: websocket'], 404, 'No Connection with that ID'],
+    ];
+    for (const [method, target, headers, status, text] of cases) {
+      const res = await rawAnswer(svc.port, method, target, headers);
+      assert.deepEqual([res.status, res.body.toString('utf8'), res.headers['content-type']], [status, text, 'text/plain; charset=utf-8'], `${method} ${target} ${headers[0]}`);
     }
   });
 
