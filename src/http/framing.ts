@@ -44,7 +44,7 @@ export function asksToClose(connection: string | undefined): boolean {
 }
 
 /** Whether a Connection value lists `option` (lower case), in any letter case (RFC 9110 section 7.6.1). */
-const hasOption = (connection: string, option: string): boolean => connection.split(',').some((o) => trimOws(o).toLowerCase() === option);
+export const hasOption = (connection: string, option: string): boolean => connection.split(',').some((o) => trimOws(o).toLowerCase() === option);
 
 /**
  * Whether uWS closes the connection after this request's answer by its own reading of the request: it

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import { endBounded, type AnswerEnd } from '../http/bounded-end.js';
-import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
+import { asksToClose, hasOption, headerLines, joinHeaderLines, uwsClosesAfter } from '../http/framing.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { readBody, startBodyRead, tooLarge, type ResponseState } from '../http/body.js';
 import { problem } from '../http/problem.js';
@@ -105,13 +105,26 @@ interface SocketData {
   socket?: UwsSocket;
 }
 
+/** A Sec-WebSocket-Key as RFC 6455 section 4.1 makes it: 16 bytes in Base64. */
+const WEBSOCKET_KEY = /^[A-Za-z0-9+/]{22}==$/;
+
 /**
- * Whether uWS's WebSocket route takes the request, by its own test: a GET with a Sec-WebSocket-Key of 24
- * characters. It yields every other one, and on the hub's path those are plain requests, as ASP.NET's
- * dispatcher answers whatever is no WebSocket request: an `Upgrade: h2c`, a handshake without its key or a
- * POST with an Upgrade header got the API's `404 No route matches GET /voice-hub`.
+ * Whether the request is a WebSocket opening handshake (RFC 6455 section 4.2.1), as ASP.NET Core's
+ * WebSocket middleware tells one: a GET with `Upgrade: websocket`, `upgrade` among the Connection options,
+ * `Sec-WebSocket-Version: 13` and a key of 16 bytes. Any other request to the hub's path is a plain one, as
+ * ASP.NET's dispatcher answers it. uWS's WebSocket route tests only the key's length: a GET with such a key
+ * and nothing else was switched to a WebSocket, and a request whose Upgrade header was no handshake (h2c, a
+ * handshake without its key, a POST) went past the hub to the API's `404 No route matches GET /voice-hub`.
  */
-const forWebSocketRoute = (req: HttpRequest): boolean => req.getMethod().toLowerCase() === 'get' && req.getHeader('sec-websocket-key').length === 24;
+function isWebSocketHandshake(req: HttpRequest): boolean {
+  return (
+    req.getMethod().toLowerCase() === 'get' &&
+    req.getHeader('upgrade').toLowerCase() === 'websocket' &&
+    hasOption(req.getHeader('connection'), 'upgrade') &&
+    req.getHeader('sec-websocket-version') === '13' &&
+    WEBSOCKET_KEY.test(req.getHeader('sec-websocket-key'))
+  );
+}
 
 /** How the negotiate route's answers end, their status aside (see endBounded). */
 type Ending = Omit<AnswerEnd, 'status'>;
@@ -285,7 +298,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   /** The hub's path without an upgrade (connection-endpoint.ts), after the checks every route makes first. */
   const plainRequest = (secure: boolean) => guarded('hub request', (res, req: HttpRequest) => {
     // Handshakes are the WebSocket route's; other paths of this length go on to the next route.
-    if (forWebSocketRoute(req) || !sameRoutePath(options.path, req.getUrl())) {
+    if (isWebSocketHandshake(req) || !sameRoutePath(options.path, req.getUrl())) {
       req.setYield(true);
       return;
     }
@@ -299,7 +312,8 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
   });
 
   function upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t, secure: boolean): void {
-    if (!sameRoutePath(options.path, req.getUrl())) {
+    // No handshake is the plain route's (plainRequest), as is any other path of this length the next route's.
+    if (!sameRoutePath(options.path, req.getUrl()) || !isWebSocketHandshake(req)) {
       req.setYield(true);
       return;
     }
@@ -523,7 +537,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     return (res: HttpResponse, req: HttpRequest): boolean => {
       const url = req.getUrl();
       if (sameRoutePath(negotiatePath, url)) negotiateRequest(res, req);
-      else if (sameRoutePath(options.path, url) && !forWebSocketRoute(req)) hubRequest(res, req);
+      else if (sameRoutePath(options.path, url) && !isWebSocketHandshake(req)) hubRequest(res, req);
       else return false;
       return true;
     };

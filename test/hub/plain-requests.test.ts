@@ -74,18 +74,27 @@ describe('plain requests to the hub path', () => {
     }
   });
 
-  it('a request that is no WebSocket handshake is a plain one, whatever Upgrade header it has', async () => {
+  it('a request that is no WebSocket handshake (RFC 6455 section 4.2.1) is a plain one, whatever Upgrade header or key it has', async () => {
     const cases: Array<[string, string, readonly string[], number, string]> = [
       ['GET', '/voice-hub', ['Upgrade: h2c', 'Connection: Upgrade, HTTP2-Settings', 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA'], 400, 'Connection ID required'],
       ['GET', '/voice-hub?id=nope', ['Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13'], 404, 'No Connection with that ID'],
       ['GET', `/voice-hub?id=${token}`, ['Upgrade: websocket', 'Sec-WebSocket-Key: short'], 404, 'LongPolling transport not supported by this end point type'],
       ['POST', '/voice-hub', ['Upgrade: websocket'], 400, 'Connection ID required'],
       ['DELETE', '/x/../voice-hub?id=nope', ['Upgrade: websocket'], 404, 'No Connection with that ID'],
+      // RFC 6455 section 4.2.1 asks all of Upgrade, Connection, the version and a 16-byte key; uWS switched on the key alone.
+      ['GET', '/voice-hub', ['Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'], 400, 'Connection ID required'],
+      ['GET', '/voice-hub', ['Upgrade: websocket', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'], 400, 'Connection ID required'],
+      ['GET', '/voice-hub', ['Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 8'], 400, 'Connection ID required'],
+      ['GET', '/x/../voice-hub', ['Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: ********************====', 'Sec-WebSocket-Version: 13'], 400, 'Connection ID required'],
     ];
     for (const [method, target, headers, status, text] of cases) {
       const res = await rawAnswer(svc.port, method, target, headers);
-      assert.deepEqual([res.status, res.body.toString('utf8'), res.headers['content-type']], [status, text, 'text/plain; charset=utf-8'], `${method} ${target} ${headers[0]}`);
+      assert.deepEqual([res.status, res.body.toString('utf8'), res.headers['content-type']], [status, text, 'text/plain; charset=utf-8'], `${method} ${target} ${headers.join(' ')}`);
     }
+    // The handshake in any letter case, and among other Connection options, still opens a WebSocket.
+    const handshake = ['Upgrade: WebSocket', 'Connection: keep-alive, Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13'];
+    const opened = await exchange(svc.port, [Buffer.from(['GET /voice-hub HTTP/1.1', 'Host: 127.0.0.1', ...handshake, '', ''].join('\r\n'))], { idleMs: 500 });
+    assert.match(opened.rest.toString('latin1'), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
   });
 
   it('leaves the WebSocket and other paths as they were', async () => {
