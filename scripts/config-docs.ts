@@ -46,7 +46,7 @@ export function rangeOf(node: SchemaNode): string {
   if (node.type === 'boolean') return 'true or false';
   if (node.type === 'array') {
     const count = node.maxItems === undefined ? '' : `at most ${node.maxItems} items, `;
-    return `${count}each ${rangeOf(node.items ?? {})}`;
+    return `${count}each ${rangeOf(node.items ?? {})}${node.uniqueItems ? ', no item twice' : ''}`;
   }
   if (node.type !== 'string') throw new Error(`no range for a key of type ${String(node.type)}`);
   const { minLength: min, maxLength: max } = node;

@@ -20,6 +20,7 @@ export interface SchemaNode {
   additionalProperties?: boolean | SchemaNode;
   items?: SchemaNode;
   maxItems?: number;
+  uniqueItems?: boolean;
   enum?: readonly (string | number)[];
   minimum?: number;
   maximum?: number;

@@ -41,6 +41,9 @@ export function fromConfig<S extends SectionName, K extends keyof KeysOf<S> & st
   return { configKey: `${section}.${key}`, path: [section, key], node: node as KeysOf<S>[K] & SchemaNode, narrowing };
 }
 
+/** Text that starts and ends with a character other than white space, and holds no control character or line break. */
+const WAKE_WORD = '^[^\\s\\u0000-\\u001f\\u007f-\\u009f](?:[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f])?$';
+
 const apiOnly = <const N extends SchemaNode & { readonly default: unknown }>(node: N): ApiOnlyKey<N> => ({ node });
 
 export const CATEGORIES = {
@@ -57,8 +60,17 @@ export const CATEGORIES = {
       type: 'array',
       default: [],
       maxItems: 32,
-      items: { type: 'string', minLength: 1, maxLength: 64 },
-      description: 'Kept for the devices: the words that wake them.',
+      // A device compares what it hears with each word: one twice, one of white space alone, or one
+      // with a space at an end or a line break inside can never be heard as written.
+      uniqueItems: true,
+      items: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        pattern: WAKE_WORD,
+        'x-expected': 'must be a word or phrase: no white space at its start or end, no control characters (U+0000 to U+001F, U+007F to U+009F) or line breaks',
+      },
+      description: 'Kept for the devices: the words that wake them, each once.',
     }),
   },
   device: {

@@ -10,7 +10,7 @@ import { categoryKeys, CATEGORY_NAMES, type CategoryKey, type CategoryName } fro
  * What says what a value may be, and the words for a pattern (`x-expected`, which a refusal quotes
  * rather than the regular expression); defaults (PUT merges) and secrets stay behind.
  */
-const WRITE_KEYWORDS = ['type', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'format', 'maxItems', 'x-timespan'] as const;
+const WRITE_KEYWORDS = ['type', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'format', 'maxItems', 'uniqueItems', 'x-timespan'] as const;
 
 function writeNode(node: SchemaNode): Record<string, unknown> {
   const out: Record<string, unknown> = {};

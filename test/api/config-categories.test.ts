@@ -52,6 +52,13 @@ describe('configuration categories', () => {
       ['voice', { audioChannels: 3, enableVoice: 'yes' }, { audioChannels: ['must be one of 1, 2, null'], enableVoice: ['must be boolean or null'] }],
       ['voice', { wakeWords: ['x'.repeat(65)] }, { 'wakeWords.0': ['must NOT have more than 64 characters'] }],
       ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
+      // A wake word a device could never hear as written: twice, white space at an end or alone, a line break inside.
+      ['voice', { wakeWords: ['hey hub', 'computer', 'hey hub'] }, { wakeWords: ['must NOT have duplicate items (items ## 2 and 0 are identical)'] }],
+      ...[' hey hub', 'hey hub\u00a0', '   ', 'hey\nhub', 'hey\u2028hub', 'hey\u0085hub'].map((word): [string, unknown, Record<string, string[]>] => [
+        'voice',
+        { wakeWords: ['computer', word] },
+        { 'wakeWords.1': ['must be a word or phrase: no white space at its start or end, no control characters (U+0000 to U+001F, U+007F to U+009F) or line breaks'] },
+      ]),
       ['voice', { volume: 3 }, { volume: ["Unknown setting 'volume'."] }],
       ['device', { maxDevices: -1 }, { maxDevices: ['must be >= 0'] }],
       // A time span is checked as DeviceManagement.TokenExpiration is in the configuration file, with its range.
