@@ -1,22 +1,40 @@
 // Names compared regardless of case, as ASP.NET Core compares them (StringComparer.OrdinalIgnoreCase:
 // route literals, JSON property names, configuration keys, hub method names, query parameter names,
-// log categories): each character by its invariant simple uppercase mapping. toLowerCase() maps
-// further: the Kelvin sign (U+212A) lowers to an ASCII `k`, so `wa\u212AeWords` was taken for
-// `wakeWords`, which .NET keeps apart.
+// log categories): each character by its simple uppercase mapping (ICU's u_toupper, which .NET's ordinal
+// casing table is made of). toLowerCase() maps further: the Kelvin sign (U+212A) lowers to an ASCII `k`,
+// so `wa\u212AeWords` was taken for `wakeWords`, which .NET keeps apart.
 
 /** Only ASCII: the common case, where the simple and the full mappings agree. */
 const ASCII = /^[\x00-\x7f]*$/;
-/** Uppercases to itself in .NET's invariant casing (to `I` in ICU's and JavaScript's). */
-const DOTLESS_I = '\u0131';
+/**
+ * Uppercase to themselves in .NET's ordinal casing, which sets them apart from ICU's mapping so that no
+ * ordinal comparison acts Turkish: the dotless i (ICU: `I`) and the long s (ICU: `S`).
+ */
+const KEPT = new Set(['\u0131', '\u017f']);
+/**
+ * The characters whose simple uppercase mapping is one character while their full one, which
+ * toUpperCase() gives, is two: the Greek small letters with ypogegrammeni, whose simple mapping is the
+ * capital with prosgegrammeni (U+1F80 to U+1F88; the full mapping U+1F08 U+0399 is no single character).
+ */
+const SIMPLE_UPPER = new Map<string, string>([
+  ...[0x1f80, 0x1f90, 0x1fa0].flatMap((first) => Array.from({ length: 8 }, (_, i) => [first + i, first + i + 8] as const)),
+  [0x1fb3, 0x1fbc] as const,
+  [0x1fc3, 0x1fcc] as const,
+  [0x1ff3, 0x1ffc] as const,
+].map(([from, to]) => [String.fromCodePoint(from), String.fromCodePoint(to)]));
 
 /** The form two names are compared in: equal forms, equal names. Never shown; it is a key. */
 export function caseKey(name: string): string {
   if (ASCII.test(name)) return name.toUpperCase();
   let out = '';
   for (const ch of name) {
-    const upper = ch === DOTLESS_I ? ch : ch.toUpperCase();
-    // A full mapping into more characters (ß to SS) has no simple one: the character stays.
-    out += upper.length === ch.length ? upper : ch;
+    if (KEPT.has(ch)) out += ch;
+    else if (SIMPLE_UPPER.has(ch)) out += SIMPLE_UPPER.get(ch)!;
+    else {
+      const upper = ch.toUpperCase();
+      // Any other full mapping into more characters (ß to SS) has no simple one: the character stays.
+      out += upper.length === ch.length ? upper : ch;
+    }
   }
   return out;
 }

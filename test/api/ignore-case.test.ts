@@ -19,7 +19,14 @@ describe('caseKey', () => {
     assert.ok(same('Stra\u00dfe', 'STRA\u00dfE'), 'ß has no simple uppercase: it stays, and matches itself');
     assert.ok(!same('Strasse', 'Stra\u00dfe'), 'ß is no SS');
     assert.ok(same('\u00e9t\u00e9', '\u00c9T\u00c9'), 'é and É');
-    assert.ok(same('\u017Fend', 'SEND'), 'the long s uppercases to S, in .NET as in ICU');
+    assert.ok(!same('\u017Fend', 'SEND'), ".NET's ordinal casing keeps the long s (ICU uppercases it to S)");
+    assert.ok(same('\u017Fend', '\u017FEND'), 'the long s matches itself');
+    // Simple mappings where toUpperCase() gives two characters: U+1F80 to U+1F88, U+1FB3 to U+1FBC.
+    assert.ok(same('\u1F80', '\u1F88'), 'alpha with psili and ypogegrammeni is its capital with prosgegrammeni');
+    assert.ok(same('\u1FB3\u1FC3\u1FF3', '\u1FBC\u1FCC\u1FFC'));
+    assert.ok(!same('\u1F80', '\u1F08\u0399'), 'no full mapping into two characters');
+    assert.ok(same('\u0345', '\u03B9'), 'the ypogegrammeni uppercases to iota, as a small iota does');
+    assert.ok(same('\u03C2', '\u03C3'), 'final and medial sigma are one capital sigma');
     assert.ok(!same(`wa${KELVIN}eWords`, 'wakeWords'), 'the Kelvin sign uppercases to itself');
     assert.ok(!same('dev\u0131ce', 'device'), '.NET keeps the dotless i in invariant uppercasing');
     assert.ok(!same('dev\u0130ce', 'device'), 'the dotted capital I is no i');
@@ -44,6 +51,18 @@ describe('names that only toLowerCase() folded together', () => {
     });
     const voice = await call(svc.url, 'GET', '/api/config/voice', { token: admin });
     assert.deepEqual(voice.json.wakeWords, [], 'nothing stored');
+  });
+
+  it('a body property spelt with the long s is no property: .NET keeps it apart from s', async () => {
+    const device = await registerDevice(svc, { deviceId: 'long-s-dev' });
+    const path = `/api/device/${device.id}/status`;
+    assertProblem(answered(await call(svc.url, 'PUT', path, { token: device.token, body: { '\u017Ftatus': 'online' } })), 400, {
+      title: 'One or more validation errors occurred.',
+      detail: 'The request body is invalid.',
+      errors: { status: ['The status field is required.'] },
+    });
+    const ok = await call(svc.url, 'PUT', path, { token: device.token, body: { STATUS: 'online' } });
+    assert.equal(ok.status, 200, ok.text);
   });
 
   it('a route literal spelt with the Kelvin sign is no route', async () => {
