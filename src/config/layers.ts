@@ -3,6 +3,7 @@
 // case-insensitively, as .NET configuration does; values are converted to the schema's types.
 import type { ConfigSource } from './types.js';
 import type { Problems } from './problems.js';
+import { caseKey } from '../ignore-case.js';
 import { CONFIG_SCHEMA, findProperty, leafKeys, resolveKey, type SchemaNode } from './schema.js';
 import { quoted, shownName } from './shown.js';
 import { closest } from './spelling.js';
@@ -37,7 +38,8 @@ export class Entries {
   }
 }
 
-const entryId = (path: readonly string[]): string => path.map((s) => s.toLowerCase()).join('\u0000');
+/** Keys are one when .NET's configuration takes them for one: OrdinalIgnoreCase, part by part. */
+const entryId = (path: readonly string[]): string => path.map(caseKey).join('\u0000');
 
 /**
  * Converts text (env, flags; .NET files hold text too) to the schema's type where that is unambiguous;
@@ -142,12 +144,12 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
       continue;
     }
     const label = key.kind === 'item' ? `${key.path.join('.')}[${canonicalIndex(key.index)}]` : key.path.join('.');
-    const earlier = seen.get(label.toLowerCase());
+    const earlier = seen.get(caseKey(label));
     if (earlier !== undefined) {
       problems.add(`${shownName(label)}: set by both ${earlier} and ${origin}; keep one`);
       continue;
     }
-    seen.set(label.toLowerCase(), origin);
+    seen.set(caseKey(label), origin);
     if (key.kind === 'leaf' && key.node.type === 'array') {
       problems.add(`${label}: from ${origin} is invalid: give arrays by index, like ${name}__0, ${name}__1`);
     } else if (key.kind === 'leaf') {
@@ -155,7 +157,7 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
     } else if (!isArrayIndex(key.index)) {
       problems.add(`${key.path.join('.')}: from ${origin} is invalid: the part after the last __ must be an index, ${ARRAY_INDEXES}`);
     } else {
-      const id = key.path.join('.').toLowerCase();
+      const id = entryId(key.path);
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };
       array.items.push({ index: Number(key.index), value: raw, origin });
       arrays.set(id, array);
@@ -182,12 +184,12 @@ export function addFlags(entries: Entries, flags: Record<string, unknown>, probl
     if (!key) {
       problems.add(() => unknownKey(name.split('.'), origin));
     } else if (key.kind === 'leaf') {
-      if (key.node.type === 'array') wholes.set(key.path.join('.').toLowerCase(), origin);
+      if (key.node.type === 'array') wholes.set(entryId(key.path), origin);
       entries.set({ path: key.path, value: convert(value, key.node), source: 'flag', origin });
     } else if (!isArrayIndex(key.index)) {
       problems.add(`${shownName(name)}: from ${origin} is invalid: the part after the last dot must be an index, ${ARRAY_INDEXES}`);
     } else {
-      const id = key.path.join('.').toLowerCase();
+      const id = entryId(key.path);
       const array = arrays.get(id) ?? { path: key.path, node: key.node, items: [] };
       array.items.push({ index: Number(key.index), value, origin });
       arrays.set(id, array);

@@ -145,6 +145,20 @@ describe('configuration file', () => {
     assert.equal(loaded.sources.get('Logging.LogLevel.Voice.Upstream'), 'file');
   });
 
+  it('categories are one key when .NET takes them for one (OrdinalIgnoreCase), and two when it does not', () => {
+    // The Kelvin sign lowers to k but uppercases to itself; final sigma lowers to itself but uppercases
+    // as sigma does: toLowerCase() merged the first pair and kept the second apart, .NET does the opposite.
+    const loaded = loadConfig({
+      file: configFile({ Logging: { LogLevel: { Work: 'Debug', 'Wor\u212A': 'Error', 'Hub.\u03A3': 'Trace' } } }),
+      env: { 'Logging__LogLevel__hub.\u03C2': 'Warning' },
+    });
+    const levels = loaded.config.Logging.LogLevel;
+    assert.equal(levels.Work, 'Debug');
+    assert.equal(levels['Wor\u212A'], 'Error');
+    assert.equal(levels['Hub.\u03A3'], 'Warning', 'the environment overrides the file key it names in another case');
+    assert.equal(levels['hub.\u03C2'], undefined);
+  });
+
   it('a category named like a member of every object (constructor, toString, __proto__) is an ordinary key, from every layer', () => {
     const loaded = loadConfig({
       file: configFile({ Logging: { LogLevel: JSON.parse('{"__proto__": "Error", "toString": "Debug"}') } }),
