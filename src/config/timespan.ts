@@ -9,7 +9,14 @@ const TICKS_PER_HOUR = 60 * TICKS_PER_MINUTE;
 const TICKS_PER_DAY = 24 * TICKS_PER_HOUR;
 
 // Seconds are required: "05:00" would read as five hours in .NET, a classic surprise, so it is refused.
-const TIME_SPAN = /^(-)?(?:(\d{1,8})\.)?(\d{1,9}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?$/;
+const TIME_SPAN_SYNTAX = String.raw`(-)?(?:(\d{1,8})\.)?(\d{1,9}):(\d{1,2}):(\d{1,2})(?:\.(\d{1,7}))?`;
+const TIME_SPAN = new RegExp(`^${TIME_SPAN_SYNTAX}$`);
+/**
+ * The texts parseTimeSpan reads (white space around them included) as a JSON Schema pattern: the OpenAPI
+ * document shows it beside `x-timespan`, which no generic validator knows, so that a client's own check
+ * refuses what the service would refuse for its form. Ranges (minutes up to 59, the bounds) stay in words.
+ */
+export const TIME_SPAN_PATTERN = String.raw`^\s*` + TIME_SPAN_SYNTAX + String.raw`\s*$`;
 
 /** The expected shapes, for error messages. */
 export const TIME_SPAN_FORMATS = 'hh:mm:ss or d.hh:mm:ss (optionally .fffffff)';

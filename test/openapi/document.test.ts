@@ -7,6 +7,7 @@ import { Ajv } from 'ajv';
 import { REQUEST_SCHEMAS } from '../../src/http/schemas.js';
 import { buildOpenApiDocument } from '../../src/api/openapi/document.js';
 import { toOpenApiSchema } from '../../src/api/openapi/json-schema.js';
+import { TIME_SPAN_PATTERN } from '../../src/config/timespan.js';
 import { nullsReadAsAbsent } from '../../src/http/null-as-absent.js';
 import { CATEGORY_BODY } from '../../src/settings/schemas.js';
 import { call } from '../support/http.js';
@@ -49,7 +50,12 @@ describe('JSON Schema to OpenAPI 3.0', () => {
       { type: 'object', properties: { a: { type: 'array', items: { type: 'integer', nullable: true } } }, additionalProperties: { type: 'string', nullable: true } },
     ],
     ['combinators', { anyOf: [{ type: ['boolean', 'null'] }, { const: 1 }] }, { anyOf: [{ type: 'boolean', nullable: true }, { enum: [1] }] }],
-    ['x- extensions kept', { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } }, { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } }],
+    ['x- extensions kept', { type: 'string', 'x-expected': 'must be a span' }, { type: 'string', 'x-expected': 'must be a span' }],
+    [
+      'a time span kept, its form shown as the pattern parseTimeSpan reads',
+      { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' } },
+      { type: 'string', 'x-timespan': { minimum: '00:00:01', maximum: '01:00:00' }, pattern: TIME_SPAN_PATTERN },
+    ],
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => {

@@ -16,14 +16,20 @@ import type { TestService } from '../support/service.js';
 type Doc = any;
 
 /**
- * What the document cannot say of a value (JSON Schema has no keyword for a time span's syntax or
- * range; the schema's description says it in words): such a property is tried with valid values only.
+ * What the document cannot say of a value: a time span's range (minutes up to 59, its bounds), which its
+ * description says in words. Its form is a pattern; such a property is tried with values of a valid form
+ * within the range and with values of another form.
  */
-const inWordsOnly = (schema: Doc): boolean => schema['x-timespan'] !== undefined;
+const rangeInWords = (schema: Doc): boolean => schema['x-timespan'] !== undefined;
 
 /** The values each property is tried with, by what its schema says. */
 function variants(schema: Doc): Array<[string, unknown]> {
-  if (inWordsOnly(schema)) return [['null', null], ['minimum', schema['x-timespan'].minimum], ['maximum', schema['x-timespan'].maximum]];
+  if (rangeInWords(schema)) {
+    return [
+      ['null', null], ['minimum', schema['x-timespan'].minimum], ['maximum', schema['x-timespan'].maximum],
+      ['text', 'x'], ['empty text', ''], ['in words', '1 day'], ['without seconds', '00:30'], ['integer', 7], ['true', true],
+    ];
+  }
   const out: Array<[string, unknown]> = [
     ['null', null], ['zero', 0], ['integer', 7], ['fraction', 1.5], ['negative', -1], ['large', 1e9],
     ['text', 'x'], ['empty text', ''], ['true', true], ['empty array', []], ['empty object', {}],
@@ -34,6 +40,8 @@ function variants(schema: Doc): Array<[string, unknown]> {
   for (const value of schema.enum ?? []) out.push([`enum ${JSON.stringify(value)}`, value]);
   if (schema.maxItems !== undefined) out.push(['maxItems', Array(schema.maxItems).fill('a')], ['maxItems + 1', Array(schema.maxItems + 1).fill('a')]);
   if (schema.items?.maxLength !== undefined) out.push(['item at maxLength + 1', ['a'.repeat(schema.items.maxLength + 1)]], ['empty item', ['']]);
+  if (schema.items?.pattern !== undefined) out.push(['item with a space at its end', ['a ']], ['item of a space alone', [' ']]);
+  if (schema.uniqueItems) out.push(['an item twice', ['a', 'b', 'a']]);
   return out;
 }
 

@@ -3,6 +3,8 @@
 // or `examples`; exclusive bounds are booleans beside minimum/maximum. A keyword 3.0 cannot express is
 // refused with an error rather than dropped, so a request schema the document would show wrongly fails
 // the OpenAPI tests instead of misleading a reader.
+import { TIME_SPAN_PATTERN } from '../../config/timespan.js';
+
 type Schema = Record<string, unknown>;
 
 /** Keywords that mean the same in both dialects and hold no sub-schema. */
@@ -66,6 +68,10 @@ export function toOpenApiSchema(schema: Schema, at = '#'): Schema {
     } else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf') {
       if (!Array.isArray(value)) throw new Error(`${here}: expected an array`);
       out[key] = value.map((s, i) => sub(s, `${here}/${i}`));
+    } else if (key === 'x-timespan') {
+      out[key] = structuredClone(value);
+      // The form of a time span as a pattern a generic validator checks (the bounds are in the description).
+      if (schema.pattern === undefined) out.pattern = TIME_SPAN_PATTERN;
     } else if (SAME.has(key) || key.startsWith('x-')) {
       // `x-` keys are specification extensions, which a 3.0 Schema Object may carry (`x-timespan`).
       out[key] = structuredClone(value);
