@@ -54,3 +54,25 @@ export const CATEGORY_SCHEMAS: Record<string, Record<string, unknown>> = Object.
 
 /** Category name in the URL -> its write schema. */
 export const CATEGORY_BODY: Record<string, string> = Object.fromEntries(CATEGORY_NAMES.map((c) => [c, schemaName(c)]));
+
+/** The component name of a category's values as GET and PUT answer them: `voice` -> `VoiceValues`. */
+export const valuesSchemaName = (category: CategoryName): string => `${category[0]!.toUpperCase()}${category.slice(1)}Values`;
+
+/**
+ * A category's values as they are answered: every key, each of its configuration key's type and range
+ * (a value from the file, which the category's narrowing does not bind) or of its API-only schema, never
+ * null (the answer is the effective value, whatever is stored).
+ */
+function valuesSchema(category: CategoryName): Record<string, unknown> {
+  const keys = categoryKeys(category);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: keys.map(([name]) => name),
+    properties: Object.fromEntries(keys.map(([name, { node }]) => [name, { ...writeNode(node), description: node.description ?? '' }])),
+  };
+}
+
+export const CATEGORY_VALUE_SCHEMAS: Record<string, Record<string, unknown>> = Object.fromEntries(
+  CATEGORY_NAMES.map((c) => [valuesSchemaName(c), valuesSchema(c)]),
+);

@@ -2,6 +2,8 @@
 // not here: they live in src/http/schemas.ts, where ajv uses them.
 import { HUB_EVENTS, hubEventNames, hubSchemaName } from '../hub-events.js';
 import type { ResponseDoc } from '../../http/router.js';
+import { CATEGORY_NAMES } from '../../settings/definitions.js';
+import { valuesSchemaName } from '../../settings/schemas.js';
 
 export const ref = (name: string): Record<string, unknown> => ({ $ref: `#/components/schemas/${name}` });
 
@@ -62,9 +64,8 @@ export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
     properties: { devices: { type: 'array', items: ref('Device') }, totalCount: { type: 'integer' } },
   },
   ConfigCategory: {
-    type: 'object',
-    description: 'Effective values of the category: the keys of VoiceSettings, DeviceSettings or MqttSettings.',
-    additionalProperties: true,
+    description: 'Effective values of the category {category} names: VoiceValues, DeviceValues or MqttValues.',
+    anyOf: CATEGORY_NAMES.map((category) => ref(valuesSchemaName(category))),
   },
   StartSessionResponse: {
     type: 'object',

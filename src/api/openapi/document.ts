@@ -6,7 +6,7 @@ import type { AuthRequirement, ResponseDoc, Route } from '../../http/router.js';
 import { JSON_MEDIA_RANGES } from '../../http/json-media-type.js';
 import { nullsReadAsAbsent } from '../../http/null-as-absent.js';
 import { REQUEST_SCHEMAS } from '../../http/schemas.js';
-import { CATEGORY_BODY } from '../../settings/schemas.js';
+import { CATEGORY_BODY, CATEGORY_VALUE_SCHEMAS } from '../../settings/schemas.js';
 import { PROBLEM, RESPONSE_SCHEMAS, ref } from './components.js';
 import { CATEGORY_EXAMPLES, PARAMETER_EXAMPLES, REQUEST_EXAMPLES } from './examples.js';
 import { apiDescription, type HubFigures } from './description.js';
@@ -63,6 +63,9 @@ export const SECURITY_SCHEMES: Json = {
  */
 export function componentSchemas(): Record<string, Json> {
   const out = new Map<string, Json>(Object.entries(RESPONSE_SCHEMAS).map(([name, s]) => [name, structuredClone(s)]));
+  // The categories' values, answered by GET and PUT /api/config/{category}: made from the same keys as
+  // their write schemas (settings/schemas.ts), so in JSON Schema to convert as those are.
+  for (const [name, schema] of Object.entries(CATEGORY_VALUE_SCHEMAS)) out.set(name, toOpenApiSchema(schema, name));
   for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) {
     if (out.has(name)) throw new Error(`schema name ${name} is both a request and a response schema`);
     out.set(name, toOpenApiSchema(nullsReadAsAbsent(schema), name));
