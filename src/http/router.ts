@@ -58,6 +58,8 @@ export interface ResponseDoc {
   contentType?: string;
   /** Other media types the same answer comes in, chosen by the request's `Accept`. */
   alternatives?: Record<string, JsonSchema>;
+  /** Response headers the answer carries, by name: what each says. */
+  headers?: Record<string, string>;
 }
 
 export interface Route {

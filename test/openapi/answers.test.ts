@@ -1,7 +1,8 @@
 // The answers of the running service are what its document says they are: each one's status is listed
-// for its operation, its Content-Type is one the status lists, and its body is valid against that
-// media type's schema (formats included). A client generated from the document, or a checker that
-// validates real answers against it, is then never surprised.
+// for its operation, its Content-Type is one the status lists, its body is valid against that media
+// type's schema (formats included), and a header that tells the client what to do next (WWW-Authenticate,
+// Allow, Location, Retry-After) is one the document lists for it. A client generated from the document,
+// or a checker that validates real answers against it, is then never surprised.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
@@ -13,6 +14,8 @@ import type { TestService } from '../support/service.js';
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
 
+/** Headers that tell a client what to do next: an answer that carries one must have it documented. */
+const TOLD_HEADERS = ['www-authenticate', 'allow', 'location', 'retry-after'];
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 describe('answers of the running service against its document', () => {
@@ -39,6 +42,9 @@ describe('answers of the running service against its document', () => {
     const label = `${method} ${template} ${res.status}`;
     const documented = doc.paths[template]?.[method.toLowerCase()]?.responses[String(res.status)];
     if (!documented) return [`${label}: status not documented (${res.text.slice(0, 200)})`];
+    const headers = Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase());
+    const undocumented = TOLD_HEADERS.filter((name) => res.headers.has(name) && !headers.includes(name));
+    if (undocumented.length > 0) return [`${label}: header ${undocumented.join(', ')} not documented`];
     const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim();
     if (!documented.content) return res.text === '' ? [] : [`${label}: a body where the document has none`];
     const media = documented.content[type];
@@ -66,6 +72,7 @@ describe('answers of the running service against its document', () => {
     await check('PUT', status, `/api/device/${device.id}/status`, { token: device.token, body: { status: 'online', batteryLevel: 80 } });
     await check('PUT', status, `/api/device/${device.id}/status`, { token: other.token, body: { status: 'online' } });
     await check('PUT', status, `/api/device/${device.id}/status`, { body: { status: 'online' } });
+    await check('PUT', status, `/api/device/${device.id}/status`, { token: 'forged', body: { status: 'online' } });
     await check('PUT', status, '/api/device/nobody/status', { token: admin, body: { status: 'online' } });
     await check('PUT', status, '/api/device/%ZZ/status', { token: admin, body: { status: 'online' } });
     await check('GET', '/api/device/list', '/api/device/list', { token: admin });

@@ -145,7 +145,15 @@ const problemJson = { contentType: 'application/problem+json' };
 export const PROBLEM = {
   any: { ...problemJson, schema: ref('ProblemDetails') },
   validation: { description: 'Invalid body or parameters', ...problemJson, schema: ref('ValidationProblemDetails') } as ResponseDoc,
-  unauthorized: { description: 'Missing, malformed, expired, revoked or forged token', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
+  unauthorized: {
+    description: 'Missing, malformed, expired, revoked or forged token',
+    ...problemJson,
+    schema: ref('ProblemDetails'),
+    headers: {
+      'WWW-Authenticate':
+        'The bearer challenge (RFC 6750): `Bearer` without a token or with another scheme, `Bearer error="invalid_token", error_description="<why>"` for a token refused.',
+    },
+  } as ResponseDoc,
   /** An operation whose change is on disk before its answer: with the data directory not writable (full, read-only) nothing changes. */
   storage: { description: 'The database could not be written (data directory full or read-only); nothing was changed', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
 };

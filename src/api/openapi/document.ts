@@ -269,7 +269,12 @@ function responses(route: Route, settings: AuthSettings): Json {
     const description = list.map((d) => d.description).join('; or ');
     // An answer to HEAD has no content, whatever a GET of the same path would carry.
     const hasContent = route.method !== 'HEAD' && Object.keys(content).length > 0;
-    out[String(code)] = { description, ...(hasContent ? { content } : {}) };
+    // A header only some of the answers under one status carry (the bearer 401's challenge, not the
+    // API key's) is listed, and not required: OpenAPI headers are optional unless marked so.
+    const headers = Object.fromEntries(
+      list.flatMap((d) => Object.entries(d.headers ?? {})).map(([name, text]) => [name, { description: text, schema: { type: 'string' } }]),
+    );
+    out[String(code)] = { description, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(hasContent ? { content } : {}) };
   }
   return out;
 }
