@@ -23,13 +23,24 @@ const SIMPLE_UPPER = new Map<string, string>([
   [0x1ff3, 0x1ffc] as const,
 ].map(([from, to]) => [String.fromCodePoint(from), String.fromCodePoint(to)]));
 
+/**
+ * The supplementary characters .NET's ordinal casing uppercases (its OrdinalCasing.ToUpperSurrogate
+ * names these small letters: Deseret, Osage, Old Hungarian, Warang Citi, Medefaidrin, Adlam); every
+ * other one stays, though toUpperCase() maps some (Vithkuqi, U+10597 to U+10570).
+ */
+const SUPPLEMENTARY_SMALL: ReadonlyArray<readonly [number, number]> = [
+  [0x10428, 0x1044f], [0x104d8, 0x104fb], [0x10cc0, 0x10cf2], [0x118c0, 0x118df], [0x16e60, 0x16e7f], [0x1e922, 0x1e943],
+];
+
 /** The form two names are compared in: equal forms, equal names. Never shown; it is a key. */
 export function caseKey(name: string): string {
   if (ASCII.test(name)) return name.toUpperCase();
   let out = '';
   for (const ch of name) {
+    const code = ch.codePointAt(0)!;
     if (KEPT.has(ch)) out += ch;
     else if (SIMPLE_UPPER.has(ch)) out += SIMPLE_UPPER.get(ch)!;
+    else if (code > 0xffff) out += SUPPLEMENTARY_SMALL.some(([first, last]) => code >= first && code <= last) ? ch.toUpperCase() : ch;
     else {
       const upper = ch.toUpperCase();
       // Any other full mapping into more characters (ß to SS) has no simple one: the character stays.

@@ -27,6 +27,10 @@ describe('caseKey', () => {
     assert.ok(!same('\u1F80', '\u1F08\u0399'), 'no full mapping into two characters');
     assert.ok(same('\u0345', '\u03B9'), 'the ypogegrammeni uppercases to iota, as a small iota does');
     assert.ok(same('\u03C2', '\u03C3'), 'final and medial sigma are one capital sigma');
+    // Beyond the BMP .NET folds six scripts only (OrdinalCasing.ToUpperSurrogate).
+    assert.ok(same('\u{10428}', '\u{10400}'), 'Deseret small and capital long i');
+    assert.ok(same('\u{1E922}', '\u{1E900}'), 'Adlam small and capital alif');
+    assert.ok(!same('\u{10597}', '\u{10570}'), 'Vithkuqi, which .NET does not fold, though toUpperCase() does');
     assert.ok(!same(`wa${KELVIN}eWords`, 'wakeWords'), 'the Kelvin sign uppercases to itself');
     assert.ok(!same('dev\u0131ce', 'device'), '.NET keeps the dotless i in invariant uppercasing');
     assert.ok(!same('dev\u0130ce', 'device'), 'the dotted capital I is no i');
