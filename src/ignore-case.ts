@@ -49,3 +49,6 @@ export function caseKey(name: string): string {
   }
   return out;
 }
+
+/** Whether two names are one regardless of case, as OrdinalIgnoreCase compares them (also HTTP's tokens: `chunked`, `close`). */
+export const sameIgnoringCase = (a: string, b: string): boolean => caseKey(a) === caseKey(b);

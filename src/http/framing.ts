@@ -4,6 +4,7 @@
 // here has ambiguous framing (two parsers could split the stream differently: request smuggling behind
 // a proxy), so it is answered and the connection closed; nothing after it on the connection runs.
 import type { HttpRequest } from 'uWebSockets.js';
+import { sameIgnoringCase } from '../ignore-case.js';
 import { trimOws } from './ows.js';
 
 /** Kestrel's `MaxRequestLineSize` default: a longer request target is a 414. */
@@ -43,8 +44,8 @@ export function asksToClose(connection: string | undefined): boolean {
   return connection !== undefined && hasOption(connection, 'close');
 }
 
-/** Whether a Connection value lists `option` (lower case), in any letter case (RFC 9110 section 7.6.1). */
-export const hasOption = (connection: string, option: string): boolean => connection.split(',').some((o) => trimOws(o).toLowerCase() === option);
+/** Whether a Connection value lists `option`, in any letter case (RFC 9110 section 7.6.1). */
+export const hasOption = (connection: string, option: string): boolean => connection.split(',').some((o) => sameIgnoringCase(trimOws(o), option));
 
 /**
  * Whether uWS closes the connection after this request's answer by its own reading of the request: it
@@ -93,7 +94,7 @@ export function checkFraming(target: string, lines: HeaderLines): FramingError |
     // Section 6.3: an invalid Content-Length (a sign, a list, hex, empty) is unrecoverable framing.
     return { status: 400, detail: 'The Content-Length header is not a decimal number of bytes.' };
   }
-  if (codings.length > 1 || (codings.length === 1 && trimOws(codings[0]!).toLowerCase() !== 'chunked')) {
+  if (codings.length > 1 || (codings.length === 1 && !sameIgnoringCase(trimOws(codings[0]!), 'chunked'))) {
     // Chunked is the only transfer coding this server decodes, and it may be applied once (section 7).
     return { status: 400, detail: 'Transfer-Encoding must be exactly "chunked".' };
   }

@@ -1,6 +1,7 @@
 // What every request meets before routing, on the API and on the hub's negotiate and upgrade alike:
 // host filtering (ASP.NET Core's HostFilteringMiddleware over `AllowedHosts`) and, when
 // `Server.HttpsRedirect` is on, the redirect of plain HTTP to the HTTPS listener.
+import { sameIgnoringCase } from '../ignore-case.js';
 import { hostMatcher, hostName } from './hosts.js';
 import { sameRoutePath } from './route-path.js';
 
@@ -68,7 +69,7 @@ export function requestGate(options: GateOptions): RequestGate {
     }
     const httpsPort = options.httpsRedirectPort?.();
     if (httpsPort === undefined || request.secure || sameRoutePath(options.neverRedirected, request.path)) return undefined;
-    if (request.forwardedProto.split(',')[0]!.trim().toLowerCase() === 'https') return undefined;
+    if (sameIgnoringCase(request.forwardedProto.split(',')[0]!.trim(), 'https')) return undefined;
     const name = hostName(request.host) ?? options.fallbackHost;
     const authority = httpsPort === 443 ? name : `${name}:${httpsPort}`;
     const query = request.query ? `?${request.query}` : '';

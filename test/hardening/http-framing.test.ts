@@ -83,6 +83,8 @@ describe('ambiguous framing is a 400 and a close, before routing', () => {
     { name: 'Transfer-Encoding: gzip, chunked', lines: ['Transfer-Encoding: gzip, chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
     { name: 'Transfer-Encoding: chunked, chunked', lines: ['Transfer-Encoding: chunked, chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
     { name: 'two Transfer-Encoding: chunked headers', lines: ['Transfer-Encoding: chunked', 'Transfer-Encoding: chunked'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
+    // The Kelvin sign (UTF-8 E2 84 AA) is no letter case of k, though toLowerCase() makes it one.
+    { name: 'Transfer-Encoding: chun\u212Aed', lines: ['Transfer-Encoding: chun\u00e2\u0084\u00aaed'], body: '3\r\nabc\r\n0\r\n\r\n', detail: NOT_CHUNKED },
   ];
   for (const c of cases) {
     it(`${c.name}: on a body route`, async () => {
