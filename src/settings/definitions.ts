@@ -41,8 +41,11 @@ export function fromConfig<S extends SectionName, K extends keyof KeysOf<S> & st
   return { configKey: `${section}.${key}`, path: [section, key], node: node as KeysOf<S>[K] & SchemaNode, narrowing };
 }
 
-/** Text that starts and ends with a character other than white space, and holds no control character or line break. */
-const WAKE_WORD = '^[^\\s\\u0000-\\u001f\\u007f-\\u009f](?:[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f])?$';
+/**
+ * Text that starts and ends with a character other than white space, and holds no control character or
+ * line break. The empty text passes: minLength alone refuses it, in one message.
+ */
+const WAKE_WORD = '^(?:[^\\s\\u0000-\\u001f\\u007f-\\u009f](?:[^\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]*[^\\s\\u0000-\\u001f\\u007f-\\u009f])?)?$';
 
 const apiOnly = <const N extends SchemaNode & { readonly default: unknown }>(node: N): ApiOnlyKey<N> => ({ node });
 
