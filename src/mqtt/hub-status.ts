@@ -1,11 +1,13 @@
 // The hub's own state as MQTT publishes it: active voice sessions, devices online and the state of the
 // upstream voice server, kept from the domain's events (sessions, device registry), never polled.
-// Upstream connections are one per session, so the hub's upstream state sums them up:
-// - `reconnecting`: some active session's connection dropped and is being reconnected;
-// - `unreachable`: the last attempt to reach it failed (a start, or a session's reconnects ran out),
-//   until a session connects again;
-// - `connected`: sessions are active and every one's connection is open;
+// Upstream connections are one per session, so the hub's upstream state sums up the links there are:
+// - `connected`: some active session's connection is open (the server answers, whatever else failed);
+// - `reconnecting`: no connection is open and some session's is being reconnected;
+// - `unreachable`: no connection, and the last attempt to reach the server failed (a start, or a
+//   session's reconnects ran out), until a session connects again;
 // - `idle`: no session, so no connection (the server may be fine or down; /health probes it).
+// A failed attempt while a connection is open says nothing about that connection: the start is
+// refused and logged (sessions.ts), and the state stays `connected`, which is still true.
 import type { SessionEvent } from '../voice/session-events.js';
 import type { MqttDevice } from './discovery.js';
 
@@ -25,7 +27,9 @@ const isOnline = (status: string): boolean => status.toLowerCase() !== 'offline'
 
 export class HubStatus {
   private readonly active = new Set<string>();
-  private readonly reconnecting = new Set<string>();
+  /** Active sessions without an open connection: being reconnected, or given up (their `ended` follows). */
+  private readonly down = new Map<string, 'reconnecting' | 'gone'>();
+  /** An attempt failed while no connection was open; cleared by the next connection that opens. */
   private unreachable = false;
   private readonly online = new Set<string>();
 
@@ -43,14 +47,18 @@ export class HubStatus {
         this.unreachable = false; // its connection just opened
         break;
       case 'upstreamLink':
-        if (event.state === 'reconnecting') this.reconnecting.add(sessionId);
-        else this.reconnecting.delete(sessionId);
-        if (event.state === 'open') this.unreachable = false;
-        if (event.state === 'unreachable') this.unreachable = true;
+        if (event.state === 'open') {
+          this.down.delete(sessionId);
+          this.unreachable = false;
+        } else {
+          // A start that could not connect was never active: nothing to mark (and no `ended` to forget it by).
+          if (this.active.has(sessionId)) this.down.set(sessionId, event.state === 'reconnecting' ? 'reconnecting' : 'gone');
+          if (event.state === 'unreachable' && this.openLinks() === 0) this.unreachable = true;
+        }
         break;
       case 'ended':
         this.active.delete(sessionId);
-        this.reconnecting.delete(sessionId);
+        this.down.delete(sessionId);
         break;
     }
     return this.key() !== before;
@@ -73,9 +81,16 @@ export class HubStatus {
   }
 
   private upstream(): UpstreamState {
-    if (this.reconnecting.size > 0) return 'reconnecting';
-    if (this.unreachable) return 'unreachable';
-    return this.active.size > 0 ? 'connected' : 'idle';
+    if (this.openLinks() > 0) return 'connected';
+    for (const state of this.down.values()) if (state === 'reconnecting') return 'reconnecting';
+    return this.unreachable ? 'unreachable' : 'idle';
+  }
+
+  /** Active sessions whose connection is open. */
+  private openLinks(): number {
+    let open = 0;
+    for (const id of this.active) if (!this.down.has(id)) open++;
+    return open;
   }
 
   private key(): string {

@@ -3,6 +3,7 @@
 // its events: registrations and status updates, sessions started and stopped, the upstream voice
 // server going away during a session, coming back, and staying away. Real broker, service and echo server.
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
@@ -121,5 +122,102 @@ describe('the hub state on MQTT', () => {
     echo = await startEcho(port);
     await startSession(svc, d.id, d.token);
     await becomes({ activeSessions: 1, devicesOnline: 5, upstream: 'connected' }, 'a new session');
+  });
+});
+
+/**
+ * A TCP relay to the echo server whose listener can stop while the connections it relays stay open, so a
+ * new start is refused (ECONNREFUSED) while the sessions already connected keep their upstream.
+ */
+async function startRelay(target: number): Promise<{ port: number; links: net.Socket[]; stopListening(): Promise<void>; listen(): Promise<void>; close(): void }> {
+  const links: net.Socket[] = [];
+  const sockets = new Set<net.Socket>();
+  const serve = (): net.Server =>
+    net.createServer((client) => {
+      const upstream = net.connect(target, '127.0.0.1');
+      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+        sockets.add(a);
+        a.pipe(b);
+        a.on('error', () => b.destroy());
+        a.on('close', () => b.destroy());
+      }
+      links.push(client);
+    });
+  let server = serve();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    links,
+    // close() stops listening at once; its callback would wait for the relayed connections to end.
+    stopListening: () => {
+      server.close();
+      return Promise.resolve();
+    },
+    listen: async () => {
+      server = serve();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
+    close: () => {
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+describe('the hub state on MQTT while one upstream connection is open and others fail', () => {
+  it('stays connected through a refused start and another session failing; unreachable once none is left', { timeout: 60_000 }, async () => {
+    const broker = await startMosquitto();
+    const echo = await startEcho();
+    const relay = await startRelay(echo.port);
+    const svc = await startService({
+      flags: {
+        'Mqtt.BrokerAddress': '127.0.0.1',
+        'Mqtt.Port': broker.port,
+        'VoiceService.ServerUrl': `ws://127.0.0.1:${relay.port}/voice`,
+        'VoiceService.ReconnectAttempts': 2,
+        'VoiceService.ReconnectDelay': '00:00:00.1000000',
+        'VoiceService.ReconnectMaxDelay': '00:00:00.2000000',
+      },
+    });
+    const topic = 'voice-hub/hub/state';
+    const sub = await Subscriber.connect(broker.port, [topic]);
+    try {
+      const upstream = (): string[] => sub.on(topic).map((m) => (JSON.parse(m.payload) as HubState).upstream);
+      const last = (): Pick<HubState, 'activeSessions' | 'upstream'> | undefined => {
+        const m = sub.on(topic).at(-1);
+        if (!m) return undefined;
+        const { activeSessions, upstream: state } = JSON.parse(m.payload) as HubState;
+        return { activeSessions, upstream: state };
+      };
+      const becomes = async (expected: Pick<HubState, 'activeSessions' | 'upstream'>, what: string): Promise<void> =>
+        waitUntil(() => JSON.stringify(last()) === JSON.stringify(expected), `${what}; states: ${JSON.stringify(upstream())}`, 15_000);
+
+      const a = await registerDevice(svc);
+      const b = await registerDevice(svc);
+      await startSession(svc, a.id, a.token);
+      await startSession(svc, b.id, b.token);
+      await becomes({ activeSessions: 2, upstream: 'connected' }, 'two sessions connected');
+      assert.equal(relay.links.length, 2);
+
+      await relay.stopListening();
+      const refused = await call(svc.url, 'POST', '/api/voice/start', { token: a.token, body: { deviceId: a.id, userId: 'u' } });
+      assert.equal(refused.status, 502, refused.text);
+      // b's connection is cut and cannot come back: its reconnects run out and it fails, while a's stays open.
+      relay.links[1]!.destroy();
+      await becomes({ activeSessions: 1, upstream: 'connected' }, "b failed, a's connection still open");
+      assert.deepEqual(upstream().filter((s) => s !== 'connected' && s !== 'idle'), [], 'never anything but connected while a link was open');
+
+      relay.links[0]!.destroy();
+      await becomes({ activeSessions: 0, upstream: 'unreachable' }, "a's reconnects ran out too");
+      await relay.listen();
+      await startSession(svc, b.id, b.token);
+      await becomes({ activeSessions: 1, upstream: 'connected' }, 'a new session connects');
+    } finally {
+      await sub.end();
+      await svc.stop();
+      relay.close();
+      await broker.stop();
+    }
   });
 });

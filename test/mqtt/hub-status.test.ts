@@ -11,21 +11,31 @@ const ended = (sessionId: string): SessionEvent => ({ type: 'ended', sessionId, 
 const link = (sessionId: string, state: 'reconnecting' | 'open' | 'unreachable'): SessionEvent => ({ type: 'upstreamLink', sessionId, state });
 
 describe('HubStatus', () => {
-  it('upstream: reconnecting over unreachable over connected over idle', () => {
+  it('upstream: connected while any connection is open, else reconnecting, else unreachable after a failed attempt, else idle', () => {
     const hub = new HubStatus('1.2.3');
     const steps: [SessionEvent, boolean, number, string][] = [
       [started('a'), true, 1, 'connected'],
       [started('b'), true, 2, 'connected'],
-      [link('a', 'reconnecting'), true, 2, 'reconnecting'],
-      [link('b', 'unreachable'), false, 2, 'reconnecting'], // b's reconnects ran out while a still tries
+      [link('x', 'unreachable'), false, 2, 'connected'], // a start refused while a and b are connected
+      [link('a', 'reconnecting'), false, 2, 'connected'], // b's connection is still open
+      [link('b', 'unreachable'), true, 2, 'reconnecting'], // b's reconnects ran out while a still tries
       [ended('b'), true, 1, 'reconnecting'],
       [link('a', 'open'), true, 1, 'connected'], // a reconnected: the upstream answers again
       [ended('a'), true, 0, 'idle'],
       [link('c', 'unreachable'), true, 0, 'unreachable'], // a start that could not connect
       [link('d', 'unreachable'), false, 0, 'unreachable'],
       [started('e'), true, 1, 'connected'],
-      [ended('nobody'), false, 1, 'connected'],
-      [{ type: 'text', sessionId: 'e', text: 'hi', final: true }, false, 1, 'connected'],
+      [started('f'), true, 2, 'connected'],
+      [link('f', 'reconnecting'), false, 2, 'connected'],
+      [link('f', 'unreachable'), false, 2, 'connected'], // f gave up while e's connection is open
+      [ended('f'), true, 1, 'connected'],
+      [ended('e'), true, 0, 'idle'], // e closed normally: f's failure was never the server's state
+      [started('g'), true, 1, 'connected'],
+      [link('g', 'reconnecting'), true, 1, 'reconnecting'],
+      [link('g', 'unreachable'), true, 1, 'unreachable'],
+      [ended('g'), true, 0, 'unreachable'],
+      [ended('nobody'), false, 0, 'unreachable'],
+      [{ type: 'text', sessionId: 'e', text: 'hi', final: true }, false, 0, 'unreachable'],
     ];
     for (const [event, changed, activeSessions, upstream] of steps) {
       assert.equal(hub.sessionEvent(event), changed, JSON.stringify(event));
