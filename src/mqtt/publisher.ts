@@ -25,7 +25,7 @@ import { HUB_SENSOR_OBJECTS, hubDiscoveryMessages } from './hub-discovery.js';
 import { MAX_INCOMING_PACKET_BYTES, type SkippedMessage } from './packet-limit.js';
 import type { HubState } from './hub-status.js';
 import { OutgoingQueue, type OutgoingMessage } from './queue.js';
-import { StaleConfigSweep } from './stale-configs.js';
+import { deviceStateTopicOf, StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 import { urlHost } from '../url-host.js';
 import { durationText } from '../log/duration.js';
@@ -154,8 +154,10 @@ export class MqttPublisher {
   private readonly eventDropLog: ThrottledLog;
   /** Last state of every device we publish for: re-sent on reconnect and on Home Assistant's birth. */
   private readonly known = new Map<string, MqttDevice>();
-  /** Home Assistant node ids of the known devices, built when a retained config needs checking. */
-  private knownNodes: Set<string> | undefined;
+  /** Home Assistant node ids and state topics of the known devices, built when a retained config needs checking. */
+  private knownTopics: { nodes: Set<string>; states: Set<string> } | undefined;
+  /** Device state topics cleared on this connection for stale configs (a device has a config per sensor). */
+  private readonly clearedStates = new Set<string>();
   /** Stale configs of the hub's node, cleared once a connection has settled (stale-configs.ts). */
   private readonly staleConfigs: StaleConfigSweep;
   /** The most devices known at once: the queue holds the clearing of that many (RETAINED_QUEUE_MIN_DEVICES). */
@@ -218,7 +220,7 @@ export class MqttPublisher {
     this.clientId = `voice-hub-${options.instanceId}`;
     const reconnectMaxMs = options.reconnectMaxMs ?? 30_000;
     // Twice the longest a twin with this client id waits before it takes the connection back.
-    this.staleConfigs = new StaleConfigSweep(2 * reconnectMaxMs, (topic, object) => this.clearIfStale(topic, object));
+    this.staleConfigs = new StaleConfigSweep(2 * reconnectMaxMs, (topic, object, stateTopic) => this.clearIfStale(topic, object, stateTopic));
     this.connection = new BrokerConnection(
       {
         host: options.brokerAddress,
@@ -280,7 +282,7 @@ export class MqttPublisher {
       const snapshot = pickDevice(device);
       const before = this.known.get(snapshot.id);
       this.known.set(snapshot.id, snapshot);
-      if (before === undefined) this.knownNodes = undefined;
+      if (before === undefined) this.knownTopics = undefined;
       this.mostKnown = Math.max(this.mostKnown, this.known.size);
       // A device deleted and registered again before its clearing messages went out: they must not follow its new state.
       if (before === undefined) for (const topic of retainedTopicsOf(this.names, snapshot.id)) this.queue.discardRetained(topic);
@@ -311,7 +313,7 @@ export class MqttPublisher {
   removeDevice(deviceId: string): void {
     this.guard('remove device', () => {
       this.known.delete(deviceId);
-      this.knownNodes = undefined;
+      this.knownTopics = undefined;
       this.backlog.forget(deviceId);
       // Discovery configs are cleared even when discovery is now off: they may be left from when it was on.
       for (const topic of retainedTopicsOf(this.names, deviceId)) this.send({ topic, payload: '', retain: true });
@@ -321,7 +323,7 @@ export class MqttPublisher {
   /** Replaces the known devices (at start-up, from the store) and publishes each one's state and discovery. */
   syncDevices(devices: readonly MqttDevice[]): void {
     this.known.clear();
-    this.knownNodes = undefined;
+    this.knownTopics = undefined;
     for (const device of devices) this.publishDeviceState(device);
   }
 
@@ -368,6 +370,7 @@ export class MqttPublisher {
     this.inFlight = 0;
     this.acknowledgements.reset();
     this.staleConfigs.connected();
+    this.clearedStates.clear();
     if (this.options.homeAssistantDiscovery) this.connection.subscribe(haStatusTopic(this.names.discoveryPrefix));
     // This hub's own node only (it carries the instance id): the broker answers with what an earlier run
     // left there, all of it stale once discovery is switched off.
@@ -420,7 +423,7 @@ export class MqttPublisher {
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
     if (this.closing) return;
-    if (retained && payload.length > 0 && this.foundOwnConfig(topic)) return;
+    if (retained && payload.length > 0 && this.foundOwnConfig(topic, payload)) return;
     if (!this.options.homeAssistantDiscovery) return;
     // Home Assistant's birth message: it (re)started and forgot non-retained discovery; send it again.
     // Not one the broker kept (a Home Assistant set to retain it, or any client): that comes with the
@@ -463,12 +466,12 @@ export class MqttPublisher {
    * published it. Held until then, such configs (any client of the broker can leave thousands, each
    * topic up to 64 KiB) took hundreds of MiB for the first minute of every connection.
    */
-  private foundOwnConfig(topic: string): boolean {
+  private foundOwnConfig(topic: string, payload?: Buffer): boolean {
     const node = this.ownNode();
     if (!topic.startsWith(`${node}/`) || !topic.endsWith('/config')) return false;
     const object = topic.slice(node.length + 1, -'/config'.length);
-    if (object.length > LONGEST_DEVICE_OBJECT) this.clearIfStale(topic, object);
-    else this.staleConfigs.found(topic, object);
+    if (object.length > LONGEST_DEVICE_OBJECT) this.clearIfStale(topic, object, undefined);
+    else this.staleConfigs.found(topic, object, payload && deviceStateTopicOf(payload, this.names.topicPrefix));
     return true;
   }
 
@@ -489,7 +492,19 @@ export class MqttPublisher {
    * a restored backup): left there, Home Assistant would show that device, available, for good. With
    * discovery switched off, every config an earlier run left is such a one.
    */
-  private clearIfStale(topic: string, object: string): void {
+  private clearIfStale(topic: string, object: string, stateTopic: string | undefined): void {
+    this.knownTopics ??= {
+      nodes: new Set(Array.from(this.known.keys(), haNodeId)),
+      states: new Set(Array.from(this.known.keys(), (id) => deviceStateTopic(this.names.topicPrefix, id))),
+    };
+    const { nodes, states } = this.knownTopics;
+    // The retained state of the device a config of this hub's node was for, if the hub has it no more:
+    // its deletion's clearing never reached the broker (the broker away, then a restart or a kill -9).
+    if (stateTopic !== undefined && !states.has(stateTopic) && !this.clearedStates.has(stateTopic)) {
+      this.clearedStates.add(stateTopic);
+      this.clearingLog.info(`clearing ${shownTopic(stateTopic)}: the retained state of a device this hub no longer has (its discovery config was left by an earlier run)`);
+      this.send({ topic: stateTopic, payload: '', retain: true });
+    }
     if (!this.options.homeAssistantDiscovery) {
       // Switched off: Home Assistant must not keep showing the hub and its devices from what was left.
       this.clearingLog.info(`clearing ${shownTopic(topic)}: Home Assistant discovery is off (Mqtt.HomeAssistantDiscovery)`);
@@ -497,8 +512,6 @@ export class MqttPublisher {
       return;
     }
     if (HUB_SENSOR_OBJECTS.some((s) => haHubObject(s) === object)) return;
-    this.knownNodes ??= new Set(Array.from(this.known.keys(), haNodeId));
-    const nodes = this.knownNodes;
     if (SENSOR_OBJECTS.some((s) => object.endsWith(`_${s}`) && nodes.has(object.slice(0, -s.length - 1)))) return;
     this.clearingLog.info(`clearing ${shownTopic(topic)}: a Home Assistant discovery config left by an earlier run, of no device this hub has`);
     this.send({ topic, payload: '', retain: true });

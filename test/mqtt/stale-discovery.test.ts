@@ -56,10 +56,48 @@ describe('retained discovery configs an earlier run left behind', () => {
     assert.deepEqual(await retainedConfigs(node), [...hub, ...kept].sort());
     const gone = ['gone', 'gone_2_b6e089de791b64f4'].flatMap((n) => ['battery', 'cpu', 'memory', 'status', 'temperature'].map((s) => `${n}_${s}`));
     assert.deepEqual(
-      lines.filter((l) => l.includes('clearing')).sort(),
+      lines.filter((l) => l.includes('clearing') && l.endsWith('/config: a Home Assistant discovery config left by an earlier run, of no device this hub has')).sort(),
       gone.map((o) => `info: Mqtt: clearing ${node}/${o}/config: a Home Assistant discovery config left by an earlier run, of no device this hub has`).sort(),
     );
     assert.deepEqual(await retainedConfigs(otherNode), [...hub, 'gone_battery', 'gone_cpu', 'gone_memory', 'gone_status', 'gone_temperature'].sort());
+  });
+
+  it('the retained state of a device whose stale config is cleared goes with it (a deletion a kill -9 cut off); another hub\'s stays', async () => {
+    broker ??= await startMosquitto();
+    const options = publisherOptions(broker.port);
+    // Another hub on the same topic prefix: its device's state carries no instance id, and no config of ours names it.
+    const other = publisherOptions(broker.port, { topicPrefix: options.topicPrefix, discoveryPrefix: options.discoveryPrefix });
+    const neighbour = await connectedPublisher(other);
+    cleanup.push(() => neighbour.close());
+    neighbour.syncDevices([device('theirs')]);
+    // The store has deleted 'gone' and 'gone/2', and the process died before their clearing went out.
+    const earlier = await connectedPublisher(options);
+    earlier.syncDevices([device('kept'), device('gone'), device('gone/2')]);
+    await waitUntil(() => earlier.stats().queued + earlier.stats().inFlight + neighbour.stats().queued + neighbour.stats().inFlight === 0, 'the first run to be delivered');
+    await earlier.close();
+
+    const states = async (): Promise<string[]> => {
+      const sub = await Subscriber.connect(broker!.port, [`${options.topicPrefix}/devices/+/state`]);
+      try {
+        await sub.barrier(`${options.topicPrefix}/devices/barrier/state`);
+        return sub.messages.filter((m) => m.retain && m.payload !== '').map((m) => m.topic).sort();
+      } finally {
+        await sub.end();
+      }
+    };
+    const topic = (id: string): string => `${options.topicPrefix}/devices/${id}/state`;
+    assert.deepEqual(await states(), [topic('gone'), topic('gone%2F2'), topic('kept'), topic('theirs')].sort());
+
+    const { lines, logger } = capturedLog();
+    const later = new MqttPublisher({ ...options, logger });
+    cleanup.push(() => later.close());
+    later.syncDevices([device('kept')]);
+    later.start();
+    const clearing = (): string[] => lines.filter((l) => l.includes('the retained state of a device')).sort();
+    await waitUntil(() => clearing().length === 2 && later.stats().queued + later.stats().inFlight === 0, 'the stale states to be cleared', 10_000);
+    assert.deepEqual(await states(), [topic('kept'), topic('theirs')]);
+    assert.deepEqual(clearing(), ['gone', 'gone%2F2'].map((id) =>
+      `info: Mqtt: clearing ${topic(id)}: the retained state of a device this hub no longer has (its discovery config was left by an earlier run)`).sort());
   });
 
   it('with discovery switched off, every config of the hub\'s node is cleared at connect; another hub\'s stay', async () => {
