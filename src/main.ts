@@ -6,9 +6,9 @@
 // otherwise stay in its heap for good.
 import path from 'node:path';
 import { createApp } from './app.js';
-import { preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
+import { checkBeforeHelp, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
-import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, systemFailureText } from './cli/fatal.js';
+import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, isCodingError, systemFailureText } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, loadCliConfig, type CliConfig } from './cli/load.js';
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
@@ -168,7 +168,11 @@ async function serve(cli: CliConfig): Promise<void> {
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     // A file system's refusal, also behind the store's 'storage is not writable', in the operator's words.
     const system = systemFailureText(e) ?? systemFailureText(e instanceof Error ? e.cause : undefined);
-    throw new CliExit(1, `start-up failed: ${system ?? errorText(e)}`);
+    if (system) throw new CliExit(1, `start-up failed: ${system}`);
+    // A bug is no start-up the machine refused: 70 and its one line (its stack at Debug), as in every
+    // other command; 1 would have the unit retry it and read as a failure of the machine.
+    if (isCodingError(e)) throw internalFailure(e, asksForStacks(logLevel));
+    throw new CliExit(1, `start-up failed: ${errorText(e)}`);
   }
   notifier?.ready();
   // Not in the way of the first requests: the trim and the visits of the thread heaps take 30-40 ms.
@@ -190,6 +194,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const unparsable = preParseProblems(args);
   if (unparsable.length > 0) throw usageError(undefined, unparsable);
+  await checkBeforeHelp(args);
   await programParser(args)
     .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
     .command(yargsCommand(SERVE, (args) => serve(args.config)))

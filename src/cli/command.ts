@@ -102,7 +102,8 @@ const COMMAND_WORDS: ReadonlySet<string> = new Set(COMMANDS.flatMap((c) => [c.na
 const isSecret = (name: string): boolean =>
   isSecretFlag(name) || COMMANDS.some((c) => Object.hasOwn(c.options, name) && c.options[name]!.secret === true);
 
-export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (args: ParsedArgs<S>) => Promise<void> | void): CommandModule {
+/** `forHelp`: the line asks for help (checkBeforeHelp), which needs no positional argument (`voice-hub token --help`). */
+export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (args: ParsedArgs<S>) => Promise<void> | void, forHelp = false): CommandModule {
   const isDefault = spec === (SERVE as CommandSpec);
   const pos = spec.positional;
   return {
@@ -127,7 +128,7 @@ export function yargsCommand<S extends OptionSpecs>(spec: CommandSpec<S>, run: (
     },
     handler: (argv) => {
       const topic = isDefault ? helpTopic(argv) : undefined;
-      return topic ? showHelp(topic) : run(parseArgs(spec, argv));
+      return topic ? showHelp(topic) : run(parseArgs(spec, argv, forHelp));
     },
   };
 }
@@ -152,6 +153,34 @@ function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
   return spec;
 }
 
+/**
+ * Whether the arguments may ask for help: `--help`, or `-h` alone or among short flags (`-hx`), before `--`.
+ * A false alarm (a value that starts with `-` and holds an h) costs one more check, never a refusal.
+ */
+const asksForHelp = (args: readonly string[]): boolean => {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || /^-[^-=]*h/.test(a));
+};
+
+/**
+ * yargs prints a command's help when --help or -h is anywhere on its line and checks nothing else:
+ * `config check -hx` printed help and exited 0 with -x unknown, and a script testing a command line
+ * with --help learned nothing. The line is checked first as a run would check it (parseArgs, the same
+ * usage error and exit 64); a line with no problem then gets its help.
+ */
+export async function checkBeforeHelp(args: readonly string[]): Promise<void> {
+  if (!asksForHelp(args)) return;
+  // --version, which the check's parser does not declare, is yargs' to answer after it.
+  let parser = programParser(args.filter((a) => a !== '--version')).help(false).version(false);
+  for (const spec of COMMANDS) parser = parser.command(yargsCommand(spec, () => undefined, true));
+  await parser
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw usageError(undefined, [msg]);
+    })
+    .parseAsync();
+}
+
 /** The program's yargs parser as every parse sets it up: its name, no wrapping, values left as typed. */
 export function programParser(args: readonly string[]): Argv {
   return yargs(args)
@@ -174,7 +203,7 @@ async function showHelp(spec: CommandSpec): Promise<void> {
 }
 
 /** Every argument yargs found, checked against the command's declaration; throws a usage error listing every problem. */
-export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Record<string, unknown>): ParsedArgs<S> {
+export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Record<string, unknown>, forHelp = false): ParsedArgs<S> {
   const problems: string[] = [];
   const short: readonly ShortFlag[] = spec.config?.short ?? [];
   const options: Record<string, unknown> = {};
@@ -231,7 +260,7 @@ export function parseArgs<S extends OptionSpecs>(spec: CommandSpec<S>, argv: Rec
     }
   }
 
-  const positional = readPositionals(spec, argv, problems);
+  const positional = readPositionals(spec, argv, problems, forHelp);
   if (problems.length > 0) throw usageError(spec, problems);
   return { options: options as OptionValues<S>, positional, config };
 }
@@ -240,7 +269,7 @@ const pos = (spec: CommandSpec): string | undefined => spec.positional?.name;
 /** A flag as typed, cut short: what the user typed is quoted back, whatever its length. */
 const dash = (name: string): string => (name.length === 1 ? `-${name}` : `--${shownName(name)}`);
 
-function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, problems: string[]): string | undefined {
+function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, problems: string[], forHelp: boolean): string | undefined {
   const rest = ((argv._ as unknown[] | undefined) ?? []).map(String);
   const named = rest[0] === spec.name;
   if (named) rest.shift();
@@ -255,7 +284,7 @@ function readPositionals(spec: CommandSpec, argv: Record<string, unknown>, probl
   if (!p) return undefined;
   const value = argv[p.name];
   if (value === undefined) {
-    problems.push(`missing <${p.name}>: ${orList(p.choices)}`);
+    if (!forHelp) problems.push(`missing <${p.name}>: ${orList(p.choices)}`);
     return undefined;
   }
   const text = String(value);

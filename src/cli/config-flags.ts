@@ -6,7 +6,7 @@
 // file, the environment and a flag: exit 78.
 import { ARRAY_INDEXES, canonicalIndex, isArrayIndex } from '../config/layers.js';
 import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
-import { resolveKey, type SchemaNode } from '../config/schema.js';
+import { emptyPartText, hasEmptyPart, resolveKey, type SchemaNode } from '../config/schema.js';
 import { shownName } from '../config/shown.js';
 import { singleText, yargsOption, type Read } from './options.js';
 
@@ -67,6 +67,7 @@ export function readConfigFlag(name: string, raw: unknown, short: readonly Short
   if (!resolved) return undefined;
   const node = resolved.kind === 'item' ? resolved.node.items : resolved.node;
   if (!node) return undefined;
+  if (hasEmptyPart(name.split('.'))) return { ok: false, problem: `--${shownName(name)} ${emptyPartText('dot')}` };
   // `--ApiKeys.x` names no item: a flag spelt wrong, as an unknown one is.
   if (resolved.kind === 'item' && !isArrayIndex(resolved.index)) {
     return { ok: false, problem: `--${shownName(name)}: the part after the last dot must be an index of ${resolved.path.join('.')}, ${ARRAY_INDEXES}` };

@@ -45,6 +45,16 @@ export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'
   return new CliExit(1, `${who}: ${systemFailure(e, choose)}`);
 }
 
+/**
+ * What the engine or Node throws for a mistake in the code (a TypeError reading a property of undefined
+ * or for an argument of the wrong type, a RangeError of a runaway recursion, a ReferenceError), or a
+ * throw of no Error at all: a bug wherever it comes from. The service's own refusals are Error itself,
+ * its own classes or the system's errors, worded for an operator.
+ */
+export function isCodingError(e: unknown): boolean {
+  return !(e instanceof Error) || [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError].some((c) => e instanceof c);
+}
+
 /** How the one line of an internal error says where its stack is. */
 const STACK_HINT = 'Logging__LogLevel__Default=Debug in the environment prints its stack';
 
@@ -116,6 +126,11 @@ export function dataDirFailure(dir: string, file: string, e: unknown): string {
         if (isSystemError(denied)) return `cannot create it in ${found.path}: ${systemFailure(denied).replace(/^cannot \S+ \S+: /, '')}`;
       }
     }
+  }
+  // Creating a file in a folder that exists failed as if the folder did not: a file system that takes no
+  // new files (/proc, /sys). The system's words name a temporary file and say nothing to do.
+  if (e.code === 'ENOENT' && e.syscall === 'open' && nearestExisting(dir)?.path === path.resolve(dir)) {
+    return `cannot create files in ${dir}: no such file or directory (ENOENT), though the folder exists: it is on a file system that takes no new files (such as /proc or /sys); ${CHOOSE_DIR}`;
   }
   return systemFailure(e, undefined, e.path ?? file);
 }

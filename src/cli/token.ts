@@ -6,7 +6,8 @@ import { TokenService } from '../auth/tokens.js';
 import { MAX_TOKEN_LIFETIME } from '../config/schema.js';
 import { parseTimeSpan } from '../config/timespan.js';
 import type { LoadedConfig } from '../config/types.js';
-import { acquireDataDirLock, dataDirOwner, DataDirInUseError } from '../process/data-dir-lock.js';
+import { acquireDataDirLock, dataDirOwner, DataDirInUseError, LOCK_FILE_NAME } from '../process/data-dir-lock.js';
+import { dataDirFailure } from './fatal.js';
 import { CliExit, EXIT_IN_USE } from './load.js';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -58,7 +59,9 @@ function signingKey(loaded: LoadedConfig): { key: Uint8Array; created: boolean }
     lock = acquireDataDirLock(Storage.DataDir);
   } catch (e) {
     if (e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
-    throw e;
+    // In the words serve uses for it: the folder, why, and what to do (a bare ENOENT named a temporary file).
+    const dir = Storage.DataDir;
+    throw new CliExit(1, `voice-hub token: cannot take the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, LOCK_FILE_NAME), e)}`);
   }
   try {
     const created = !existsSync(path.join(Storage.DataDir, SIGNING_KEY_FILE));

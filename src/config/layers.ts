@@ -4,7 +4,7 @@
 import type { ConfigSource } from './types.js';
 import type { Problems } from './problems.js';
 import { caseKey } from '../ignore-case.js';
-import { CONFIG_SCHEMA, findProperty, leafKeys, resolveKey, type SchemaNode } from './schema.js';
+import { CONFIG_SCHEMA, emptyPartText, findProperty, hasEmptyPart, leafKeys, resolveKey, type SchemaNode } from './schema.js';
 import { quoted, shownName } from './shown.js';
 import { closest } from './spelling.js';
 
@@ -88,6 +88,10 @@ export function addFile(entries: Entries, tree: unknown, file: string, problems:
         problems.add(() => unknownKey([...path, name], origin));
         continue;
       }
+      if (prop === undefined && hasEmptyPart(name.split('.'))) {
+        problems.add(() => `${shownName([...path, JSON.stringify(name)].join('.'))}: from ${origin} ${emptyPartText('dot')}`);
+        continue;
+      }
       const child = prop === undefined ? map! : node.properties![prop]!;
       const childPath = [...path, prop ?? name];
       if (child.type !== 'object') entries.set({ path: childPath, value: convert(value, child), source: 'file', origin });
@@ -107,10 +111,15 @@ interface IndexedArray {
 /** An array item's index without leading zeros: `ApiKeys__00` is item 0, as `ApiKeys__0` is. */
 export const canonicalIndex = (text: string): string => text.replace(/^0+(?=\d)/, '');
 
-/** Whether the last part of `ApiKeys__0` or `--ApiKeys.0` is an index: digits, few enough that no array of millions is made. */
-export const isArrayIndex = (text: string): boolean => /^\d{1,6}$/.test(text);
+/**
+ * Whether the last part of `ApiKeys__0` or `--ApiKeys.0` is an index: decimal digits, leading zeros
+ * ignored as canonicalIndex drops them (`0000001` is 1), of a value small enough that no array of
+ * millions is made. It was the digits that were counted, so `.0000001` was refused as no index while
+ * `.01` was item 1.
+ */
+export const isArrayIndex = (text: string): boolean => /^\d+$/.test(text) && /^\d{1,6}$/.test(canonicalIndex(text));
 /** The indexes isArrayIndex takes, for the problems that refuse another. */
-export const ARRAY_INDEXES = '0 to 999999';
+export const ARRAY_INDEXES = '0 to 999999 (decimal digits; leading zeros are ignored)';
 
 /**
  * Adds `Section__Key` (or `Section:Key`) variables that name a known key; the rest of the environment is
@@ -128,9 +137,14 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
     const raw = env[name];
     // .NET reads `__` as its key delimiter `:`, and `:` itself (Environment="Server:Port=80" in a unit).
     const segments = name.split(/__|:/);
-    if (raw === undefined || segments.some((s) => s === '')) continue;
+    if (raw === undefined) continue;
     const key = resolveKey(segments);
     const origin = `env ${shownName(name)}`;
+    if (key && hasEmptyPart(segments)) {
+      // Under a map or an array the rest would be taken as a name or an index: a key nobody reads.
+      problems.add(() => `environment variable ${shownName(name)} ${emptyPartText('__ or :')}`);
+      continue;
+    }
     if (!key) {
       if (segments.length === 1 && resolveKey(name.split('_'))?.kind === 'leaf') {
         // SERVER_PORT, as other daemons spell their variables: said, as the service would start on the default.
@@ -181,7 +195,9 @@ export function addFlags(entries: Entries, flags: Record<string, unknown>, probl
     if (value === undefined) continue;
     const origin = `flag --${shownName(Object.hasOwn(typed, name) ? typed[name]! : name)}`;
     const key = resolveKey(name.split('.'));
-    if (!key) {
+    if (key && hasEmptyPart(name.split('.'))) {
+      problems.add(() => `${origin} ${emptyPartText('dot')}`);
+    } else if (!key) {
       problems.add(() => unknownKey(name.split('.'), origin));
     } else if (key.kind === 'leaf') {
       if (key.node.type === 'array') wholes.set(entryId(key.path), origin);

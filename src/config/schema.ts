@@ -456,6 +456,16 @@ export function findProperty(node: SchemaNode, name: string): string | undefined
 }
 
 /**
+ * Whether a key has an empty part (`Logging.LogLevel..x`, `Logging__LogLevel____x`, a leading or trailing
+ * separator, a map's key `""` or `".x"` in the file): it names no key, though under a map the rest
+ * would be taken as a name (the log category `.x`, which no logger has) and quietly do nothing.
+ */
+export const hasEmptyPart = (segments: readonly string[]): boolean => segments.some((s) => s === '');
+/** Why such a key is refused, after its name; `separator` as the source spells it. */
+export const emptyPartText = (separator: string): string =>
+  `names no key: a key has no empty part (no ${separator} doubled, leading or trailing)`;
+
+/**
  * Maps key segments (split from `A__B` or `A.B`) to a key of the schema, case-insensitively.
  * Under a map the rest of the segments, joined with dots, is one name; under an array the next
  * segment is an index. Sections and unknown keys resolve to undefined.

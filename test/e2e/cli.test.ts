@@ -537,8 +537,11 @@ describe('configuration: bounded, credentials in the voice server URL never show
       '--Cors.AllowedOrigins.0 and --Cors.AllowedOrigins.00 both set Cors.AllowedOrigins.0: give one',
     ]);
     await assertUsage(['config', 'check', '--ApiKeys.first=k1', '--Cors.AllowedOrigins.1234567', 'http://a.local'], 'voice-hub config', [
-      '--ApiKeys.first: the part after the last dot must be an index of ApiKeys, 0 to 999999',
-      '--Cors.AllowedOrigins.1234567: the part after the last dot must be an index of Cors.AllowedOrigins, 0 to 999999',
+      '--ApiKeys.first: the part after the last dot must be an index of ApiKeys, 0 to 999999 (decimal digits; leading zeros are ignored)',
+      '--Cors.AllowedOrigins.1234567: the part after the last dot must be an index of Cors.AllowedOrigins, 0 to 999999 (decimal digits; leading zeros are ignored)',
+    ]);
+    await assertUsage(['config', 'check', '--ApiKeys.0000000001000000', 'k'], 'voice-hub config', [
+      '--ApiKeys.0000000001000000: the part after the last dot must be an index of ApiKeys, 0 to 999999 (decimal digits; leading zeros are ignored)',
     ]);
     // An object or a map is given key by key, and the ASP.NET Core spellings point to the dot form: unknown flags, as before.
     await assertUsage(['config', 'check', '--Server', '5001', '--Logging.LogLevel', 'Debug', '--Server:Port', '5001', '--Server__Port', '5001'], 'voice-hub config', [
@@ -547,5 +550,70 @@ describe('configuration: bounded, credentials in the voice server URL never show
       'unknown flag --Server:Port (did you mean --Server.Port?)',
       'unknown flag --Server__Port (did you mean --Server.Port?)',
     ]);
+  });
+});
+
+describe('an index is its value: leading zeros are ignored however many (.0000001 was refused as no index while .01 was item 1)', () => {
+  it('--ApiKeys.0000001 and ApiKeys__0000002 are items 1 and 2', async () => {
+    for (const [args, env] of [[['--ApiKeys.0000001', 'k1', '--ApiKeys.0', 'k0'], {}], [[], { ApiKeys__0000002: 'k2', ApiKeys__00: 'k0' }]] as const) {
+      const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), ...args], env);
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, /^ApiKeys = \["\*\*\*","\*\*\*"\] {2}\((flag|env)\)$/m);
+    }
+  });
+});
+
+describe('a key with an empty part names no key (it was taken as the log category ".x", which no logger has)', () => {
+  it('as a flag: bad usage, exit 64, naming the flag, from every command that takes configuration', async () => {
+    for (const [command, who] of [[['config', 'check'], 'voice-hub config'], [['token', 'admin'], 'voice-hub token'], [[], 'voice-hub']] as const) {
+      await assertUsage([...command, '--Logging.LogLevel..x', 'Debug', '--logging.loglevel.y.', 'Debug'], who, [
+        '--Logging.LogLevel..x names no key: a key has no empty part (no dot doubled, leading or trailing)',
+        '--logging.loglevel.y. names no key: a key has no empty part (no dot doubled, leading or trailing)',
+      ]);
+    }
+  });
+
+  it('in the environment (under a section of ours) and in the file: invalid configuration, exit 78', async () => {
+    const dir = tmpDir();
+    const file = path.join(dir, 'a.json');
+    writeFileSync(file, JSON.stringify({ Logging: { LogLevel: { '': 'Debug', '.x': 'Debug', 'Hub': 'Debug' } } }));
+    const res = await runBundle(['config', 'check', '--data-dir', dir, '--config', file], { Logging__LogLevel____x: 'Debug', 'Logging:LogLevel:y:': 'Debug', Other____Thing: '1' });
+    assert.equal(res.code, 78, res.stderr);
+    assert.deepEqual(res.stderr.trim().split('\n'), [
+      'invalid configuration:',
+      `  Logging.LogLevel."": from file ${file} names no key: a key has no empty part (no dot doubled, leading or trailing)`,
+      `  Logging.LogLevel.".x": from file ${file} names no key: a key has no empty part (no dot doubled, leading or trailing)`,
+      '  environment variable Logging:LogLevel:y: names no key: a key has no empty part (no __ or : doubled, leading or trailing)',
+      '  environment variable Logging__LogLevel____x names no key: a key has no empty part (no __ or : doubled, leading or trailing)',
+    ]);
+  });
+});
+
+describe('--help does not hide what is wrong with the rest of the line (yargs printed help and exited 0)', () => {
+  it('-hx, -xh, --help beside an unknown flag or a bad key: exit 64 and the problems, no help', async () => {
+    await assertUsage(['config', 'check', '-hx'], 'voice-hub config', ['unknown flag -x']);
+    await assertUsage(['config', 'check', '-xh'], 'voice-hub config', ['unknown flag -x']);
+    await assertUsage(['health', '--help', '--bogus', '1'], 'voice-hub health', ['unknown flag --bogus']);
+    await assertUsage(['--help', '--Logging.LogLevel..x', 'Debug'], 'voice-hub', ['--Logging.LogLevel..x names no key: a key has no empty part (no dot doubled, leading or trailing)']);
+    await assertUsage(['config', 'chek', '-h'], 'voice-hub config', ["unknown action 'chek' (did you mean check?)"]);
+  });
+
+  it('a line with nothing wrong still gets its help, exit 0, with or without the command\'s argument', async () => {
+    for (const args of [['config', 'check', '-h'], ['config', '--help'], ['token', '-h', '--ttl', '1d'], ['serve', '-h', '--port', '5'], ['--help', '--version']]) {
+      const res = await runBundle(args);
+      assert.equal(res.code, 0, `${args.join(' ')}: ${res.stderr}`);
+      assert.match(res.stdout, /^voice-hub/, args.join(' '));
+      assert.equal(res.stderr, '');
+    }
+  });
+});
+
+describe('token admin on a data directory where no file can be created (/proc/1)', () => {
+  it('says which folder and what to do, as serve does, not a bare ENOENT naming a temporary file', async () => {
+    const res = await runBundle(['token', 'admin', '--data-dir', '/proc/1']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr, 'voice-hub token: cannot take the data directory /proc/1: cannot create files in /proc/1: no such file or directory (ENOENT), ' +
+      'though the folder exists: it is on a file system that takes no new files (such as /proc or /sys); choose another folder (--data-dir, Storage.DataDir)\n');
+    assert.equal(res.stdout, '');
   });
 });

@@ -285,6 +285,13 @@ describe('internal errors (bugs), in every command: exit 70 and one line; the st
     }
   });
 
+  it('in the service\'s start-up (a TypeError where it makes the signing key): exit 70 and the line, not 1 and "start-up failed"', async () => {
+    const keyBug = "const c = require('node:crypto'); const bytes = c.randomBytes; c.randomBytes = (n, ...rest) => { if (n === 32) throw new TypeError('injected bug'); return bytes(n, ...rest); };";
+    const res = await runBundle(['--port', '0', '--host', '127.0.0.1', '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], injecting(keyBug));
+    assert.equal(res.code, 70, res.stderr);
+    assert.equal(res.stderr.split('\n').filter(Boolean).at(-1), line('TypeError: injected bug').trimEnd());
+  });
+
   it('in the service: logged with its stack, as its log is where a report starts, and exit 70 (was 1)', async () => {
     const res = await runBundle(['--port', '0', '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', ''], injecting("setTimeout(() => { throw new RangeError('late bug'); }, 2500);"));
     assert.equal(res.code, 70, res.stderr);
