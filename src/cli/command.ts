@@ -150,6 +150,8 @@ function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
   // The command's argument may come along (`help config check`), as it may with --help.
   const extra = words.slice(2).filter((w, i) => !(i === 0 && spec.positional?.choices.includes(w)));
   if (extra.length > 0) throw usageError(spec, extra.map((w) => `unexpected argument '${w}'`));
+  // The flags beside it are checked as that command's, as with --help (checkBeforeHelp): `help health --bogus` printed help, exit 0.
+  parseArgs(spec, { ...argv, _: [spec.name] }, true);
   return spec;
 }
 

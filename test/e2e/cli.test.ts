@@ -596,6 +596,9 @@ describe('--help does not hide what is wrong with the rest of the line (yargs pr
     await assertUsage(['health', '--help', '--bogus', '1'], 'voice-hub health', ['unknown flag --bogus']);
     await assertUsage(['--help', '--Logging.LogLevel..x', 'Debug'], 'voice-hub', ['--Logging.LogLevel..x names no key: a key has no empty part (no dot doubled, leading or trailing)']);
     await assertUsage(['config', 'chek', '-h'], 'voice-hub config', ["unknown action 'chek' (did you mean check?)"]);
+    // `help COMMAND` checks the flags beside it as that command's.
+    await assertUsage(['help', 'health', '--bogus', '1'], 'voice-hub health', ['unknown flag --bogus']);
+    await assertUsage(['help', 'simulate', '--devices', 'x'], 'voice-hub simulate', ["--devices needs a whole number, not 'x'"]);
   });
 
   it('a line with nothing wrong still gets its help, exit 0, with or without the command\'s argument', async () => {
