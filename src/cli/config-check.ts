@@ -1,6 +1,7 @@
 // `voice-hub config check`: the effective configuration with secrets masked, and the values stored
 // through the API (/api/config/{category}) that override the file and defaults. It only reads, so it
 // works beside a running service and writes nothing to its data directory.
+import path from 'node:path';
 import { acceptsStored } from '../api/routes/config.js';
 import { formatConfigReport } from '../config/report.js';
 import { loadCaFile, loadTlsFiles } from '../http/tls.js';
@@ -8,6 +9,9 @@ import type { LoadedConfig } from '../config/types.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
 import { openSettingsReadOnly, type ReadOnlySettings } from '../store/read-only.js';
 import { publicServerUrl } from '../upstream/public-url.js';
+import { DATABASE_FILE_NAME } from '../store/index.js';
+import { dataDirFailure, systemFailureText } from './fatal.js';
+import { CliExit } from './load.js';
 
 /**
  * Prints the configuration, each key with the value the service uses (a stored one in its place), then
@@ -29,11 +33,17 @@ export async function configCheck(loaded: LoadedConfig, print: (lines: string[])
     // refused here too, so a passing check means the service starts with these settings.
     loadTlsFiles(loaded.config.Server);
     loadCaFile(loaded.config.VoiceService.CaFile);
-    if (unreadable) throw unreadable.error;
+    if (unreadable) throw dataDirRefusal(loaded.config.Storage.DataDir, unreadable.error);
     if (categories) print(storedLines(categories));
   } finally {
     store?.close();
   }
+}
+
+/** The system's refusal of the data directory in the words serve and token use for it (the folder, what to do); anything else as it is. */
+function dataDirRefusal(dir: string, e: unknown): unknown {
+  if (systemFailureText(e) === undefined) return e;
+  return new CliExit(1, `voice-hub config: cannot read the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, DATABASE_FILE_NAME), e)}`);
 }
 
 function storedLines(categories: ConfigCategories): string[] {

@@ -115,6 +115,11 @@ function nearestExisting(dir: string): { path: string; isDirectory: boolean } | 
  */
 export function dataDirFailure(dir: string, file: string, e: unknown): string {
   if (!isSystemError(e)) return errorText(e);
+  // The folder, or one above it, is a file: whatever was tried in it (make it, open a file in it) said ENOTDIR.
+  if (e.code === 'ENOTDIR' || e.code === 'EEXIST') {
+    const found = nearestExisting(dir);
+    if (found && !found.isDirectory) return `${found.path} is a file, not a folder; ${CHOOSE_DIR}`;
+  }
   if ((e.syscall === 'mkdir' || e.syscall === 'stat') && (e.code === 'EEXIST' || e.code === 'ENOTDIR' || e.code === 'ENOENT' || e.code === 'EROFS')) {
     const found = nearestExisting(dir);
     if (found && !found.isDirectory) return `${found.path} is a file, not a folder; ${CHOOSE_DIR}`;

@@ -7,7 +7,7 @@ import { MAX_TOKEN_LIFETIME } from '../config/schema.js';
 import { parseTimeSpan } from '../config/timespan.js';
 import type { LoadedConfig } from '../config/types.js';
 import { acquireDataDirLock, dataDirOwner, DataDirInUseError, LOCK_FILE_NAME } from '../process/data-dir-lock.js';
-import { dataDirFailure } from './fatal.js';
+import { dataDirFailure, systemFailureText } from './fatal.js';
 import { CliExit, EXIT_IN_USE } from './load.js';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -45,7 +45,7 @@ export async function mintAdminToken(loaded: LoadedConfig, ttlMs: number): Promi
 function signingKey(loaded: LoadedConfig): { key: Uint8Array; created: boolean } {
   const { Auth, Storage } = loaded.config;
   if (Auth.SigningKey) return { key: loadSigningKey(Auth.SigningKey, Storage.DataDir), created: false };
-  const owner = dataDirOwner(Storage.DataDir);
+  const owner = takingDataDir(Storage.DataDir, () => dataDirOwner(Storage.DataDir));
   if (owner) {
     try {
       return { key: loadSigningKey('', Storage.DataDir, { create: false }), created: false };
@@ -54,19 +54,25 @@ function signingKey(loaded: LoadedConfig): { key: Uint8Array; created: boolean }
         `${Storage.DataDir}: it signs with a configured Auth.SigningKey; give this command the same configuration`);
     }
   }
-  let lock;
-  try {
-    lock = acquireDataDirLock(Storage.DataDir);
-  } catch (e) {
-    if (e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
-    // In the words serve uses for it: the folder, why, and what to do (a bare ENOENT named a temporary file).
-    const dir = Storage.DataDir;
-    throw new CliExit(1, `voice-hub token: cannot take the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, LOCK_FILE_NAME), e)}`);
-  }
+  const lock = takingDataDir(Storage.DataDir, () => acquireDataDirLock(Storage.DataDir));
   try {
     const created = !existsSync(path.join(Storage.DataDir, SIGNING_KEY_FILE));
     return { key: loadSigningKey('', Storage.DataDir), created };
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * Reading or taking the data directory's lock; its failures in the words serve uses for them: the folder,
+ * why, and what to do (a bare ENOENT named a temporary file, for a --data-dir of /proc/1).
+ */
+function takingDataDir<T>(dir: string, take: () => T): T {
+  try {
+    return take();
+  } catch (e) {
+    if (e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
+    if (systemFailureText(e) === undefined) throw e;
+    throw new CliExit(1, `voice-hub token: cannot take the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, LOCK_FILE_NAME), e)}`);
   }
 }

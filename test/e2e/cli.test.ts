@@ -619,4 +619,12 @@ describe('token admin on a data directory where no file can be created (/proc/1)
       'though the folder exists: it is on a file system that takes no new files (such as /proc or /sys); choose another folder (--data-dir, Storage.DataDir)\n');
     assert.equal(res.stdout, '');
   });
+
+  it('config check on a data directory that is a file says so and what to do, where it said ENOTDIR naming the database', async () => {
+    const file = path.join(tmpDir(), 'data');
+    writeFileSync(file, '');
+    const res = await runBundle(['config', 'check', '--data-dir', file]);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stderr, `voice-hub config: cannot read the data directory ${file}: ${file} is a file, not a folder; choose another folder (--data-dir, Storage.DataDir)\n`);
+  });
 });

@@ -101,11 +101,12 @@ describe('operational failures: one line, no stack', () => {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', HOME: '/tmp' },
       });
-      const file = command[0] === 'token' ? LOCK_FILE_NAME : 'voice-hub.db';
+      // As serve says it: the data directory first, then the file and what to do.
+      const [file, what] = command[0] === 'token' ? [LOCK_FILE_NAME, 'token: cannot take'] : ['voice-hub.db', 'config: cannot read'];
       assert.equal(res.code, 1, res.stderr);
       assert.equal(
         res.stderr,
-        `voice-hub: cannot open ${path.join(dataDir, file)}: permission denied (EACCES); ` +
+        `voice-hub ${what} the data directory ${dataDir}: cannot open ${path.join(dataDir, file)}: permission denied (EACCES); ` +
           'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access\n',
       );
     });
