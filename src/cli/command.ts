@@ -156,22 +156,24 @@ function helpTopic(argv: Record<string, unknown>): CommandSpec | undefined {
 }
 
 /**
- * Whether the arguments may ask for help: `--help`, or `-h` alone or among short flags (`-hx`), before `--`.
- * A false alarm (a value that starts with `-` and holds an h) costs one more check, never a refusal.
+ * Whether the arguments may ask for help or the version: `--help`, `-h` alone or among short flags
+ * (`-hx`), `--version`, before `--`. A false alarm (a value that starts with `-` and holds an h) costs
+ * one more check, never a refusal.
  */
-const asksForHelp = (args: readonly string[]): boolean => {
+const asksForHelpOrVersion = (args: readonly string[]): boolean => {
   const end = args.indexOf('--');
-  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || /^-[^-=]*h/.test(a));
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '--version' || /^-[^-=]*h/.test(a));
 };
 
 /**
- * yargs prints a command's help when --help or -h is anywhere on its line and checks nothing else:
- * `config check -hx` printed help and exited 0 with -x unknown, and a script testing a command line
- * with --help learned nothing. The line is checked first as a run would check it (parseArgs, the same
- * usage error and exit 64); a line with no problem then gets its help.
+ * yargs prints a command's help when --help or -h is anywhere on its line, or the version for
+ * --version, and checks nothing else: `config check -hx` printed help and `--version --bogus` the
+ * version, both exit 0 with a flag unknown, and a script testing a command line that way learned
+ * nothing. The line is checked first as a run would check it (parseArgs, the same usage error and
+ * exit 64); a line with no problem then gets its help or version.
  */
 export async function checkBeforeHelp(args: readonly string[]): Promise<void> {
-  if (!asksForHelp(args)) return;
+  if (!asksForHelpOrVersion(args)) return;
   // --version, which the check's parser does not declare, is yargs' to answer after it.
   let parser = programParser(args.filter((a) => a !== '--version')).help(false).version(false);
   for (const spec of COMMANDS) parser = parser.command(yargsCommand(spec, () => undefined, true));

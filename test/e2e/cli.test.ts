@@ -596,13 +596,16 @@ describe('--help does not hide what is wrong with the rest of the line (yargs pr
     await assertUsage(['health', '--help', '--bogus', '1'], 'voice-hub health', ['unknown flag --bogus']);
     await assertUsage(['--help', '--Logging.LogLevel..x', 'Debug'], 'voice-hub', ['--Logging.LogLevel..x names no key: a key has no empty part (no dot doubled, leading or trailing)']);
     await assertUsage(['config', 'chek', '-h'], 'voice-hub config', ["unknown action 'chek' (did you mean check?)"]);
+    // --version no more: `--version --bogus` printed the version, exit 0.
+    await assertUsage(['--version', '--bogus', '1'], 'voice-hub', ['unknown flag --bogus']);
+    await assertUsage(['-x', '--version'], 'voice-hub', ['unknown flag -x']);
     // `help COMMAND` checks the flags beside it as that command's.
     await assertUsage(['help', 'health', '--bogus', '1'], 'voice-hub health', ['unknown flag --bogus']);
     await assertUsage(['help', 'simulate', '--devices', 'x'], 'voice-hub simulate', ["--devices needs a whole number, not 'x'"]);
   });
 
   it('a line with nothing wrong still gets its help, exit 0, with or without the command\'s argument', async () => {
-    for (const args of [['config', 'check', '-h'], ['config', '--help'], ['token', '-h', '--ttl', '1d'], ['serve', '-h', '--port', '5'], ['--help', '--version']]) {
+    for (const args of [['config', 'check', '-h'], ['config', '--help'], ['token', '-h', '--ttl', '1d'], ['serve', '-h', '--port', '5'], ['--help', '--version'], ['--version', '--port', '5'], ['serve', '--version']]) {
       const res = await runBundle(args);
       assert.equal(res.code, 0, `${args.join(' ')}: ${res.stderr}`);
       assert.match(res.stdout, /^voice-hub/, args.join(' '));
