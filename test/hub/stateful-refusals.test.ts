@@ -323,9 +323,10 @@ describe('a replay larger than the slow-client bound', () => {
         received += records(data).length;
       });
       // 80 messages of 100 kB, a megabyte at a time (read as they come), never acknowledged: all of them are replayed.
+      // The wait is long: on a machine loaded by other test runs a megabyte took over 5 s to arrive.
       for (let i = 1; i <= 8; i++) {
         client.send(`{"type":1,"target":"Flood","arguments":[10,100000]}${RS}`);
-        await waitUntil(() => received === 10 * i, 'the flood', 5000);
+        await waitUntil(() => received === 10 * i, 'the flood', 20_000);
       }
       await drop(h, client);
       const back = await RawClient.connect(wsUrl(h, `id=${id}`));
