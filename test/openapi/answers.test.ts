@@ -5,11 +5,12 @@
 // or a checker that validates real answers against it, is then never surprised.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { Ajv } from 'ajv';
+import type { Ajv } from 'ajv';
 import { call, type HttpResult } from '../support/http.js';
-import { adminToken, registerDevice } from '../support/tokens.js';
-import { startSession, startVoiceRig } from '../support/voice.js';
+import { registerDevice } from '../support/tokens.js';
+import { startSession } from '../support/voice.js';
 import type { TestService } from '../support/service.js';
+import { servedDocument } from './served-document.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
@@ -24,15 +25,12 @@ describe('answers of the running service against its document', () => {
   let ajv: Ajv;
   let admin: string;
   before(async () => {
-    ({ svc } = await startVoiceRig());
-    doc = (await call(svc.url, 'GET', '/swagger/v1/swagger.json')).json;
-    // OpenAPI 3.0 as ajv reads it (`nullable`); the `x-` keywords are names for readers. The formats the
-    // answers use, as RFC 3339 and RFC 9562 write them; any other format is a name only.
-    ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true });
-    ajv.addFormat('date-time', (text: string) => DATE_TIME.test(text) && !Number.isNaN(Date.parse(text)));
-    ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-    ajv.addSchema({ components: doc.components }, 'doc');
-    admin = await adminToken(svc);
+    // The formats the answers use, as RFC 3339 and RFC 9562 write them; any other format is a name only.
+    const formats = {
+      'date-time': (text: string) => DATE_TIME.test(text) && !Number.isNaN(Date.parse(text)),
+      uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+    };
+    ({ svc, doc, ajv, admin } = await servedDocument({ validateFormats: true, formats }));
   });
 
   const inDoc = (schema: Doc): Doc => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));

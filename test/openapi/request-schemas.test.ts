@@ -6,11 +6,10 @@
 // taken, such as the null that protocol.md says an optional property may be.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { Ajv, type ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
 import { call } from '../support/http.js';
-import { adminToken } from '../support/tokens.js';
-import { startVoiceRig } from '../support/voice.js';
 import type { TestService } from '../support/service.js';
+import { servedDocument } from './served-document.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
@@ -51,12 +50,8 @@ describe('request schemas of the document and the service agree', () => {
   let ajv: Ajv;
   let admin: string;
   before(async () => {
-    ({ svc } = await startVoiceRig());
-    doc = (await call(svc.url, 'GET', '/swagger/v1/swagger.json')).json;
-    // The document's own schemas, OpenAPI 3.0 as ajv reads it (`nullable`); formats are names for readers.
-    ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true });
-    ajv.addSchema({ components: doc.components }, 'doc');
-    admin = await adminToken(svc);
+    // Formats are names for readers here.
+    ({ svc, doc, ajv, admin } = await servedDocument({ validateFormats: false }));
   });
 
   /** Sends every variant of `example` to `method path`; the disagreements, one line each. */
