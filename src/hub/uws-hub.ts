@@ -195,6 +195,34 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     readonly origin: string;
     /** It sent a body over Server.MaxBodyBytes: a route answers 413 once its method is right, as the API's do. */
     readonly bodyTooLarge: boolean;
+    /** The client went away: nothing may be written to `res` any more. */
+    readonly aborted: () => boolean;
+  }
+
+  /**
+   * Authenticates the token of a request whose answer waits on it: a refusal is logged (Debug, after
+   * `what`) and answered by `unauthorized` with the bearer challenge; `proceed` gets the user. Nothing is
+   * written once the request is aborted.
+   */
+  function withUser(
+    res: HttpResponse,
+    token: string | undefined,
+    what: string,
+    aborted: () => boolean,
+    unauthorized: (headers: Record<string, string>) => void,
+    proceed: (user: unknown) => void,
+  ): void {
+    void (async () => {
+      let user: unknown;
+      try {
+        user = await authenticate(token);
+      } catch (e) {
+        logger.debug(`${what} refused: ${describe(e)}`);
+        if (!aborted()) res.cork(() => unauthorized({ 'WWW-Authenticate': bearerChallenge(e) }));
+        return;
+      }
+      if (!aborted()) proceed(user);
+    })().catch((e: unknown) => logger.error(`${what} failed: ${stack(e)}`));
   }
 
   /** The API's 413 (problem.ts), on a connection that closes (`end` says so). */
@@ -218,17 +246,18 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const refusal = admission(req, secure);
     const origin = req.getHeader('origin');
     const preflight = isPreflight(method, { origin, 'access-control-request-method': req.getHeader('access-control-request-method') || undefined });
-    const answer = (res: HttpResponse, end: Ending, bodyTooLarge = false): void => {
-      if (refusal) reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
-      else if (preflight) reply(res, 204, '', cors.preflight(origin), undefined, end);
-      else handle(res, { method, end, origin, bodyTooLarge });
-    };
     const state: ResponseState = { aborted: false, done: false, paused: false };
-    const body = startBodyRead(headers['content-length'], headers['transfer-encoding'], options.maxBodyBytes, (max) => readBody(res, state, max));
-    if (!body) return answer(res, end);
     res.onAborted(() => {
       state.aborted = true;
     });
+    const aborted = (): boolean => state.aborted;
+    const answer = (res: HttpResponse, end: Ending, bodyTooLarge = false): void => {
+      if (refusal) reply(res, refusal.status, refusal.text, refusal.headers, undefined, end);
+      else if (preflight) reply(res, 204, '', cors.preflight(origin), undefined, end);
+      else handle(res, { method, end, origin, bodyTooLarge, aborted });
+    };
+    const body = startBodyRead(headers['content-length'], headers['transfer-encoding'], options.maxBodyBytes, (max) => readBody(res, state, max));
+    if (!body) return answer(res, end);
     const answerLater = guarded('hub request', answer);
     body.then(
       () => {
@@ -252,7 +281,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     const authorization = req.getHeader('authorization');
     const query = new URLSearchParams(req.getQuery() ?? '');
     const host = req.getHeader('host');
-    openRequest(res, req, secure, (res, { method, end, origin, bodyTooLarge }) => {
+    openRequest(res, req, secure, (res, { method, end, origin, bodyTooLarge, aborted }) => {
       // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
       // and the WebSocket it leads to would be refused anyway.
       if (!cors.admits(origin, host)) {
@@ -274,24 +303,12 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       }
       const token = bearerToken(authorization, queryParam(query, 'access_token'));
       const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      void (async () => {
-        let user: unknown;
-        try {
-          user = await authenticate(token);
-        } catch (e) {
-          logger.debug(`negotiate refused: ${describe(e)}`);
-          if (!aborted) res.cork(() => reply(res, 401, 'Unauthorized', { ...corsHeaders, 'WWW-Authenticate': bearerChallenge(e) }, undefined, end));
-          return;
-        }
-        if (aborted) return;
+      const unauthorized = (challenge: Record<string, string>): void => reply(res, 401, 'Unauthorized', { ...corsHeaders, ...challenge }, undefined, end);
+      withUser(res, token, 'negotiate', aborted, unauthorized, (user) => {
         const negotiation = core.negotiate(version.version, user, address, asksForStatefulReconnect(query));
         if (negotiation === undefined) res.cork(() => reply(res, ADDRESS_FULL.status, ADDRESS_FULL.text, { ...corsHeaders, ...ADDRESS_FULL.headers }, undefined, end));
         else res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));
-      })().catch((e: unknown) => logger.error(`negotiate failed: ${stack(e)}`));
+      });
     });
   });
 
@@ -438,16 +455,7 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
     res.onAborted(() => {
       aborted = true;
     });
-    void (async () => {
-      let user: unknown;
-      try {
-        user = await authenticate(token);
-      } catch (e) {
-        logger.debug(`reconnect authentication failed: ${describe(e)}`);
-        if (!aborted) res.cork(() => request.refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(e) }));
-        return;
-      }
-      if (aborted) return;
+    withUser(res, token, 'reconnect', () => aborted, (challenge) => request.refuse(401, 'Unauthorized', challenge), (user) => {
       if (!sameUser(connection.user, user)) {
         // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
         const anonymous = user === undefined;
@@ -461,8 +469,6 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
       }
       const data: SocketData = { connectionId: connection.connectionId, negotiationKey: undefined, user: connection.user, resume: connection, reconnectKey: id };
       res.cork(() => res.upgrade(data, request.secKey, '', request.extensions, context));
-    })().catch((e: unknown) => {
-      logger.error(`reconnect upgrade failed: ${stack(e)}`);
     });
   }
 
