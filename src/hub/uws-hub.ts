@@ -82,12 +82,12 @@ export interface UwsHubOptions extends HubOptions {
    * Runs first on negotiate and on the WebSocket upgrade (host filtering, HTTPS redirect); a refusal
    * is answered as it is (status, plain text, headers) and nothing else happens.
    */
+  readonly admit?: (request: HubAdmissionRequest) => { status: number; text: string; headers: Readonly<Record<string, string>> } | undefined;
   /**
    * The largest body a plain request on the hub's paths may send (Server.MaxBodyBytes): none is needed,
    * and one is read and dropped up to this before the answer, as the API reads a body it ignores.
    */
   readonly maxBodyBytes: number;
-  readonly admit?: (request: HubAdmissionRequest) => { status: number; text: string; headers: Readonly<Record<string, string>> } | undefined;
 }
 
 interface SocketData {
