@@ -72,7 +72,8 @@ export class TokenService {
 
   /** Verifies signature, algorithm and expiry; throws InvalidTokenError with the reason. */
   async verify(token: string): Promise<Principal> {
-    if (!isCompactJws(token)) throw new InvalidTokenError('The token is invalid.');
+    // Only a token that passed the syntax check below is ever cached: a hit needs no second check
+    // (the check's regular expression and Base64 round trip were 4 % of a status update's CPU).
     const known = this.verified.get(token);
     if (known) {
       this.verified.delete(token);
@@ -81,6 +82,7 @@ export class TokenService {
       this.verified.set(token, known); // most recently used last
       return known;
     }
+    if (!isCompactJws(token)) throw new InvalidTokenError('The token is invalid.');
     const principal = await this.verifySignature(token);
     this.verified.set(token, principal);
     if (this.verified.size > VERIFIED_TOKEN_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
