@@ -9,11 +9,23 @@ import { noteHiddenMember } from './hidden-members.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Each schema's property names by their caseKey: the schemas are fixed, and every request body passes here. */
+const spellings = new WeakMap<JsonSchema, ReadonlyMap<string, string>>();
+
+function spellingsOf(schema: JsonSchema, properties: Record<string, JsonSchema>): ReadonlyMap<string, string> {
+  let spelled = spellings.get(schema);
+  if (!spelled) {
+    spelled = new Map(Object.keys(properties).map((name) => [caseKey(name), name]));
+    spellings.set(schema, spelled);
+  }
+  return spelled;
+}
+
 /** Renames, in place, the properties of `body` (and of the objects nested in it the schema describes) to the schema's spelling. */
 export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties || !isObject(body)) return;
-  const spelled = new Map(Object.keys(properties).map((name) => [caseKey(name), name]));
+  const spelled = spellingsOf(schema, properties);
   const last = new Map<string, unknown>();
   const renamed: string[] = [];
   for (const key of Object.keys(body)) {
