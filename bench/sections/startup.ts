@@ -20,7 +20,8 @@ function removeCodeCaches(dir: string): void {
   for (const name of readdirSync(dir)) if (isCodeCacheFile(name)) rmSync(path.join(dir, name));
 }
 
-function freePort(): Promise<number> {
+/** A port nothing listens on now, for a start that must be told its port (bench/compare-startup.ts too). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,0 +1,47 @@
+// Side-by-side start-up (row 6, sections/startup.ts) of several builds: from spawn to the first 200 from
+// GET /health of each build's bundle, starts of the builds alternating (the order reversed every other
+// round), each build on a data dir of its own that a warm-up start created first, as a restart finds it.
+// Prints each build's median and, past the first build, the median of its ratios to the first in the
+// same round, with the load average before and after: this machine's speed drifts within a minute.
+//   node --import tsx bench/compare-startup.ts [--rounds 15] NAME=CHECKOUT ...
+import os from 'node:os';
+import path from 'node:path';
+import { firstHealthy } from './lib/api.js';
+import { parseCompareArgs, ratioLines, runComparison, turnOrder, type BuildSpec } from './lib/builds.js';
+import { tempDir, type ProcessSet } from './lib/proc.js';
+import { freePort } from './sections/startup.js';
+
+interface Build extends BuildSpec { dataDir: string; times: number[] }
+
+/** One start of `build`'s bundle: ms from spawn to the first 200 from /health; stopped before it returns. */
+async function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string): Promise<number> {
+  const port = await freePort();
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--data-dir', build.dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl, ...build.flags];
+  const t0 = performance.now();
+  const child = procs.spawn(procs.serviceNode, [path.join(build.dir, 'dist/voice-hub.cjs'), ...args], { cwd: build.dir, env: { ...process.env, ...procs.serviceEnv } });
+  try {
+    return await firstHealthy(`http://127.0.0.1:${port}`, t0);
+  } catch (e) {
+    throw new Error(`${build.name}: ${e instanceof Error ? e.message : String(e)}\n${child.output().slice(-1500)}`);
+  } finally {
+    await child.stop();
+  }
+}
+
+const loadText = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+
+runComparison('compare-startup', () => parseCompareArgs(process.argv.slice(2), { rounds: 15, seconds: 0 }, () => false), async ({ rounds, builds: specs }, procs, echo) => {
+  const builds: Build[] = specs.map((s) => ({ ...s, dataDir: tempDir('startup'), times: [] }));
+  const loadBefore = loadText();
+  for (const b of builds) await timeStart(procs, b, echo.url); // the warm-up: creates the data dir
+  for (let round = 0; round < rounds; round++) {
+    for (const b of turnOrder(builds, round)) {
+      const ms = await timeStart(procs, b, echo.url);
+      b.times.push(ms);
+      process.stderr.write(`round ${round + 1} ${b.name}: ${ms.toFixed(0)} ms\n`);
+    }
+  }
+  process.stdout.write(ratioLines('start to first 200 from /health', 'ms', builds.map((b) => b.name), builds.map((b) => b.times)));
+  process.stdout.write(`load average before ${loadBefore}, after ${loadText()}\n`);
+  return [];
+});
