@@ -87,8 +87,13 @@ export function migrate(db: SqlDb, file: string, migrations: readonly string[] =
 /** Tables and their columns, as SQLite has them. */
 export function tablesOf(db: SqlDb): SchemaShape {
   const tables = db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid");
-  return new Map(tables.map((t) => [String(t.name), new Set(db.all('SELECT name FROM pragma_table_info(?)', [String(t.name)]).map((c) => String(c.name)))]));
+  // The PRAGMA statement, not the pragma_table_info() function: that one had sql.js compile SQLite's
+  // virtual-table planning on every start, for nothing else the start needs (3-5 ms on the bench machine).
+  return new Map(tables.map((t) => [String(t.name), new Set(db.all(`PRAGMA table_info(${quotedName(String(t.name))})`).map((c) => String(c.name)))]));
 }
+
+/** A table name as SQL text: a name read from a file may hold anything, quotes included. */
+const quotedName = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /** What a voice-hub database holds after every migration, read from their text once. */
 let wanted: SchemaShape | undefined;

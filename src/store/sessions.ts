@@ -125,6 +125,9 @@ export class SqlSessionRepository implements SessionRepository {
  * gives the row the next rowid, and VACUUM keeps their order.
  */
 export function pruneSessionHistory(db: SqlDb, limit: number): number {
+  // Counted first: mostly nothing is beyond the limit (every start asks), and a start then spares sql.js
+  // compiling SQLite's DELETE with its subquery (2-10 ms on the bench machine) before the first request.
+  if (Number(db.one(`SELECT count(*) AS n FROM sessions WHERE ${ENDED}`)?.n ?? 0) <= limit) return 0;
   return db.run(
     `DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE ${ENDED} ORDER BY rowid DESC LIMIT -1 OFFSET ?)`,
     [limit],

@@ -45,6 +45,17 @@ test('later migrations: constraints, quoted names, added and dropped columns and
   assert.deepEqual(plain(schemaShape(later)), plain(await whatSqliteMakes(later)));
 });
 
+// A foreign file's table names are read too (migrations.ts, assertOwnAtItsVersion): each is quoted into PRAGMA table_info.
+test('tables whose names hold quotes are read with their columns', async () => {
+  const db = new SqlDb((await loadSqlEngine()).openBytes(undefined));
+  try {
+    db.exec('CREATE TABLE "say ""hi""" (a TEXT, "b ""c""" INTEGER); CREATE TABLE """" (x TEXT)');
+    assert.deepEqual(plain(tablesOf(db)), { '"': ['x'], 'say "hi"': ['a', 'b "c"'] });
+  } finally {
+    db.close();
+  }
+});
+
 test('a statement about tables it cannot read is refused, not guessed at', () => {
   assert.throws(() => schemaShape([...MIGRATIONS, 'ALTER TABLE devices RENAME TO gadgets;']), {
     message: 'schemaShape cannot read this migration statement: ALTER TABLE devices RENAME TO gadgets',
