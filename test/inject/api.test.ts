@@ -140,15 +140,16 @@ describe('HTTP API through inject', () => {
     const res = await inject({ method: 'GET', url: '/health' });
     assert.ok(res.status === 200 || res.status === 503, `status ${res.status}`);
     // ASP.NET Core's HealthCheckMiddleware: Pragma and Expires for HTTP/1.0 caches, on both answers.
-    const notCached = (h: Record<string, unknown>): unknown[] => [h['cache-control'], h.pragma, h.expires];
-    assert.deepEqual(notCached(res.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT']);
+    // Vary: the answer is the report or the status word by Accept (RFC 9110 section 12.5.5).
+    const notCached = (h: Record<string, unknown>): unknown[] => [h['cache-control'], h.pragma, h.expires, h.vary];
+    assert.deepEqual(notCached(res.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT', 'Accept']);
     const report = res.json() as { status: string; entries: Record<string, { status: string }> };
     assert.equal(res.status, report.status === 'Unhealthy' ? 503 : 200);
     assert.deepEqual(Object.keys(report.entries).sort(), ['database', 'mqtt', 'voice-service']);
     assert.equal(report.entries.database!.status, 'Healthy');
     const text = await inject({ method: 'GET', url: '/health', headers: { accept: 'text/plain' } });
     assert.equal(text.body, report.status);
-    assert.deepEqual(notCached(text.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT']);
+    assert.deepEqual(notCached(text.headers), ['no-store, no-cache', 'no-cache', 'Thu, 01 Jan 1970 00:00:00 GMT', 'Accept']);
   });
 
   it('routes as the listener does: dot segments removed, /health for every method; a target without a leading slash is no route', async () => {

@@ -38,6 +38,8 @@ const statusWord = (words: string[]) => ({ type: 'string', enum: words });
  * HTTP/1.0 caches and proxies that ignore Cache-Control and would hand a probe a stale verdict.
  */
 const NOT_CACHED = { 'Cache-Control': 'no-store, no-cache', Pragma: 'no-cache', Expires: 'Thu, 01 Jan 1970 00:00:00 GMT' };
+/** The answer is chosen by Accept (wantsText): said as RFC 9110 section 12.5.5 asks, for whatever ignores no-store. */
+const ANSWER_HEADERS = { ...NOT_CACHED, Vary: 'Accept' };
 
 /** Where the health report is answered (served over plain HTTP even when HTTPS redirects the rest). */
 export const HEALTH_PATH = '/health';
@@ -46,7 +48,7 @@ export function healthRoutes(checks: Record<string, HealthCheck>): Route[] {
   const handler: Route['handler'] = async ({ request }) => {
     const report = await runHealth(checks);
     const status = httpStatusFor(report);
-    const headers = NOT_CACHED;
+    const headers = ANSWER_HEADERS;
     if (wantsText(request.headers.accept)) return { status, text: report.status, headers };
     return { status, body: report, contentType: 'application/json; charset=utf-8', headers };
   };
