@@ -14,6 +14,16 @@ const MARKER = `\u0000whole-number-with-fraction-syntax-${randomBytes(8).toStrin
 /** A JSON string token or a JSON number token; in valid JSON nothing else holds a digit. */
 const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
+/**
+ * True for every text holding a number token that may be whole though written with a fraction or an
+ * exponent (and for some that hold none): an exponent; a fraction of zeros alone (`16000.0`); or 16
+ * digits in a row, the dot aside (`15999.9999999999999` is 16000). A token without an exponent, with
+ * a fraction not all zeros and 15 digits at most is never whole: a double keeps 15 significant digits
+ * (DBL_DIG), so the decimal is what the double rounds back to, and it is not whole. `"temperature":41.5`
+ * is thus spared the scan of every token below (3 % of a status update's CPU).
+ */
+const MAYBE_WHOLE_WITH_FRACTION = /\d[eE]|\.0+(?!\d)|(?:\d\.?){16}/;
+
 /** What parseBody saw of each body object: its twin with the markers, for the bodies that have any. */
 const twins = new WeakMap<object, unknown>();
 
@@ -23,7 +33,7 @@ const twins = new WeakMap<object, unknown>();
  */
 export function parseBody(text: string): unknown {
   const value = parseInTextOrder(text);
-  if (typeof value === 'object' && value !== null && /\d[.eE]/.test(text)) {
+  if (typeof value === 'object' && value !== null && MAYBE_WHOLE_WITH_FRACTION.test(text)) {
     let marked = false;
     const twinText = text.replace(TOKEN, (token) => {
       if (token.startsWith('"') || !/[.eE]/.test(token) || !Number.isInteger(Number(token))) return token;

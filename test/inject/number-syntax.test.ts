@@ -29,6 +29,10 @@ describe('whole numbers written with a fraction or an exponent', () => {
     for (const rate of ['16000.0', '1.6e4', '1.6E+4', '16000e0', '1600000e-2', '16000.000', '160.00e2']) {
       assertProblem(await start(`{"sampleRate":${rate}}`), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
     }
+    // Whole only once parsed: more digits than a double keeps, some of them on each side of the dot.
+    for (const rate of ['15999.9999999999999', '15999.99999999999999999', '16000.0000000000001']) {
+      assertProblem(await start(`{"sampleRate":${rate}}`), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
+    }
     assertProblem(await start('{"sampleRate":16000.5}'), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer', 'must be one of 8000, 12000, 16000, 24000, 48000'] } });
     assertProblem(await start('{"sampleRate":16000,"channels":1.0}'), 400, { ...INVALID, errors: { 'sessionConfig.channels': ['must be integer'] } });
   });
