@@ -43,6 +43,26 @@ export default (opts) => y18n(opts, { fs: { writeFile() {} }, format, resolve, e
   },
 };
 
+// yargs' platform shim imports Node's assert for checks that fail only on its misuse, and runs them as
+// it parses every command line: loaded for that, assert and its helpers stayed in an idle service (0.3 MiB
+// in a bare node). Here the same comparison (assert's strict equality is Object.is) runs first, and assert
+// is loaded only to throw its own AssertionError, as before, when a check fails.
+const yargsAssertOnUse = {
+  name: 'yargs-assert-on-use',
+  setup(b) {
+    b.onResolve({ filter: /^assert$/ }, (args) => (args.importer.includes('/node_modules/yargs/') ? { path: 'assert', namespace: 'yargs-assert-on-use' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'yargs-assert-on-use' }, () => ({
+      contents: `export function notStrictEqual(actual, expected, message) {
+  if (Object.is(actual, expected)) require('node:assert').notStrictEqual(actual, expected, message);
+}
+export function strictEqual(actual, expected, message) {
+  if (!Object.is(actual, expected)) require('node:assert').strictEqual(actual, expected, message);
+}`,
+      loader: 'js',
+    }));
+  },
+};
+
 // import.meta.url in a CommonJS bundle: the bundle's own file (inside an executable, the executable).
 const IMPORT_META_URL = {
   define: { 'import.meta.url': '__import_meta_url' },
@@ -125,7 +145,7 @@ const standaloneValidators = {
 };
 
 await build({
-  plugins: [y18nWithoutFiles, standaloneValidators, programParts],
+  plugins: [y18nWithoutFiles, yargsAssertOnUse, standaloneValidators, programParts],
   entryPoints: [path.join(root, 'src/main.ts')],
   outfile: path.join(dist, 'voice-hub.cjs'),
   bundle: true,

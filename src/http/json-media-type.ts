@@ -17,7 +17,11 @@ const UTF16_NAMES = new Set(['utf-16', 'utf-16le', 'unicode', 'ucs-2', 'iso-1064
  */
 export type BodyDecoder = InstanceType<typeof TextDecoder>;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
-const UTF16 = new TextDecoder('utf-16le', { fatal: true });
+/**
+ * Made for the first UTF-16 body: Node decodes UTF-16 through an ICU converter, and opening one at start
+ * read ICU's converter tables into an idle service that may never see such a body.
+ */
+let utf16: BodyDecoder | undefined;
 
 /**
  * The media types a JSON body may have: MVC's application/json, text/json and application/*+json, and
@@ -47,5 +51,5 @@ export function jsonBodyDecoder(contentType: string): BodyDecoder | undefined {
     }
   }
   if (!charset || UTF8_NAMES.has(charset)) return UTF8;
-  return UTF16_NAMES.has(charset) ? UTF16 : undefined;
+  return UTF16_NAMES.has(charset) ? (utf16 ??= new TextDecoder('utf-16le', { fatal: true })) : undefined;
 }
