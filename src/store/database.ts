@@ -1,12 +1,12 @@
 // The one file that imports sql.js: loading the wasm, opening the database file (refusing a damaged
 // one), and a small query wrapper whose cached statements survive `export()` (docs/operations.md, "Storage").
 import { constants, existsSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
 import { SQL_WASM } from '../runtime/asset-manifest.mjs';
 import { requireAsset } from '../runtime/assets.js';
 import { DataFileError } from '../errors.js';
+import { closeFile, openFile, readOpenFile, statFile } from './fs-calls.js';
 
 export type Param = string | number | null;
 export type Row = Record<string, SqlValue>;
@@ -241,9 +241,9 @@ export class StoreTooLargeError extends StoreFileError {
  * leaves its target behind, so a database reached through a link would fork at the first write.
  */
 async function readDatabaseBytes(file: string): Promise<Uint8Array | undefined> {
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = await openFile(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
@@ -253,13 +253,13 @@ async function readDatabaseBytes(file: string): Promise<Uint8Array | undefined> 
     throw e;
   }
   try {
-    const stat = await handle.stat();
+    const stat = await statFile(fd);
     if (stat.isDirectory()) throw new StoreNotAFileError(file, 'a directory', 'Move it away to start with an empty database.');
     if (!stat.isFile()) throw new StoreNotAFileError(file, 'not a regular file', 'Move it away to start with an empty database.');
     if (stat.size > MAX_DATABASE_BYTES) throw new StoreTooLargeError(file, stat.size);
-    return await handle.readFile();
+    return await readOpenFile(fd);
   } finally {
-    await handle.close();
+    await closeFile(fd);
   }
 }
 

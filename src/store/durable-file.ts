@@ -2,8 +2,8 @@
 // place, so after a crash or power cut it holds either the old or the new content.
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { copyFile, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { closeFile, copyFileTo, openFile, readDirectory, removeFile, renameFile, syncFile, unlinkFile, writeOpenFile, writeText } from './fs-calls.js';
 
 const tempSuffix = '.tmp-';
 
@@ -11,12 +11,12 @@ const tempSuffix = '.tmp-';
 export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
   await replaceDurably(file, async (temp) => {
     // Never blocks or writes through: a FIFO at the name (no reader) is ENXIO, a symbolic link ELOOP.
-    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
+    const fd = await openFile(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
     try {
-      await handle.writeFile(bytes);
-      await handle.sync();
+      await writeOpenFile(fd, bytes);
+      await syncFile(fd);
     } finally {
-      await handle.close();
+      await closeFile(fd);
     }
   });
 }
@@ -25,13 +25,13 @@ export async function writeFileDurably(file: string, bytes: Uint8Array): Promise
 export async function copyFileDurably(source: string, file: string): Promise<void> {
   await replaceDurably(file, async (temp) => {
     // A name of its own (a leftover of this pid removed first): an exclusive copy neither blocks nor follows a link.
-    await rm(temp, { force: true });
-    await copyFile(source, temp, constants.COPYFILE_EXCL);
-    const handle = await open(temp, constants.O_RDONLY | constants.O_NOFOLLOW);
+    await removeFile(temp, { force: true });
+    await copyFileTo(source, temp, constants.COPYFILE_EXCL);
+    const fd = await openFile(temp, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
-      await handle.sync();
+      await syncFile(fd);
     } finally {
-      await handle.close();
+      await closeFile(fd);
     }
   });
 }
@@ -41,10 +41,10 @@ async function replaceDurably(file: string, fill: (temp: string) => Promise<void
   const temp = `${file}${tempSuffix}${process.pid}`;
   try {
     await fill(temp);
-    await rename(temp, file);
+    await renameFile(temp, file);
   } catch (e) {
     // Leave nothing half written behind; the main file was not touched.
-    await unlink(temp).catch(() => {});
+    await unlinkFile(temp).catch(() => {});
     throw e;
   }
   await syncDirectory(dirname(file));
@@ -88,11 +88,11 @@ export function createFileDurablySync(file: string, bytes: Uint8Array, mode: num
 
 /** Makes a rename in `dir` durable: without it the directory entry may still point at the old file after a power cut. */
 async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
+  const fd = await openFile(dir, 'r');
   try {
-    await handle.sync();
+    await syncFile(fd);
   } finally {
-    await handle.close();
+    await closeFile(fd);
   }
 }
 
@@ -117,8 +117,8 @@ export const leftoverRemovedText = (name: string): string => `removed ${name} le
  * SIGKILL and not yet reaped is a zombie, which kill(pid, 0) counts as alive, and a pid may be reused.
  */
 export async function removeStaleTempFiles(file: string): Promise<string[]> {
-  const names = staleTempNames(file, await readdir(dirname(file)).catch(() => [] as string[]));
-  for (const name of names) await rm(join(dirname(file), name), { force: true }).catch(() => {});
+  const names = staleTempNames(file, await readDirectory(dirname(file)).catch(() => [] as string[]));
+  for (const name of names) await removeFile(join(dirname(file), name), { force: true }).catch(() => {});
   return names;
 }
 
@@ -164,16 +164,16 @@ export async function checkDirWritable(dir: string): Promise<void> {
     const err = e as NodeJS.ErrnoException;
     return new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);
   };
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(probe, 'wx', 0o600);
+    fd = await openFile(probe, 'wx', 0o600);
   } catch (e) {
     throw notWritable(e);
   }
   // Both settle before the answer: on a full disk the file is created and only its write fails, and
   // each /health would otherwise leave one more file behind.
-  const [written, removed] = await Promise.allSettled([handle.write('ok'), unlink(probe)]);
-  handle.close().catch(() => {});
+  const [written, removed] = await Promise.allSettled([writeText(fd, 'ok'), unlinkFile(probe)]);
+  closeFile(fd).catch(() => {});
   if (written.status === 'rejected') throw notWritable(written.reason);
   if (removed.status === 'rejected') throw notWritable(removed.reason);
 }
