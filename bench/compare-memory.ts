@@ -9,17 +9,14 @@
 //   node --import tsx bench/compare-memory.ts [--rounds 5] [--mqtt] [--gc] NAME=CHECKOUT ...
 // A build's flags after the directory are service flags; a flag written `node:--x` goes to node.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../test/support/inspector.js';
 import { startMosquitto, type Mosquitto } from '../test/support/mosquitto.js';
 import { median, parseCompareArgs, runComparison, turnOrder, type BuildSpec, type RunningBuild } from './lib/builds.js';
-import { ROOT, sleep, tempDir, waitForOutput, type ProcessSet } from './lib/proc.js';
+import { memory, ROOT, sleep, startService, type ProcessSet, type Service } from './lib/proc.js';
 import { describeMemoryMap, memoryMap } from './lib/smaps.js';
-
-/** As row 5: V8's memory reducer has run and the service has trimmed malloc (every 15 s). */
-const IDLE_SETTLE_MS = 35_000;
+import { IDLE_SETTLE_MS, startedOnce } from './sections/memory.js';
 
 type Variant = 'mqtt off' | 'mqtt on' | 'forced gc';
 
@@ -39,28 +36,20 @@ function parseArgs(argv: readonly string[]): Options {
   return { rounds: common.rounds, builds: common.builds, mqtt, gc };
 }
 
-async function startIdle(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, variant: Variant, broker: Mosquitto | undefined, dataDir: string) {
+/** The build's own bundle, started where it is. */
+const buildService = (spec: BuildSpec) => ({ bundle: path.join(spec.dir, 'dist/voice-hub.cjs'), cwd: spec.dir });
+
+async function startIdle(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, variant: Variant, broker: Mosquitto | undefined, dataDir: string): Promise<{ child: Service; started: number }> {
   const nodeFlags = spec.flags.filter((f) => f.startsWith('node:')).map((f) => f.slice('node:'.length));
   const serviceFlags = spec.flags.filter((f) => !f.startsWith('node:'));
-  const mqtt = variant === 'mqtt on' ? ['--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker!.port)] : ['--Mqtt.BrokerAddress', ''];
-  const args = [
-    ...nodeFlags, ...(variant === 'forced gc' ? [INSPECT_FLAG] : []), path.join(spec.dir, 'dist/voice-hub.cjs'),
-    '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--voice-server-url', upstreamUrl, ...mqtt,
-    '--DeviceManagement.MaxDevices', '1000', '--Hub.MaximumConnectionsPerAddress', '0', ...serviceFlags,
-  ];
-  const child = procs.spawn(process.execPath, args, { cwd: spec.dir });
   const started = Date.now();
-  await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
+  const child = await startService(procs, {
+    ...buildService(spec), upstreamUrl, dataDir,
+    nodeFlags: [...nodeFlags, ...(variant === 'forced gc' ? [INSPECT_FLAG] : [])],
+    args: ['--DeviceManagement.MaxDevices', '1000', ...serviceFlags],
+    ...(variant === 'mqtt on' ? { mqttPort: broker!.port } : {}),
+  });
   return { child, started };
-}
-
-/** A data dir with the database a first start wrote, as a board restarts on it (row 5 does the same). */
-async function startedOnce(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string): Promise<string> {
-  const dataDir = tempDir('data');
-  const { child } = await startIdle(procs, spec, upstreamUrl, 'mqtt off', undefined, dataDir);
-  await child.stop();
-  if (!existsSync(path.join(dataDir, 'voice-hub.db'))) throw new Error(`${spec.name}: the first start left no database in ${dataDir}`);
-  return dataDir;
 }
 
 const mib = (b: number): string => (b / 1048576).toFixed(2);
@@ -78,8 +67,8 @@ runComparison('compare-memory', () => parseArgs(process.argv.slice(2)), async ({
     for (let round = 0; round < rounds; round++) {
       const order = turnOrder(builds, round);
       const dirs = new Map<string, string>();
-      for (const b of order) for (const v of variants) dirs.set(`${b.name}/${v}`, await startedOnce(procs, b, echo.url));
-      const running: Array<{ build: BuildSpec; variant: Variant; child: Awaited<ReturnType<typeof startIdle>>['child']; started: number }> = [];
+      for (const b of order) for (const v of variants) dirs.set(`${b.name}/${v}`, await startedOnce(procs, { upstreamUrl: echo.url, ...buildService(b) }));
+      const running: Array<{ build: BuildSpec; variant: Variant; child: Service; started: number }> = [];
       for (const b of order) for (const v of variants) running.push({ build: b, variant: v, ...(await startIdle(procs, b, echo.url, v, broker, dirs.get(`${b.name}/${v}`)!)) });
       const these: Reading[] = [];
       for (const r of running) {
@@ -89,7 +78,7 @@ runComparison('compare-memory', () => parseArgs(process.argv.slice(2)), async ({
           await collectGarbage(r.child.output());
           rss = ((await evaluate(r.child.output(), 'process.memoryUsage()')) as NodeJS.MemoryUsage).rss;
         } else {
-          rss = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${r.child.pid}/status`, 'utf8'))![1]) * 1024;
+          rss = memory(r.child.pid).rss;
         }
         these.push({ build: r.build.name, variant: r.variant, rss, where: describeMemoryMap(memoryMap(r.child.pid)) });
       }

@@ -6,26 +6,21 @@
 //   node --import tsx bench/compare-startup.ts [--rounds 15] NAME=CHECKOUT ...
 import os from 'node:os';
 import path from 'node:path';
-import { firstHealthy } from './lib/api.js';
 import { parseCompareArgs, ratioLines, runComparison, turnOrder, type BuildSpec } from './lib/builds.js';
 import { tempDir, type ProcessSet } from './lib/proc.js';
-import { freePort } from './sections/startup.js';
+import { serviceStartArgs, timeOneStart } from './sections/startup.js';
 
 interface Build extends BuildSpec { dataDir: string; times: number[] }
 
-/** One start of `build`'s bundle: ms from spawn to the first 200 from /health; stopped before it returns. */
-async function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string): Promise<number> {
-  const port = await freePort();
-  const args = ['--host', '127.0.0.1', '--port', String(port), '--data-dir', build.dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl, ...build.flags];
-  const t0 = performance.now();
-  const child = procs.spawn(procs.serviceNode, [path.join(build.dir, 'dist/voice-hub.cjs'), ...args], { cwd: build.dir, env: { ...process.env, ...procs.serviceEnv } });
-  try {
-    return await firstHealthy(`http://127.0.0.1:${port}`, t0);
-  } catch (e) {
-    throw new Error(`${build.name}: ${e instanceof Error ? e.message : String(e)}\n${child.output().slice(-1500)}`);
-  } finally {
-    await child.stop();
-  }
+/** One start of `build`'s bundle, as row 6 times it. */
+function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string): Promise<number> {
+  const args = serviceStartArgs(build.dataDir, upstreamUrl);
+  return timeOneStart(procs, procs.serviceNode, (port) => [path.join(build.dir, 'dist/voice-hub.cjs'), ...args(port), ...build.flags], {
+    cwd: build.dir,
+    env: { ...process.env, ...procs.serviceEnv },
+  }).catch((e: unknown) => {
+    throw new Error(`${build.name}: ${e instanceof Error ? e.message : String(e)}`);
+  });
 }
 
 const loadText = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');

@@ -208,6 +208,8 @@ export interface ServiceOptions {
   args?: string[];
   /** The x64 executable instead of `node dist/voice-hub.cjs`. */
   executable?: string;
+  /** Another checkout's bundle instead of this one's (the side-by-side comparisons). */
+  bundle?: string;
   /** Where it starts (an executable reads config/appsettings.json there, if any). */
   cwd?: string;
   dataDir?: string;
@@ -233,7 +235,7 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
   const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env, ...where })
-    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), BUNDLE, ...flags], { env, ...where });
+    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), opts.bundle ?? BUNDLE, ...flags], { env, ...where });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   const port = Number(m[1]);
   return { ...child, port, url: `http://127.0.0.1:${port}`, dataDir };

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchContext, Section } from '../lib/context.js';
-import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, ROOT, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type Service } from '../lib/proc.js';
+import { EXECUTABLE, EXECUTABLE_NAME, executableSetting, memory, memorySplit, ROOT, sleep, staleExecutableNote, startEchoServer, startService, tempDir, tsxArgs, waitForOutput, type ProcessSet, type Service, type ServiceOptions } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
 import { collectGarbage, evaluate, INSPECT_FLAG } from '../../test/support/inspector.js';
 import { startMosquitto, type Mosquitto } from '../../test/support/mosquitto.js';
@@ -47,7 +47,7 @@ async function settleAfterLoad(gc?: () => Promise<void>): Promise<void> {
 }
 
 /** After start: V8's memory reducer has run (see the header) and the service has given freed malloc memory back (every 15 s). */
-const IDLE_SETTLE_MS = 35_000;
+export const IDLE_SETTLE_MS = 35_000;
 /** An active session (hub connection, upstream link, decoder) under 100 KiB (issue 16; issue 6 asked 300). */
 const PER_SESSION_GOAL = 100 * 1024;
 
@@ -97,10 +97,10 @@ async function release(...holders: Array<Awaited<ReturnType<typeof holdOpen>> | 
   }
 }
 
-/** A data dir as a board restarts on it: with the database an earlier start wrote. */
-async function startedOnce(ctx: BenchContext, upstreamUrl: string): Promise<string> {
+/** A data dir as a board restarts on it: with the database an earlier start (of `opts`' build) wrote. */
+export async function startedOnce(procs: ProcessSet, opts: Pick<ServiceOptions, 'upstreamUrl' | 'bundle' | 'cwd'>): Promise<string> {
   const dataDir = tempDir('data');
-  await (await startService(ctx.procs, { upstreamUrl, dataDir })).stop();
+  await (await startService(procs, { ...opts, dataDir })).stop();
   if (!existsSync(path.join(dataDir, 'voice-hub.db'))) throw new Error(`the first start left no database in ${dataDir}`);
   return dataDir;
 }
@@ -183,7 +183,7 @@ export const memorySection: Section = {
       execFileSync(path.join(ROOT, 'scripts/ensure-debs.sh'), ['mosquitto'], { stdio: 'inherit' });
       broker = await startMosquitto();
       // Every idle service below starts on a database of its own written by an earlier start.
-      const [dataDir, mqttDataDir, gcDataDir, unitDataDir] = [await startedOnce(ctx, echo.url), await startedOnce(ctx, echo.url), await startedOnce(ctx, echo.url), await startedOnce(ctx, echo.url)];
+      const [dataDir, mqttDataDir, gcDataDir, unitDataDir] = [await startedOnce(ctx.procs, { upstreamUrl: echo.url }), await startedOnce(ctx.procs, { upstreamUrl: echo.url }), await startedOnce(ctx.procs, { upstreamUrl: echo.url }), await startedOnce(ctx.procs, { upstreamUrl: echo.url })];
       const plain = await startService(ctx.procs, { upstreamUrl: echo.url, dataDir, args: ['--DeviceManagement.MaxDevices', '1000'] });
       const withMqtt = await startService(ctx.procs, { upstreamUrl: echo.url, dataDir: mqttDataDir, args: ['--DeviceManagement.MaxDevices', '1000'], mqttPort: broker.port });
       let exe: Service | undefined;

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, staleExecutableNote, startEchoServer, tempDir, type Child } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, staleExecutableNote, startEchoServer, tempDir, type Child, type ProcessSet } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
@@ -20,8 +20,8 @@ function removeCodeCaches(dir: string): void {
   for (const name of readdirSync(dir)) if (isCodeCacheFile(name)) rmSync(path.join(dir, name));
 }
 
-/** A port nothing listens on now, for a start that must be told its port (bench/compare-startup.ts too). */
-export function freePort(): Promise<number> {
+/** A port nothing listens on now, for a start that must be told its port. */
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -41,24 +41,40 @@ interface StartOptions {
   beforeEach?: () => void;
 }
 
-/** Spawns with `argsFor(port)`, measures to the first 200 from /health, stops it. */
+/**
+ * One start: spawns `cmd` with `argsFor(port)` on a free port and returns the ms from spawn to the first 200
+ * from /health; it is stopped before this returns (`keepRunningMs` after that answer: a warm-up start writes
+ * its code cache meanwhile). bench/compare-startup.ts times its builds with it too.
+ */
+export async function timeOneStart(procs: ProcessSet, cmd: string, argsFor: (port: number) => string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; keepRunningMs?: number } = {}): Promise<number> {
+  const { cwd, env } = opts;
+  const port = await freePort();
+  const t0 = performance.now();
+  const child: Child = procs.spawn(cmd, argsFor(port), { ...(cwd ? { cwd } : {}), ...(env ? { env } : {}) });
+  try {
+    const ms = await firstHealthy(`http://127.0.0.1:${port}`, t0);
+    if (opts.keepRunningMs) await new Promise((resolve) => setTimeout(resolve, opts.keepRunningMs));
+    return ms;
+  } catch (e) {
+    throw new Error(`${path.basename(cmd)}: ${e instanceof Error ? e.message : String(e)}\n${child.output().slice(-1500)}`);
+  } finally {
+    await child.stop();
+  }
+}
+
+/** The service's flags for a start timed on `port`: its own data dir, MQTT off, the bench's upstream. */
+export const serviceStartArgs = (dataDir: string, upstreamUrl: string) => (port: number): string[] => [
+  '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl,
+];
+
+/** A warm-up start (not counted), then `runs` timed starts. */
 async function timeStart(ctx: BenchContext, cmd: string, argsFor: (port: number) => string[], runs: number, opts: StartOptions = {}): Promise<number[]> {
   const { cwd, env } = opts;
+  await timeOneStart(ctx.procs, cmd, argsFor, { cwd, env, keepRunningMs: opts.warmUpMs });
   const times: number[] = [];
-  for (let i = 0; i <= runs; i++) {
-    if (i > 0) opts.beforeEach?.();
-    const port = await freePort();
-    const t0 = performance.now();
-    const child: Child = ctx.procs.spawn(cmd, argsFor(port), { ...(cwd ? { cwd } : {}), ...(env ? { env } : {}) });
-    try {
-      const ms = await firstHealthy(`http://127.0.0.1:${port}`, t0);
-      if (i > 0) times.push(ms); // the first start is the warm-up
-      else if (opts.warmUpMs) await new Promise((resolve) => setTimeout(resolve, opts.warmUpMs));
-    } catch (e) {
-      throw new Error(`${path.basename(cmd)}: ${e instanceof Error ? e.message : String(e)}\n${child.output().slice(-1500)}`);
-    } finally {
-      await child.stop();
-    }
+  for (let i = 0; i < runs; i++) {
+    opts.beforeEach?.();
+    times.push(await timeOneStart(ctx.procs, cmd, argsFor, { cwd, env }));
   }
   return times;
 }
@@ -75,9 +91,7 @@ export const startupSection: Section = {
       const ceiling = await ctx.ceilingServerScript();
       const bare = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
       const bareMs = percentile(bare, 50);
-      const serviceArgs = (dataDir: string) => (port: number) => [
-        '--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', echo.url,
-      ];
+      const serviceArgs = (dataDir: string) => serviceStartArgs(dataDir, echo.url);
       const env = { ...process.env, ...ctx.procs.serviceEnv };
       const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; options: StartOptions; note?: string; untargeted?: true }> = [
         { name: 'bundle (node dist/voice-hub.cjs)', cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)], options: { env } },
