@@ -1,12 +1,13 @@
-// Bundles the service into one CommonJS file, dist/voice-hub.cjs, run as `node dist/voice-hub.cjs` or directly,
-// and copies the files it reads at run time beside it (src/runtime/asset-manifest.mjs: the sql.js
-// wasm, Swagger UI, the uWS native addon of every target). A missing one fails the build, naming it.
+// Bundles the service into one CommonJS file, dist/program.cjs, with the launcher that runs it with its V8
+// code cache, dist/voice-hub.cjs (run as `node dist/voice-hub.cjs` or directly), and copies the files it
+// reads at run time beside them (src/runtime/asset-manifest.mjs: the sql.js wasm, Swagger UI, the uWS
+// native addon of every target). A missing one fails the build, naming it.
 import { build } from 'esbuild';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { TARGETS } from './scripts/sea-runtime.mjs';
-import { DECODE_WORKER_PART, PROGRAM_PARTS, runtimeAssets, SEA_MAIN } from './src/runtime/asset-manifest.mjs';
+import { BUNDLE_MAIN, DECODE_WORKER_PART, PROGRAM_ASSET, PROGRAM_PARTS, runtimeAssets, SEA_MAIN } from './src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './scripts/build-native.mjs';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -147,7 +148,7 @@ const standaloneValidators = {
 await build({
   plugins: [y18nWithoutFiles, yargsAssertOnUse, standaloneValidators, programParts],
   entryPoints: [path.join(root, 'src/main.ts')],
-  outfile: path.join(dist, 'voice-hub.cjs'),
+  outfile: path.join(dist, PROGRAM_ASSET),
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -165,18 +166,14 @@ await build({
     // Only the run-from-source branch of src/voice/opus/decode-thread.ts resolves a module this way.
     'import.meta.resolve': 'undefined',
   },
-  // The #! line and the run bit (below) let the npm `bin` entry, `npm link`, `npx voice-hub` and
-  // `./dist/voice-hub.cjs` start it without naming node.
-  banner: { js: `#!/usr/bin/env node\n${IMPORT_META_URL.banner}` },
+  banner: { js: IMPORT_META_URL.banner },
 });
-chmodSync(path.join(dist, 'voice-hub.cjs'), 0o755);
 await buildParts();
 
-// The single executables' main script (src/runtime/sea-main.ts): it runs the bundle above, which
-// scripts/build-binaries.mjs appends to each executable as an asset.
-await build({
-  entryPoints: [path.join(root, 'src/runtime/sea-main.ts')],
-  outfile: path.join(dist, SEA_MAIN),
+// The program's two launchers (src/runtime/run-program.ts): the bundle's (src/runtime/bundle-main.ts),
+// which runs dist/program.cjs, and the single executables' main script (src/runtime/sea-main.ts), which
+// runs the program scripts/build-binaries.mjs appends to each executable as an asset.
+const LAUNCHER_OPTIONS = {
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -185,6 +182,20 @@ await build({
   minifyWhitespace: true,
   logLevel: 'warning',
   define: IMPORT_META_URL.define,
+};
+await build({
+  ...LAUNCHER_OPTIONS,
+  entryPoints: [path.join(root, 'src/runtime/bundle-main.ts')],
+  outfile: path.join(dist, BUNDLE_MAIN),
+  // The #! line and the run bit (below) let the npm `bin` entry, `npm link`, `npx voice-hub` and
+  // `./dist/voice-hub.cjs` start it without naming node.
+  banner: { js: `#!/usr/bin/env node\n${IMPORT_META_URL.banner}` },
+});
+chmodSync(path.join(dist, BUNDLE_MAIN), 0o755);
+await build({
+  ...LAUNCHER_OPTIONS,
+  entryPoints: [path.join(root, 'src/runtime/sea-main.ts')],
+  outfile: path.join(dist, SEA_MAIN),
   banner: { js: IMPORT_META_URL.banner },
 });
 
@@ -199,4 +210,4 @@ for (const [name, source] of assets) {
 // Our own addons (glibc malloc thresholds, native Opus decoding) for this machine; scripts/build-binaries.mjs
 // builds each target's.
 buildOwnAddons(dist, process.arch);
-console.log(`built ${path.relative(root, path.join(dist, 'voice-hub.cjs'))} (voice-hub ${pkg.version})`);
+console.log(`built ${path.relative(root, path.join(dist, BUNDLE_MAIN))} and ${path.relative(root, path.join(dist, PROGRAM_ASSET))} (voice-hub ${pkg.version})`);

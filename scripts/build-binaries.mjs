@@ -26,7 +26,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSyn
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROGRAM_ASSET, runtimeAssets, SEA_MAIN } from '../src/runtime/asset-manifest.mjs';
+import { runtimeAssets, SEA_MAIN } from '../src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
 import { TARGETS, hostTarget, nodeRuntime } from './sea-runtime.mjs';
@@ -85,11 +85,10 @@ function hashInputs(target, main, assets) {
 }
 
 function buildTarget(key, target) {
-  const bundle = path.join(dist, 'voice-hub.cjs');
   const main = path.join(dist, SEA_MAIN);
-  for (const f of [bundle, main]) if (!existsSync(f)) throw new Error(`${f} is missing: run node build.mjs first`);
-  // The program travels with the assets; the blob holds only its loader (src/runtime/sea-main.ts).
-  const assets = [[PROGRAM_ASSET, bundle], ...collectAssets(dist, target.uwsArch, target.abi)];
+  if (!existsSync(main)) throw new Error(`${main} is missing: run node build.mjs first`);
+  // The program (PROGRAM_ASSET) travels with the assets; the blob holds only its loader (src/runtime/sea-main.ts).
+  const assets = collectAssets(dist, target.uwsArch, target.abi);
   const exe = path.join(out, `voice-hub-linux-${key}`);
   const work = path.join(cache, 'sea', key);
   const keyFile = path.join(cache, 'sea', `${key}.key`);

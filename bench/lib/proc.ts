@@ -34,7 +34,7 @@ export function staleExecutableNote(): string | undefined {
   if (!assets) return 'the executable carries no program: run `make binaries`';
   try {
     const carried = assets.entries.get(PROGRAM_ASSET)?.sha256;
-    return carried === createHash('sha256').update(readFileSync(BUNDLE)).digest('hex')
+    return carried === createHash('sha256').update(readFileSync(path.join(DIST, PROGRAM_ASSET))).digest('hex')
       ? undefined
       : 'the executable carries another program than this run\'s bundle: run `make binaries` to measure the current code';
   } finally {

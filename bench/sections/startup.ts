@@ -1,9 +1,9 @@
 // 6. Start-up: from spawn to the first 200 from GET /health, for the bundle (node dist/voice-hub.cjs)
 // and the x64 single executable, beside the bare uWS server bundled the same way. One warm-up start
-// per variant (it creates the data dir and, for the executable, unpacks the addon and, left running
-// long enough, writes the program's code cache), then the median of the measured starts on that data
-// dir, as a reboot would find it. The executable once more with its code cache removed before each
-// start, as the first start after an upgrade finds it.
+// per variant (it creates the data dir, for the executable unpacks the addon and, left running long
+// enough, writes the program's code cache), then the median of the measured starts on that data dir,
+// as a reboot would find it. Each once more with its code cache removed before each start, as the
+// first start after an upgrade finds it.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -93,28 +93,26 @@ export const startupSection: Section = {
       const bareMs = percentile(bare, 50);
       const serviceArgs = (dataDir: string) => serviceStartArgs(dataDir, echo.url);
       const env = { ...process.env, ...ctx.procs.serviceEnv };
-      const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; options: StartOptions; note?: string; untargeted?: true }> = [
-        { name: 'bundle (node dist/voice-hub.cjs)', cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)], options: { env } },
-      ];
-      if (existsSync(EXECUTABLE)) {
-        const { cwd, args } = executableSetting();
-        const stale = staleExecutableNote();
-        const exe = { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] };
-        // As a restart finds it: the warm-up start runs until it has written the program's code cache.
-        const cached = tempDir('exe-cache');
+      const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; options: StartOptions; note?: string; untargeted?: true }> = [];
+      /**
+       * `what` as a restart finds it, its warm-up start running until it has written the program's code
+       * cache, and the same without it (as the first start after an upgrade): the cache removed before each start.
+       */
+      const cachedAndNot = (name: string, what: { cmd: string; args: (dataDir: string) => (port: number) => string[] }, cwd: string | undefined, stale?: string): void => {
+        const cached = tempDir('code-cache');
+        variants.push({ name, ...what, options: { cwd, env: { ...env, CACHE_DIRECTORY: cached }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 }, note: ['from its code cache', stale].filter(Boolean).join('; ') });
+        const uncached = tempDir('code-cache');
         variants.push({
-          name: `executable (dist/${EXECUTABLE_NAME})`, ...exe,
-          options: { cwd, env: { ...env, CACHE_DIRECTORY: cached }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 },
-          note: ['from its code cache', stale].filter(Boolean).join('; '),
-        });
-        // The same without it (as the first start after an upgrade): the cache removed before each start.
-        const uncached = tempDir('exe-cache');
-        variants.push({
-          name: 'executable without its code cache', ...exe,
+          name: `${name.replace(/ \(.*/, '')} without its code cache`, ...what,
           options: { cwd, env: { ...env, CACHE_DIRECTORY: uncached }, beforeEach: () => removeCodeCaches(uncached) },
           untargeted: true,
           ...(stale ? { note: stale } : {}),
         });
+      };
+      cachedAndNot('bundle (node dist/voice-hub.cjs)', { cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] }, undefined);
+      if (existsSync(EXECUTABLE)) {
+        const { cwd, args } = executableSetting();
+        cachedAndNot(`executable (dist/${EXECUTABLE_NAME})`, { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] }, cwd, staleExecutableNote());
       }
       for (const v of variants) {
         const times = await timeStart(ctx, v.cmd, v.args(tempDir('startup')), runs, v.options);

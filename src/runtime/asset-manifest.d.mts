@@ -12,6 +12,7 @@ export declare function uwsAddonFileName(arch: string, platform: string, abi: st
 export declare function mallocAddonFileName(arch: string): string;
 export declare function opusAddonFileName(arch: string): string;
 export declare const PROGRAM_ASSET: string;
+export declare const BUNDLE_MAIN: string;
 export declare const SEA_MAIN: string;
 export declare const SQL_WASM: string;
 export interface ProgramPart {

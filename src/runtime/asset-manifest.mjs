@@ -35,11 +35,14 @@ export function opusAddonFileName(arch) {
 }
 
 /**
- * The program itself (build.mjs' bundle) inside a single executable, beside the assets: the executable's
- * SEA main script is only the loader of src/runtime/sea-main.ts, which compiles this.
+ * The program itself: build.mjs' bundle of src/main.ts. Neither launcher is more than a loader that runs it
+ * with its V8 code cache (src/runtime/run-program.ts): beside BUNDLE_MAIN in dist/, inside each single
+ * executable among the assets.
  */
-export const PROGRAM_ASSET = 'voice-hub.cjs';
-/** That loader, as build.mjs writes it into dist/. */
+export const PROGRAM_ASSET = 'program.cjs';
+/** The launcher `node dist/voice-hub.cjs` runs (src/runtime/bundle-main.ts), as build.mjs writes it into dist/. */
+export const BUNDLE_MAIN = 'voice-hub.cjs';
+/** The single executables' SEA main script (src/runtime/sea-main.ts), as build.mjs writes it into dist/. */
 export const SEA_MAIN = 'sea-main.cjs';
 
 /** The sql.js engine: SQLite compiled to wasm. */
@@ -96,6 +99,7 @@ export function runtimeAssets(arch, abi) {
   }
   const addon = uwsAddonFileName(arch, 'linux', abi);
   return Object.freeze([
+    { name: PROGRAM_ASSET, built: 'src/main.ts' },
     { name: SQL_WASM, source: 'sql.js/dist/sql-wasm.wasm' },
     ...SWAGGER_UI_FILES.map((file) => ({ name: `swagger/${file}`, source: `swagger-ui-dist/${file}` })),
     { name: `native/${addon}`, source: `${uws.dir}/${addon}` },

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { DECODE_WORKER_PART, PROGRAM_PARTS, SQL_WASM, uwsAddonFileName } from '../../src/runtime/asset-manifest.mjs';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { call } from '../support/http.js';
-import { BUNDLE, copyBuild, ROOT, runProcess } from '../support/service.js';
+import { BUNDLE, copyBuild, copyBundle, PROGRAM, ROOT, runProcess } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 const ADDON = `native/${uwsAddonFileName(process.arch, process.platform, process.versions.modules)}`;
@@ -25,7 +25,7 @@ describe('the program and its parts', () => {
   // V8 holds a script's whole source for the life of the process: what is in the program costs every
   // idle service, used or not. The source map names every file the build put into the program.
   it('the program carries none of the packages of its parts, nor the decoder threads\' code', () => {
-    const sources = (JSON.parse(readFileSync(`${BUNDLE}.map`, 'utf8')) as { sources: string[] }).sources;
+    const sources = (JSON.parse(readFileSync(`${PROGRAM}.map`, 'utf8')) as { sources: string[] }).sources;
     assert.ok(sources.some((s) => s.includes('node_modules/ws/')), 'the list is real: it names ws');
     const packages = PROGRAM_PARTS.flatMap((p) => p.packages);
     assert.deepEqual(sources.filter((s) => packages.some((p) => s.includes(`node_modules/${p}/`)) || s.endsWith('decode-worker.ts')), []);
@@ -131,7 +131,7 @@ describe('the bundled CLI reads no translation files', () => {
     const root = tmpDir('voice-hub-locales-');
     const dir = path.join(root, 'a/b/c');
     mkdirSync(dir, { recursive: true });
-    copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+    copyBundle(dir);
     for (let up = dir; up.startsWith(root); up = path.dirname(up)) {
       mkdirSync(path.join(up, 'locales'));
       writeFileSync(path.join(up, 'locales/de_DE.json'), 'not json');

@@ -14,7 +14,7 @@ import { after, describe, it, type TestContext } from 'node:test';
 import { HttpTransportType, HubConnectionBuilder, LogLevel, type HubConnection } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
 import { call } from '../support/http.js';
-import { BUNDLE, ROOT, runProcess } from '../support/service.js';
+import { copyBundle, ROOT, runProcess } from '../support/service.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { tmpDir } from '../support/tmp.js';
 import { Subscriber } from '../mqtt/helpers.js';
@@ -290,7 +290,7 @@ export function aloneTest(platform: Platform): void {
       writeFileSync(sb.exe, bytes.subarray(0, bytes.length - 24)); // the payload's trailer
       // The program and the addon it needs, lying beside the executable as dist/ holds them: not to be used.
       const beside = path.dirname(sb.exe);
-      copyFileSync(BUNDLE, path.join(beside, 'voice-hub.cjs'));
+      copyBundle(beside);
       mkdirSync(path.join(beside, 'native'));
       copyFileSync(path.join(ROOT, 'dist', 'native', addonOf(platform) + '.node'), path.join(beside, 'native', addonOf(platform) + '.node'));
       const res = await runExecutable(sb, ['--port', '0', '--data-dir', sb.dataDir]);

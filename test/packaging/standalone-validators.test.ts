@@ -15,7 +15,7 @@ import { configValidator } from '../../src/config/validator.js';
 import { REQUEST_SCHEMAS } from '../../src/http/request-schemas.js';
 import { requestValidator } from '../../src/http/validator.js';
 import { standaloneConfigValidator, standaloneRequestValidators } from '../../scripts/standalone-validators.js';
-import { BUNDLE, ROOT } from '../support/service.js';
+import { PROGRAM, ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 interface Validators {
@@ -128,12 +128,12 @@ describe('standalone validators (as the bundle runs them)', async () => {
   });
 
   it('the bundle carries the generated validators, not ajv', () => {
-    assert.ok(existsSync(`${BUNDLE}.map`), `${BUNDLE}.map is missing: run node build.mjs`);
-    const sources = (JSON.parse(readFileSync(`${BUNDLE}.map`, 'utf8')) as { sources: string[] }).sources;
+    assert.ok(existsSync(`${PROGRAM}.map`), `${PROGRAM}.map is missing: run node build.mjs`);
+    const sources = (JSON.parse(readFileSync(`${PROGRAM}.map`, 'utf8')) as { sources: string[] }).sources;
     const ajvFiles = sources.filter((s) => s.includes('node_modules/ajv/'));
     // ajv's small run-time helpers (string length in characters, deep equality) are what the generated code calls.
     assert.deepEqual(ajvFiles.filter((s) => !/node_modules\/ajv\/(dist|lib)\/runtime\//.test(s)), []);
     assert.deepEqual(sources.filter((s) => /src\/(config\/ajv|config\/validator|http\/validator)\.ts$/.test(s)), [], 'the ajv compilation is not bundled');
-    assert.match(readFileSync(BUNDLE, 'utf8'), /must be a time span from /);
+    assert.match(readFileSync(PROGRAM, 'utf8'), /must be a time span from /);
   });
 });

@@ -7,7 +7,7 @@ import { copyFileSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import { BUNDLE, runBundle, spawnService } from '../support/service.js';
+import { BUNDLE, copyBundle, runBundle, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { waitUntil } from '../support/wait.js';
 import { loadSqlEngine, openDatabaseFile } from '../../src/store/database.js';
@@ -47,8 +47,7 @@ describe('start-up', () => {
 
   it('refuses to start when the native addon cannot load (no silent JS fallback)', async () => {
     const dir = tmpDir();
-    const copy = path.join(dir, 'voice-hub.cjs');
-    copyFileSync(BUNDLE, copy);
+    const copy = copyBundle(dir);
     const { spawnSync } = await import('node:child_process');
     const res = spawnSync(process.execPath, [copy, '--port', '0', '--data-dir', path.join(dir, 'data')], { cwd: dir, encoding: 'utf8', timeout: 15_000, env: { PATH: process.env.PATH } });
     assert.equal(res.status, 1);

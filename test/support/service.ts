@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { createApp, type RunningApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
-import { runtimeAssets, SEA_MAIN } from '../../src/runtime/asset-manifest.mjs';
+import { PROGRAM_ASSET, runtimeAssets, SEA_MAIN } from '../../src/runtime/asset-manifest.mjs';
 import type { LoadedConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/log/logger.js';
 import { tmpDir } from './tmp.js';
@@ -19,6 +19,15 @@ after(async () => {
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BUNDLE = path.join(ROOT, 'dist/voice-hub.cjs');
+/** The program the bundle's launcher runs (src/runtime/bundle-main.ts). */
+export const PROGRAM = path.join(ROOT, 'dist', PROGRAM_ASSET);
+
+/** The bundle's launcher and the program it runs, copied into `dir` without any asset; returns the launcher's path there. */
+export function copyBundle(dir: string): string {
+  copyFileSync(PROGRAM, path.join(dir, PROGRAM_ASSET));
+  copyFileSync(BUNDLE, path.join(dir, 'voice-hub.cjs'));
+  return path.join(dir, 'voice-hub.cjs');
+}
 
 /**
  * The bundle and its assets (program parts included) copied to a fresh folder with no node_modules
