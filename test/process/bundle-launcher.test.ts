@@ -5,7 +5,7 @@ import { chmodSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { call } from '../support/http.js';
-import { copyBundle, runProcess, spawnService } from '../support/service.js';
+import { BUNDLE, copyBundle, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { sleep, waitUntil } from '../support/wait.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
@@ -77,4 +77,18 @@ describe('the bundle and its launcher', () => {
     assert.equal(res.stderr, `start-up failed: the program ${path.join(dir, 'program.cjs')} could not be read (not found): this build is incomplete (run node build.mjs)\n`);
   });
 
+
+  it('loads the program through Node\'s own loader under --enable-source-maps: stack traces name the sources', async () => {
+    // A preload that prints where stdout is written from: yargs' --version, inside the program.
+    const dir = tmpDir();
+    const preload = path.join(dir, 'where.cjs');
+    writeFileSync(preload, "const write = process.stdout.write.bind(process.stdout);\nprocess.stdout.write = (...a) => { process.stderr.write(new Error('where').stack + '\\n'); return write(...a); };\n");
+    const frames = async (flags: string[]): Promise<string> => {
+      const res = await runProcess(process.execPath, [...flags, '-r', preload, BUNDLE, '--version'], { env: { PATH: process.env.PATH ?? '', CACHE_DIRECTORY: dir } });
+      assert.equal(res.code, 0, res.stderr);
+      return res.stderr;
+    };
+    assert.match(await frames(['--enable-source-maps']), /at .*node_modules\/yargs\/build\/lib\/yargs-factory\.js:\d+:\d+\)/);
+    assert.match(await frames([]), /at .*dist\/program\.cjs:\d+:\d+\)/);
+  });
 });
