@@ -89,10 +89,40 @@ const PART_OPTIONS = {
   ...WITHOUT_WS_ADDONS, bundle: true, platform: 'node', target: 'node20', format: 'cjs', legalComments: 'none', minifyWhitespace: true, logLevel: 'warning',
   alias: { 'readable-stream': 'stream' },
 };
+
+// mqtt.js' client class imports two packages for paths our connection never takes (src/mqtt/client.ts):
+// worker-timers for keep-alive timers in a Web Worker (`timerVariant: 'worker'`, or 'auto' in a browser;
+// we pass 'native'), and lru-cache for the topic aliases an MQTT 5 broker offers in its CONNACK (the
+// parser reads CONNACK properties only for protocolVersion 5; we speak 3.1.1). Their code, and what
+// it imports (Babel's regenerator, fast-unique-numbers), stayed compiled in an idle service with MQTT on,
+// and lru-cache's first line loaded perf_hooks. Each resolves to a module that throws, naming itself, if
+// that path is ever taken. Its package.json, read for the version alone (MqttClient.VERSION), is that
+// version: the whole manifest (scripts, contributors) was parsed and kept.
+const UNREACHABLE_IN_MQTT = {
+  'worker-timers': ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'],
+  'lru-cache': ['LRUCache'],
+};
+const mqttUnreachable = {
+  name: 'mqtt-unreachable',
+  setup(b) {
+    b.onResolve({ filter: /^(worker-timers|lru-cache)$/ }, (args) => (args.importer.includes('/node_modules/mqtt/') ? { path: args.path, namespace: 'mqtt-unreachable' } : undefined));
+    b.onResolve({ filter: /\/package\.json$/ }, (args) => (args.importer.includes('/node_modules/mqtt/') ? { path: path.resolve(args.resolveDir, args.path), namespace: 'mqtt-version' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'mqtt-version' }, (args) => ({
+      loader: 'js',
+      contents: `module.exports = { version: ${JSON.stringify(JSON.parse(readFileSync(args.path, 'utf8')).version)} };`,
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'mqtt-unreachable' }, (args) => ({
+      loader: 'js',
+      contents: UNREACHABLE_IN_MQTT[args.path].map((name) => `exports.${name} = function ${name}() {
+  throw new Error('voice-hub built mqtt.js without ${args.path} (build.mjs, UNREACHABLE_IN_MQTT): its ${name} was called');
+};`).join('\n'),
+    }));
+  },
+};
 async function buildParts() {
   for (const part of PROGRAM_PARTS) {
     const contents = `module.exports = {${part.packages.map((p) => `${JSON.stringify(p)}: require(${JSON.stringify(p)})`).join(', ')}};`;
-    await build({ ...PART_OPTIONS, stdin: { contents, resolveDir: root, sourcefile: part.name }, outfile: path.join(dist, part.name) });
+    await build({ ...PART_OPTIONS, plugins: [mqttUnreachable], stdin: { contents, resolveDir: root, sourcefile: part.name }, outfile: path.join(dist, part.name) });
   }
   await build({ ...PART_OPTIONS, entryPoints: [path.join(root, 'src/voice/opus/decode-worker.ts')], outfile: path.join(dist, DECODE_WORKER_PART) });
 }

@@ -126,6 +126,10 @@ export class BrokerConnection {
       host: o.host,
       port: o.port,
       protocol: 'mqtt',
+      // MQTT 3.1.1 (mqtt.js' default) and keep-alive on Node's own timers: the part build.mjs bundles
+      // leaves out what MQTT 5's topic aliases and Web Worker timers would need (UNREACHABLE_IN_MQTT).
+      protocolVersion: 4,
+      timerVariant: 'native',
       clientId: o.clientId,
       username: o.username === '' ? undefined : o.username,
       password: o.username === '' ? undefined : o.password,

@@ -61,6 +61,38 @@ describe('the program and its parts', () => {
     assert.ok(modules.includes('node_modules/mqtt/build/lib/client.js'), 'the list is real: it names the client');
     assert.deepEqual(modules.filter((m) => /node_modules\/(mqtt\/build\/lib\/connect|ws|socks|ip-address)\//.test(m)), []);
   });
+
+  // Nor what only MQTT 5's topic aliases (lru-cache) and Web Worker timers (worker-timers) need: the service
+  // speaks 3.1.1 on Node's timers (src/mqtt/client.ts). Asked for either anyway, the part fails, naming
+  // what it was built without; a client with the service's settings connects. A scripted broker answers
+  // the CONNECT with a CONNACK: for MQTT 5, one offering topic aliases.
+  it('the MQTT part leaves out topic aliases and worker timers, and says so if they are ever asked for', async () => {
+    const text = readFileSync(path.join(ROOT, 'dist', 'parts/mqtt.cjs'), 'utf8');
+    const modules = [...text.matchAll(/"(node_modules\/[^"]+\.[cm]?js)"\(/g)].map((m) => m[1]!);
+    assert.deepEqual(modules.filter((m) => /node_modules\/(lru-cache|worker-timers|worker-timers-broker|@babel\/runtime)\//.test(m)), []);
+    const connect = (options: string, connack: number[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      runProcess(process.execPath, ['-e', `
+const { Duplex } = require('node:stream');
+const exported = require(${JSON.stringify(path.join(ROOT, 'dist', 'parts/mqtt.cjs'))})['mqtt/lib/client'];
+const Client = exported.default ?? exported;
+const broker = () => { let answered = false; return new Duplex({ read() {}, write(chunk, encoding, done) {
+  if (!answered) { answered = true; setImmediate(() => this.push(Buffer.from(${JSON.stringify(connack)}))); }
+  done();
+} }); };
+const client = new Client(broker, { host: '127.0.0.1', port: 1883, protocol: 'mqtt', clientId: 'part-test', keepalive: 60, reconnectPeriod: 0, ${options} });
+client.on('connect', () => { console.log('connected'); process.exit(0); });
+`]);
+    const service = await connect("protocolVersion: 4, timerVariant: 'native'", [0x20, 2, 0, 0]);
+    assert.equal(service.code, 0, service.stderr);
+    assert.equal(service.stdout.trim(), 'connected');
+    const workerTimers = await connect("protocolVersion: 4, timerVariant: 'worker'", [0x20, 2, 0, 0]);
+    assert.notEqual(workerTimers.code, 0);
+    assert.match(workerTimers.stderr, /Error: voice-hub built mqtt\.js without worker-timers \(build\.mjs, UNREACHABLE_IN_MQTT\): its setInterval was called/);
+    // CONNACK, MQTT 5: no session, success, properties: Topic Alias Maximum (0x22) 10.
+    const topicAliases = await connect('protocolVersion: 5', [0x20, 6, 0, 0, 3, 0x22, 0, 10]);
+    assert.notEqual(topicAliases.code, 0);
+    assert.match(topicAliases.stderr, /Error: voice-hub built mqtt\.js without lru-cache \(build\.mjs, UNREACHABLE_IN_MQTT\): its LRUCache was called/);
+  });
 });
 
 describe('the bundle copied with its files', () => {
