@@ -145,15 +145,18 @@ function presentInvocationId(obj: Json): string {
 /** More top-level members than any hub message has (Invocation: type, invocationId, target, arguments, streamIds, headers). */
 const FEW_MEMBERS = 8;
 
+const INT32 = { type: 'Int32', fits: isIntegerToken } as const;
+const INT64 = { type: 'Int64', fits: isInt64Token } as const;
+
 /**
  * The integers ASP.NET reads with GetInt32 / GetInt64, which refuse a number written with a fraction or
  * an exponent, and how their text is judged: Int32's range is exact in the parsed number
- * (requireMessageType), Int64's is not.
+ * (requireMessageType), Int64's is not. Names are compared, not looked up in an object: a name sliced
+ * from the text is a fresh string, which a keyed lookup first searches V8's string table for, on every
+ * member of every message.
  */
-const INTEGER_PROPERTIES: Readonly<Record<string, { readonly type: string; readonly fits: (token: string) => boolean }>> = {
-  type: { type: 'Int32', fits: isIntegerToken },
-  sequenceId: { type: 'Int64', fits: isInt64Token },
-};
+const integerProperty = (name: string): typeof INT32 | typeof INT64 | undefined =>
+  name === 'type' ? INT32 : name === 'sequenceId' ? INT64 : undefined;
 
 /**
  * What the parsed object no longer shows, checked in the text: an integer property written as `1.0`
@@ -169,7 +172,7 @@ function checkAsWritten(text: string): void {
   let seen: Set<string> | undefined;
   for (let i = 0; i < members.length; i++) {
     const { name, value } = members[i]!;
-    const integer = INTEGER_PROPERTIES[name];
+    const integer = integerProperty(name);
     if (integer !== undefined && value !== 'null' && isNumberToken(value) && !integer.fits(value)) {
       throw new InvalidDataError(`Expected '${name}' to be of type ${integer.type}.`);
     }

@@ -41,4 +41,9 @@ describe('JSON: known properties are checked whatever the message type, as ASP.N
     assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"target":"Echo","arguments":[],"invocationId":null,"error":null,"headers":{"a":"b"},"streamIds":[],"sequenceId":3}')), [ECHOED]);
     assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":99,"allowReconnect":true,"invocationId":"x","sequenceId":null}')), [ECHOED]);
   });
+
+  it('unknown properties named like members of every object change nothing, numbers included', async () => {
+    // An integer property was once looked up by name in a plain object, where `constructor` is found too.
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"constructor":1.5,"toString":2,"__proto__":1}')), [ECHOED]);
+  });
 });
