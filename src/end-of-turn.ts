@@ -13,6 +13,7 @@
 // cost nothing measurable. At 300 devices, three runs alternating with the code before it: the answers'
 // p99 63-74 ms against 82-108 ms (single runs of one build vary more than that with the machine's other
 // load; bench/RESULTS.md gives both).
+import { monotonicMs } from './monotonic-clock.js';
 
 /** How long upstream writes and decoder jobs may wait for their turn's end. */
 export const MAX_HOLD_MS = 1;
@@ -21,13 +22,13 @@ export const MAX_HOLD_MS = 1;
 const held = new Set<EndOfTurn<unknown>>();
 /** Those that wait for the turn's end however long it is. */
 const wholeTurn = new Set<EndOfTurn<unknown>>();
-/** performance.now() when the oldest item in `held` came; only read while `held` is not empty. */
+/** monotonicMs() when the oldest item in `held` came; only read while `held` is not empty. */
 let heldSince = 0;
 let scheduled = false;
 /** Set while releaseHeld() runs: work a flush adds goes out in the same pass. */
 let releasing = false;
 /** Where the hold's milliseconds come from; tests swap it so that a loaded machine cannot decide them. */
-let clock: () => number = () => performance.now();
+let clock: () => number = () => monotonicMs();
 
 /** Replaces the clock the hold is measured on (tests only); returns a function that puts it back. */
 export function useClock(next: () => number): () => void {

@@ -12,6 +12,7 @@ import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
 import { isUntrustedCertificate, untrustedCertificateHint } from './untrusted-certificate.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export interface SimApi {
   readonly baseUrl: string;
@@ -239,7 +240,7 @@ export class SimDevice {
   }
 
   /**
-   * One packet per SIM_PACKET_MS from `t0` (performance.now() time), drift-free, `total` in all, or
+   * One packet per SIM_PACKET_MS from `t0` (monotonicMs() time), drift-free, `total` in all, or
    * until `stop` aborts: then what was due so far is what the run counts.
    */
   stream(total: number, t0: number, packetMs: number, stop?: AbortSignal): Promise<void> {
@@ -252,10 +253,10 @@ export class SimDevice {
       const tick = (): void => {
         if (stop?.aborted) return resolve();
         // A late timer sends what is due, so every run has exactly `total` packets due.
-        const due = Math.min(total, Math.floor((performance.now() - t0) / packetMs) + 1);
+        const due = Math.min(total, Math.floor((monotonicMs() - t0) / packetMs) + 1);
         while (next < due && !this.failure) {
           if (this.inSession) {
-            this.tally.send(next % cycle, performance.now());
+            this.tally.send(next % cycle, monotonicMs());
             // A send into a connection that just dropped rejects; the tally counts that packet as lost.
             connection.send('SendAudioData', sessionId, this.payloads[next % cycle]!).catch(() => undefined);
           } else {
@@ -264,9 +265,9 @@ export class SimDevice {
           next++;
         }
         if (next >= total || this.failure) return resolve();
-        setTimeout(tick, Math.max(0, t0 + next * packetMs - performance.now()));
+        setTimeout(tick, Math.max(0, t0 + next * packetMs - monotonicMs()));
       };
-      setTimeout(tick, Math.max(0, t0 - performance.now()));
+      setTimeout(tick, Math.max(0, t0 - monotonicMs()));
     });
   }
 
@@ -318,10 +319,10 @@ export class SimDevice {
       if (this.pendingJoin) this.pendingJoin.reject(new Error(`JoinSession refused: ${message}`));
       else this.onError(message);
     });
-    connection.on('AudioProcessed', (p: { sequence?: number }) => this.tally.processed(Number(p?.sequence), performance.now()));
+    connection.on('AudioProcessed', (p: { sequence?: number }) => this.tally.processed(Number(p?.sequence), monotonicMs()));
     connection.on('AudioResponse', () => { this.audioResponses++; });
     // The upstream's answer as it sent it: the echo's copy of one of our packets.
-    connection.on('AudioData', (d: { data?: string }) => this.tally.response(this.contentIndex.get(String(d?.data)) ?? -1, performance.now()));
+    connection.on('AudioData', (d: { data?: string }) => this.tally.response(this.contentIndex.get(String(d?.data)) ?? -1, monotonicMs()));
     connection.on('TextResponse', () => undefined);
     connection.on('SessionEnded', (e: { reason?: string }) => {
       if (!this.stopping && !this.failure) this.failure = `session ended: ${e?.reason ?? '?'}`;

@@ -15,6 +15,7 @@ import { SIM_PACKET_MS, simPackets } from './sim-packets.js';
 import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
 import { interruptOnSignals } from './sim-interrupt.js';
 import { formatSimulationReport, summarise, type SimulationReport } from './sim-report.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export { formatSimulationReport, percentile, type SimulationReport } from './sim-report.js';
 
@@ -125,7 +126,7 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
     if (ready.length > 0 && !stop?.aborted) {
       const total = Math.max(1, Math.round((seconds * 1000) / SIM_PACKET_MS));
       log(`${ready.length} device(s) streaming ${total} packets each (${SIM_PACKET_MS} ms per packet, real time)`);
-      const t0 = performance.now() + 50;
+      const t0 = monotonicMs() + 50;
       // Drops at every multiple of dropEvery into the streaming, the last one before its end.
       const dropTimers: NodeJS.Timeout[] = [];
       for (let at = options.dropEverySeconds ?? seconds; relay && at < seconds; at += options.dropEverySeconds!) {
@@ -133,7 +134,7 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
           drops++;
           log(`drop ${drops}: cutting every hub connection, new ones wait ${dropForMs} ms`);
           relay.dropAll(dropForMs);
-        }, Math.max(0, t0 + at * 1000 - performance.now())));
+        }, Math.max(0, t0 + at * 1000 - monotonicMs())));
       }
       try {
         // Devices are not in step in real life: spread their packet clocks over one packet interval.
@@ -141,10 +142,10 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       } finally {
         for (const timer of dropTimers) clearTimeout(timer);
       }
-      streamedMs = Math.max(0, performance.now() - t0);
+      streamedMs = Math.max(0, monotonicMs() - t0);
       const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
-      const drainUntil = performance.now() + (stop?.aborted ? Math.min(drainMs, INTERRUPTED_DRAIN_MS) : drainMs);
-      while (performance.now() < drainUntil && !ready.every((d) => d.settled || d.failure)) await new Promise((r) => setTimeout(r, 20));
+      const drainUntil = monotonicMs() + (stop?.aborted ? Math.min(drainMs, INTERRUPTED_DRAIN_MS) : drainMs);
+      while (monotonicMs() < drainUntil && !ready.every((d) => d.settled || d.failure)) await new Promise((r) => setTimeout(r, 20));
     }
 
     // Without an interrupt each request has its own timeout; after one, the clean-up as a whole is bounded.

@@ -2,6 +2,7 @@
 // (`{status, totalDuration, entries}`, camelCase, TimeSpan text), which health dashboards read.
 import { formatTimeSpan } from '../config/timespan.js';
 import type { CheckResult, HealthCheck, HealthEntry, HealthStatus } from './checks.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export interface HealthReport {
   status: HealthStatus;
@@ -31,18 +32,18 @@ export interface RunHealthOptions {
 /** Runs every check at once; entries keep the order of `checks`. Never rejects. */
 export async function runHealth(checks: Record<string, HealthCheck>, options: RunHealthOptions = {}): Promise<HealthReport> {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const started = performance.now();
+  const started = monotonicMs();
   const names = Object.keys(checks);
   const entries = await Promise.all(names.map((name) => runOne(checks[name]!, timeoutMs)));
   return {
     status: worstStatus(entries.map((e) => e.status)),
-    totalDuration: formatTimeSpan(performance.now() - started),
+    totalDuration: formatTimeSpan(monotonicMs() - started),
     entries: Object.fromEntries(names.map((name, i) => [name, entries[i]!])),
   };
 }
 
 async function runOne(check: HealthCheck, timeoutMs: number): Promise<HealthEntry> {
-  const started = performance.now();
+  const started = monotonicMs();
   let timer: NodeJS.Timeout | undefined;
   let result: CheckResult;
   try {
@@ -63,7 +64,7 @@ async function runOne(check: HealthCheck, timeoutMs: number): Promise<HealthEntr
   const entry: HealthEntry = {
     status: result.status,
     description: result.description,
-    duration: formatTimeSpan(performance.now() - started),
+    duration: formatTimeSpan(monotonicMs() - started),
     data: result.data ?? {},
     tags: result.tags ?? [],
   };

@@ -6,6 +6,7 @@ import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarge
 import type { CheckResult, HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { connectionErrorText } from '../errors.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export interface VoiceCheckOptions {
   serverUrl: string;
@@ -32,9 +33,9 @@ export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck
     if (!options.enabled()) {
       return { status: 'Healthy', description: 'voice features disabled', data: { serverUrl: shown }, tags: TAGS };
     }
-    if (last && performance.now() - last.at < cacheMs) return copy(last.result);
+    if (last && monotonicMs() - last.at < cacheMs) return copy(last.result);
     inflight ??= probe(options, shown).then((result) => {
-      last = { result, at: performance.now() };
+      last = { result, at: monotonicMs() };
       inflight = undefined;
       return result;
     });
@@ -48,8 +49,8 @@ const copy = (r: CheckResult): CheckResult => ({ ...r, data: { ...r.data }, tags
 async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckResult> {
   // Loaded first, so that elapsedMs is the connection's own time, not the first probe's module load.
   const WebSocketClient = await loadWebSocket();
-  const started = performance.now();
-  const data = (): Record<string, unknown> => ({ serverUrl: shown, elapsedMs: Math.round(performance.now() - started) });
+  const started = monotonicMs();
+  const data = (): Record<string, unknown> => ({ serverUrl: shown, elapsedMs: Math.round(monotonicMs() - started) });
   const unhealthy = (text: string): CheckResult => ({ status: 'Unhealthy', description: text, exception: text, data: data(), tags: TAGS });
 
   return new Promise<CheckResult>((resolve) => {

@@ -18,6 +18,7 @@ import type { Reply, RequestInfo, Router } from './router.js';
 import { parseBody } from './number-syntax.js';
 import { validateBody } from './schemas.js';
 import { traceIdFor } from './trace-context.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export interface HttpPipelineOptions {
   router: Router;
@@ -121,7 +122,7 @@ function errorReply(e: unknown, logger: Logger, req: RequestInfo, traceId: strin
 export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
   const { router, logger } = opts;
   return (incoming, exchange) => {
-    const started = performance.now();
+    const started = monotonicMs();
     const request: RequestInfo = {
       method: incoming.method,
       // As Kestrel's HttpRequest.Path: what the gate, the routes and the log see (route-path.ts).
@@ -151,7 +152,7 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
       if (corsHeaders) reply = { ...reply, headers: withCorsHeaders(reply.headers, corsHeaders) };
       exchange.send(renderReply(reply), close ? 'close' : asksToClose(request.headers.connection) ? 'close-as-asked' : 'keep', () => {
         if (opts.accessLog.enabled('Information')) {
-          opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(performance.now() - started).toFixed(1)}ms`);
+          opts.accessLog.info(`${request.method} ${request.path} ${reply.status} ${(monotonicMs() - started).toFixed(1)}ms`);
         }
       });
     };

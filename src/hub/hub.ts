@@ -15,6 +15,7 @@ import type { Frame } from './stateful/frame-queue.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
 import type { CloseReason, HubOptions, VoiceHubServer } from './types.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
 export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
@@ -58,7 +59,7 @@ export class HubCore {
 
   constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-    const now = (): number => performance.now();
+    const now = (): number => monotonicMs();
     this.protocols = { json: jsonProtocol, messagepack: createMessagePackProtocol(options.maximumReceiveMessageSize) };
     this.addresses = new AddressSlots(options.maximumConnectionsPerAddress ?? 0);
     this.addressLog = new ThrottledLog(options.logger, 1, 60_000, now,

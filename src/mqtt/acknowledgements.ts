@@ -1,6 +1,7 @@
 // The QoS 1 messages the connected broker has not acknowledged yet, and whether the oldest has waited too
 // long. A connection that answers pings and acknowledges nothing (a stuck or overloaded broker, a proxy
 // that drops packets) delivers nothing while it looks connected: the publisher's health says so.
+import { monotonicMs } from '../monotonic-clock.js';
 
 /**
  * A broker acknowledges a QoS 1 message in milliseconds, and with the publisher's in-flight window full
@@ -19,7 +20,7 @@ export interface AcknowledgementEvents {
 }
 
 export class AcknowledgementWatch {
-  /** Message number -> when it was sent (performance.now()), oldest first. */
+  /** Message number -> when it was sent (monotonicMs()), oldest first. */
   private readonly sentAt = new Map<number, number>();
   private next = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -31,7 +32,7 @@ export class AcknowledgementWatch {
   /** A message went out on the current connection; the function returned is its acknowledgement. */
   sent(): () => void {
     const number = this.next++;
-    this.sentAt.set(number, performance.now());
+    this.sentAt.set(number, monotonicMs());
     this.watch();
     return () => {
       if (this.sentAt.delete(number)) this.acknowledged();
@@ -61,7 +62,7 @@ export class AcknowledgementWatch {
 
   private oldestWait(): number | undefined {
     const oldest = this.sentAt.values().next();
-    return oldest.done ? undefined : performance.now() - oldest.value;
+    return oldest.done ? undefined : monotonicMs() - oldest.value;
   }
 
   /** Arms the timer that notices the oldest message reaching the limit. */

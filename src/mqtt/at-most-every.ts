@@ -1,6 +1,7 @@
 // Work that a request from outside sets off, done at most once per interval: the first request at once,
 // any within the interval after it once at its end, together. What it bounds is what a flood of
 // requests can cost, not whether a request is answered.
+import { monotonicMs } from '../monotonic-clock.js';
 
 export class AtMostEvery {
   private last = -Infinity;
@@ -15,7 +16,7 @@ export class AtMostEvery {
    */
   request(): number | undefined {
     if (this.closed) return 0;
-    const wait = this.last + this.intervalMs - performance.now();
+    const wait = this.last + this.intervalMs - monotonicMs();
     if (this.timer !== undefined) return undefined;
     if (wait <= 0) {
       this.run();
@@ -36,7 +37,7 @@ export class AtMostEvery {
 
   private run(): void {
     if (this.closed) return;
-    this.last = performance.now();
+    this.last = monotonicMs();
     this.work();
   }
 }

@@ -7,6 +7,7 @@ import { closedSoonText, reasonOf, stoppedListeningText, takenOverText } from '.
 import { MAX_INCOMING_PACKET_BYTES, SUBSCRIPTION_QOS, type SkippedMessage } from './packet-limit.js';
 import type { OutgoingMessage } from './queue.js';
 import { connectionErrorText } from '../errors.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 /**
  * mqtt.js' client class is loaded when the first connection starts: a service with MQTT switched off
@@ -158,7 +159,7 @@ export class BrokerConnection {
     client.prependListener('close', () => {
       if (this.ended) return;
       // Only a connection that lasted starts the back-off again from its first delay.
-      if (this.connectedAt !== undefined && performance.now() - this.connectedAt > SHORT_LIVED_MS) this.failedAttempts = 0;
+      if (this.connectedAt !== undefined && monotonicMs() - this.connectedAt > SHORT_LIVED_MS) this.failedAttempts = 0;
       this.failedAttempts++;
       const delay = Math.min(o.reconnectMinMs * 2 ** Math.max(0, this.failedAttempts - 1), o.reconnectMaxMs);
       client.options.reconnectPeriod = delay;
@@ -170,7 +171,7 @@ export class BrokerConnection {
     client.on('close', () => {
       if (this.ended) return;
       this.reportUnreported();
-      const lasted = this.connectedAt === undefined ? undefined : performance.now() - this.connectedAt;
+      const lasted = this.connectedAt === undefined ? undefined : monotonicMs() - this.connectedAt;
       this.connectedAt = undefined;
       const error = lastError;
       lastError = undefined;
@@ -195,7 +196,7 @@ export class BrokerConnection {
     });
     client.on('connect', () => {
       this.reportUnreported();
-      this.connectedAt = performance.now();
+      this.connectedAt = monotonicMs();
       lastError = undefined;
       this.events.connected();
     });

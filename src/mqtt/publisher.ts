@@ -29,6 +29,7 @@ import { deviceStateTopicOf, StaleConfigSweep } from './stale-configs.js';
 import { deviceStateTopic, haHubNode, haHubObject, haNodeId, haStatusTopic, hubStateTopic, sessionEventTopic, statusTopic } from './topics.js';
 import { urlHost } from '../url-host.js';
 import { durationText } from '../log/duration.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 /** Characters of a topic the log shows: one another client chose may be 65,535 bytes. */
 const TOPIC_CHARS_LOGGED = 200;
@@ -189,13 +190,13 @@ export class MqttPublisher {
       version: options.version,
     };
     this.log = options.logger;
-    this.skippedLog = new ThrottledLog(options.logger, 5, 60_000, () => performance.now(),
+    this.skippedLog = new ThrottledLog(options.logger, 5, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more MQTT messages over the size limit skipped in the last ${seconds} s; the last: ${last}`);
-    this.clearingLog = new ThrottledLog(options.logger, 20, 60_000, () => performance.now(),
+    this.clearingLog = new ThrottledLog(options.logger, 20, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more stale Home Assistant discovery configs cleared in the last ${seconds} s; the last: ${last}`);
-    this.retainedDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
+    this.retainedDropLog = new ThrottledLog(options.logger, 1, 60_000, () => monotonicMs(),
       (count, seconds) => `${count} more retained MQTT topics dropped from the full queue in the last ${seconds} s; their retained messages stay at the broker`);
-    this.eventDropLog = new ThrottledLog(options.logger, 1, 60_000, () => performance.now(),
+    this.eventDropLog = new ThrottledLog(options.logger, 1, 60_000, () => monotonicMs(),
       (count, seconds) => `${count} more MQTT session events dropped from the full queue in the last ${seconds} s`);
     this.queue = new OutgoingQueue(options.queueLimit ?? 1000, () => this.retainedQueueLimit());
     this.homeAssistantResend = new AtMostEvery(options.homeAssistantResendIntervalMs ?? HOME_ASSISTANT_RESEND_INTERVAL_MS, () => this.resendForHomeAssistant());

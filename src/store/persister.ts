@@ -8,6 +8,7 @@ import { ThrottledLog } from '../log/throttled.js';
 import type { SqlDb } from './database.js';
 import { writeFileDurably } from './durable-file.js';
 import type { WriteOutcome } from './types.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 /** Failed writes logged one by one each minute; the rest are summed up (docs/operations.md, "Logging"). */
 const FAILED_WRITE_LINES = 5;
@@ -46,7 +47,7 @@ export class Persister {
     private readonly assertOwner: () => void = () => {},
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
-    this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => performance.now(),
+    this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
   }
 

@@ -23,6 +23,7 @@ import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
 } from './protocol.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export type LinkState = 'Idle' | 'Connecting' | 'Open' | 'Reconnecting' | 'Closed' | 'Failed';
 
@@ -154,7 +155,7 @@ export class UpstreamVoiceLink {
       this.socket = socket;
       this.writer = writer;
       this.stateValue = 'Open';
-      this.openedAt = performance.now();
+      this.openedAt = monotonicMs();
     } catch (e) {
       if (this.stateValue === 'Connecting') this.stateValue = 'Failed';
       throw e;
@@ -355,7 +356,7 @@ export class UpstreamVoiceLink {
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
   private invalid(reason: string): void {
     this.stats.invalidFrames++;
-    const now = performance.now();
+    const now = monotonicMs();
     if (now - this.invalidWindowStart >= 1000) {
       this.invalidWindowStart = now;
       this.invalidLogged = 0;
@@ -380,7 +381,7 @@ export class UpstreamVoiceLink {
     this.writer?.discard();
     this.writer = undefined;
     this.stateValue = 'Reconnecting';
-    const now = performance.now();
+    const now = monotonicMs();
     const upMs = now - this.openedAt;
     const cause = `closed with ${code}${reason ? ` ${this.scrubbedReason(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
@@ -410,7 +411,7 @@ export class UpstreamVoiceLink {
   private async reconnect(cause: string, lastFailure: string): Promise<void> {
     const { attempts, windowMs } = this.budget.policy;
     let last = lastFailure;
-    for (let next = this.budget.next(performance.now()); next; next = this.budget.next(performance.now())) {
+    for (let next = this.budget.next(monotonicMs()); next; next = this.budget.next(monotonicMs())) {
       const { attempt, delayMs } = next;
       this.reconnectLog.info(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} in ${durationText(delayMs)}`);
       await new Promise<void>((wake) => {
@@ -428,7 +429,7 @@ export class UpstreamVoiceLink {
         this.socket = socket;
         this.writer = writer;
         this.stateValue = 'Open';
-        this.openedAt = performance.now();
+        this.openedAt = monotonicMs();
         this.onTrial = true;
         this.stats.reconnects++;
         this.reconnectLog.info(`session ${this.sessionId}: upstream reconnected (attempt ${attempt} of ${attempts})${this.refusedDuringOutage()}`);
@@ -437,7 +438,7 @@ export class UpstreamVoiceLink {
       } catch (e) {
         if (this.stateValue !== 'Reconnecting') return;
         last = errorText(e);
-        this.budget.fail(performance.now());
+        this.budget.fail(monotonicMs());
         this.stats.failedReconnects++;
         this.reconnectLog.warn(`session ${this.sessionId}: reconnect attempt ${attempt} of ${attempts} failed: ${last}`);
       }

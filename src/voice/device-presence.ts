@@ -3,6 +3,7 @@
 // costly to rebuild and holds the conversation) must survive that. So a session is only ended for a lost
 // device after the grace period: when the last holder of a session is released and none attaches again
 // in time. Holders are opaque ids (the hub uses connection ids); nothing here knows a transport.
+import { monotonicMs } from '../monotonic-clock.js';
 
 export interface PresenceCallbacks {
   /** The last holder of `sessionId` is gone; the grace timer of `graceMs` runs from now. */
@@ -26,7 +27,7 @@ export class DevicePresence {
   constructor(
     private readonly graceMs: number,
     private readonly callbacks: PresenceCallbacks,
-    private readonly clock: () => number = () => performance.now(),
+    private readonly clock: () => number = () => monotonicMs(),
   ) {}
 
   /** `holder` listens to `sessionId` from now on; ends the session's away time if it had one. Repeats are harmless. */

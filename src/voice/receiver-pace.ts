@@ -15,6 +15,7 @@
 // It is waited for again once its backlog has gone under the low mark. STALL_MS is longer than a stateful
 // client's acknowledgement interval (about a second), the steps in which such a member drains. A member
 // whose socket is gone is not listed at all (the hub's groupUnsent): it cannot drain until it reconnects.
+import { monotonicMs } from '../monotonic-clock.js';
 
 export const RECEIVERS_HIGH_BYTES = 256 * 1024;
 export const RECEIVERS_LOW_BYTES = 64 * 1024;
@@ -35,7 +36,7 @@ export class ReceiverPace {
     private readonly receivers: ReceiversUnsent,
     /** Stops or resumes reading upstream on the receivers' account; `paused` says which. */
     private readonly changed: () => void,
-    private readonly now: () => number = () => performance.now(),
+    private readonly now: () => number = () => monotonicMs(),
     private readonly stallMs = STALL_MS,
   ) {}
 

@@ -18,6 +18,7 @@ import { publicServerUrl } from '../upstream/public-url.js';
 import { UnsavedEnds } from './unsaved-ends.js';
 import type { ReceiversUnsent } from './receiver-pace.js';
 import { ThrottledLog } from '../log/throttled.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 /** ReceiversUnsent of the session named. */
 type SessionReceiversUnsent = (sessionId: string, ...visit: Parameters<ReceiversUnsent>) => void;
@@ -107,13 +108,13 @@ export class VoiceSessionService {
       deps.logger,
       deps.unsavedEndRetryMs,
     );
-    this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => performance.now(),
+    this.startFailures = new ThrottledLog(deps.logger, START_FAILURE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more session start(s) failed in the last ${seconds} s, each recorded as Failed; the last: ${last}`);
-    this.invalidFrames = new ThrottledLog(deps.logger, INVALID_FRAME_LINES, 60_000, () => performance.now(),
+    this.invalidFrames = new ThrottledLog(deps.logger, INVALID_FRAME_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more line(s) about ignored upstream frames left out in the last ${seconds} s; the last: ${last}`);
-    this.dropBursts = new ThrottledLog(deps.logger, DROP_BURST_LINES, 60_000, () => performance.now(),
+    this.dropBursts = new ThrottledLog(deps.logger, DROP_BURST_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more line(s) about dropped upstream frames left out in the last ${seconds} s (each session's end line has its totals); the last: ${last}`);
-    this.reconnects = new ThrottledLog(deps.logger, RECONNECT_LINES, 60_000, () => performance.now(),
+    this.reconnects = new ThrottledLog(deps.logger, RECONNECT_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more line(s) about lost upstream connections and reconnects left out in the last ${seconds} s; the last: ${last}`);
   }
 

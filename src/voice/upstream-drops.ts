@@ -4,6 +4,7 @@
 // counted until a quiet spell ends the burst, which logs the burst's totals. A misbehaving upstream can
 // thus cost the devices one event per burst, not one per packet, and the journal a few lines, not thousands.
 import type { Logger } from '../log/logger.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 export type DropReason = 'queue' | 'format' | 'corrupt' | 'thread';
 
@@ -42,7 +43,7 @@ export class DropReporter {
   /** Counts one dropped frame; `message` is what the listeners are told if it starts a burst. */
   drop(reason: DropReason, message: string): void {
     this.total[reason]++;
-    const now = performance.now();
+    const now = monotonicMs();
     if (!this.burst) {
       this.burst = { counts: none(), startedAt: now, loggedAt: now };
       this.burst.counts[reason]++;
@@ -81,7 +82,7 @@ export class DropReporter {
     const parts = (Object.entries(burst.counts) as [DropReason, number][])
       .filter(([, n]) => n > 0)
       .map(([reason, n]) => `${n} ${LABELS[reason]}`);
-    const ms = Math.round(performance.now() - burst.startedAt);
+    const ms = Math.round(monotonicMs() - burst.startedAt);
     return `${sum(burst.counts)} frames dropped ${when} over ${ms} ms (${parts.join(', ')}); ${this.totalDropped} in this session`;
   }
 }

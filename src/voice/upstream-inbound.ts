@@ -13,6 +13,7 @@ import { opusPacketDurationMs } from './opus/packet.js';
 import type { AudioFormat, SessionListener } from './session-events.js';
 import { DropReporter, type DropReason } from './upstream-drops.js';
 import type { UpstreamMessage } from '../upstream/protocol.js';
+import { monotonicMs } from '../monotonic-clock.js';
 
 /** VoiceService.DecodeQueuePackets, DecodeQueueBytes, DecoderRebuildsPerSecond and DecoderQueuePerThread. */
 export interface DecodeBudget {
@@ -279,7 +280,7 @@ export class UpstreamInbound {
 
   /** At most `rebuildsPerSecond` rebuilds in any second; a permitted one is recorded. */
   private mayRebuild(): boolean {
-    const now = performance.now();
+    const now = monotonicMs();
     while (this.rebuildTimes.length > 0 && now - this.rebuildTimes[0]! >= REBUILD_WINDOW_MS) this.rebuildTimes.shift();
     if (this.rebuildTimes.length >= this.options.budget.rebuildsPerSecond) return false;
     this.rebuildTimes.push(now);
