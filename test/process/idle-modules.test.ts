@@ -5,7 +5,7 @@
 // the program's parts (src/runtime/asset-manifest.mjs, PROGRAM_PARTS): packages bundled apart from the
 // program, whose source V8 would otherwise hold for the life of every process (about 1 MiB of idle RSS).
 // Node's assert (yargs checks with it), fs/promises (with the readline interface, watchers and
-// directory iterator it loads) and perf_hooks (the \`performance\` global's; src/monotonic-clock.ts) are
+// directory iterator it loads) and perf_hooks (the `performance` global's; src/monotonic-clock.ts) are
 // not loaded by the service at all, busy or idle: 0.8 MiB of RSS.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
