@@ -14,7 +14,7 @@ const source = readProgram();
 // Node maps stack traces through the program's source map (`node --enable-source-maps`) only for what its
 // own loader compiled: with them asked for, the program is loaded that way, without the code cache.
 if (process.sourceMapsEnabled) require(filename);
-else runProgram({ source, filename }, nativeCacheDir(), (message) => process.stderr.write(withPriority('Warning', `warning: ${message}`)));
+else runProgram(source, filename, nativeCacheDir());
 
 /** The program's source; a launcher without it stops here, naming the file it looked for. */
 function readProgram(): string {

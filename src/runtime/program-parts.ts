@@ -5,8 +5,8 @@
 // from node_modules as usual.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Script } from 'node:vm';
 import { assetFile, requireAsset, runsFromExecutable } from './assets.js';
+import { runCommonJs } from './run-program.js';
 
 const loaded = new Map<string, Record<string, unknown>>();
 
@@ -31,13 +31,5 @@ function requireFile(name: string): Record<string, unknown> {
  * src/runtime/sea-main.ts runs the program. A part needs nothing but Node's own modules.
  */
 function compileEmbedded(name: string): Record<string, unknown> {
-  const filename = path.join(process.execPath, name);
-  const source = requireAsset(name).toString('utf8');
-  const run = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename }).runInThisContext() as (
-    this: unknown,
-    ...args: unknown[]
-  ) => void;
-  const module = { exports: {} as Record<string, unknown> };
-  run.call(module.exports, module.exports, createRequire(process.execPath), module, filename, path.dirname(filename));
-  return module.exports;
+  return runCommonJs(requireAsset(name).toString('utf8'), path.join(process.execPath, name), process.execPath).exports;
 }

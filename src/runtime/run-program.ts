@@ -5,22 +5,29 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Script } from 'node:vm';
+import { withPriority } from '../log/logger.js';
 import { ProgramCodeCache } from './code-cache.js';
 
-export interface ProgramFile {
-  /** The program's source. */
-  readonly source: string;
-  /** The file it stands for: its `__filename`, what its `require` resolves from, the name in stack traces. */
-  readonly filename: string;
+/**
+ * Compiles `source` in CommonJS' own wrapper and runs it as the module at `filename`, its `require`
+ * resolving from `requireFrom`; returns the script and the module's exports. The program's parts
+ * (program-parts.ts) run this way inside an executable too.
+ */
+export function runCommonJs(source: string, filename: string, requireFrom = filename, cachedData?: Buffer): { script: Script; exports: Record<string, unknown> } {
+  // The wrapper opens on the first line, so line numbers in stack traces stay the source's.
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename, ...(cachedData ? { cachedData } : {}) });
+  const run = script.runInThisContext() as (this: unknown, ...args: unknown[]) => void;
+  const module = { exports: {} as Record<string, unknown> };
+  run.call(module.exports, module.exports, createRequire(requireFrom), module, filename, path.dirname(filename));
+  return { script, exports: module.exports };
 }
 
-/** Compiles and runs `program` once; the cache is read from `cacheDir` and written there later, what stops that told to `warn`. */
-export function runProgram({ source, filename }: ProgramFile, cacheDir: string, warn: (message: string) => void): void {
+/**
+ * Runs the program `source` as the module at `filename`, with the code cache kept in `cacheDir`; what
+ * stops the cache from being written is a warning on stderr.
+ */
+export function runProgram(source: string, filename: string, cacheDir: string): void {
   const cache = new ProgramCodeCache(cacheDir, source);
-  // The wrapper opens on the program's first line, so line numbers in stack traces stay the program's.
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename, cachedData: cache.data });
-  const run = script.runInThisContext() as (this: unknown, ...args: unknown[]) => void;
-  cache.saveLater(script, warn);
-  const module = { exports: {} };
-  run.call(module.exports, module.exports, createRequire(filename), module, filename, path.dirname(filename));
+  const { script } = runCommonJs(source, filename, filename, cache.data);
+  cache.saveLater(script, (message) => process.stderr.write(withPriority('Warning', `warning: ${message}`)));
 }

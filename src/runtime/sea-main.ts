@@ -14,4 +14,4 @@ try {
   process.stderr.write(withPriority('Error', `start-up failed: ${e instanceof Error ? e.message : String(e)}`));
   process.exit(1);
 }
-runProgram({ source, filename: process.execPath }, nativeCacheDir(), (message) => process.stderr.write(withPriority('Warning', `warning: ${message}`)));
+runProgram(source, process.execPath, nativeCacheDir());
