@@ -30,7 +30,12 @@ export function headerLines(req: HttpRequest): Array<[string, string]> {
  */
 export function joinHeaderLines(lines: HeaderLines): Record<string, string> {
   const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [name, value] of lines) headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  // A read, not `in`: on this prototype-less (dictionary) object `in` went to V8's runtime for every
+  // line, 3.6 % of a status update's CPU. Values are strings, so undefined means the name is new.
+  for (const [name, value] of lines) {
+    const before = headers[name];
+    headers[name] = before === undefined ? value : `${before}, ${value}`;
+  }
   return headers;
 }
 
