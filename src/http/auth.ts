@@ -61,15 +61,20 @@ export function bearerChecked(need: AuthRequirement, requireDeviceTokenForVoice:
   return need.bearer === 'any' || need.bearer === 'admin' || (need.bearer === 'voice' && requireDeviceTokenForVoice);
 }
 
-export async function authenticate(
+/** The request's principal, at once when its token was verified before (VerifyToken); throws or rejects with the refusal. */
+export function authenticate(
   headers: Readonly<Record<string, string>>,
   need: AuthRequirement,
   deps: AuthDeps,
-): Promise<Principal | undefined> {
+): Principal | undefined | Promise<Principal | undefined> {
   if (!bearerChecked(need, deps.requireDeviceTokenForVoice)) return undefined;
   const token = bearerToken(headers.authorization);
   if (!token) throw new DomainError('unauthenticated', 'A bearer token is required.');
-  const principal = await deps.verifyToken(token);
+  const principal = deps.verifyToken(token);
+  return principal instanceof Promise ? principal.then((p) => withRole(need, p)) : withRole(need, principal);
+}
+
+function withRole(need: AuthRequirement, principal: Principal): Principal {
   if (need.bearer === 'admin' && principal.role !== 'admin') throw new DomainError('forbidden', 'This operation needs an admin token.');
   return principal;
 }

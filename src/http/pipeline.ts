@@ -222,7 +222,8 @@ export function httpPipeline(opts: HttpPipelineOptions): HttpPipeline {
 
     void (async () => {
       try {
-        const principal = await authenticate(request.headers, route.auth, opts.auth);
+        const authenticated = authenticate(request.headers, route.auth, opts.auth);
+        const principal = authenticated instanceof Promise ? await authenticated : authenticated;
         if (route.auth.device) requireDeviceAccess(principal, params[route.auth.device]!);
         if (notJson) throw new DomainError('unsupported_media', 'The request body must be JSON (Content-Type: application/json).');
         let parsed: unknown;
