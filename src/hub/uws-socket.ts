@@ -4,7 +4,7 @@
 // with one syscall, instead of one syscall per frame. They go out at the end of the turn (setImmediate),
 // in order; `end()` writes what is waiting first. The other file besides uws-hub.ts that touches uWS.
 import type { WebSocket } from 'uWebSockets.js';
-import type { HubSocket } from './connection.js';
+import { FrameTaken, type HubSocket } from './connection.js';
 import { EndOfTurn } from '../end-of-turn.js';
 
 export interface UwsSocket extends HubSocket {
@@ -40,13 +40,17 @@ class Batch {
     private readonly onDropped: () => void,
   ) {}
 
-  add(data: string | Uint8Array, binary: boolean): void {
-    if (this.frames.length === 0) waiting.add(this);
+  /** First when no frame was waiting or the frames went out at once: uWS may hold more than before. */
+  add(data: string | Uint8Array, binary: boolean): FrameTaken {
+    const first = this.frames.length === 0;
+    if (first) waiting.add(this);
     this.frames.push(data);
     this.binary.push(binary);
     // A string's UTF-8 length is at least its length: close enough for a batch size.
     this.bytes += typeof data === 'string' ? data.length : data.byteLength;
-    if (this.bytes >= EARLY_FLUSH_BYTES) this.flush();
+    if (this.bytes < EARLY_FLUSH_BYTES) return first ? FrameTaken.First : FrameTaken.Joined;
+    this.flush();
+    return FrameTaken.First;
   }
 
   flush(): void {
@@ -85,9 +89,8 @@ export function adaptUwsSocket(ws: WebSocket<unknown>, onDropped: () => void): U
   });
   return {
     send(data, binary) {
-      if (closed) return false;
-      batch.add(data, binary);
-      return true;
+      if (closed) return FrameTaken.Refused;
+      return batch.add(data, binary);
     },
     bufferedAmount: () => (closed ? 0 : ws.getBufferedAmount()),
     end() {
