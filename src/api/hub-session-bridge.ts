@@ -54,6 +54,11 @@ export function hubSessionBridge(hub: Pick<VoiceHubServer, 'sendToGroup'>): Sess
   };
 }
 
-/** What the session service paces its upstream reading by: the members of the session's group. */
-export const hubReceiversUnsent = (hub: VoiceHubServer) => (sessionId: string, visit: (receiver: string, unsent: number) => void): void =>
-  hub.groupUnsent(sessionGroup(sessionId), visit);
+/**
+ * What the session service paces its upstream reading by: the members of the session's group, whose
+ * name is made once per session rather than for each frame handed on (and hashed again to find it).
+ */
+export const hubReceiversUnsent = (hub: VoiceHubServer) => (sessionId: string) => {
+  const group = sessionGroup(sessionId);
+  return (visit: (receiver: string, unsent: number) => void): void => hub.groupUnsent(group, visit);
+};

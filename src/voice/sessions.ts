@@ -20,8 +20,8 @@ import type { ReceiversUnsent } from './receiver-pace.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { monotonicMs } from '../monotonic-clock.js';
 
-/** ReceiversUnsent of the session named. */
-type SessionReceiversUnsent = (sessionId: string, ...visit: Parameters<ReceiversUnsent>) => void;
+/** The ReceiversUnsent of the session named, asked once when it starts. */
+type SessionReceiversUnsent = (sessionId: string) => ReceiversUnsent;
 
 export interface VoiceSessionDeps {
   config: {
@@ -193,7 +193,7 @@ export class VoiceSessionService {
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
       link: { ...this.deps.link, invalidFrameLog: this.invalidFrames, reconnectLog: this.reconnects },
-      ...(unsent ? { receiversUnsent: (visit) => unsent(id, visit) } : {}),
+      ...(unsent ? { receiversUnsent: unsent(id) } : {}),
     });
     // Live while it connects, so a shutdown or the device's deletion meanwhile ends it with the rest.
     this.live.set(session.id, session);
