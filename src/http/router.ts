@@ -86,10 +86,20 @@ export interface Route {
   handler(ctx: RouteContext): Reply | Promise<Reply>;
 }
 
+/** One segment of a route's template: a literal (in its compared form and as the template spells it) or a parameter's name. */
+interface Segment {
+  readonly literal: string | undefined;
+  readonly spelled: string | undefined;
+  readonly param: string | undefined;
+}
+
 interface CompiledRoute {
   route: Route;
-  segments: Array<{ literal: string } | { param: string }>;
+  segments: Segment[];
 }
+
+/** A requested segment whose compared form has not been needed yet (requestedKey can answer undefined). */
+const NOT_YET = null;
 
 export type Match =
   | { kind: 'found'; route: Route; params: Record<string, string> }
@@ -106,24 +116,36 @@ export class Router {
       segments: route.path
         .split('/')
         .slice(1)
-        .map((s) => (s.startsWith('{') && s.endsWith('}') ? { param: s.slice(1, -1) } : { literal: literalKey(s) })),
+        .map((s) =>
+          s.startsWith('{') && s.endsWith('}')
+            ? { literal: undefined, spelled: undefined, param: s.slice(1, -1) }
+            : { literal: literalKey(s), spelled: s.includes('%') ? undefined : s, param: undefined },
+        ),
     }));
   }
 
   match(method: string, rawPath: string): Match {
     // ASP.NET routing ignores one trailing slash and letter case in literal segments (route-path.ts).
     const parts = withoutTrailingSlash(rawPath).split('/').slice(1);
-    const allow = new Set<string>();
+    // Each part's compared form is made once, when a route first needs it, not again for every route
+    // tried; a params object only for a route whose literals got as far as a parameter.
+    const keys: Array<string | undefined | typeof NOT_YET> = new Array<typeof NOT_YET>(parts.length).fill(NOT_YET);
+    let allow: Set<string> | undefined;
     let anyMethod: Match | undefined;
     for (const c of this.compiled) {
       if (c.segments.length !== parts.length) continue;
-      const params: Record<string, string> = {};
+      let params: Record<string, string> | undefined;
       let ok = true;
       for (let i = 0; i < parts.length && ok; i++) {
         const seg = c.segments[i]!;
         const part = parts[i]!;
-        if ('literal' in seg) ok = seg.literal === requestedKey(part);
-        else if (part === '') ok = false;
+        // A part spelt as the template spells it (one without `%`) is the literal itself.
+        if (part === seg.spelled) continue;
+        if (seg.literal !== undefined) {
+          let key = keys[i];
+          if (key === NOT_YET) key = keys[i] = requestedKey(part);
+          ok = seg.literal === key;
+        } else if (part === '') ok = false;
         // uWS hands over the target as text, each byte that is not UTF-8 (a raw `\xE9` from a Latin-1
         // client) made U+FFFD: every such id would name the one device `\uFFFD`. Raw non-ASCII has no
         // place in a request target (RFC 9112 section 3.2, RFC 3986 section 2): 400, as for the same bytes
@@ -131,18 +153,18 @@ export class Router {
         else if (part.includes('\uFFFD')) return { kind: 'bad_path' };
         else {
           try {
-            params[seg.param] = decodeURIComponent(part);
+            (params ??= {})[seg.param!] = part.includes('%') ? decodeURIComponent(part) : part;
           } catch {
             return { kind: 'bad_path' };
           }
         }
       }
       if (!ok) continue;
-      if (c.route.method === method) return { kind: 'found', route: c.route, params };
-      if (c.route.anyMethod) anyMethod ??= { kind: 'found', route: c.route, params };
-      allow.add(c.route.method);
+      if (c.route.method === method) return { kind: 'found', route: c.route, params: params ?? {} };
+      if (c.route.anyMethod) anyMethod ??= { kind: 'found', route: c.route, params: params ?? {} };
+      (allow ??= new Set()).add(c.route.method);
     }
     if (anyMethod) return anyMethod;
-    return allow.size > 0 ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
+    return allow ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
   }
 }
