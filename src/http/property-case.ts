@@ -29,7 +29,8 @@ export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
   const last = new Map<string, unknown>();
   const renamed: string[] = [];
   for (const key of Object.keys(body)) {
-    const name = spelled.get(caseKey(key));
+    // A name sent in the schema's own spelling is its own caseKey's spelling: no folding needed to find it.
+    const name = Object.hasOwn(properties, key) ? key : spelled.get(caseKey(key));
     if (name === undefined) continue;
     if (last.has(name)) noteHiddenMember(body, name, last.get(name));
     last.set(name, body[key]);
