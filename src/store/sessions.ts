@@ -6,6 +6,7 @@
 import type { Param, Row, SqlDb } from './database.js';
 import type { StoreContext } from './context.js';
 import type { SessionRecord, SessionRepository, SessionState } from './types.js';
+import { copySessionRecord } from './session-record.js';
 
 const COLUMNS = 'id, device_id, user_id, state, start_time, end_time, end_reason, config, audio_packets_sent';
 const OPEN_STATES: readonly SessionState[] = ['Starting', 'Active'];
@@ -47,7 +48,7 @@ export class SqlSessionRepository implements SessionRepository {
     if (!durable) {
       // Re-queued at the end: records are written in the order of their latest change (see pruneSessionHistory).
       this.pending.delete(session.id);
-      this.pending.set(session.id, clone(session));
+      this.pending.set(session.id, copySessionRecord(session));
       this.ctx.queued();
       return;
     }
@@ -142,13 +143,10 @@ function write(ctx: StoreContext, s: SessionRecord): void {
   ctx.db.run(`INSERT OR REPLACE INTO sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
 }
 
-function clone(s: SessionRecord): SessionRecord {
-  return { ...s, config: { ...s.config } };
-}
 
 /** A queued record as it stands now: a copy, or what its source gives. */
 function current(queued: SessionRecord | (() => SessionRecord)): SessionRecord {
-  return typeof queued === 'function' ? clone(queued()) : clone(queued);
+  return typeof queued === 'function' ? copySessionRecord(queued()) : copySessionRecord(queued);
 }
 
 function toSession(row: Row): SessionRecord {

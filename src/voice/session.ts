@@ -5,6 +5,7 @@
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SessionRecord, SessionState } from '../store/types.js';
+import { copySessionRecord } from '../store/session-record.js';
 import { MAX_PACKET_BYTES_PER_CHANNEL } from './opus/decoder.js';
 import type { AudioDecoder } from './opus/decoder-pool.js';
 import { opusPacketDurationMs } from './opus/packet.js';
@@ -83,7 +84,7 @@ export class VoiceSession {
   private decoderBehind = false;
 
   constructor(private readonly options: VoiceSessionOptions) {
-    this.record = { ...options.record, config: { ...options.record.config } };
+    this.record = copySessionRecord(options.record);
     this.id = this.record.id;
     this.deviceId = this.record.deviceId;
     this.deviceGeneration = options.deviceGeneration;
@@ -107,7 +108,7 @@ export class VoiceSession {
         this.applyPause();
       },
       logger: options.logger,
-      ...(options.dropLog ? { dropLog: options.dropLog } : {}),
+      dropLog: options.dropLog,
     });
   }
 
@@ -120,7 +121,7 @@ export class VoiceSession {
 
   /** A copy of the record as it stands. */
   snapshot(): SessionRecord {
-    return { ...this.record, config: { ...this.record.config } };
+    return copySessionRecord(this.record);
   }
 
   /** Counters of the upstream side: link frames and reconnects, decoder rebuilds, dropped frames. */
@@ -137,8 +138,9 @@ export class VoiceSession {
     const { sampleRate, channels, audioFormat, autoMode } = this.record.config;
     try {
       await this.decoder.reconfigure(sampleRate, channels);
+      const tuning = this.options.link;
+      // Every key given, in one order, rather than spread from the tuning: one map for every link's options.
       this.link = new UpstreamVoiceLink({
-        ...this.options.link,
         url: this.options.serverUrl,
         apiKey: this.options.apiKey,
         connectTimeoutMs: this.options.connectTimeoutMs,
@@ -155,6 +157,10 @@ export class VoiceSession {
         },
         onStateChange: (state) =>
           this.options.emit({ type: 'upstreamLink', sessionId: this.id, state: state === 'Open' ? 'open' : 'reconnecting' }),
+        ca: tuning?.ca,
+        maxBufferedBytes: tuning?.maxBufferedBytes,
+        invalidFrameLog: tuning?.invalidFrameLog,
+        reconnectLog: tuning?.reconnectLog,
       });
       if (this.record.state !== 'Starting') throw new Error('ended while starting');
       await this.link.connect();
@@ -211,9 +217,9 @@ export class VoiceSession {
     link.sendAudio(sequence, packet, sampleRate, channels);
     this.record.audioPacketsSent = sequence;
     this.touch();
-    const sent = { sequence, bytes: packet.length, durationMs };
-    this.options.emit({ type: 'audioProcessed', sessionId: this.id, ...sent });
-    return sent;
+    const bytes = packet.length;
+    this.options.emit({ type: 'audioProcessed', sessionId: this.id, sequence, bytes, durationMs });
+    return { sequence, bytes, durationMs };
   }
 
   sendText(text: string, messageType: string): void {

@@ -176,7 +176,10 @@ export class VoiceSessionService {
         startTime: this.now().toISOString(),
         endTime: null,
         endReason: null,
-        config: { ...config, serverUrl: publicServerUrl(this.deps.config.serverUrl) },
+        config: {
+          audioFormat: config.audioFormat, sampleRate: config.sampleRate, channels: config.channels, autoMode: config.autoMode,
+          serverUrl: publicServerUrl(this.deps.config.serverUrl),
+        },
         audioPacketsSent: 0,
       },
       deviceGeneration: generation,
@@ -192,8 +195,8 @@ export class VoiceSessionService {
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
       decoder: this.decoders.create(),
-      link: { ...this.deps.link, invalidFrameLog: this.invalidFrames, reconnectLog: this.reconnects },
-      ...(unsent ? { receiversUnsent: unsent(id) } : {}),
+      link: { ca: this.deps.link?.ca, maxBufferedBytes: this.deps.link?.maxBufferedBytes, invalidFrameLog: this.invalidFrames, reconnectLog: this.reconnects },
+      receiversUnsent: unsent?.(id),
     });
     // Live while it connects, so a shutdown or the device's deletion meanwhile ends it with the rest.
     this.live.set(session.id, session);
