@@ -119,6 +119,9 @@ export class VoiceSession {
 
   get state(): SessionState { return this.record.state; }
 
+  /** `snapshot` bound once, for the store's saveLater: a packet sent must not allocate a closure of its own. */
+  readonly latestRecord = (): SessionRecord => this.snapshot();
+
   /** A copy of the record as it stands. */
   snapshot(): SessionRecord {
     return copySessionRecord(this.record);

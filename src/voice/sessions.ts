@@ -277,7 +277,7 @@ export class VoiceSessionService {
     const session = this.activeSession(sessionId);
     const sent = session.sendAudio(opus);
     // Its packet count survives a crash as device telemetry does: written at the next timed flush.
-    if (this.ownedByItsDevice(session)) this.deps.sessions.saveLater(session.id, () => session.snapshot());
+    if (this.ownedByItsDevice(session)) this.deps.sessions.saveLater(session.id, session.latestRecord);
     return sent;
   }
 
