@@ -143,7 +143,6 @@ function write(ctx: StoreContext, s: SessionRecord): void {
   ctx.db.run(`INSERT OR REPLACE INTO sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
 }
 
-
 /** A queued record as it stands now: a copy, or what its source gives. */
 function current(queued: SessionRecord | (() => SessionRecord)): SessionRecord {
   return typeof queued === 'function' ? copySessionRecord(queued()) : copySessionRecord(queued);

@@ -35,3 +35,21 @@ test('the cache is bounded: the oldest entries fall out and verify again from sc
   assert.equal(cache.has(first), false);
   assert.equal((await tokens.verify(first)).sub, 'first');
 });
+
+test('the cache keeps what was used last: a token used again outlives the ones verified after it', async () => {
+  const tokens = new TokenService(randomBytes(32));
+  const kept = (await tokens.issueDevice('kept', 1, 60_000)).token;
+  await tokens.verify(kept);
+  const others: string[] = [];
+  for (let i = 0; i < VERIFIED_TOKEN_CACHE_SIZE - 1; i++) {
+    others.push((await tokens.issueDevice(`d${i}`, 1, 60_000)).token);
+    await tokens.verify(others[i]!);
+  }
+  await tokens.verify(kept); // the oldest entry, used again: now the most recent
+  await tokens.verify((await tokens.issueDevice('new', 1, 60_000)).token); // one more than the cache holds
+  const cache = (tokens as unknown as { verified: Map<string, unknown> }).verified;
+  assert.deepEqual(
+    { size: cache.size, kept: cache.has(kept), firstOther: cache.has(others[0]!), secondOther: cache.has(others[1]!) },
+    { size: VERIFIED_TOKEN_CACHE_SIZE, kept: true, firstOther: false, secondOther: true },
+  );
+});
