@@ -1,6 +1,6 @@
 // 3d. The floor of the hub path (issue 16): what the socket work of one round trip costs with nothing
 // else (bench/servers/floor-server.ts, driven by the same load client and echo server as 3a/3b, each
-// run right after voice-hub's, see echoUpstreamRuns), and
+// paired with voice-hub's in rounds, see echoUpstreamRuns), and
 // what the Opus decoder alone costs per packet (the same packets, native libopus called directly: the
 // library the service decodes with by default, without our addon, PCM handling or Base64). Their sum per round trip is the floor; voice-hub's full path
 // is reported as CPU per round trip over that floor, from the same run.
@@ -9,11 +9,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Decoder } from '@evan/opus';
 import type { Session } from '../lib/api.js';
+import { median } from '../lib/builds.js';
 import type { BenchContext, Section } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
 import { fmt, percentile, type Row } from '../lib/report.js';
 import type { Protocol } from '../lib/signalr-raw.js';
-import { answeredShare, echoUpstreamRuns, type EchoRun, type HubLoadResult } from './hub.js';
+import { answeredShare, echoUpstreamRuns, medianRound, perCpu, roundFigures, type EchoRound, type EchoRun } from './hub.js';
 
 /** Target: voice-hub's CPU per round trip within this factor of the floor's. */
 export const FLOOR_TARGET = 1.5;
@@ -64,13 +65,12 @@ const label = (p: Protocol): string => (p === 'json' ? 'JSON' : 'MessagePack');
 /** The rows of 3d: each floor run, the decoder alone, and voice-hub over the floor per run. */
 export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPerPacket: number }): Row[] {
   const rows: Row[] = [];
-  const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
   for (const run of runs) {
-    const f = run.floor;
+    const f = medianRound(run).floor;
     rows.push({
-      section: '3d', name: `floor: socket work of one round trip, ${label(run.protocol)}, ${run.window} in flight`, value: perCpu(f), unit: 'rt/CPU-s',
+      section: '3d', name: `floor: socket work of one round trip, ${label(run.protocol)}, ${run.window} in flight`, value: median(run.rounds.map((r) => perCpu(r.floor))), unit: 'rt/CPU-s',
       detail: { ...f },
-      note: `${Math.round(f.processed / f.wall)} rt/s; AudioProcessed p99 ${fmt(f.processedLatency.p99 ?? NaN, 'ms')}, AudioResponse p99 ${fmt(f.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}% CPU, load ${(f.loadCpu / f.wall * 100).toFixed(0)}%${f.lost ? `; ${f.lost} never processed` : ''}`,
+      note: `${Math.round(f.processed / f.wall)} rt/s; AudioProcessed p99 ${fmt(f.processedLatency.p99 ?? NaN, 'ms')}, AudioResponse p99 ${fmt(f.responseLatency.p99 ?? NaN, 'ms')}; echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}% CPU, load ${(f.loadCpu / f.wall * 100).toFixed(0)}%${f.lost ? `; ${f.lost} never processed` : ''}${run.rounds.length > 1 ? `; rounds ${roundFigures(run, 'floor')} rt/CPU-s, the median shown; the figures before it are from the round 3a/3b report` : ''}`,
     });
   }
   rows.push({
@@ -79,17 +79,25 @@ export function floorRows(runs: EchoRun[], decode: { perCpuSecond: number; usPer
   });
   for (const run of runs) {
     // CPU per round trip: the floor pays the socket work and one decode; voice-hub pays everything.
-    const floorUs = 1e6 / perCpu(run.floor) + decode.usPerPacket;
-    const serviceUs = 1e6 / perCpu(run.service);
-    const socketOnly = serviceUs / (1e6 / perCpu(run.floor));
+    // Each round's ratio is made of two runs measured one right after the other; the row is their median.
+    const floorUs = (r: EchoRound): number => 1e6 / perCpu(r.floor) + decode.usPerPacket;
+    const serviceUs = (r: EchoRound): number => 1e6 / perCpu(r.service);
+    const ratios = run.rounds.map((r) => serviceUs(r) / floorUs(r));
+    const ratio = median(ratios);
+    const socketOnly = median(run.rounds.map((r) => serviceUs(r) / (1e6 / perCpu(r.floor))));
+    const service = median(run.rounds.map((r) => perCpu(r.service)));
+    const floorSockets = median(run.rounds.map((r) => perCpu(r.floor)));
+    // A round trip ends at AudioProcessed; when voice-hub's answers fall behind, the window holds less
+    // of the return path's work than of the round trips it counts, and the ratio reads too low: every
+    // round must have kept up.
+    const keptUp = run.rounds.every((r) => r.service.lost === 0 && answeredShare(r.service) >= MIN_ANSWERED);
+    const answered = (side: keyof EchoRound): string => run.rounds.map((r) => (answeredShare(r[side]) * 100).toFixed(0)).join('/');
     rows.push({
-      section: '3d', name: `voice-hub / floor, ${label(run.protocol)}, ${run.window} in flight (CPU per round trip)`, value: serviceUs, unit: 'us/rt',
-      baseline: { name: 'floor (sockets + decode)', value: floorUs, unit: 'us/rt' },
-      ratio: serviceUs / floorUs,
-      // A round trip ends at AudioProcessed; when voice-hub's answers fall behind, the window holds less
-      // of the return path's work than of the round trips it counts, and the ratio reads too low.
-      target: { text: `<= ${FLOOR_TARGET}x the floor, answers kept up`, pass: serviceUs / floorUs <= FLOOR_TARGET && run.service.lost === 0 && answeredShare(run.service) >= MIN_ANSWERED },
-      note: `voice-hub ${Math.round(perCpu(run.service)).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(perCpu(run.floor)).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x; answers within the window: voice-hub ${(answeredShare(run.service) * 100).toFixed(0)} %, floor ${(answeredShare(run.floor) * 100).toFixed(0)} % of round trips`,
+      section: '3d', name: `voice-hub / floor, ${label(run.protocol)}, ${run.window} in flight (CPU per round trip)`, value: 1e6 / service, unit: 'us/rt',
+      baseline: { name: 'floor (sockets + decode)', value: 1e6 / floorSockets + decode.usPerPacket, unit: 'us/rt' },
+      ratio,
+      target: { text: `<= ${FLOOR_TARGET}x the floor, answers kept up`, pass: ratio <= FLOOR_TARGET && keptUp },
+      note: `median of ${run.rounds.length} round${run.rounds.length > 1 ? 's' : ''}' ratios (${ratios.map((x) => x.toFixed(2)).join(', ')}); voice-hub ${Math.round(service).toLocaleString('en-US')} rt/CPU-s; floor sockets ${Math.round(floorSockets).toLocaleString('en-US')} rt/CPU-s + decode ${decode.usPerPacket.toFixed(1)} us; against the socket work alone ${socketOnly.toFixed(2)}x; answers within the window: voice-hub ${answered('service')} %, floor ${answered('floor')} % of round trips`,
     });
   }
   return rows;

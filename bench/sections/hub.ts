@@ -4,7 +4,8 @@
 // with an upstream that never answers (what the hub itself costs), and the return path alone
 // (a talking upstream -> decode -> AudioResponse at both members). The official client runs the
 // same flow once per protocol to show the raw load clients speak the protocol it speaks.
-// Each 3a/3b run is followed by the same run against the floor server (section 3d, bench/sections/floor.ts).
+// Each 3a/3b run is paired with the same run against the floor server (section 3d, bench/sections/floor.ts),
+// in rounds whose median 3a/3b report.
 import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { BenchContext, Section } from '../lib/context.js';
@@ -74,25 +75,48 @@ function note(r: HubLoadResult, withResponse: boolean): string {
   return `${Math.round(r.processed / r.wall)} rt/s; AudioProcessed p50 ${p.p50.toFixed(2)} ms, p99 ${p.p99.toFixed(2)} ms${resp}; upstream ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU, load ${(r.loadCpu / r.wall * 100).toFixed(0)}%${problems(r)}`;
 }
 
-/** One run of 3a/3b and, right after it under the same load, the floor's (3d). */
-export interface EchoRun {
-  protocol: Protocol;
-  window: number;
+/** One round of 3a/3b: voice-hub's run and the floor's (3d) under the same load, one right after the other. */
+export interface EchoRound {
   service: HubLoadResult;
   floor: HubLoadResult;
 }
 
+/** The rounds of one protocol and window. */
+export interface EchoRun {
+  protocol: Protocol;
+  window: number;
+  rounds: EchoRound[];
+}
+
+/**
+ * Rounds per protocol and window. This machine's speed drifts within a minute (one pair read 1.09x and,
+ * a quarter of an hour later, 1.96x), so one pair lets a fast or slow minute decide a ratio; the order of
+ * the pair is reversed every other round and 3d takes the median of the rounds' ratios.
+ */
+const echoRounds = (ctx: BenchContext): number => (ctx.quick ? 1 : 3);
+
+/** Round trips (AudioProcessed at member 2) per CPU-second of the server under test. */
+export const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
+
+/** The round whose voice-hub run is the median by rt/CPU-s: what 3a/3b report. */
+export function medianRound(run: EchoRun): EchoRound {
+  const sorted = [...run.rounds].sort((a, b) => perCpu(a.service) - perCpu(b.service));
+  return sorted[(sorted.length - 1) >> 1]!;
+}
+
+/** Every round's rt/CPU-s of one side, for a row's note. */
+export const roundFigures = (run: EchoRun, side: keyof EchoRound): string =>
+  run.rounds.map((r) => Math.round(perCpu(r[side])).toLocaleString('en-US')).join(', ');
+
 /**
  * 3a/3b: the full flow through the echo server (and the official client's check), 1 and
- * SATURATING_WINDOW in flight per protocol, each run followed at once by the same run against the
- * floor server (3d) on the same echo server: this machine's speed drifts within a minute, so the two
- * figures a ratio is made of are measured side by side. Once per bench run, for sections 3 and 3d.
+ * SATURATING_WINDOW in flight per protocol, each run paired with the same run against the floor server
+ * (3d) on the same echo server, in rounds (echoRounds). Once per bench run, for sections 3 and 3d.
  */
 export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs: EchoRun[] }> {
   return ctx.once('hub-echo-upstream', async () => {
     const one = await echoBaseline(ctx, 1);
     const many = await echoBaseline(ctx, SATURATING_WINDOW);
-    const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
     const rows: Row[] = [];
     const runs: EchoRun[] = [];
     const results: Partial<Record<Protocol, HubLoadResult>> = {};
@@ -106,10 +130,26 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
       try {
         const sessions = await startSessions(service.url, SESSIONS, 'hub');
         rows.push(await verifyWithOfficialClient(service.url, sessions));
+        const measure = async (protocol: Protocol, window: number): Promise<EchoRun> => {
+          const run: EchoRun = { protocol, window, rounds: [] };
+          for (let round = 0; round < echoRounds(ctx); round++) {
+            const serviceSide = (): Promise<HubLoadResult> => load(ctx, service.url, pids, sessions, protocol, 'roundtrip', window);
+            if (round % 2 === 0) {
+              const a = await serviceSide();
+              run.rounds.push({ service: a, floor: await floorSide(protocol, window) });
+            } else {
+              const f = await floorSide(protocol, window);
+              run.rounds.push({ service: await serviceSide(), floor: f });
+            }
+          }
+          runs.push(run);
+          return run;
+        };
+        const rounds = (run: EchoRun): string => (run.rounds.length > 1 ? `; rounds ${roundFigures(run, 'service')} rt/CPU-s, the median's shown` : '');
         for (const protocol of ['json', 'messagepack'] as const) {
-          const a = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', 1);
+          const oneRun = await measure(protocol, 1);
+          const a = medianRound(oneRun).service;
           results[protocol] = a;
-          runs.push({ protocol, window: 1, service: a, floor: await floorSide(protocol, 1) });
           const json = results.json!;
           const rtTarget = protocol === 'json'
             ? { text: `>= ${ROUND_TRIP_TARGET.toLocaleString('en-US')} rt/CPU-s`, pass: perCpu(a) >= ROUND_TRIP_TARGET && a.lost === 0 }
@@ -117,7 +157,7 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
           rows.push({
             section: '3a', name: `${label(protocol)}, echo upstream, 1 in flight x ${SESSIONS}`, value: perCpu(a), unit: 'rt/CPU-s',
             baseline: { name: 'bare WS echo, 1 in flight', value: one.perCpuSecond, unit: 'rt/CPU-s' },
-            ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true),
+            ratio: perCpu(a) / one.perCpuSecond, target: rtTarget, detail: { ...a }, note: note(a, true) + rounds(oneRun),
           });
           rows.push({
             section: '3a', name: `${label(protocol)}, p99 invoke -> AudioProcessed at member 2`, value: a.processedLatency.p99, unit: 'ms',
@@ -125,12 +165,12 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
             ratio: a.processedLatency.p99 / one.latency.p99,
             target: { text: `< ${P99_TARGET_MS} ms`, pass: a.processedLatency.p99 < P99_TARGET_MS },
           });
-          const b = await load(ctx, service.url, pids, sessions, protocol, 'roundtrip', SATURATING_WINDOW);
-          runs.push({ protocol, window: SATURATING_WINDOW, service: b, floor: await floorSide(protocol, SATURATING_WINDOW) });
+          const manyRun = await measure(protocol, SATURATING_WINDOW);
+          const b = medianRound(manyRun).service;
           rows.push({
             section: '3b', name: `${label(protocol)}, echo upstream, ${SATURATING_WINDOW} in flight x ${SESSIONS}`, value: perCpu(b), unit: 'rt/CPU-s',
             baseline: { name: `bare WS echo, ${SATURATING_WINDOW} in flight`, value: many.perCpuSecond, unit: 'rt/CPU-s' },
-            ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true),
+            ratio: perCpu(b) / many.perCpuSecond, detail: { ...b }, note: note(b, true) + rounds(manyRun),
           });
           rows.push({
             section: '3b', name: `${label(protocol)}, ${SATURATING_WINDOW} in flight: answered round trips (AudioResponse at member 2)`,
@@ -159,7 +199,6 @@ export const hubSection: Section = {
     const one = await echoBaseline(ctx, 1);
     const many = await echoBaseline(ctx, SATURATING_WINDOW);
     const rows: Row[] = [];
-    const perCpu = (r: HubLoadResult): number => r.processed / r.cpu.server;
 
     const { rows: echoRows } = await echoUpstreamRuns(ctx);
     rows.push(...echoRows);
