@@ -215,8 +215,17 @@ export class HubConnection {
       this.failHandshake(ErrorText.handshakeCanceled);
       return;
     }
-    const rest = this.handshake(copy(data, this.pending));
+    // Only a request split across frames is copied: a frame that starts with it is parsed where it
+    // lies and the messages after it are the reader's to copy as far as it needs (a hostile frame of
+    // pings behind a refused request then costs no copy at all).
+    const lent = this.pending.length === 0;
+    const rest = this.handshake(lent ? data : copy(data, this.pending), lent);
     if (rest !== undefined) this.readAfterHandshake(rest);
+  }
+
+  /** Bytes that came in the handshake's frame after the request are the first messages, lent as the frame was. */
+  private readAfterHandshake(rest: Uint8Array): void {
+    if (rest.length > 0) this.reader?.receive(rest);
   }
 
   /**
@@ -227,11 +236,6 @@ export class HubConnection {
   private requestEndsWithinLimit(data: Uint8Array): boolean {
     if (this.pending.length + data.length <= HANDSHAKE_MAX_BYTES) return true;
     return data.subarray(0, Math.max(0, HANDSHAKE_MAX_BYTES - this.pending.length)).indexOf(RECORD_SEPARATOR) >= 0;
-  }
-
-  /** Bytes that came in the handshake's frame after the request are the first messages. */
-  private readAfterHandshake(rest: Uint8Array): void {
-    if (rest.length > 0) this.reader?.receiveOwned(rest);
   }
 
   /**
@@ -438,8 +442,11 @@ export class HubConnection {
     this.env.ended(this);
   }
 
-  /** Returns the bytes after the handshake request, or undefined when there is nothing more to do now. */
-  private handshake(buffer: Uint8Array): Uint8Array | undefined {
+  /**
+   * Returns the bytes after the handshake request (a view into `buffer`), or undefined when there is
+   * nothing more to do now. `lent`: `buffer` is the socket's and must be copied to be kept.
+   */
+  private handshake(buffer: Uint8Array, lent: boolean): Uint8Array | undefined {
     let parsed: ReturnType<typeof parseHandshakeRequest>;
     try {
       parsed = parseHandshakeRequest(buffer, HANDSHAKE_MAX_BYTES);
@@ -451,7 +458,8 @@ export class HubConnection {
       return undefined;
     }
     if (parsed.kind === 'incomplete') {
-      this.pending = buffer;
+      // At most HANDSHAKE_MAX_BYTES: receive() refused more without a separator.
+      this.pending = lent ? copy(buffer) : buffer;
       return undefined;
     }
     this.pending = EMPTY;

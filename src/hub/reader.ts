@@ -115,8 +115,8 @@ export class MessageReader {
     if (this.held !== undefined || rest.length > 0) void this.read(lent);
   }
 
-  /** Bytes the reader may keep (the rest of the frame that completed the handshake, or a copy). */
-  receiveOwned(data: Uint8Array): void {
+  /** Bytes the reader may keep (a copy of a lent frame). */
+  private receiveOwned(data: Uint8Array): void {
     if (this.keep(data) && !this.reading) void this.read(FRESH_TURN);
   }
 
