@@ -126,22 +126,31 @@ export class Router {
 
   match(method: string, rawPath: string): Match {
     // ASP.NET routing ignores one trailing slash and letter case in literal segments (route-path.ts).
-    const parts = withoutTrailingSlash(rawPath).split('/').slice(1);
-    // Each part's compared form is made once, when a route first needs it, not again for every route
-    // tried; a params object only for a route whose literals got as far as a parameter.
-    const keys: Array<string | undefined | typeof NOT_YET> = new Array<typeof NOT_YET>(parts.length).fill(NOT_YET);
+    const path = withoutTrailingSlash(rawPath);
+    // The parts are those after each `/`. Each is taken out of the path only when a route needs it as a
+    // string (a parameter, a part not spelt as the template spells it); its compared form is made once,
+    // when a route first needs it, not again for every route tried; a params object only for a route
+    // whose literals got as far as a parameter.
+    const count = slashes(path);
+    let keys: Array<string | undefined | typeof NOT_YET> | undefined;
     let allow: Set<string> | undefined;
     let anyMethod: Match | undefined;
     for (const c of this.compiled) {
-      if (c.segments.length !== parts.length) continue;
+      if (c.segments.length !== count) continue;
       let params: Record<string, string> | undefined;
       let ok = true;
-      for (let i = 0; i < parts.length && ok; i++) {
+      let next = path.indexOf('/') + 1;
+      for (let i = 0; i < count && ok; i++) {
         const seg = c.segments[i]!;
-        const part = parts[i]!;
+        const start = next;
+        let end = path.indexOf('/', start);
+        if (end === -1) end = path.length;
+        next = end + 1;
         // A part spelt as the template spells it (one without `%`) is the literal itself.
-        if (part === seg.spelled) continue;
+        if (seg.spelled !== undefined && end - start === seg.spelled.length && path.startsWith(seg.spelled, start)) continue;
+        const part = path.slice(start, end);
         if (seg.literal !== undefined) {
+          keys ??= new Array<typeof NOT_YET>(count).fill(NOT_YET);
           let key = keys[i];
           if (key === NOT_YET) key = keys[i] = requestedKey(part);
           ok = seg.literal === key;
@@ -167,4 +176,10 @@ export class Router {
     if (anyMethod) return anyMethod;
     return allow ? { kind: 'method_not_allowed', allow: [...allow].sort() } : { kind: 'not_found' };
   }
+}
+
+function slashes(path: string): number {
+  let n = 0;
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) n++;
+  return n;
 }
