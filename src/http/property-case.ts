@@ -25,10 +25,17 @@ function spellingsOf(schema: JsonSchema, properties: Record<string, JsonSchema>)
 export function foldPropertyNames(schema: JsonSchema, body: unknown): void {
   const properties = schema.properties as Record<string, JsonSchema> | undefined;
   if (!properties || !isObject(body)) return;
+  // Most bodies name every property in the schema's own spelling: nothing to rename, and no name can
+  // then stand twice (an object's keys differ), so only the nested objects are left to fold.
+  const keys = Object.keys(body);
+  if (keys.every((key) => Object.hasOwn(properties, key))) {
+    for (const key of keys) foldPropertyNames(properties[key]!, body[key]);
+    return;
+  }
   const spelled = spellingsOf(schema, properties);
   const last = new Map<string, unknown>();
   const renamed: string[] = [];
-  for (const key of Object.keys(body)) {
+  for (const key of keys) {
     // A name sent in the schema's own spelling is its own caseKey's spelling: no folding needed to find it.
     const name = Object.hasOwn(properties, key) ? key : spelled.get(caseKey(key));
     if (name === undefined) continue;
