@@ -63,6 +63,9 @@ export class DeviceRegistry {
   private readonly deleting = new Set<string>();
   private readonly listeners: DeviceListener[];
   private readonly now: () => Date;
+  /** The last time written, and its text: status updates come many to a millisecond under load. */
+  private lastTime = NaN;
+  private lastTimeText = '';
 
   constructor(private readonly deps: DeviceRegistryDeps) {
     this.listeners = deps.listeners ?? [];
@@ -132,7 +135,7 @@ export class DeviceRegistry {
     const current = this.require(id);
     const telemetry = {
       status: req.status,
-      lastSeen: this.now().toISOString(),
+      lastSeen: this.timeText(),
       batteryLevel: req.batteryLevel ?? null,
       temperature: req.temperature ?? null,
       memoryUsage: req.memoryUsage ?? null,
@@ -182,6 +185,17 @@ export class DeviceRegistry {
     if (principal.role === 'admin') return true;
     const current = this.generation(principal.sub);
     return current !== undefined && current === principal.gen;
+  }
+
+  /** Now as toISOString writes it (an invalid date throws as that does: NaN never equals the last). */
+  private timeText(): string {
+    const now = this.now();
+    const time = now.getTime();
+    if (time !== this.lastTime) {
+      this.lastTimeText = now.toISOString();
+      this.lastTime = time;
+    }
+    return this.lastTimeText;
   }
 
   private require(id: string): DeviceRecord {
