@@ -145,7 +145,7 @@ export function echoUpstreamRuns(ctx: BenchContext): Promise<{ rows: Row[]; runs
           runs.push(run);
           return run;
         };
-        const rounds = (run: EchoRun): string => (run.rounds.length > 1 ? `; rounds ${roundFigures(run, 'service')} rt/CPU-s, the median's shown` : '');
+        const rounds = (run: EchoRun): string => (run.rounds.length > 1 ? `; rounds ${roundFigures(run, 'service')} rt/CPU-s, the median round shown` : '');
         for (const protocol of ['json', 'messagepack'] as const) {
           const oneRun = await measure(protocol, 1);
           const a = medianRound(oneRun).service;
