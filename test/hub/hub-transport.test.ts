@@ -240,6 +240,28 @@ describe('handshake and frames', () => {
     bin.ws.close();
   });
 
+  it('a handshake and messages in one frame: those left unread while a method runs survive the frames after it', async () => {
+    // The request is parsed where uWS lent it; the messages after a slow invocation must be kept as a
+    // copy, as uWS reuses the frame's bytes for the next frame (sent here at once, the same length).
+    const c = await RawClient.connect(wsUrl(hub));
+    const invoke = (id: string, target: string, args: unknown[]): string => `${JSON.stringify({ type: 1, invocationId: id, target, arguments: args })}${RS}`;
+    const first = `{"protocol":"json","version":1}${RS}${invoke('1', 'Slow', [50, 'first'])}${invoke('2', 'Echo', ['second'])}${invoke('3', 'Echo', ['third'])}`;
+    const fifth = 'x'.repeat(first.length - invoke('4', 'Echo', ['fourth']).length - invoke('5', 'Echo', ['']).length);
+    c.send(first);
+    c.send(`${invoke('4', 'Echo', ['fourth'])}${invoke('5', 'Echo', [fifth])}`);
+    assert.deepEqual(json(await c.next()), [{}]);
+    const results: unknown[] = [];
+    while (results.length < 5) results.push(...json(await c.next()));
+    assert.deepEqual(results, [
+      { type: 3, invocationId: '1', result: 'first' },
+      { type: 3, invocationId: '2', result: 'second' },
+      { type: 3, invocationId: '3', result: 'third' },
+      { type: 3, invocationId: '4', result: 'fourth' },
+      { type: 3, invocationId: '5', result: fifth },
+    ]);
+    c.ws.close();
+  });
+
   it('a handshake split over frames, followed by messages in its last frame', async () => {
     const c = await RawClient.connect(wsUrl(hub));
     c.send('{"protocol":"js');
