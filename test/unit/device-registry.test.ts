@@ -209,3 +209,29 @@ describe('DeviceRegistry: MaxDevices while a deletion is being written', () => {
     assert.equal((await register('b')).deviceInfo.id, 'b');
   });
 });
+
+describe('DeviceRegistry: lastSeen follows the clock', () => {
+  it('writes each status update at the time the clock says, to the millisecond, and refuses an invalid time', async () => {
+    // The text of a time is kept while the clock stays on one millisecond: a clock that moves on, by a
+    // millisecond or backwards, must give its own text, and an invalid one must throw as toISOString does.
+    const store = await openStore({ dataDir: tmpDir(), flushIntervalMs: 60_000, logger: silentLogger });
+    after(() => store.close());
+    let clock = NOW;
+    const settings: DeviceSettings = { allowDeviceRegistration: true, maxDevices: 5, tokenExpiration: 3_600_000 };
+    const registry = new DeviceRegistry({ repo: store.devices, tokens: new TokenService(KEY, () => NOW.getTime()), settings: () => settings, now: () => clock });
+    await registry.register({ deviceId: 'c', deviceName: 'C', deviceType: 't' });
+    const seen: string[] = [];
+    for (const ms of [0, 0, 1, 1, 1_000, -86_400_000]) {
+      clock = new Date(NOW.getTime() + ms);
+      seen.push(registry.updateStatus('c', { status: 'online' }).lastSeen);
+      assert.equal(registry.get('c')?.lastSeen, clock.toISOString());
+    }
+    assert.deepEqual(seen, [
+      '2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.001Z', '2026-01-02T03:04:05.001Z',
+      '2026-01-02T03:04:06.000Z', '2026-01-01T03:04:05.000Z',
+    ]);
+    clock = new Date(NaN);
+    assert.throws(() => registry.updateStatus('c', { status: 'online' }), RangeError);
+    assert.equal(registry.get('c')?.lastSeen, '2026-01-01T03:04:05.000Z');
+  });
+});
