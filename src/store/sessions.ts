@@ -143,9 +143,9 @@ function write(ctx: StoreContext, s: SessionRecord): void {
   ctx.db.run(`INSERT OR REPLACE INTO sessions (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
 }
 
-/** A queued record as it stands now: a copy, or what its source gives. */
+/** A queued record as it stands now: a copy, or what its source gives (a record of its own each call). */
 function current(queued: SessionRecord | (() => SessionRecord)): SessionRecord {
-  return typeof queued === 'function' ? copySessionRecord(queued()) : copySessionRecord(queued);
+  return typeof queued === 'function' ? queued() : copySessionRecord(queued);
 }
 
 function toSession(row: Row): SessionRecord {

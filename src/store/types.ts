@@ -70,6 +70,7 @@ export interface SessionRepository {
   /**
    * The session's record changed in a way worth keeping but not worth a write of its own (its packet
    * counter): written at the next flush, as `latest` gives it then. Cheap to call for every change; never throws.
+   * `latest` gives a record of its own on each call (a snapshot): the store keeps it and hands it out as it is.
    */
   saveLater(id: string, latest: () => SessionRecord): void;
 }
