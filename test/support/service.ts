@@ -70,7 +70,8 @@ export function testConfig(opts: ServiceOptions = {}): { loaded: LoadedConfig; d
   const dataDir = opts.dataDir ?? tmpDir();
   let file: string | undefined;
   if (opts.file) {
-    file = path.join(dataDir, '..', `${path.basename(dataDir)}-appsettings.json`);
+    // A folder of its own, removed with the test's other folders (not beside the data dir, where it outlived them).
+    file = path.join(tmpDir('voice-hub-config-'), 'appsettings.json');
     writeFileSync(file, JSON.stringify(opts.file));
   }
   const loaded = loadConfig({
