@@ -8,7 +8,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseCompareArgs, ratioLines, runComparison, turnOrder, type BuildSpec } from './lib/builds.js';
-import { tempDir, type ProcessSet } from './lib/proc.js';
+import { RUN_ENV, tempDir, type ProcessSet } from './lib/proc.js';
 import { serviceStartArgs, timeOneStart } from './sections/startup.js';
 import { CODE_CACHE_DELAY_MS } from '../src/runtime/code-cache.js';
 
@@ -19,7 +19,7 @@ function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string, keepRun
   const args = serviceStartArgs(build.dataDir, upstreamUrl);
   return timeOneStart(procs, procs.serviceNode, (port) => [path.join(build.dir, 'dist/voice-hub.cjs'), ...args(port), ...build.flags], {
     cwd: build.dir,
-    env: { ...process.env, ...procs.serviceEnv, CACHE_DIRECTORY: build.cacheDir },
+    env: { ...RUN_ENV, ...procs.serviceEnv, CACHE_DIRECTORY: build.cacheDir },
     ...(keepRunningMs ? { keepRunningMs } : {}),
   }).catch((e: unknown) => {
     throw new Error(`${build.name}: ${e instanceof Error ? e.message : String(e)}`);

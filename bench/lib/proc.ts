@@ -11,6 +11,16 @@ import { PROGRAM_ASSET } from '../../src/runtime/asset-manifest.mjs';
 import { openAppendedAssets } from '../../src/runtime/assets.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
+/**
+ * The environment of every process a run starts: what a service gets from its systemd unit (a path, a home,
+ * the locale), not the environment the bench was started from. A variable inherited from a shell can change
+ * how node itself starts: this CI machine sets NODE_EXTRA_CA_CERTS, which has every node parse the system's
+ * CA certificates before running a line (70-110 ms and 1.7 MiB here), a cost the service under its unit does
+ * not pay and the rows would otherwise count. `--service-env K=V` adds to it for the measured services.
+ */
+export const RUN_ENV: NodeJS.ProcessEnv = Object.fromEntries(
+  ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])),
+);
 export const DIST = path.join(ROOT, 'dist');
 export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
 /** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
@@ -119,7 +129,7 @@ export class ProcessSet {
   spawn(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Child {
     const proc = spawn(cmd, args, {
       cwd: opts.cwd ?? ROOT,
-      env: opts.env ?? process.env,
+      env: opts.env ?? RUN_ENV,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -231,7 +241,7 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     '--Hub.MaximumConnectionsPerAddress', '0',
     ...(opts.args ?? []),
   ];
-  const env = { ...process.env, ...procs.serviceEnv, ...opts.env };
+  const env = { ...RUN_ENV, ...procs.serviceEnv, ...opts.env };
   const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env, ...where })

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, staleExecutableNote, startEchoServer, tempDir, type Child, type ProcessSet } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, type Child, type ProcessSet } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
@@ -92,7 +92,7 @@ export const startupSection: Section = {
       const bare = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
       const bareMs = percentile(bare, 50);
       const serviceArgs = (dataDir: string) => serviceStartArgs(dataDir, echo.url);
-      const env = { ...process.env, ...ctx.procs.serviceEnv };
+      const env = { ...RUN_ENV, ...ctx.procs.serviceEnv };
       const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; options: StartOptions; note?: string; untargeted?: true }> = [];
       /**
        * `what` as a restart finds it, its warm-up start running until it has written the program's code
