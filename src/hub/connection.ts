@@ -1,112 +1,32 @@
-// One hub connection over a small HubSocket (never a uWS type): handshake (a frame before it holds
-// at most a handshake), then its MessageReader (reader.ts: the transport is a byte stream, as in
-// ASP.NET; bounded work per frame), per-connection sequential dispatch (ASP.NET runs one invocation
-// per client at a time, so a JoinSession finishes before the next SendAudioData starts), keep-alive
-// pings, client timeout, back-pressure policy and Close. With SignalR's stateful reconnect negotiated
-// (stateful/), a socket that drops leaves the connection Disconnected, groups and state intact, until
-// a new socket resumes it or the hub's disconnect timeout ends it.
-import type { AddressBudgets } from './address-budgets.js';
-import type { Logger } from '../log/logger.js';
-import type { HubCounters } from './counters.js';
-import type { HubDispatcher } from './dispatcher.js';
+// One hub connection over a small HubSocket (hub-socket.ts, never a uWS type): handshake (a frame
+// before it holds at most a handshake, read by handshake-read.ts), then its MessageReader (reader.ts:
+// the transport is a byte stream, as in ASP.NET; bounded work per frame), per-connection sequential
+// dispatch (ASP.NET runs one invocation per client at a time, so a JoinSession finishes before the next
+// SendAudioData starts), sending with its back-pressure policy, keep-alive pings, client timeout and
+// Close. With SignalR's stateful reconnect negotiated (stateful/), a socket that drops leaves the
+// connection Disconnected, groups and state intact, until a new socket resumes it or the hub's
+// disconnect timeout ends it. What stays here is what reads or changes the connection's state; its
+// limits and collaborators are in connection-env.ts, a hub method's view of it in call-context.ts.
+import { callContext } from './call-context.js';
+import { ConnectionState, type ConnectionEnv } from './connection-env.js';
 import { ErrorText, InvalidDataError, MessageTooLargeError } from './errors.js';
-import type { GroupRegistry } from './groups.js';
-import { HANDSHAKE_MAX_BYTES, chooseProtocol, handshakeResponse, parseHandshakeRequest } from './handshake.js';
-import { RECORD_SEPARATOR } from './text-format.js';
-import type { ThrottledLog } from '../log/throttled.js';
-import type { MessageBudget } from './rate-limit.js';
-import { MessageReader, copy, type ReaderHost } from './reader.js';
+import { HANDSHAKE_MAX_BYTES, handshakeResponse } from './handshake.js';
+import { readHandshake, type HandshakeRead } from './handshake-read.js';
+import { FrameTaken, type HubSocket } from './hub-socket.js';
+import { MessageReader, type ReaderHost } from './reader.js';
 import { frameBytes, type Frame } from './stateful/frame-queue.js';
 import { StatefulLink } from './stateful/link.js';
 import { isSequenced } from './stateful/receive-sequence.js';
 import {
   MessageType,
   completionWithError,
-  invocation,
   type CompletionMessage,
   type HubMessage,
   type HubProtocol,
   type InvocationMessage,
-  type ProtocolName,
   type StreamInvocationMessage,
 } from './messages.js';
 import type { HubCallContext } from './types.js';
-
-/** What the transport did with a frame given to HubSocket.send. */
-export const FrameTaken = {
-  /** Dropped: the socket is closed. */
-  Refused: 0,
-  /**
-   * Taken, the first since the transport last wrote (or written at once with those before it): what the
-   * transport holds may have grown since it was last asked.
-   */
-  First: 1,
-  /**
-   * Taken behind frames still waiting for this turn's write: the transport has written nothing since
-   * the first of them, so what it holds can only have shrunk (the client read) since then.
-   */
-  Joined: 2,
-} as const;
-export type FrameTaken = (typeof FrameTaken)[keyof typeof FrameTaken];
-
-/** What the connection needs from the transport; uws-hub.ts adapts a uWS WebSocket to it. */
-export interface HubSocket {
-  /**
-   * Sends one frame, or queues it to go out with the others of this event-loop turn. A drop by the
-   * transport (its back-pressure limit) found when the frames go out is told to transportDropped().
-   */
-  send(data: string | Uint8Array, binary: boolean): FrameTaken;
-  /** Bytes the transport holds because the client has not read them yet. */
-  bufferedAmount(): number;
-  /** Closes the WebSocket with a normal closure. */
-  end(): void;
-  /** Drops the connection at once: no close handshake, nothing waiting sent. */
-  drop(): void;
-}
-
-/**
- * Disconnected: stateful reconnect only, the socket is gone and the connection waits for the client to
- * come back. Closing: the hub sent its Close message and leaves the socket for the client to close, so
- * that a client still sending reads the message before the socket goes (closeAll with a grace); nothing
- * more is read or sent.
- */
-export const ConnectionState = { Handshaking: 'Handshaking', Connected: 'Connected', Disconnected: 'Disconnected', Closing: 'Closing', Closed: 'Closed' } as const;
-export type ConnectionState = (typeof ConnectionState)[keyof typeof ConnectionState];
-
-export interface ConnectionLimits {
-  readonly maximumReceiveMessageSize: number;
-  readonly keepAliveIntervalMs: number;
-  readonly clientTimeoutMs: number;
-  readonly handshakeTimeoutMs: number;
-  readonly maxBufferedBytes: number;
-  /** Largest WebSocket frame after the handshake (the transport refuses larger ones first). */
-  readonly maxFrameBytes: number;
-  /** Received bytes not read yet (a client sending faster than its messages are handled); more closes. */
-  readonly maxInboxBytes: number;
-  /** Messages read in one event-loop turn before the loop yields to other connections and timers. */
-  readonly messagesPerTurn: number;
-  /** Until the connection authenticated (a token on the connection, or a group joined). */
-  readonly unauthenticatedBudget: MessageBudget;
-  readonly authenticatedBudget: MessageBudget;
-  /** Unacknowledged bytes at which a stateful connection stops sending until acks arrive (Hub.StatefulReconnectBufferSize). */
-  readonly statefulReconnectBufferSize: number;
-}
-
-export interface ConnectionEnv {
-  readonly dispatcher: HubDispatcher;
-  readonly groups: GroupRegistry<HubConnection>;
-  readonly counters: HubCounters;
-  readonly logger: Logger;
-  /** Where lines about connections closed for misbehaving go (throttled). */
-  readonly closings: ThrottledLog;
-  readonly limits: ConnectionLimits;
-  /** What anonymous connections spend per client address (reader.ts charges it). */
-  readonly addressBudgets: AddressBudgets;
-  readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
-  readonly now: () => number;
-  /** The connection ended for good (not a drop it may come back from): the hub forgets it. */
-  readonly ended: (connection: HubConnection) => void;
-}
 
 const EMPTY = new Uint8Array(0);
 const PING: HubMessage = { type: MessageType.Ping };
@@ -161,19 +81,7 @@ export class HubConnection {
       protocolError: (e) => this.protocolError(e),
       close: (error, allowReconnect) => this.close(error, allowReconnect),
     };
-    const self = this;
-    this.context = {
-      connectionId,
-      user,
-      get protocol(): ProtocolName {
-        return self.protocolValue?.name ?? 'json';
-      },
-      joinGroup: (name) => this.joinGroup(name),
-      leaveGroup: (name) => this.leaveGroup(name),
-      isInGroup: (name) => env.groups.has(name, this),
-      groups: () => env.groups.groupsOf(this),
-      sendToCaller: (target, ...args) => this.send(invocation(target, args)),
-    };
+    this.context = callContext(this, env.groups);
   }
 
   get state(): ConnectionState {
@@ -209,33 +117,13 @@ export class HubConnection {
       this.reader.receive(data);
       return;
     }
-    if (!this.requestEndsWithinLimit(data)) {
-      this.env.counters.framesTooLarge++;
-      this.env.closings.info(`${this.connectionId}: closing: ${this.pending.length + data.length} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
-      this.failHandshake(ErrorText.handshakeCanceled);
-      return;
-    }
-    // Only a request split across frames is copied: a frame that starts with it is parsed where it
-    // lies and the messages after it are the reader's to copy as far as it needs (a hostile frame of
-    // pings behind a refused request then costs no copy at all).
-    const lent = this.pending.length === 0;
-    const rest = this.handshake(lent ? data : copy(data, this.pending), lent);
+    const rest = this.handshake(readHandshake(this.pending, data));
     if (rest !== undefined) this.readAfterHandshake(rest);
   }
 
   /** Bytes that came in the handshake's frame after the request are the first messages, lent as the frame was. */
   private readAfterHandshake(rest: Uint8Array): void {
     if (rest.length > 0) this.reader?.receive(rest);
-  }
-
-  /**
-   * Whether the handshake request, `pending` and then `data`, ends within HANDSHAKE_MAX_BYTES (or has
-   * not come to that many bytes yet). Only the request counts: a client may send its first messages in
-   * the same frame (Python clients batch a handshake, JoinSession and audio), which the reader bounds.
-   */
-  private requestEndsWithinLimit(data: Uint8Array): boolean {
-    if (this.pending.length + data.length <= HANDSHAKE_MAX_BYTES) return true;
-    return data.subarray(0, Math.max(0, HANDSHAKE_MAX_BYTES - this.pending.length)).indexOf(RECORD_SEPARATOR) >= 0;
   }
 
   /**
@@ -442,37 +330,28 @@ export class HubConnection {
     this.env.ended(this);
   }
 
-  /**
-   * Returns the bytes after the handshake request (a view into `buffer`), or undefined when there is
-   * nothing more to do now. `lent`: `buffer` is the socket's and must be copied to be kept.
-   */
-  private handshake(buffer: Uint8Array, lent: boolean): Uint8Array | undefined {
-    let parsed: ReturnType<typeof parseHandshakeRequest>;
-    try {
-      parsed = parseHandshakeRequest(buffer, HANDSHAKE_MAX_BYTES);
-    } catch (e) {
-      this.env.logger.debug(`${this.connectionId}: bad handshake: ${e instanceof Error ? e.message : String(e)}`);
-      // ASP.NET Core answers a request that does not end within its size limit as canceled
-      // (HandshakeSizeLimitExceeded), and only a request it could read and refuse as failed.
-      this.failHandshake(e instanceof MessageTooLargeError ? ErrorText.handshakeCanceled : ErrorText.handshakeFailed);
+  /** Returns the bytes after the handshake request, or undefined when there is nothing more to do now. */
+  private handshake(read: HandshakeRead): Uint8Array | undefined {
+    if (read.kind === 'incomplete') {
+      this.pending = read.pending;
       return undefined;
     }
-    if (parsed.kind === 'incomplete') {
-      // At most HANDSHAKE_MAX_BYTES: receive() refused more without a separator.
-      this.pending = lent ? copy(buffer) : buffer;
+    if (read.kind === 'oversized') {
+      this.env.counters.framesTooLarge++;
+      this.env.closings.info(`${this.connectionId}: closing: ${read.bytes} bytes before the handshake was done, more than a handshake (${HANDSHAKE_MAX_BYTES})`);
+      this.failHandshake(ErrorText.handshakeCanceled);
+      return undefined;
+    }
+    if (read.kind === 'refused') {
+      this.env.logger.debug(`${this.connectionId}: ${read.reason}`);
+      this.failHandshake(read.error);
       return undefined;
     }
     this.pending = EMPTY;
-    const choice = chooseProtocol(parsed.request);
-    if ('error' in choice) {
-      this.env.logger.debug(`${this.connectionId}: ${choice.error}`);
-      this.failHandshake(choice.error);
-      return undefined;
-    }
-    const protocol = this.env.protocols[choice.protocol];
+    const protocol = this.env.protocols[read.protocol];
     this.protocolValue = protocol;
     // Stateful reconnect starts with hub protocol version 2; an older client just does without it.
-    if (this.resumeKey !== undefined && parsed.request.version >= 2) {
+    if (this.resumeKey !== undefined && read.version >= 2) {
       const { limits } = this.env;
       this.stateful = new StatefulLink(limits.statefulReconnectBufferSize, limits.maxBufferedBytes, this.env.now());
     }
@@ -481,7 +360,7 @@ export class HubConnection {
     // The response goes in the protocol's transfer format, as ASP.NET writes it; the TS client parses either.
     this.afterSend(this.socket.send(handshakeResponse(), protocol.binary));
     this.env.logger.debug(`${this.connectionId}: handshake done, protocol ${protocol.name}`);
-    return parsed.rest;
+    return read.rest;
   }
 
   private failHandshake(error: string): void {
@@ -598,7 +477,8 @@ export class HubConnection {
     this.close(ErrorText.connectionError, true);
   }
 
-  private joinGroup(name: string): void {
+  /** The hub method's joinGroup (call-context.ts). */
+  joinGroup(name: string): void {
     const protocol = this.protocolValue;
     // A method that was running when a stateful connection's socket dropped still changes its state.
     if (!protocol || !this.canDeliver(MessageType.Invocation)) return;
@@ -607,9 +487,5 @@ export class HubConnection {
     // the device token): from now on it gets the budget of an authenticated client.
     this.authenticated = true;
     this.reader?.authenticate();
-  }
-
-  private leaveGroup(name: string): void {
-    this.env.groups.remove(name, this);
   }
 }

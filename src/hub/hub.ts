@@ -4,10 +4,12 @@
 // findable by their connection token, until resumed or past the disconnect timeout.
 import { AddressBudgets } from './address-budgets.js';
 import { AddressSlots } from './address-slots.js';
-import { ConnectionState, HubConnection, type ConnectionEnv, type HubSocket } from './connection.js';
+import { HubConnection } from './connection.js';
+import { ConnectionState, type ConnectionEnv } from './connection-env.js';
 import { newCounters } from './counters.js';
 import { HubDispatcher } from './dispatcher.js';
 import { GroupRegistry } from './groups.js';
+import type { HubSocket } from './hub-socket.js';
 import { jsonProtocol } from './json-protocol.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';

@@ -5,7 +5,7 @@
 // it is decoded (an anonymous connection's also from its address's bucket, address-budgets.ts), and
 // unread bytes are bounded.
 import type { AddressBudgets } from './address-budgets.js';
-import type { ConnectionLimits } from './connection.js';
+import type { ConnectionLimits } from './connection-env.js';
 import type { HubCounters } from './counters.js';
 import { ErrorText } from './errors.js';
 import { Inbox } from './inbox.js';

@@ -4,7 +4,7 @@
 // with one syscall, instead of one syscall per frame. They go out at the end of the turn (setImmediate),
 // in order; `end()` writes what is waiting first. The other file besides uws-hub.ts that touches uWS.
 import type { WebSocket } from 'uWebSockets.js';
-import { FrameTaken, type HubSocket } from './connection.js';
+import { FrameTaken, type HubSocket } from './hub-socket.js';
 import { EndOfTurn } from '../end-of-turn.js';
 
 export interface UwsSocket extends HubSocket {
