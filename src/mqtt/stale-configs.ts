@@ -1,5 +1,5 @@
 // Retained discovery configs of this hub's Home Assistant node that nothing it knows accounts for are
-// cleared (publisher.ts, clearIfStale), but only once the connection they came on has lasted a while.
+// cleared (stale-discovery.ts, clearIfStale), but only once the connection they came on has lasted a while.
 // Two hubs with one instance id (a cloned SD card, a backup restored on a second Pi) take the broker
 // connection from each other, and each saw the other's devices as configs left by an earlier run of
 // its own: they deleted each other's Home Assistant devices on every takeover. A twin reconnects within

@@ -76,3 +76,7 @@ export const haHubObject = (sensor: string): string => `hub_${sensor}`;
 /** `<discoveryPrefix>/sensor/voice-hub_<instanceId>/<object>/config` */
 export const discoveryTopic = (discoveryPrefix: string, instanceId: string, object: string): string =>
   `${discoveryPrefix}/sensor/${haHubNode(instanceId)}/${object}/config`;
+
+/** Characters of a topic the log shows: one another client chose may be 65,535 bytes. */
+const TOPIC_CHARS_LOGGED = 200;
+export const shownTopic = (topic: string): string => (topic.length > TOPIC_CHARS_LOGGED ? `${topic.slice(0, TOPIC_CHARS_LOGGED)}...` : topic);
