@@ -13,7 +13,6 @@ import type { HubSocket } from './hub-socket.js';
 import { jsonProtocol } from './json-protocol.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { invocation, type HubProtocol, type ProtocolName } from './messages.js';
-import type { Frame } from './stateful/frame-queue.js';
 import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
 import type { CloseReason, HubOptions, VoiceHubServer } from './types.js';

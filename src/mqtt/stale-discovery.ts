@@ -63,7 +63,7 @@ export class StaleDiscovery {
   }
 
   close(): void {
-    this.staleConfigs.disconnected();
+    this.disconnected();
     for (const log of [this.skippedLog, this.clearingLog]) log.flush();
   }
 
