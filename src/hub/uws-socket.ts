@@ -2,7 +2,8 @@
 // connection is sent during one turn (AudioProcessed and the Completion of one call; AudioResponse and
 // AudioData of one upstream packet; many of each under load) are written in one `cork`, which uWS sends
 // with one syscall, instead of one syscall per frame. They go out at the end of the turn (setImmediate),
-// in order; `end()` writes what is waiting first. The other file besides uws-hub.ts that touches uWS.
+// in order; `end()` writes what is waiting first. One of the uws-*.ts files, the only ones in src/hub that
+// touch uWS (uws-hub.ts says which does what).
 import type { WebSocket } from 'uWebSockets.js';
 import { FrameTaken, type HubSocket } from './hub-socket.js';
 import { EndOfTurn } from '../end-of-turn.js';
