@@ -41,17 +41,17 @@ export function writeBinaryMessage(body: Uint8Array): Uint8Array {
   return out;
 }
 
-function varIntLength(value: number): number {
+export function varIntLength(value: number): number {
   if (!Number.isInteger(value) || value < 0 || value > 0x7fffffff) throw new RangeError(`length ${value} cannot be encoded`);
   let length = 1;
   while (value >= 2 ** (7 * length)) length++;
   return length;
 }
 
-/** Writes `value` at the start of `out`, which holds at least varIntLength(value) bytes. */
-function putVarInt(out: Uint8Array, value: number): void {
+/** Writes `value` at `offset` in `out`, which holds at least varIntLength(value) bytes from there. */
+export function putVarInt(out: Uint8Array, value: number, offset = 0): void {
   let rest = value;
-  let i = 0;
+  let i = offset;
   do {
     const group = rest & 0x7f;
     rest = Math.floor(rest / 128);

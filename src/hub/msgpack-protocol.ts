@@ -8,6 +8,7 @@ import { InvalidDataError } from './errors.js';
 import { MAX_MESSAGEPACK_DEPTH } from '../json-depth.js';
 import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
+import { writeMessagePackFrame } from './msgpack-writer.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
 import { arrayHeader, isInt64Item, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue, strsAreUtf8 } from './msgpack-walk.js';
 
@@ -237,9 +238,10 @@ export function messagePackItems(message: HubMessage): unknown[] {
 }
 
 export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
-  // A view into the encoder's own buffer, valid until its next encode: writeBinaryMessage copies it
-  // once, with the length prefix (encode() would copy it a first time).
-  return writeBinaryMessage(encoder.encodeSharedRef(messagePackItems(message)));
+  const items = messagePackItems(message);
+  // What msgpack-writer.ts leaves to the library: a view into the encoder's own buffer, valid until its
+  // next encode, which writeBinaryMessage copies once, with the length prefix.
+  return writeMessagePackFrame(items) ?? writeBinaryMessage(encoder.encodeSharedRef(items));
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -1,5 +1,5 @@
-// A FIFO of encoded frames (references, never copies: a group's frame is shared by every member's
-// queue) with their sizes, kept in two parallel queues read from a moving head (src/fifo.ts), so adding
+// A FIFO of encoded frames (references: a group's frame is shared by every member's queue) with their
+// sizes, kept in two parallel queues read from a moving head (src/fifo.ts), so adding
 // and trimming allocate nothing per frame once they have grown to the connection's working size.
 import { Fifo } from '../../fifo.js';
 
@@ -8,6 +8,15 @@ export type Frame = string | Uint8Array;
 
 /** The size a frame counts for: its UTF-8 length for text (what goes on the wire), its length for bytes. */
 export const frameBytes = (frame: Frame): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength);
+
+/**
+ * A frame cut from a larger buffer (MessagePack frames come from Node's shared pool, msgpack-writer.ts)
+ * is copied before it is kept: kept as it is, one small frame would hold its whole 8 KiB slab for as
+ * long as the client leaves it unacknowledged, and the bytes counted would not be the bytes held.
+ */
+function ownBytes(frame: Uint8Array): Uint8Array {
+  return frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength ? frame : new Uint8Array(frame);
+}
 
 export class FrameQueue {
   private readonly frames = new Fifo<Frame>();
@@ -24,7 +33,7 @@ export class FrameQueue {
   }
 
   push(frame: Frame, size: number): void {
-    this.frames.push(frame);
+    this.frames.push(typeof frame === 'string' ? frame : ownBytes(frame));
     this.sizes.push(size);
     this.total += size;
   }

@@ -1,0 +1,209 @@
+// The MessagePack the hub sends, written straight into one reused buffer behind room for the length
+// prefix, then copied once into the frame. The library's generic encoder cost 4x JSON's for the same
+// four messages of a round trip (AudioProcessed, the Completion, AudioResponse, AudioData: 5 us
+// against 1.3 us), so MessagePack devices cost the service more CPU than JSON ones, where the format
+// should cost less: its dispatch asks an extension codec about every object and array, counts and
+// writes every short string in a JavaScript loop, and its result was copied again to add the prefix.
+//
+// The values are JSON's (what hub methods return and events carry) plus byte arrays, and each is
+// written in the form the library picks (smallest integer form, float64 otherwise, fixstr/str8/16/32,
+// fixmap/map16/32 in Object.keys order with undefined members dropped), so the bytes are the library's:
+// a test compares them over every boundary. One difference, on purpose: a lone surrogate in a short
+// string is written as U+FFFD, as the library already does for long strings, where it wrote the
+// surrogate's own three bytes, which are not UTF-8 and which strict readers (.NET's among them) refuse.
+// Anything else (a Date, the library's ExtData, Base64Text inside a value, a bigint, a function, a
+// value nested past the library's depth limit) is not written here: `undefined` is returned and the
+// caller encodes with the library, which writes it or throws as before.
+import { ExtData } from '@msgpack/msgpack';
+import { Base64Text } from './base64-text.js';
+import { MAX_VARINT_BYTES, putVarInt, varIntLength } from './binary-format.js';
+
+/** The library's default maxDepth: deeper values are the library's to refuse. */
+const MAX_DEPTH = 100;
+/** The buffer kept between messages; one grown past LARGEST_KEPT by a large message is let go after it. */
+const FIRST_SIZE = 4096;
+const LARGEST_KEPT = 64 * 1024;
+
+/** Strings shorter than this are tried as ASCII first: the str8 form's limit. */
+const SHORT_STRING = 0x100;
+/** Thrown inside a write for a value this writer leaves to the library. */
+const NOT_OURS = Symbol('not written here');
+
+let buf = Buffer.allocUnsafe(FIRST_SIZE);
+let pos = 0;
+/** A write in progress: a getter or proxy that sends a message from inside it gets the library's encoder. */
+let writing = false;
+
+/**
+ * The frame for `value` (MessagePack, prefixed by its length as the binary hub protocol frames it);
+ * undefined when the library must encode it.
+ */
+export function writeMessagePackFrame(value: unknown): Uint8Array | undefined {
+  if (writing) return undefined;
+  writing = true;
+  pos = MAX_VARINT_BYTES;
+  try {
+    writeValue(value, 1);
+    const length = pos - MAX_VARINT_BYTES;
+    const start = MAX_VARINT_BYTES - varIntLength(length);
+    putVarInt(buf, length, start);
+    // From Node's shared pool: an array of its own costs ten times more to allocate than the frame
+    // takes to write. A frame kept longer than its turn (a stateful connection's replay) is copied out
+    // of the pool by whoever keeps it (frame-queue.ts).
+    const pooled = Buffer.allocUnsafe(pos - start);
+    buf.copy(pooled, 0, start, pos);
+    // A Uint8Array, not a Buffer, whose slice() would share the pool rather than copy.
+    return new Uint8Array(pooled.buffer, pooled.byteOffset, pooled.length);
+  } catch (e) {
+    if (e === NOT_OURS) return undefined;
+    throw e;
+  } finally {
+    writing = false;
+    if (buf.length > LARGEST_KEPT) buf = Buffer.allocUnsafe(FIRST_SIZE);
+  }
+}
+
+function room(bytes: number): void {
+  if (pos + bytes <= buf.length) return;
+  const grown = Buffer.allocUnsafe(Math.max(2 * buf.length, 2 * (pos + bytes)));
+  buf.copy(grown, 0, 0, pos);
+  buf = grown;
+}
+
+function writeValue(value: unknown, depth: number): void {
+  if (depth > MAX_DEPTH) throw NOT_OURS;
+  if (value === null || value === undefined) {
+    room(1);
+    buf[pos++] = 0xc0;
+  } else if (typeof value === 'string') writeString(value);
+  else if (typeof value === 'number') writeNumber(value);
+  else if (typeof value === 'boolean') {
+    room(1);
+    buf[pos++] = value ? 0xc3 : 0xc2;
+  } else if (typeof value !== 'object') throw NOT_OURS;
+  else if (Array.isArray(value)) writeArray(value, depth);
+  else if (ArrayBuffer.isView(value)) writeBinary(value);
+  // What the library's extensions write (a Date is a timestamp) or refuse (msgpack-encoder.ts); any
+  // other object is a map of its own enumerable keys, as the library writes it.
+  else if (value instanceof Date || value instanceof ExtData || value instanceof Base64Text) throw NOT_OURS;
+  else writeMap(value as Record<string, unknown>, depth);
+}
+
+/** The type byte and the big-endian size after it: the smallest of the three forms that holds `size`. */
+function writeHeader(size: number, fix: number, fixLimit: number, form16: number): void {
+  room(5);
+  if (size < fixLimit) buf[pos++] = fix + size;
+  else if (size < 0x10000) {
+    buf[pos++] = form16;
+    buf.writeUInt16BE(size, pos);
+    pos += 2;
+  } else {
+    buf[pos++] = form16 + 1;
+    buf.writeUInt32BE(size, pos);
+    pos += 4;
+  }
+}
+
+function writeString(value: string): void {
+  const n = value.length;
+  // Short ASCII (every key, target, session id, invocation id): one pass in JavaScript writes and checks
+  // it, cheaper than the two calls into Node below. A non-ASCII character sends it there after all.
+  if (n < SHORT_STRING) {
+    const header = n < 32 ? 1 : 2;
+    room(header + n);
+    let at = pos + header;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at++] = c;
+    }
+    if (i === n) {
+      if (header === 1) buf[pos] = 0xa0 + n;
+      else {
+        buf[pos] = 0xd9;
+        buf[pos + 1] = n;
+      }
+      pos = at;
+      return;
+    }
+  }
+  const bytes = Buffer.byteLength(value, 'utf8');
+  room(5 + bytes);
+  if (bytes < 32) buf[pos++] = 0xa0 + bytes;
+  else if (bytes < 0x100) {
+    buf[pos++] = 0xd9;
+    buf[pos++] = bytes;
+  } else writeHeader(bytes, 0, 0, 0xda);
+  pos += buf.write(value, pos, bytes, 'utf8');
+}
+
+function writeNumber(value: number): void {
+  room(9);
+  if (Number.isSafeInteger(value)) {
+    if (value >= 0) {
+      if (value < 0x80) buf[pos++] = value;
+      else if (value < 0x100) {
+        buf[pos++] = 0xcc;
+        buf[pos++] = value;
+      } else if (value < 0x10000) {
+        buf[pos++] = 0xcd;
+        pos = buf.writeUInt16BE(value, pos);
+      } else if (value < 0x100000000) {
+        buf[pos++] = 0xce;
+        pos = buf.writeUInt32BE(value, pos);
+      } else {
+        buf[pos++] = 0xcf;
+        pos = buf.writeUInt32BE(Math.floor(value / 0x100000000), pos);
+        pos = buf.writeUInt32BE(value >>> 0, pos);
+      }
+    } else if (value >= -0x20) buf[pos++] = 0xe0 | (value + 0x20);
+    else if (value >= -0x80) {
+      buf[pos++] = 0xd0;
+      pos = buf.writeInt8(value, pos);
+    } else if (value >= -0x8000) {
+      buf[pos++] = 0xd1;
+      pos = buf.writeInt16BE(value, pos);
+    } else if (value >= -0x80000000) {
+      buf[pos++] = 0xd2;
+      pos = buf.writeInt32BE(value, pos);
+    } else {
+      // Two's complement over 64 bits: the high word is the floor, the low word what remains.
+      buf[pos++] = 0xd3;
+      pos = buf.writeInt32BE(Math.floor(value / 0x100000000), pos);
+      pos = buf.writeUInt32BE(value >>> 0, pos);
+    }
+  } else {
+    buf[pos++] = 0xcb;
+    pos = buf.writeDoubleBE(value, pos);
+  }
+}
+
+function writeArray(value: readonly unknown[], depth: number): void {
+  writeHeader(value.length, 0x90, 16, 0xdc);
+  for (const item of value) writeValue(item, depth + 1);
+}
+
+function writeMap(value: Record<string, unknown>, depth: number): void {
+  const keys = Object.keys(value);
+  let size = 0;
+  for (const key of keys) if (value[key] !== undefined) size++;
+  writeHeader(size, 0x80, 16, 0xde);
+  for (const key of keys) {
+    const member = value[key];
+    if (member === undefined) continue;
+    writeString(key);
+    writeValue(member, depth + 1);
+  }
+}
+
+function writeBinary(value: ArrayBufferView): void {
+  const size = value.byteLength;
+  room(5 + size);
+  if (size < 0x100) {
+    buf[pos++] = 0xc4;
+    buf[pos++] = size;
+  } else writeHeader(size, 0, 0, 0xc5);
+  buf.set(new Uint8Array(value.buffer, value.byteOffset, size), pos);
+  pos += size;
+}
