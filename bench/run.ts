@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BenchContext, type BenchOptions, type Section } from './lib/context.js';
-import { ROOT, RUN_DIR } from './lib/proc.js';
+import { cleanUpOnInterrupt, ROOT, RUN_DIR } from './lib/proc.js';
 import { renderNotes, renderTable, type Row } from './lib/report.js';
 import { ensureWrk } from './lib/wrk.js';
 import { ceilingSection } from './sections/ceiling.js';
@@ -71,13 +71,7 @@ async function main(): Promise<void> {
   if (options.cpuProf) ctx.procs.serviceNodeFlags = ['--cpu-prof', '--cpu-prof-dir', profiles];
   ctx.procs.serviceEnv = options.serviceEnv;
   ctx.procs.serviceNode = options.node;
-  const stop = (): void => {
-    ctx.procs.killAll();
-    rmSync(RUN_DIR, { recursive: true, force: true });
-    process.exit(130);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  cleanUpOnInterrupt(ctx.procs);
 
   const started = performance.now();
   process.stderr.write('building dist/voice-hub.cjs (node build.mjs)\n');

@@ -7,7 +7,7 @@
 // compare settings of one build: 'inline=. --VoiceService.DecoderThreads 0'.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Child } from './proc.js';
+import { cleanUpOnInterrupt, ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Child } from './proc.js';
 
 export interface BuildSpec {
   name: string;
@@ -96,6 +96,7 @@ export function runComparison<T>(tool: string, prepare: () => T, body: (options:
   const run = async (): Promise<void> => {
     const options = prepare();
     const procs = new ProcessSet();
+    cleanUpOnInterrupt(procs);
     try {
       const echo = await startEchoServer(procs);
       for (const b of await body(options, procs, echo)) await b.child.stop();

@@ -3,7 +3,7 @@
 // that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
@@ -167,6 +167,20 @@ export class ProcessSet {
     }
     this.live.clear();
   }
+}
+
+/**
+ * An interrupted run (Ctrl-C, a timeout's SIGTERM) kills what it started and removes RUN_DIR before it
+ * exits 130: left to the default, its services would go on running and its data dirs stay in /tmp.
+ */
+export function cleanUpOnInterrupt(procs: ProcessSet): void {
+  const stop = (): void => {
+    procs.killAll();
+    rmSync(RUN_DIR, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 /** Resolves with the first match of `pattern` in the child's output; rejects on exit or timeout. */
