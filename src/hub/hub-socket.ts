@@ -17,7 +17,7 @@ export const FrameTaken = {
 } as const;
 export type FrameTaken = (typeof FrameTaken)[keyof typeof FrameTaken];
 
-/** What the connection needs from the transport; uws-hub.ts adapts a uWS WebSocket to it. */
+/** What the connection needs from the transport; uws-socket.ts adapts a uWS WebSocket to it. */
 export interface HubSocket {
   /**
    * Sends one frame, or queues it to go out with the others of this event-loop turn. A drop by the
