@@ -20,66 +20,85 @@ import { MAX_VARINT_BYTES, putVarInt, varIntLength } from './binary-format.js';
 
 /** The library's default maxDepth: deeper values are the library's to refuse. */
 const MAX_DEPTH = 100;
-/** The buffer kept between messages; one grown past LARGEST_KEPT by a large message is let go after it. */
-const FIRST_SIZE = 4096;
-const LARGEST_KEPT = 64 * 1024;
+/**
+ * Frames are written one after another into a slab of this size and handed out as views of it: a
+ * typed array of its own costs ten times more to allocate than a frame takes to write (~600 ns), and
+ * a copy out of Node's pool about half as much again. A frame lives until its turn's writes go out; one
+ * kept longer (a stateful connection's replay) is copied out by whoever keeps it (frame-queue.ts), so a
+ * slab is let go once its frames are sent. A frame larger than the rest of its slab moves to a new
+ * slab, as large as it needs; one larger than SLAB_BYTES is not written into again.
+ */
+const SLAB_BYTES = 64 * 1024;
 
 /** Strings shorter than this are tried as ASCII first: the str8 form's limit. */
 const SHORT_STRING = 0x100;
 /** Thrown inside a write for a value this writer leaves to the library. */
 const NOT_OURS = Symbol('not written here');
 
-let buf = Buffer.allocUnsafe(FIRST_SIZE);
+/** Empty until the first frame: a service without MessagePack clients never allocates one. */
+let slab = Buffer.alloc(0);
+/** Where the frame being written starts in `slab` (room for the longest length prefix first). */
+let start = 0;
+/** Where the next byte goes. */
 let pos = 0;
 /** A write in progress: a getter or proxy that sends a message from inside it gets the library's encoder. */
 let writing = false;
 
 /**
- * The frame for `value` (MessagePack, prefixed by its length as the binary hub protocol frames it);
- * undefined when the library must encode it.
+ * The frame for `value` (MessagePack, prefixed by its length as the binary hub protocol frames it), as
+ * a Uint8Array view (not a Buffer, whose slice() would share the slab rather than copy); undefined when
+ * the library must encode it.
  */
 export function writeMessagePackFrame(value: unknown): Uint8Array | undefined {
   if (writing) return undefined;
   writing = true;
-  pos = MAX_VARINT_BYTES;
+  if (slab.length - pos < SHORT_STRING) {
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+    pos = 0;
+  }
+  start = pos;
+  pos += MAX_VARINT_BYTES;
   try {
     writeValue(value, 1);
-    const length = pos - MAX_VARINT_BYTES;
-    const start = MAX_VARINT_BYTES - varIntLength(length);
-    putVarInt(buf, length, start);
-    // From Node's shared pool: an array of its own costs ten times more to allocate than the frame
-    // takes to write. A frame kept longer than its turn (a stateful connection's replay) is copied out
-    // of the pool by whoever keeps it (frame-queue.ts).
-    const pooled = Buffer.allocUnsafe(pos - start);
-    buf.copy(pooled, 0, start, pos);
-    // A Uint8Array, not a Buffer, whose slice() would share the pool rather than copy.
-    return new Uint8Array(pooled.buffer, pooled.byteOffset, pooled.length);
+    const length = pos - start - MAX_VARINT_BYTES;
+    const from = start + MAX_VARINT_BYTES - varIntLength(length);
+    putVarInt(slab, length, from);
+    return new Uint8Array(slab.buffer, slab.byteOffset + from, pos - from);
   } catch (e) {
+    // What was written of it is written over by the next frame.
+    pos = start;
     if (e === NOT_OURS) return undefined;
     throw e;
   } finally {
     writing = false;
-    if (buf.length > LARGEST_KEPT) buf = Buffer.allocUnsafe(FIRST_SIZE);
+    if (slab.length > SLAB_BYTES) {
+      slab = Buffer.alloc(0);
+      pos = 0;
+    }
   }
 }
 
+/** Makes room for `bytes` more: a frame that does not fit moves, as written so far, to a slab of its own. */
 function room(bytes: number): void {
-  if (pos + bytes <= buf.length) return;
-  const grown = Buffer.allocUnsafe(Math.max(2 * buf.length, 2 * (pos + bytes)));
-  buf.copy(grown, 0, 0, pos);
-  buf = grown;
+  if (pos + bytes <= slab.length) return;
+  const written = pos - start;
+  const next = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, 2 * (written + bytes)));
+  slab.copy(next, 0, start, pos);
+  slab = next;
+  start = 0;
+  pos = written;
 }
 
 function writeValue(value: unknown, depth: number): void {
   if (depth > MAX_DEPTH) throw NOT_OURS;
   if (value === null || value === undefined) {
     room(1);
-    buf[pos++] = 0xc0;
+    slab[pos++] = 0xc0;
   } else if (typeof value === 'string') writeString(value);
   else if (typeof value === 'number') writeNumber(value);
   else if (typeof value === 'boolean') {
     room(1);
-    buf[pos++] = value ? 0xc3 : 0xc2;
+    slab[pos++] = value ? 0xc3 : 0xc2;
   } else if (typeof value !== 'object') throw NOT_OURS;
   else if (Array.isArray(value)) writeArray(value, depth);
   else if (ArrayBuffer.isView(value)) writeBinary(value);
@@ -92,14 +111,14 @@ function writeValue(value: unknown, depth: number): void {
 /** The type byte and the big-endian size after it: the smallest of the three forms that holds `size`. */
 function writeHeader(size: number, fix: number, fixLimit: number, form16: number): void {
   room(5);
-  if (size < fixLimit) buf[pos++] = fix + size;
+  if (size < fixLimit) slab[pos++] = fix + size;
   else if (size < 0x10000) {
-    buf[pos++] = form16;
-    buf.writeUInt16BE(size, pos);
+    slab[pos++] = form16;
+    slab.writeUInt16BE(size, pos);
     pos += 2;
   } else {
-    buf[pos++] = form16 + 1;
-    buf.writeUInt32BE(size, pos);
+    slab[pos++] = form16 + 1;
+    slab.writeUInt32BE(size, pos);
     pos += 4;
   }
 }
@@ -116,13 +135,13 @@ function writeString(value: string): void {
     for (; i < n; i++) {
       const c = value.charCodeAt(i);
       if (c >= 0x80) break;
-      buf[at++] = c;
+      slab[at++] = c;
     }
     if (i === n) {
-      if (header === 1) buf[pos] = 0xa0 + n;
+      if (header === 1) slab[pos] = 0xa0 + n;
       else {
-        buf[pos] = 0xd9;
-        buf[pos + 1] = n;
+        slab[pos] = 0xd9;
+        slab[pos + 1] = n;
       }
       pos = at;
       return;
@@ -130,52 +149,52 @@ function writeString(value: string): void {
   }
   const bytes = Buffer.byteLength(value, 'utf8');
   room(5 + bytes);
-  if (bytes < 32) buf[pos++] = 0xa0 + bytes;
+  if (bytes < 32) slab[pos++] = 0xa0 + bytes;
   else if (bytes < 0x100) {
-    buf[pos++] = 0xd9;
-    buf[pos++] = bytes;
+    slab[pos++] = 0xd9;
+    slab[pos++] = bytes;
   } else writeHeader(bytes, 0, 0, 0xda);
-  pos += buf.write(value, pos, bytes, 'utf8');
+  pos += slab.write(value, pos, bytes, 'utf8');
 }
 
 function writeNumber(value: number): void {
   room(9);
   if (Number.isSafeInteger(value)) {
     if (value >= 0) {
-      if (value < 0x80) buf[pos++] = value;
+      if (value < 0x80) slab[pos++] = value;
       else if (value < 0x100) {
-        buf[pos++] = 0xcc;
-        buf[pos++] = value;
+        slab[pos++] = 0xcc;
+        slab[pos++] = value;
       } else if (value < 0x10000) {
-        buf[pos++] = 0xcd;
-        pos = buf.writeUInt16BE(value, pos);
+        slab[pos++] = 0xcd;
+        pos = slab.writeUInt16BE(value, pos);
       } else if (value < 0x100000000) {
-        buf[pos++] = 0xce;
-        pos = buf.writeUInt32BE(value, pos);
+        slab[pos++] = 0xce;
+        pos = slab.writeUInt32BE(value, pos);
       } else {
-        buf[pos++] = 0xcf;
-        pos = buf.writeUInt32BE(Math.floor(value / 0x100000000), pos);
-        pos = buf.writeUInt32BE(value >>> 0, pos);
+        slab[pos++] = 0xcf;
+        pos = slab.writeUInt32BE(Math.floor(value / 0x100000000), pos);
+        pos = slab.writeUInt32BE(value >>> 0, pos);
       }
-    } else if (value >= -0x20) buf[pos++] = 0xe0 | (value + 0x20);
+    } else if (value >= -0x20) slab[pos++] = 0xe0 | (value + 0x20);
     else if (value >= -0x80) {
-      buf[pos++] = 0xd0;
-      pos = buf.writeInt8(value, pos);
+      slab[pos++] = 0xd0;
+      pos = slab.writeInt8(value, pos);
     } else if (value >= -0x8000) {
-      buf[pos++] = 0xd1;
-      pos = buf.writeInt16BE(value, pos);
+      slab[pos++] = 0xd1;
+      pos = slab.writeInt16BE(value, pos);
     } else if (value >= -0x80000000) {
-      buf[pos++] = 0xd2;
-      pos = buf.writeInt32BE(value, pos);
+      slab[pos++] = 0xd2;
+      pos = slab.writeInt32BE(value, pos);
     } else {
       // Two's complement over 64 bits: the high word is the floor, the low word what remains.
-      buf[pos++] = 0xd3;
-      pos = buf.writeInt32BE(Math.floor(value / 0x100000000), pos);
-      pos = buf.writeUInt32BE(value >>> 0, pos);
+      slab[pos++] = 0xd3;
+      pos = slab.writeInt32BE(Math.floor(value / 0x100000000), pos);
+      pos = slab.writeUInt32BE(value >>> 0, pos);
     }
   } else {
-    buf[pos++] = 0xcb;
-    pos = buf.writeDoubleBE(value, pos);
+    slab[pos++] = 0xcb;
+    pos = slab.writeDoubleBE(value, pos);
   }
 }
 
@@ -201,9 +220,9 @@ function writeBinary(value: ArrayBufferView): void {
   const size = value.byteLength;
   room(5 + size);
   if (size < 0x100) {
-    buf[pos++] = 0xc4;
-    buf[pos++] = size;
+    slab[pos++] = 0xc4;
+    slab[pos++] = size;
   } else writeHeader(size, 0, 0, 0xc5);
-  buf.set(new Uint8Array(value.buffer, value.byteOffset, size), pos);
+  slab.set(new Uint8Array(value.buffer, value.byteOffset, size), pos);
   pos += size;
 }

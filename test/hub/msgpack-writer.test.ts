@@ -117,13 +117,15 @@ describe('the MessagePack writer', () => {
     assert.throws(() => encodeMessagePackMessage(completionWithResult('1', { audio: Base64Text.of(new Uint8Array([1])) })), /Base64Text is only sent as a top-level invocation argument/);
   });
 
-  it('hands out frames of their own: a plain Uint8Array, unchanged by later writes, copied out of the pool when kept', () => {
+  it('hands out frames of their own: a plain Uint8Array, unchanged by later writes, copied out of the slab when kept', () => {
     const first = writeMessagePackFrame(['first', 1])!;
     const copy = Buffer.from(first);
     assert.equal(Object.getPrototypeOf(first), Uint8Array.prototype, 'not a Buffer, whose slice() shares memory');
     writeMessagePackFrame(['second', 2]);
     writeMessagePackFrame({ big: 'z'.repeat(100_000) });
     assert.deepEqual(Buffer.from(first), copy, 'later writes, a large one among them, leave it as it was');
+    const many = Array.from({ length: 2000 }, (_, i) => [writeMessagePackFrame([i, 'x'.repeat(i % 200)])!, [i, 'x'.repeat(i % 200)]] as const);
+    for (const [frame, value] of many) assert.deepEqual(Buffer.from(frame), theLibrarys(value), 'frames written after each other, over several slabs, each intact');
     const sliced = first.slice();
     sliced[0] = 0xff;
     assert.deepEqual(Buffer.from(first), copy, 'its slice() is a copy');
@@ -132,7 +134,7 @@ describe('the MessagePack writer', () => {
     queue.push(first, first.byteLength);
     const kept = queue.at(0) as Uint8Array;
     assert.deepEqual(Buffer.from(kept), copy, 'the same bytes');
-    assert.equal(kept.buffer.byteLength, kept.byteLength, 'in a buffer of its own, not the shared pool');
+    assert.equal(kept.buffer.byteLength, kept.byteLength, 'in a buffer of its own, not the slab');
     const own = new Uint8Array([1, 2, 3]);
     queue.push(own, 3);
     assert.equal(queue.at(1), own, 'an array that is already its own is kept as it is');

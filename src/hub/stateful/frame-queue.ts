@@ -10,8 +10,8 @@ export type Frame = string | Uint8Array;
 export const frameBytes = (frame: Frame): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength);
 
 /**
- * A frame cut from a larger buffer (MessagePack frames come from Node's shared pool, msgpack-writer.ts)
- * is copied before it is kept: kept as it is, one small frame would hold its whole 8 KiB slab for as
+ * A frame cut from a larger buffer (MessagePack frames are views of the writer's slab, msgpack-writer.ts)
+ * is copied before it is kept: kept as it is, one small frame would hold its whole 64 KiB slab for as
  * long as the client leaves it unacknowledged, and the bytes counted would not be the bytes held.
  */
 function ownBytes(frame: Uint8Array): Uint8Array {
