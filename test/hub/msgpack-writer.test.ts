@@ -152,4 +152,21 @@ describe('the MessagePack writer', () => {
     same(value, 'the outer value');
     assert.deepEqual(Buffer.from(inner!), theLibrarys([1, {}, null, 'Inner', ['x'], []]), 'the inner message');
   });
+
+  it('refuses a map whose members change while it is written, where the library writes a wrong size; the next frame is whole', () => {
+    let reads = 0;
+    const shifty = {
+      a: 1,
+      get b(): string | undefined {
+        return reads++ === 0 ? undefined : 'now here';
+      },
+    };
+    assert.throws(() => writeMessagePackFrame(shifty), { message: "a map's members changed while it was written: 1 counted, 2 written" });
+    reads = 0;
+    assert.notDeepEqual(Buffer.from(stock.encode(shifty)).subarray(0, 1), Buffer.from([0x82]), 'the library counts 1 and writes 2');
+    same({ after: 'it' }, 'the frame after it');
+    let length = 0;
+    const growing = [1, 2, { get x(): number { growing.push(length++); return 3; } }];
+    assert.deepEqual(Buffer.from(writeMessagePackFrame(growing)!), theLibrarys([1, 2, { x: 3 }]), 'an array grown by its own getter: the elements its header counted');
+  });
 });
