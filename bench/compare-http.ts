@@ -2,13 +2,14 @@
 // device list of 10 devices as admin, /health): each build's service runs at the same time
 // (lib/builds.ts), wrk loads each in turn, the order reversed every other round, and each build's
 // req/CPU-s is printed with its ratio to the first build's in the same round.
-//   node --import tsx bench/compare-http.ts [--rounds 5] [--seconds 3] [--loads status,list,health] NAME=CHECKOUT ...
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { registerDevices } from './lib/api.js';
 import { parseCompareArgs, ratioLines, runComparison, startBuild, turnOrder, type CompareOptions } from './lib/builds.js';
 import { ensureWrk, runWrk } from './lib/wrk.js';
 import { HTTP_LOADS, httpLoads, type HttpLoadName } from './sections/http.js';
+
+const USAGE = 'usage: node --import tsx bench/compare-http.ts [--rounds 5] [--seconds 3] [--loads status,list,health] NAME=CHECKOUT ...';
 
 function parseArgs(argv: readonly string[]): CompareOptions & { loads: HttpLoadName[] } {
   let loads: HttpLoadName[] = [...HTTP_LOADS];
@@ -24,7 +25,7 @@ function parseArgs(argv: readonly string[]): CompareOptions & { loads: HttpLoadN
   return { ...common, loads };
 }
 
-runComparison('compare-http', () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, loads, builds: specs }, procs, echo) => {
+runComparison('compare-http', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, loads, builds: specs }, procs, echo) => {
   const builds = [];
   for (const spec of specs) {
     const build = await startBuild(procs, spec, echo.url, ['--DeviceManagement.MaxDevices', '1000']);

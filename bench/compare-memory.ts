@@ -6,8 +6,6 @@
 // forced full collection. The start order is reversed every other round. Printed per variant: each
 // build's median RSS and, past the first build, the median of its differences to the first's in the
 // same round; then where the last round's memory was (bench/lib/smaps.ts).
-//   node --import tsx bench/compare-memory.ts [--rounds 5] [--mqtt] [--gc] NAME=CHECKOUT ...
-// A build's flags after the directory are service flags; a flag written `node:--x` goes to node.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +15,8 @@ import { median, parseCompareArgs, runComparison, turnOrder, type BuildSpec, typ
 import { memory, ROOT, sleep, startService, type ProcessSet, type Service } from './lib/proc.js';
 import { describeMemoryMap, memoryMap } from './lib/smaps.js';
 import { IDLE_SETTLE_MS, startedOnce } from './sections/memory.js';
+
+const USAGE = `usage: node --import tsx bench/compare-memory.ts [--rounds 5] [--mqtt] [--gc] NAME=CHECKOUT ...\nA build's flags after the directory are service flags; a flag written \`node:--x\` goes to node.`;
 
 type Variant = 'mqtt off' | 'mqtt on' | 'forced gc';
 
@@ -54,7 +54,7 @@ async function startIdle(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string
 
 const mib = (b: number): string => (b / 1048576).toFixed(2);
 
-runComparison('compare-memory', () => parseArgs(process.argv.slice(2)), async ({ rounds, mqtt, gc, builds }, procs, echo) => {
+runComparison('compare-memory', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, mqtt, gc, builds }, procs, echo) => {
   let broker: Mosquitto | undefined;
   if (mqtt) {
     execFileSync(path.join(ROOT, 'scripts/ensure-debs.sh'), ['mosquitto'], { stdio: 'inherit' });

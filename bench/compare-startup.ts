@@ -4,13 +4,14 @@
 // running until it wrote the program's code cache, as a restart finds them.
 // Prints each build's median and, past the first build, the median of its ratios to the first in the
 // same round, with the load average before and after: this machine's speed drifts within a minute.
-//   node --import tsx bench/compare-startup.ts [--rounds 15] NAME=CHECKOUT ...
 import os from 'node:os';
 import path from 'node:path';
 import { parseCompareArgs, ratioLines, runComparison, turnOrder, type BuildSpec } from './lib/builds.js';
 import { RUN_ENV, tempDir, type ProcessSet } from './lib/proc.js';
 import { serviceStartArgs, timeOneStart } from './sections/startup.js';
 import { CODE_CACHE_DELAY_MS } from '../src/runtime/code-cache.js';
+
+const USAGE = 'usage: node --import tsx bench/compare-startup.ts [--rounds 15] NAME=CHECKOUT ...';
 
 interface Build extends BuildSpec { dataDir: string; cacheDir: string; times: number[] }
 
@@ -28,7 +29,7 @@ function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string, keepRun
 
 const loadText = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
-runComparison('compare-startup', () => parseCompareArgs(process.argv.slice(2), { rounds: 15, seconds: 0 }, () => false), async ({ rounds, builds: specs }, procs, echo) => {
+runComparison('compare-startup', USAGE, () => parseCompareArgs(process.argv.slice(2), { rounds: 15, seconds: 0 }, () => false), async ({ rounds, builds: specs }, procs, echo) => {
   const builds: Build[] = specs.map((s) => ({ ...s, dataDir: tempDir('startup'), cacheDir: tempDir('code-cache'), times: [] }));
   const loadBefore = loadText();
   for (const b of builds) await timeStart(procs, b, echo.url, CODE_CACHE_DELAY_MS + 1_000); // the warm-up

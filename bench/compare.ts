@@ -3,12 +3,13 @@
 // (50 sessions x 2 members) goes to each in turn, protocol by protocol, the order reversed every other
 // round. Each build's rt/CPU-s and answered rt/CPU-s (sections/hub.ts) are printed with their ratios to
 // the first build's in the same round.
-//   node --import tsx bench/compare.ts [--rounds 6] [--seconds 2] [--window 1] [--protocols json,messagepack] NAME=CHECKOUT ...
 import { startSessions, type Session } from './lib/api.js';
 import { parseCompareArgs, ratioLines, runComparison, startBuild, turnOrder, type CompareOptions, type RunningBuild } from './lib/builds.js';
 import { runLoad } from './lib/child.js';
 import type { HubLoadResult } from './sections/hub.js';
 import type { Protocol } from './lib/signalr-raw.js';
+
+const USAGE = 'usage: node --import tsx bench/compare.ts [--rounds 6] [--seconds 2] [--window 1] [--protocols json,messagepack] NAME=CHECKOUT ...';
 
 interface Build extends RunningBuild { sessions: Session[]; perCpu: Map<Protocol, number[]>; answeredPerCpu: Map<Protocol, number[]> }
 
@@ -28,7 +29,7 @@ function parseArgs(argv: readonly string[]): Options {
   return { ...common, window, protocols };
 }
 
-runComparison('compare', () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, window, protocols, builds: specs }, procs, echo) => {
+runComparison('compare', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, window, protocols, builds: specs }, procs, echo) => {
   const builds: Build[] = [];
   for (const spec of specs) {
     // The section's own flags (bench/sections/hub.ts): the message budget opened, room for the devices.
