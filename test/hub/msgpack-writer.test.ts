@@ -138,6 +138,9 @@ describe('the MessagePack writer', () => {
     const own = new Uint8Array([1, 2, 3]);
     queue.push(own, 3);
     assert.equal(queue.at(1), own, 'an array that is already its own is kept as it is');
+    const other = new FrameQueue();
+    other.push(first, first.byteLength);
+    assert.equal(other.at(0), kept, "a group's frame kept by another member's queue: the same copy, not a second");
   });
 
   it('a getter that sends while a value is written gets the library, and neither message is spoilt', () => {

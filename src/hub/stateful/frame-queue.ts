@@ -1,6 +1,7 @@
-// A FIFO of encoded frames (references: a group's frame is shared by every member's queue) with their
-// sizes, kept in two parallel queues read from a moving head (src/fifo.ts), so adding
-// and trimming allocate nothing per frame once they have grown to the connection's working size.
+// A FIFO of encoded frames (references: a group's frame is shared by every member's queue, a MessagePack
+// one as the copy made for the first queue that kept it) with their sizes, kept in two parallel queues
+// read from a moving head (src/fifo.ts), so adding and trimming allocate nothing per frame once they have
+// grown to the connection's working size.
 import { Fifo } from '../../fifo.js';
 
 /** One encoded hub message as the transport sends it: text for JSON, bytes for MessagePack. */
@@ -9,13 +10,22 @@ export type Frame = string | Uint8Array;
 /** The size a frame counts for: its UTF-8 length for text (what goes on the wire), its length for bytes. */
 export const frameBytes = (frame: Frame): number => (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.byteLength);
 
+/** The copy each slab view was kept as, while the view lives: a group's frame is copied once, not per member. */
+const copies = new WeakMap<Uint8Array, Uint8Array>();
+
 /**
  * A frame cut from a larger buffer (MessagePack frames are views of the writer's slab, msgpack-writer.ts)
  * is copied before it is kept: kept as it is, one small frame would hold its whole 64 KiB slab for as
  * long as the client leaves it unacknowledged, and the bytes counted would not be the bytes held.
  */
 function ownBytes(frame: Uint8Array): Uint8Array {
-  return frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength ? frame : new Uint8Array(frame);
+  if (frame.byteOffset === 0 && frame.byteLength === frame.buffer.byteLength) return frame;
+  let copy = copies.get(frame);
+  if (!copy) {
+    copy = new Uint8Array(frame);
+    copies.set(frame, copy);
+  }
+  return copy;
 }
 
 export class FrameQueue {
