@@ -25,7 +25,7 @@ function parseArgs(argv: readonly string[]): CompareOptions & { loads: HttpLoadN
   return { ...common, loads };
 }
 
-runComparison('compare-http', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, loads, builds: specs }, procs, echo) => {
+runComparison('compare-http', USAGE, parseArgs, async ({ rounds, seconds, loads, builds: specs }, procs, echo) => {
   const builds = [];
   for (const spec of specs) {
     const build = await startBuild(procs, spec, echo.url, ['--DeviceManagement.MaxDevices', '1000']);

@@ -54,7 +54,7 @@ async function startIdle(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string
 
 const mib = (b: number): string => (b / 1048576).toFixed(2);
 
-runComparison('compare-memory', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, mqtt, gc, builds }, procs, echo) => {
+runComparison('compare-memory', USAGE, parseArgs, async ({ rounds, mqtt, gc, builds }, procs, echo) => {
   let broker: Mosquitto | undefined;
   if (mqtt) {
     execFileSync(path.join(ROOT, 'scripts/ensure-debs.sh'), ['mosquitto'], { stdio: 'inherit' });

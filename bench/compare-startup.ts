@@ -29,7 +29,7 @@ function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string, keepRun
 
 const loadText = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
-runComparison('compare-startup', USAGE, () => parseCompareArgs(process.argv.slice(2), { rounds: 15, seconds: 0 }, () => false), async ({ rounds, builds: specs }, procs, echo) => {
+runComparison('compare-startup', USAGE, (argv) => parseCompareArgs(argv, { rounds: 15, seconds: 0 }, () => false), async ({ rounds, builds: specs }, procs, echo) => {
   const builds: Build[] = specs.map((s) => ({ ...s, dataDir: tempDir('startup'), cacheDir: tempDir('code-cache'), times: [] }));
   const loadBefore = loadText();
   for (const b of builds) await timeStart(procs, b, echo.url, CODE_CACHE_DELAY_MS + 1_000); // the warm-up

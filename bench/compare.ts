@@ -29,7 +29,7 @@ function parseArgs(argv: readonly string[]): Options {
   return { ...common, window, protocols };
 }
 
-runComparison('compare', USAGE, () => parseArgs(process.argv.slice(2)), async ({ rounds, seconds, window, protocols, builds: specs }, procs, echo) => {
+runComparison('compare', USAGE, parseArgs, async ({ rounds, seconds, window, protocols, builds: specs }, procs, echo) => {
   const builds: Build[] = [];
   for (const spec of specs) {
     // The section's own flags (bench/sections/hub.ts): the message budget opened, room for the devices.

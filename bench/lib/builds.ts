@@ -88,12 +88,12 @@ export function parseCompareArgs(argv: readonly string[], defaults: Omit<Compare
 export const turnOrder = <B>(builds: readonly B[], round: number): readonly B[] => (round % 2 === 0 ? builds : [...builds].reverse());
 
 /**
- * Runs a comparison: `prepare` reads the command line; `body` gets its result, the processes and an echo
+ * Runs a comparison: `prepare` reads the command line's arguments; `body` gets its result, the processes and an echo
  * server, starts its builds and measures them, and returns the builds, which are then stopped. Everything
  * started is killed whatever happens, and a failure exits 2 naming the tool. --help (or -h) prints
  * `usage` and starts nothing; bad arguments print what is wrong and `usage`, without a stack.
  */
-export function runComparison<T>(tool: string, usage: string, prepare: () => T, body: (options: T, procs: ProcessSet, echo: Child & { url: string }) => Promise<readonly RunningBuild[]>): void {
+export function runComparison<T>(tool: string, usage: string, prepare: (argv: readonly string[]) => T, body: (options: T, procs: ProcessSet, echo: Child & { url: string }) => Promise<readonly RunningBuild[]>): void {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(`${usage}\n`);
@@ -101,7 +101,7 @@ export function runComparison<T>(tool: string, usage: string, prepare: () => T, 
   }
   let options: T;
   try {
-    options = prepare();
+    options = prepare(args);
   } catch (e) {
     process.stderr.write(`${tool}: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`);
     process.exit(2);

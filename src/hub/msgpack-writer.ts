@@ -30,6 +30,8 @@ const MAX_DEPTH = 100;
  */
 const SLAB_BYTES = 64 * 1024;
 
+/** A frame starts in a new slab when less than this is left of the current one: most frames are larger. */
+const LEAST_ROOM = 256;
 /** Strings shorter than this are tried as ASCII first: the str8 form's limit. */
 const SHORT_STRING = 0x100;
 /** Thrown inside a write for a value this writer leaves to the library. */
@@ -52,7 +54,7 @@ let writing = false;
 export function writeMessagePackFrame(value: unknown): Uint8Array | undefined {
   if (writing) return undefined;
   writing = true;
-  if (slab.length - pos < SHORT_STRING) {
+  if (slab.length - pos < LEAST_ROOM) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     pos = 0;
   }

@@ -1,7 +1,7 @@
 // A FIFO of encoded frames (references: a group's frame is shared by every member's queue, a MessagePack
 // one as the copy made for the first queue that kept it) with their sizes, kept in two parallel queues
-// read from a moving head (src/fifo.ts), so adding and trimming allocate nothing per frame once they have
-// grown to the connection's working size.
+// read from a moving head (src/fifo.ts), so the queues allocate nothing per frame once they have grown to
+// the connection's working size.
 import { Fifo } from '../../fifo.js';
 
 /** One encoded hub message as the transport sends it: text for JSON, bytes for MessagePack. */
