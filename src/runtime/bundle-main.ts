@@ -10,16 +10,16 @@ import { nativeCacheDir } from './assets.js';
 import { runProgram } from './run-program.js';
 
 const filename = path.join(__dirname, PROGRAM_ASSET);
-const source = readProgram();
+const program = readProgram();
 // Node maps stack traces through the program's source map (`node --enable-source-maps`) only for what its
 // own loader compiled: with them asked for, the program is loaded that way, without the code cache.
 if (process.sourceMapsEnabled) require(filename);
-else runProgram(source, filename, nativeCacheDir());
+else runProgram(program, filename, nativeCacheDir());
 
-/** The program's source; a launcher without it stops here, naming the file it looked for. */
-function readProgram(): string {
+/** The program's bytes; a launcher without them stops here, naming the file it looked for. */
+function readProgram(): Buffer {
   try {
-    return readFileSync(filename, 'utf8');
+    return readFileSync(filename);
   } catch (e) {
     const why = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : e instanceof Error ? e.message : String(e);
     process.stderr.write(withPriority('Error', `start-up failed: the program ${filename} could not be read (${why}): this build is incomplete (run node build.mjs)`));

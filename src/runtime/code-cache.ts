@@ -36,7 +36,8 @@ export class ProgramCodeCache {
   /** Where this program's cache is kept. */
   readonly file: string;
 
-  constructor(private readonly dir: string, program: string) {
+  /** `program` as its file's bytes or as its text: an ASCII program's key is the same either way. */
+  constructor(private readonly dir: string, program: string | Uint8Array) {
     const key = sha256(program, '\0', process.version, '\0', process.arch).toString('hex').slice(0, 16);
     this.file = path.join(dir, `${PREFIX}${key}${EXTENSION}`);
     this.data = this.read();

@@ -7,11 +7,11 @@ import { embeddedProgram, markSingleExecutable, nativeCacheDir } from './assets.
 import { runProgram } from './run-program.js';
 
 markSingleExecutable();
-let source: string;
+let program: Buffer;
 try {
-  source = embeddedProgram().toString('utf8');
+  program = embeddedProgram();
 } catch (e) {
   process.stderr.write(withPriority('Error', `start-up failed: ${e instanceof Error ? e.message : String(e)}`));
   process.exit(1);
 }
-runProgram(source, process.execPath, nativeCacheDir());
+runProgram(program, process.execPath, nativeCacheDir());
