@@ -92,20 +92,24 @@ export const ADDRESS_FULL = { status: 429, text: 'Too many connections from this
 export const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 export const stack = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e));
 
+/** A request whose answer waits on its token (negotiate, a stateful reconnect's upgrade). */
+export interface AwaitingUser {
+  res: HttpResponse;
+  token: string | undefined;
+  /** What the request is, in the log lines about it. */
+  what: string;
+  aborted: () => boolean;
+  /** Answers a refused token, given the bearer challenge's headers. */
+  unauthorized: (headers: Record<string, string>) => void;
+}
+
 /**
  * Authenticates the token of a request whose answer waits on it: a refusal is logged (Debug, after
  * `what`) and answered by `unauthorized` with the bearer challenge; `proceed` gets the user. Nothing is
  * written once the request is aborted.
  */
-export function withUser(
-  ctx: HubRoutesContext,
-  res: HttpResponse,
-  token: string | undefined,
-  what: string,
-  aborted: () => boolean,
-  unauthorized: (headers: Record<string, string>) => void,
-  proceed: (user: unknown) => void,
-): void {
+export function withUser(ctx: HubRoutesContext, request: AwaitingUser, proceed: (user: unknown) => void): void {
+  const { res, token, what, aborted, unauthorized } = request;
   const { logger } = ctx;
   void (async () => {
     let user: unknown;

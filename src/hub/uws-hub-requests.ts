@@ -104,7 +104,7 @@ export const negotiateRoute = (ctx: HubRoutesContext, secure: boolean) => ctx.gu
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const address = addressKey(Buffer.from(res.getRemoteAddressAsText()).toString());
     const unauthorized = (challenge: Record<string, string>): void => reply(res, 401, 'Unauthorized', { ...corsHeaders, ...challenge }, undefined, end);
-    withUser(ctx, res, token, 'negotiate', aborted, unauthorized, (user) => {
+    withUser(ctx, { res, token, what: 'negotiate', aborted, unauthorized }, (user) => {
       const negotiation = core.negotiate(version.version, user, address, asksForStatefulReconnect(query));
       if (negotiation === undefined) res.cork(() => reply(res, ADDRESS_FULL.status, ADDRESS_FULL.text, { ...corsHeaders, ...ADDRESS_FULL.headers }, undefined, end));
       else res.cork(() => reply(res, 200, JSON.stringify(negotiateResponse(negotiation)), corsHeaders, 'application/json', end));

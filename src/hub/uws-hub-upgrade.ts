@@ -164,7 +164,8 @@ export function hubUpgrade(ctx: HubRoutesContext): HubUpgrade {
     res.onAborted(() => {
       aborted = true;
     });
-    withUser(ctx, res, token, 'reconnect', () => aborted, (challenge) => request.refuse(401, 'Unauthorized', challenge), (user) => {
+    const unauthorized = (challenge: Record<string, string>): void => request.refuse(401, 'Unauthorized', challenge);
+    withUser(ctx, { res, token, what: 'reconnect', aborted: () => aborted, unauthorized }, (user) => {
       if (!sameUser(connection.user, user)) {
         // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
         const anonymous = user === undefined;
