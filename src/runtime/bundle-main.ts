@@ -10,11 +10,14 @@ import { nativeCacheDir } from './assets.js';
 import { runProgram } from './run-program.js';
 
 const filename = path.join(__dirname, PROGRAM_ASSET);
-const program = readProgram();
 // Node maps stack traces through the program's source map (`node --enable-source-maps`) only for what its
 // own loader compiled: with them asked for, the program is loaded that way, without the code cache.
-if (process.sourceMapsEnabled) require(filename);
-else runProgram(program, filename, nativeCacheDir());
+// The bytes are read inside the call, not into a module variable, which would keep them for the life of
+// the process beside the program's text.
+if (process.sourceMapsEnabled) {
+  readProgram(); // a build without its program is told so the same way
+  require(filename);
+} else runProgram(readProgram(), filename, nativeCacheDir());
 
 /** The program's bytes; a launcher without them stops here, naming the file it looked for. */
 function readProgram(): Buffer {

@@ -7,11 +7,16 @@ import { embeddedProgram, markSingleExecutable, nativeCacheDir } from './assets.
 import { runProgram } from './run-program.js';
 
 markSingleExecutable();
-let program: Buffer;
-try {
-  program = embeddedProgram();
-} catch (e) {
-  process.stderr.write(withPriority('Error', `start-up failed: ${e instanceof Error ? e.message : String(e)}`));
-  process.exit(1);
+// Read inside the call, not into a module variable: this module's scope outlives start-up and would keep
+// the program's 1 MB of bytes beside its text for the life of the process.
+runProgram(readProgram(), process.execPath, nativeCacheDir());
+
+/** The program's bytes; an executable without them stops here, saying why. */
+function readProgram(): Buffer {
+  try {
+    return embeddedProgram();
+  } catch (e) {
+    process.stderr.write(withPriority('Error', `start-up failed: ${e instanceof Error ? e.message : String(e)}`));
+    process.exit(1);
+  }
 }
-runProgram(program, process.execPath, nativeCacheDir());
