@@ -3,7 +3,7 @@
 // that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
@@ -66,6 +66,27 @@ export function cpuSeconds(pid: number): number {
   // The command name may contain spaces and parentheses: fields start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/**
+ * CPU a process has run so far, in ms, from the scheduler's own account in ns
+ * (/proc/<pid>/task/<tid>/schedstat): all its threads, and its main thread alone. /proc/<pid>/stat counts
+ * clock ticks (10 ms), too coarse for a start of a few hundred ms; a thread that has ended is not counted.
+ */
+export function threadCpuMs(pid: number): { all: number; main: number } {
+  let all = 0;
+  let main = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let ns: number;
+    try {
+      ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      continue; // the thread ended since the folder was read
+    }
+    all += ns / 1e6;
+    if (tid === String(pid)) main = ns / 1e6;
+  }
+  return { all, main };
 }
 
 /** Resident set size and its peak, in bytes (/proc/<pid>/status VmRSS, VmHWM). */

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, type Child, type ProcessSet } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, threadCpuMs, type Child, type ProcessSet } from '../lib/proc.js';
 import { percentile, type Row } from '../lib/report.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
@@ -41,20 +41,30 @@ interface StartOptions {
   beforeEach?: () => void;
 }
 
+/** One start: ms from spawn to the first 200 from /health, and the CPU the process had run by then. */
+export interface StartTiming {
+  ms: number;
+  /** Of all its threads (the decoder threads, V8's compiler and GC threads), ms. */
+  cpuMs: number;
+  /** Of its main thread alone, ms: a start's own work, less moved by the machine's other load than wall time. */
+  mainCpuMs: number;
+}
+
 /**
- * One start: spawns `cmd` with `argsFor(port)` on a free port and returns the ms from spawn to the first 200
- * from /health; it is stopped before this returns (`keepRunningMs` after that answer: a warm-up start writes
- * its code cache meanwhile). bench/compare-startup.ts times its builds with it too.
+ * One start: spawns `cmd` with `argsFor(port)` on a free port and times it to the first 200 from /health; it
+ * is stopped before this returns (`keepRunningMs` after that answer: a warm-up start writes its code cache
+ * meanwhile). bench/compare-startup.ts times its builds with it too.
  */
-export async function timeOneStart(procs: ProcessSet, cmd: string, argsFor: (port: number) => string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; keepRunningMs?: number } = {}): Promise<number> {
+export async function timeOneStart(procs: ProcessSet, cmd: string, argsFor: (port: number) => string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; keepRunningMs?: number } = {}): Promise<StartTiming> {
   const { cwd, env } = opts;
   const port = await freePort();
   const t0 = performance.now();
   const child: Child = procs.spawn(cmd, argsFor(port), { ...(cwd ? { cwd } : {}), ...(env ? { env } : {}) });
   try {
     const ms = await firstHealthy(`http://127.0.0.1:${port}`, t0);
+    const cpu = threadCpuMs(child.pid);
     if (opts.keepRunningMs) await new Promise((resolve) => setTimeout(resolve, opts.keepRunningMs));
-    return ms;
+    return { ms, cpuMs: cpu.all, mainCpuMs: cpu.main };
   } catch (e) {
     throw new Error(`${path.basename(cmd)}: ${e instanceof Error ? e.message : String(e)}\n${child.output().slice(-1500)}`);
   } finally {
@@ -68,16 +78,20 @@ export const serviceStartArgs = (dataDir: string, upstreamUrl: string) => (port:
 ];
 
 /** A warm-up start (not counted), then `runs` timed starts. */
-async function timeStart(ctx: BenchContext, cmd: string, argsFor: (port: number) => string[], runs: number, opts: StartOptions = {}): Promise<number[]> {
+async function timeStart(ctx: BenchContext, cmd: string, argsFor: (port: number) => string[], runs: number, opts: StartOptions = {}): Promise<StartTiming[]> {
   const { cwd, env } = opts;
   await timeOneStart(ctx.procs, cmd, argsFor, { cwd, env, keepRunningMs: opts.warmUpMs });
-  const times: number[] = [];
+  const starts: StartTiming[] = [];
   for (let i = 0; i < runs; i++) {
     opts.beforeEach?.();
-    times.push(await timeOneStart(ctx.procs, cmd, argsFor, { cwd, env }));
+    starts.push(await timeOneStart(ctx.procs, cmd, argsFor, { cwd, env }));
   }
-  return times;
+  return starts;
 }
+
+/** The medians of the starts' CPU, for a row's note. */
+const cpuText = (starts: StartTiming[]): string =>
+  `CPU to the first 200: main thread ${percentile(starts.map((s) => s.mainCpuMs), 50).toFixed(0)} ms, all threads ${percentile(starts.map((s) => s.cpuMs), 50).toFixed(0)} ms`;
 
 export const startupSection: Section = {
   id: 'startup',
@@ -89,7 +103,8 @@ export const startupSection: Section = {
     const rows: Row[] = [];
     try {
       const ceiling = await ctx.ceilingServerScript();
-      const bare = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
+      const bareStarts = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
+      const bare = bareStarts.map((s) => s.ms);
       const bareMs = percentile(bare, 50);
       const serviceArgs = (dataDir: string) => serviceStartArgs(dataDir, echo.url);
       const env = { ...RUN_ENV, ...ctx.procs.serviceEnv };
@@ -115,14 +130,15 @@ export const startupSection: Section = {
         cachedAndNot(`executable (dist/${EXECUTABLE_NAME})`, { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] }, cwd, staleExecutableNote());
       }
       for (const v of variants) {
-        const times = await timeStart(ctx, v.cmd, v.args(tempDir('startup')), runs, v.options);
+        const starts = await timeStart(ctx, v.cmd, v.args(tempDir('startup')), runs, v.options);
+        const times = starts.map((s) => s.ms);
         const median = percentile(times, 50);
         rows.push({
           section: '6', name: `${v.name}, median of ${runs}`, value: median, unit: 'ms',
           baseline: { name: 'bare uWS (bundled)', value: bareMs, unit: 'ms' }, ratio: median / bareMs,
           ...(v.untargeted ? {} : { target: { text: `< ${TARGET_MS} ms`, pass: median < TARGET_MS } }),
-          detail: { times, bare },
-          note: `runs: ${times.map((t) => t.toFixed(0)).join(', ')} ms${v.note ? `; ${v.note}` : ''}`,
+          detail: { times, bare, mainCpuMs: starts.map((s) => s.mainCpuMs), cpuMs: starts.map((s) => s.cpuMs), bareMainCpuMs: bareStarts.map((s) => s.mainCpuMs) },
+          note: `runs: ${times.map((t) => t.toFixed(0)).join(', ')} ms; ${cpuText(starts)} (bare uWS: main thread ${percentile(bareStarts.map((s) => s.mainCpuMs), 50).toFixed(0)} ms)${v.note ? `; ${v.note}` : ''}`,
         });
       }
       if (!existsSync(EXECUTABLE)) {
