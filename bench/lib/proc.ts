@@ -72,21 +72,28 @@ export function cpuSeconds(pid: number): number {
  * CPU a process has run so far, in ms, from the scheduler's own account in ns
  * (/proc/<pid>/task/<tid>/schedstat): all its threads, and its main thread alone. /proc/<pid>/stat counts
  * clock ticks (10 ms), too coarse for a start of a few hundred ms; a thread that has ended is not counted.
+ * `mainWaiting` is the time the main thread was ready to run but waited for a core (schedstat's second
+ * field): where the cores are all busy, the gap between wall time and CPU time.
  */
-export function threadCpuMs(pid: number): { all: number; main: number } {
+export function threadCpuMs(pid: number): { all: number; main: number; mainWaiting: number } {
   let all = 0;
   let main = 0;
+  let mainWaiting = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let ns: number;
+    let fields: string[];
     try {
-      ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      fields = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ');
     } catch {
       continue; // the thread ended since the folder was read
     }
-    all += ns / 1e6;
-    if (tid === String(pid)) main = ns / 1e6;
+    const ms = Number(fields[0]) / 1e6;
+    all += ms;
+    if (tid === String(pid)) {
+      main = ms;
+      mainWaiting = Number(fields[1]) / 1e6;
+    }
   }
-  return { all, main };
+  return { all, main, mainWaiting };
 }
 
 /** Resident set size and its peak, in bytes (/proc/<pid>/status VmRSS, VmHWM). */

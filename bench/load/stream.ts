@@ -4,7 +4,7 @@
 // echo, decoded) comes back, however late; latency is from the send to AudioProcessed and to AudioResponse.
 import type { Session } from '../lib/api.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { memory } from '../lib/proc.js';
+import { memory, threadCpuMs } from '../lib/proc.js';
 import { audioFrames, joinSession, pingFrame, RawHubClient, type Protocol, wireFrame } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
@@ -125,6 +125,7 @@ async function main(): Promise<void> {
   windowStart = performance.now();
   windowEnd = windowStart + input.durationMs;
   const cpu0 = cpuOf(input.pids);
+  const main0 = threadCpuMs(input.serverPid);
   const own0 = process.cpuUsage();
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   loopDelay.enable();
@@ -133,6 +134,7 @@ async function main(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, input.durationMs));
   const wall = (performance.now() - windowStart) / 1000;
   const cpu = diff(cpu0, cpuOf(input.pids));
+  const main1 = threadCpuMs(input.serverPid);
   const own = process.cpuUsage(own0);
   loopDelay.disable();
   clearInterval(sampler);
@@ -169,7 +171,9 @@ async function main(): Promise<void> {
   const firstClosedS = closed.length > 0 ? (Math.min(...closed.map((d) => d.closedAt!)) - windowStart) / 1000 : undefined;
   for (const d of devices) d.client.close();
   emit({
-    devices: devices.length, wall, cpu, loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
+    devices: devices.length, wall, cpu,
+    serverMain: { cpu: (main1.main - main0.main) / 1000, waiting: (main1.mainWaiting - main0.mainWaiting) / 1000 },
+    loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
     lostResponses, lostProcessed, errors, lastError, lateSends, drainMs, closedByService: closed.length, lostOnClosed, firstClosedS,
     // The histogram holds whole intervals of its 5 ms timer: the delay is what each took beyond that.
     loopDelayMs: { p50: lateness(loopDelay.percentile(50)), p99: lateness(loopDelay.percentile(99)), max: lateness(loopDelay.max) },
