@@ -49,8 +49,11 @@ test('a busy main thread is running or waiting for a core: the two add up to the
     await Promise.all(done);
     const ran = after.main - before.main;
     const waited = after.mainWaiting - before.mainWaiting;
-    // The scheduler's account of a running thread is brought up to date at its ticks (4 ms at HZ=250).
-    assert.ok(Math.abs(ran + waited - elapsed) <= 12, `ran ${ran.toFixed(1)} ms + waited ${waited.toFixed(1)} ms, ${elapsed.toFixed(1)} ms passed`);
+    // Never more than the time that passed (the account of a running thread is brought up to date at its
+    // ticks, 4 ms at HZ=250); a little less where the kernel keeps interrupt time and a hypervisor's steal
+    // time out of a thread's CPU.
+    const accounted = ran + waited;
+    assert.ok(accounted <= elapsed + 12 && accounted >= elapsed * 0.85, `ran ${ran.toFixed(1)} ms + waited ${waited.toFixed(1)} ms, ${elapsed.toFixed(1)} ms passed`);
     assert.ok(waited >= elapsed / (4 * (spinners.length + 1)), `waited ${waited.toFixed(1)} ms of ${elapsed.toFixed(1)} ms beside ${spinners.length} spinning threads`);
   } finally {
     await Promise.all(spinners.map((w) => w.terminate()));
