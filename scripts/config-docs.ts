@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SHORT_FLAGS } from '../src/config/load.js';
-import { CONFIG_SCHEMA, envName, type SchemaNode } from '../src/config/schema.js';
+import { CONFIG_SCHEMA, type SchemaNode } from '../src/config/schema.js';
+import { envName } from '../src/config/schema-keys.js';
 import { TIME_SPAN_FORMATS } from '../src/config/timespan.js';
 import { categoryKeys, CATEGORY_NAMES } from '../src/settings/definitions.js';
 

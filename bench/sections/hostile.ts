@@ -4,7 +4,7 @@
 // through the echo server. Targets: the devices lose nothing, RSS grows by less than 64 MiB, /health
 // answers with p99 under 50 ms (probed every 20 ms from this process). The baseline is /health while
 // the devices stream alone, for 4 s before the hostile clients start.
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { startSessions } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';

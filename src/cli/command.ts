@@ -5,7 +5,7 @@
 // used: it would refuse the configuration keys in dot form, which no list of options can name, and
 // word its messages (and pick its exit code) itself.
 import yargs, { type Argv, type CommandModule } from 'yargs';
-import { leafKeys } from '../config/schema.js';
+import { leafKeys } from '../config/schema-keys.js';
 import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
 import { Problems } from '../config/problems.js';

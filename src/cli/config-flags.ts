@@ -6,7 +6,8 @@
 // file, the environment and a flag: exit 78.
 import { ARRAY_INDEXES, canonicalIndex, isArrayIndex } from '../config/layers.js';
 import { resolveFlag, SHORT_FLAGS } from '../config/load.js';
-import { emptyPartText, hasEmptyPart, resolveKey, type SchemaNode } from '../config/schema.js';
+import { type SchemaNode } from '../config/schema.js';
+import { emptyPartText, hasEmptyPart, resolveKey } from '../config/schema-keys.js';
 import { shownName } from '../config/shown.js';
 import { singleText, yargsOption, type Read } from './options.js';
 

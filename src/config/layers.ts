@@ -4,7 +4,8 @@
 import type { ConfigSource } from './types.js';
 import type { Problems } from './problems.js';
 import { caseKey } from '../ignore-case.js';
-import { CONFIG_SCHEMA, emptyPartText, findProperty, hasEmptyPart, leafKeys, resolveKey, type SchemaNode } from './schema.js';
+import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
+import { emptyPartText, findProperty, hasEmptyPart, leafKeys, resolveKey } from './schema-keys.js';
 import { quoted, shownName } from './shown.js';
 import { closest } from './spelling.js';
 

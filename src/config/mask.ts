@@ -3,7 +3,8 @@
 // carry credentials in its public form), and time spans back in .NET text, as they were configured.
 import { resolveFlag } from './load.js';
 import { own, setOwn } from './own.js';
-import { CONFIG_SCHEMA, SECRET_KEYS, type Resolved, type SchemaNode } from './schema.js';
+import { CONFIG_SCHEMA, type SchemaNode } from './schema.js';
+import { SECRET_KEYS, type Resolved } from './schema-keys.js';
 import { toJsonValue } from './schema-value.js';
 import { MASK, shownArgument, shownValue, type PublicForm } from './shown.js';
 import type { LoadedConfig } from './types.js';

@@ -1,7 +1,7 @@
 // `voice-hub config check`: every effective key, its value (as shown.ts shows it) and where it came from.
 import { maskedView } from './mask.js';
 import { own } from './own.js';
-import { leafKeys } from './schema.js';
+import { leafKeys } from './schema-keys.js';
 import { shownValue, type PublicForm } from './shown.js';
 import type { LoadedConfig } from './types.js';
 

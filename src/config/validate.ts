@@ -4,7 +4,8 @@ import type { ErrorObject } from 'ajv';
 import { own, setOwn } from './own.js';
 import type { Problems } from './problems.js';
 import { configValidator } from './validator.js';
-import { resolveKey, type SchemaNode } from './schema.js';
+import { type SchemaNode } from './schema.js';
+import { resolveKey } from './schema-keys.js';
 import { problemValue, type PublicForm } from './shown.js';
 import type { Entries, Entry } from './layers.js';
 

@@ -3,7 +3,8 @@
 // (tests) through references, the standalone code in the bundle through this module's export (the
 // names ajv.ts writes into that code). So a time span means the same in a configuration file, in
 // PUT /api/config/device and in either form.
-import { isOrigin, isTimeSpanWithin, isWebSocketUrl } from './schema.js';
+import type { TimeSpanBounds } from './schema.js';
+import { parseTimeSpan } from './timespan.js';
 
 export const vocabulary = {
   isTimeSpanWithin,
@@ -12,3 +13,41 @@ export const vocabulary = {
     origin: { type: 'string', validate: isOrigin },
   },
 } as const;
+
+/** `ws://` or `wss://` with a host: the upstream link is a WebSocket. */
+export function isWebSocketUrl(text: string): boolean {
+  // A fragment is never sent to a server, and the WebSocket client refuses a URL that has one at
+  // every connection attempt: a session start would fail each time with a 502 instead of the
+  // service refusing the setting once, at start. `#` can only begin a fragment (`%23` is the
+  // character), so its presence is the test, an empty fragment included.
+  if (text.includes('#')) return false;
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An origin exactly as a browser sends it in `Origin`: scheme `http` or `https`, a host, a port only
+ * when it is not the scheme's default, nothing after; letter case is free (origins compare without it).
+ */
+export function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `text` is a time span within the node's bounds. */
+export function isTimeSpanWithin(text: string, bounds: TimeSpanBounds): boolean {
+  try {
+    const ms = parseTimeSpan(text);
+    return ms >= parseTimeSpan(bounds.minimum) && ms <= parseTimeSpan(bounds.maximum);
+  } catch {
+    return false;
+  }
+}

@@ -3,7 +3,8 @@
 // sign K (U+212A) lowers to an ASCII k but uppercases to itself, so `wa\u212AeWords` is no `wakeWords`.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { findProperty, CONFIG_SCHEMA, type SchemaNode } from '../../src/config/schema.js';
+import { CONFIG_SCHEMA, type SchemaNode } from '../../src/config/schema.js';
+import { findProperty } from '../../src/config/schema-keys.js';
 import { caseKey } from '../../src/ignore-case.js';
 import { call } from '../support/http.js';
 import { answered, assertProblem } from '../support/problem.js';

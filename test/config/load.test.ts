@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig, SHORT_FLAGS } from '../../src/config/load.js';
 import { maskedView } from '../../src/config/mask.js';
-import { leafKeys } from '../../src/config/schema.js';
+import { leafKeys } from '../../src/config/schema-keys.js';
 import type { ConfigSource } from '../../src/config/types.js';
 import { publicServerUrl } from '../../src/upstream/public-url.js';
 import { configFile, problemsOf } from './helpers.js';

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
 import { isSecretFlag, maskedView, maskSecretArgs, SECRET_KEYS } from '../../src/config/mask.js';
 import { formatConfigReport } from '../../src/config/report.js';
-import { leafKeys } from '../../src/config/schema.js';
+import { leafKeys } from '../../src/config/schema-keys.js';
 import { publicServerUrl } from '../../src/upstream/public-url.js';
 import { configFile, problemsOf } from './helpers.js';
 

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Ajv } from 'ajv';
-import { CONFIG_SCHEMA, envName, leafKeys, resolveKey, schemaDefaults } from '../../src/config/schema.js';
+import { CONFIG_SCHEMA } from '../../src/config/schema.js';
+import { envName, leafKeys, resolveKey, schemaDefaults } from '../../src/config/schema-keys.js';
 import { parseJsonText } from '../../src/config/json-text.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/load.js';
-import { leafKeys } from '../../src/config/schema.js';
+import { leafKeys } from '../../src/config/schema-keys.js';
 import type { AppConfig, LogLevelName } from '../../src/config/types.js';
 import type { OpusSampleRate } from '../../src/opus-format.js';
 import type { CategoryValues, DeviceSettings, MqttSettings, VoiceSettings } from '../../src/settings/definitions.js';

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { CONFIG_DOCS_FILE, rangeOf, REGENERATE, renderConfigDocs } from '../../scripts/config-docs.js';
-import { envName, leafKeys } from '../../src/config/schema.js';
+import { envName, leafKeys } from '../../src/config/schema-keys.js';
 import { OPUS_SAMPLE_RATES } from '../../src/opus-format.js';
 import { ROOT } from '../support/service.js';
 

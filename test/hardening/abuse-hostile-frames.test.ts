@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { assertHealthyProcess, settledRss, speechPackets, startEchoRig, type Daemon, type EchoRig, type StartedSession } from './daemon.js';
 import { HubWire, jsonFrame, msgpackFrame, type Protocol } from './hub-wire.js';
 import { sleep, withTimeout } from '../support/wait.js';

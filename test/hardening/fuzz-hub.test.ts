@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import WebSocket from 'ws';
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { assertHealthyProcess, assertMemoryReturns, settledRss, speechPackets, startDaemon, startSession, type Daemon, type StartedSession } from './daemon.js';

@@ -16,7 +16,7 @@ import { assertHealthyProcess, startDaemon, type Daemon } from './daemon.js';
 import { HubWire, type Protocol, type WireMessage } from './hub-wire.js';
 import { writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { messageCost } from '../../src/message-cost.js';
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { withTimeout } from '../support/wait.js';
 
 const CPU_MS_PER_MESSAGE = 150;

@@ -14,7 +14,7 @@ import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-fo
 import { loadNativeUws } from '../../src/http/uws-native.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { attachHub, HubError, type HubMethodEntry, type HubOptions, type VoiceHubServer } from '../../src/hub/index.js';
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { sleep, withTimeout } from '../support/wait.js';
 
 /** The shipped Hub settings: tests run with the budgets users get unless a test says otherwise. */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MAX_SIMULATED_DEVICES } from '../../src/cli/sim-defaults.js';
-import { schemaDefaults } from '../../src/config/schema.js';
+import { schemaDefaults } from '../../src/config/schema-keys.js';
 import { AddressSlots, addressKey } from '../../src/hub/address-slots.js';
 
 describe('addressKey', () => {
