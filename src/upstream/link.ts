@@ -7,7 +7,6 @@
 // replaying stale speech into it would be worse than telling the device.
 import type WebSocket from 'ws';
 import { DomainError, connectionErrorText, errorText } from '../errors.js';
-import { MASK } from '../config/shown.js';
 import { durationText } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { ThrottledLog } from '../log/throttled.js';
@@ -18,7 +17,7 @@ import { ReadGate } from './read-gate.js';
 import { limitCloseWait } from './close-wait.js';
 import { LIVENESS_INTERVAL_MS, watchLiveness } from './liveness.js';
 import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarget } from './websocket.js';
-import { MIN_SECRET_CHARS, serverUrlSecrets } from './public-url.js';
+import { SecretScrubber } from './secret-scrubber.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -115,12 +114,11 @@ export class UpstreamVoiceLink {
   /** The current connection's unanswered pings have been logged (once per connection). */
   private unansweredLogged = false;
 
-  /** What the server must not quote back to devices or the log: the API key and the URL's secret parts. */
-  private readonly secrets: string[];
+  private readonly scrub: SecretScrubber;
 
   constructor(private readonly options: UpstreamLinkOptions) {
     this.budget = new ReconnectBudget(options.reconnect);
-    this.secrets = [...new Set([options.apiKey, ...serverUrlSecrets(options.url)])].filter((s) => s !== '').sort((a, b) => b.length - a.length);
+    this.scrub = new SecretScrubber(options.apiKey, options.url);
   }
 
   get state(): LinkState { return this.stateValue; }
@@ -311,46 +309,10 @@ export class UpstreamVoiceLink {
     if (message.kind === 'invalid') return this.invalid(message.reason);
     this.stats.framesReceived++;
     try {
-      this.options.onMessage(this.withoutSecrets(message));
+      this.options.onMessage(this.scrub.message(message));
     } catch (e) {
       this.options.logger.error(`handling upstream ${message.kind} failed: ${errorText(e)}`);
     }
-  }
-
-  /**
-   * Text and errors go on to every device of the session and into the log: a server that quotes the
-   * request back ("invalid credentials: Bearer ...", "no such path /voice?token=...") must not hand them
-   * the key it was sent, in a header or in the URL.
-   */
-  private withoutSecrets(message: UpstreamMessage): UpstreamMessage {
-    if (this.secrets.length === 0 || message.kind === 'audio') return message;
-    const scrub = (text: string): string => this.scrubbed(text);
-    if (message.kind === 'text') return { ...message, text: scrub(message.text) };
-    const scrubbed = { ...message, message: scrub(message.message) };
-    return typeof message.code === 'string' ? { ...scrubbed, code: scrub(message.code) } : scrubbed;
-  }
-
-  /**
-   * Upstream's own words (a close reason, a frame's unknown type) that go into the log or a device's
-   * SessionEnded: a server may quote what it was sent there too.
-   */
-  private scrubbed(text: string): string {
-    for (const secret of this.secrets) if (text.includes(secret)) text = text.replaceAll(secret, MASK);
-    return text;
-  }
-
-  /**
-   * A close reason, scrubbed. It holds at most 123 bytes (RFC 6455 5.5), so a server that quotes a long
-   * key in it has the key cut off: the start of a secret that ends it goes as well as a whole one.
-   */
-  private scrubbedReason(reason: string): string {
-    const text = this.scrubbed(reason);
-    for (const secret of this.secrets) {
-      for (let chars = Math.min(secret.length - 1, text.length); chars >= MIN_SECRET_CHARS; chars--) {
-        if (text.endsWith(secret.slice(0, chars))) return `${text.slice(0, text.length - chars)}${MASK}`;
-      }
-    }
-    return text;
   }
 
   /** Counted always; logged a few times per second at most so a misbehaving server cannot flood the journal. */
@@ -368,7 +330,7 @@ export class UpstreamVoiceLink {
     this.invalidLogged++;
     const more = this.invalidSuppressed > 0 ? ` (${this.invalidSuppressed} more not logged)` : '';
     this.invalidSuppressed = 0;
-    const text = this.scrubbed(reason);
+    const text = this.scrub.text(reason);
     const clipped = text.length > MAX_REASON_CHARS ? `${text.slice(0, MAX_REASON_CHARS)}...` : text;
     (this.options.invalidFrameLog ?? this.options.logger).warn(
       `session ${this.options.start.sessionId}: ignored upstream frame: ${clipped}; ${this.stats.invalidFrames} so far${more}`,
@@ -383,7 +345,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = monotonicMs();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${this.scrubbedReason(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${this.scrub.closeReason(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {
