@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import { runtimeAssets, SEA_MAIN } from '../src/runtime/asset-manifest.mjs';
 import { buildOwnAddons } from './build-native.mjs';
 import { appendPayload } from './sea-payload.mjs';
+import { NODE_FLAGS } from '../src/runtime/node-options.mjs';
 import { TARGETS, hostTarget, nodeRuntime } from './sea-runtime.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -77,7 +78,7 @@ function run(cmd, args, opts = {}) {
 
 function hashInputs(target, main, assets) {
   const h = createHash('sha256');
-  for (const f of ['scripts/build-binaries.mjs', 'scripts/sea-payload.mjs', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs']) h.update(readFileSync(path.join(root, f)));
+  for (const f of ['scripts/build-binaries.mjs', 'scripts/sea-payload.mjs', 'scripts/sea-runtime.mjs', 'src/runtime/asset-manifest.mjs', 'src/runtime/node-options.mjs']) h.update(readFileSync(path.join(root, f)));
   h.update(`${target.pkg} ${target.integrity}\n`);
   h.update(readFileSync(main));
   for (const [name, file] of assets) h.update(`\n${name}\n`).update(readFileSync(file));
@@ -114,6 +115,8 @@ function buildTarget(key, target) {
     main,
     output: blob,
     disableExperimentalSEAWarning: true,
+    // Node 20's executables cannot carry Node's options (the unit gives them NODE_OPTIONS); Node 24's do.
+    ...(target.legacy ? {} : { execArgv: [...NODE_FLAGS] }),
   };
   const configFile = path.join(work, 'sea-config.json');
   writeFileSync(configFile, JSON.stringify(config, null, 2));

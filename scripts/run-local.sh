@@ -24,5 +24,8 @@ elif command -v mosquitto >/dev/null || [ -x /usr/sbin/mosquitto ]; then
 else
   echo "run: no MQTT broker on 1883 and mosquitto is not installed: /health will say mqtt Degraded"
 fi
-node dist/voice-hub.cjs --port "$PORT" --data-dir ./data & pids+=($!)
+# Node's options for the service (src/runtime/node-options.mjs), as the unit and the executables have them.
+node_flags=$(node --input-type=module -e "import { NODE_OPTIONS_TEXT } from './src/runtime/node-options.mjs'; process.stdout.write(NODE_OPTIONS_TEXT)")
+# shellcheck disable=SC2086 # the flags are words
+node $node_flags dist/voice-hub.cjs --port "$PORT" --data-dir ./data & pids+=($!)
 wait "${pids[-1]}"

@@ -17,6 +17,7 @@ import { BootedRoot, type Result } from './booted-root.js';
 import { freshDebianRoot } from './debian-root.js';
 import { TARGETS } from '../../scripts/sea-runtime.mjs';
 import { isCodeCacheFile } from '../../src/runtime/code-cache.js';
+import { NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
 
 const RELEASE = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const UNIT = 'voice-hub.service';
@@ -127,6 +128,9 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       assert.notDeepEqual(map, ['0 0 4294967295']);
       const uid = booted.sh('id -u voice-hub').trim();
       assert.ok(map.includes(`${uid} ${uid} 1`), map.join('\n'));
+      // The unit's environment reached it: Node's options (V8's helper threads by the core count).
+      const environ = booted.sh(`tr '\\0' '\\n' < /proc/${p.MainPID}/environ`).split('\n');
+      assert.ok(environ.includes(`NODE_OPTIONS=${NODE_OPTIONS_TEXT}`), environ.join('\n'));
     });
 
     it("writes the program's code cache into its CacheDirectory, as the service user, without a word in the journal", async (t: TestContext) => {

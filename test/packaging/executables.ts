@@ -24,6 +24,7 @@ import { sleep, waitUntil, withTimeout } from '../support/wait.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 import { debianLibs, SUITE as DEBIAN13 } from '../../scripts/debian-libs.mjs';
 import { TARGETS, type Target } from '../../scripts/sea-runtime.mjs';
+import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 
 /** A key of scripts/sea-runtime.mjs TARGETS: dist/voice-hub-linux-<platform>. */
 export type Platform = 'x64' | 'arm64' | 'x64-legacy' | 'arm64-legacy' | 'armv7-legacy';
@@ -282,6 +283,20 @@ export function aloneTest(platform: Platform): void {
       await checkHub(svc.url, `pi-${platform}`);
       assert.equal(await svc.stop(), 0, svc.output());
       assert.deepEqual(readdirSync(path.dirname(sb.exe)), ['voice-hub'], 'nothing was written beside the executable');
+    });
+
+    const legacy = TARGETS[platform]!.legacy;
+    it(legacy ? "takes Node's options from NODE_OPTIONS only: a Node 20 executable cannot carry them" : "carries Node's options inside (its sea-config's execArgv)", async () => {
+      const sb = sandbox(platform);
+      // Loaded before the program (`--version` then exits at once): what node was started with.
+      const preload = path.join(sb.env.TMPDIR!, 'exec-argv.cjs');
+      const seen = path.join(sb.env.TMPDIR!, 'exec-argv.json');
+      writeFileSync(preload, `require('node:fs').writeFileSync(${JSON.stringify(seen)}, JSON.stringify(process.execArgv));\n`);
+      const res = await runExecutable(sb, ['--version'], { NODE_OPTIONS: `--require ${preload}` });
+      assert.equal(res.code, 0, res.stderr);
+      assert.match(res.stdout, new RegExp(`^voice-hub ${packageVersion().replaceAll('.', '\\.')}\n`));
+      // NODE_OPTIONS is not part of execArgv: this is what the executable itself adds.
+      assert.deepEqual(JSON.parse(readFileSync(seen, 'utf8')), legacy ? [] : [...NODE_FLAGS]);
     });
 
     it('refuses to start when the assets appended to it are cut off, and never looks beside it for them', async () => {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
+import { NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
 
 const UNIT = readFileSync(path.join(ROOT, 'systemd/voice-hub.service'), 'utf8');
 const PORT_80 = readFileSync(path.join(ROOT, 'systemd/port-80.conf'), 'utf8');
@@ -65,7 +66,7 @@ describe('systemd unit', () => {
     assert.match(res.stdout, /Overall exposure level for voice-hub\.service: \d\.\d OK/);
   });
 
-  it('runs as its own user with state, cache and configuration directories, restarting unless stopped, giving up on a start that keeps failing', () => {
+  it('runs as its own user with state, cache and configuration directories and Node\'s options, restarting unless stopped, giving up on a start that keeps failing', () => {
     for (const line of [
       'User=voice-hub',
       'StateDirectory=voice-hub',
@@ -78,6 +79,8 @@ describe('systemd unit', () => {
     ]) {
       assert.ok(UNIT.split('\n').includes(line), line);
     }
+    // Node's options, for the Node 20 executables that cannot carry them (src/runtime/node-options.mjs).
+    assert.ok(UNIT.split('\n').includes(`Environment=NODE_OPTIONS=${NODE_OPTIONS_TEXT}`), 'NODE_OPTIONS');
     // V8's JIT needs writable-then-executable memory.
     assert.doesNotMatch(UNIT, /^MemoryDenyWriteExecute=/m);
   });
