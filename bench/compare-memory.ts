@@ -40,13 +40,11 @@ function parseArgs(argv: readonly string[]): Options {
 const buildService = (spec: BuildSpec) => ({ bundle: path.join(spec.dir, 'dist/voice-hub.cjs'), cwd: spec.dir });
 
 async function startIdle(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, variant: Variant, broker: Mosquitto | undefined, dataDir: string): Promise<{ child: Service; started: number }> {
-  const nodeFlags = spec.flags.filter((f) => f.startsWith('node:')).map((f) => f.slice('node:'.length));
-  const serviceFlags = spec.flags.filter((f) => !f.startsWith('node:'));
   const started = Date.now();
   const child = await startService(procs, {
     ...buildService(spec), upstreamUrl, dataDir,
-    nodeFlags: [...nodeFlags, ...(variant === 'forced gc' ? [INSPECT_FLAG] : [])],
-    args: ['--DeviceManagement.MaxDevices', '1000', ...serviceFlags],
+    nodeFlags: [...spec.nodeFlags, ...(variant === 'forced gc' ? [INSPECT_FLAG] : [])],
+    args: ['--DeviceManagement.MaxDevices', '1000', ...spec.flags],
     ...(variant === 'mqtt on' ? { mqttPort: broker!.port } : {}),
   });
   return { child, started };

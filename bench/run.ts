@@ -68,7 +68,7 @@ async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   const ctx = new BenchContext(options);
   const profiles = path.join(os.tmpdir(), 'voice-hub-bench-profiles');
-  if (options.cpuProf) ctx.procs.serviceNodeFlags = ['--cpu-prof', '--cpu-prof-dir', profiles];
+  if (options.cpuProf) ctx.procs.serviceNodeFlags.push('--cpu-prof', '--cpu-prof-dir', profiles);
   ctx.procs.serviceEnv = options.serviceEnv;
   ctx.procs.serviceNode = options.node;
   cleanUpOnInterrupt(ctx.procs);

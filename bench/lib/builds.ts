@@ -4,15 +4,21 @@
 // A build is NAME=CHECKOUT, where CHECKOUT holds a built dist/voice-hub.cjs and its config/ (`git
 // worktree add`, or `git archive <commit> | tar -x -C <dir>` with node_modules copied and `node build.mjs`
 // run there); the argument may carry service flags after the directory, as one quoted argument, to
-// compare settings of one build: 'inline=. --VoiceService.DecoderThreads 0'.
+// compare settings of one build: 'inline=. --VoiceService.DecoderThreads 0'. A flag written `node:FLAG`
+// goes to node before the bundle instead, after the options users run it with (src/runtime/node-options.mjs),
+// which it overrides: 'nodedefault=. node:--v8-pool-size=4'.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 import { cleanUpOnInterrupt, ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Child } from './proc.js';
 
 export interface BuildSpec {
   name: string;
   dir: string;
+  /** The service's own flags, after the bundle. */
   flags: string[];
+  /** Node's flags, before the bundle (written `node:FLAG`). */
+  nodeFlags: string[];
 }
 
 export interface RunningBuild extends BuildSpec {
@@ -21,18 +27,22 @@ export interface RunningBuild extends BuildSpec {
   dataDir: string;
 }
 
+const NODE_FLAG = 'node:';
+
 /** NAME=CHECKOUT [flags...] as one argument; undefined when `arg` is not of that form. */
 export function parseBuild(arg: string): BuildSpec | undefined {
   if (!/^[\w.-]+=/.test(arg)) return undefined;
-  const [dir, ...flags] = arg.slice(arg.indexOf('=') + 1).split(/\s+/).filter(Boolean);
-  return { name: arg.slice(0, arg.indexOf('=')), dir: path.resolve(dir ?? '.'), flags };
+  const [dir, ...all] = arg.slice(arg.indexOf('=') + 1).split(/\s+/).filter(Boolean);
+  const flags = all.filter((f) => !f.startsWith(NODE_FLAG));
+  const nodeFlags = all.filter((f) => f.startsWith(NODE_FLAG)).map((f) => f.slice(NODE_FLAG.length));
+  return { name: arg.slice(0, arg.indexOf('=')), dir: path.resolve(dir ?? '.'), flags, nodeFlags };
 }
 
 /** Starts a build's bundle on a loopback port with a fresh data dir, MQTT off, `upstreamUrl` as its voice server. */
 export async function startBuild(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, flags: readonly string[]): Promise<RunningBuild> {
   const dataDir = tempDir('data');
   const args = ['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl, ...flags, ...spec.flags];
-  const child = procs.spawn(process.execPath, [path.join(spec.dir, 'dist/voice-hub.cjs'), ...args], { cwd: spec.dir });
+  const child = procs.spawn(process.execPath, [...NODE_FLAGS, ...spec.nodeFlags, path.join(spec.dir, 'dist/voice-hub.cjs'), ...args], { cwd: spec.dir });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   return { ...spec, child, url: `http://127.0.0.1:${m[1]}`, dataDir };
 }

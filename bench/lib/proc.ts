@@ -9,6 +9,7 @@ import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
 import { PROGRAM_ASSET } from '../../src/runtime/asset-manifest.mjs';
 import { openAppendedAssets } from '../../src/runtime/assets.js';
+import { NODE_FLAGS, NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 /**
@@ -21,6 +22,8 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const RUN_ENV: NodeJS.ProcessEnv = Object.fromEntries(
   ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])),
 );
+/** Node's options as the systemd unit gives them to an executable (NODE_OPTIONS). */
+export const UNIT_NODE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({ NODE_OPTIONS: NODE_OPTIONS_TEXT });
 export const DIST = path.join(ROOT, 'dist');
 export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
 /** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
@@ -147,8 +150,11 @@ export interface Child {
 /** Every process a run started, so an interrupted run leaves nothing behind. */
 export class ProcessSet {
   private readonly live = new Set<Child>();
-  /** Node flags for every service started (e.g. --cpu-prof from `npm run bench -- --cpu-prof`). */
-  serviceNodeFlags: string[] = [];
+  /**
+   * Node flags for every service started: those users run it with (src/runtime/node-options.mjs), plus
+   * e.g. --cpu-prof from `npm run bench -- --cpu-prof`.
+   */
+  serviceNodeFlags: string[] = [...NODE_FLAGS];
   /** Extra environment for every service started (`npm run bench -- --service-env K=V`). */
   serviceEnv: Record<string, string> = {};
   /** The node that runs the bundle of every service started (`npm run bench -- --node PATH`). */
@@ -283,7 +289,8 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     '--Hub.MaximumConnectionsPerAddress', '0',
     ...(opts.args ?? []),
   ];
-  const env = { ...RUN_ENV, ...procs.serviceEnv, ...opts.env };
+  // An executable takes Node's options as the unit gives them: a Node 20 one cannot carry them.
+  const env = { ...RUN_ENV, ...(opts.executable ? UNIT_NODE_OPTIONS : {}), ...procs.serviceEnv, ...opts.env };
   const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env, ...where })

@@ -1,5 +1,7 @@
 // 6. Start-up: from spawn to the first 200 from GET /health, for the bundle (node dist/voice-hub.cjs)
-// and the x64 single executable, beside the bare uWS server bundled the same way. One warm-up start
+// and the x64 single executable, beside the bare uWS server bundled the same way. Each with Node's
+// options as users start it (src/runtime/node-options.mjs: `make run` passes them, the unit sets
+// NODE_OPTIONS), and the bundle once more with Node's defaults, to show what they are worth. One warm-up start
 // per variant (it creates the data dir, for the executable unpacks the addon and, left running long
 // enough, writes the program's code cache), then the median of the measured starts on that data dir,
 // as a reboot would find it. Each once more with its code cache removed before each start, as the
@@ -9,7 +11,8 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, threadCpuMs, type Child, type ProcessSet } from '../lib/proc.js';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, threadCpuMs, UNIT_NODE_OPTIONS, type Child, type ProcessSet } from '../lib/proc.js';
+import { NODE_FLAGS, NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
 import { percentile, type Row } from '../lib/report.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
@@ -104,7 +107,7 @@ export const startupSection: Section = {
     const rows: Row[] = [];
     try {
       const ceiling = await ctx.ceilingServerScript();
-      const bareStarts = await timeStart(ctx, ctx.procs.serviceNode, (port) => [ceiling, DIST, String(port)], runs);
+      const bareStarts = await timeStart(ctx, ctx.procs.serviceNode, (port) => [...NODE_FLAGS, ceiling, DIST, String(port)], runs);
       const bare = bareStarts.map((s) => s.ms);
       const bareMs = medianOf(bareStarts, 'ms');
       const bareCpuText = `bare uWS: main thread ${medianOf(bareStarts, 'mainCpuMs').toFixed(0)} ms, waiting ${medianOf(bareStarts, 'mainWaitMs').toFixed(0)} ms`;
@@ -115,22 +118,30 @@ export const startupSection: Section = {
        * `what` as a restart finds it, its warm-up start running until it has written the program's code
        * cache, and the same without it (as the first start after an upgrade): the cache removed before each start.
        */
-      const cachedAndNot = (name: string, what: { cmd: string; args: (dataDir: string) => (port: number) => string[] }, cwd: string | undefined, stale?: string): void => {
+      const cachedAndNot = (name: string, what: { cmd: string; args: (dataDir: string) => (port: number) => string[] }, cwd: string | undefined, stale?: string, whatEnv: Record<string, string> = {}): void => {
         const cached = tempDir('code-cache');
-        variants.push({ name, ...what, options: { cwd, env: { ...env, CACHE_DIRECTORY: cached }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 }, note: ['from its code cache', stale].filter(Boolean).join('; ') });
+        variants.push({ name, ...what, options: { cwd, env: { ...env, ...whatEnv, CACHE_DIRECTORY: cached }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 }, note: ['from its code cache', stale].filter(Boolean).join('; ') });
         const uncached = tempDir('code-cache');
         variants.push({
           name: `${name.replace(/ \(.*/, '')} without its code cache`, ...what,
-          options: { cwd, env: { ...env, CACHE_DIRECTORY: uncached }, beforeEach: () => removeCodeCaches(uncached) },
+          options: { cwd, env: { ...env, ...whatEnv, CACHE_DIRECTORY: uncached }, beforeEach: () => removeCodeCaches(uncached) },
           untargeted: true,
           ...(stale ? { note: stale } : {}),
         });
       };
-      cachedAndNot('bundle (node dist/voice-hub.cjs)', { cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] }, undefined);
+      cachedAndNot(`bundle (node ${NODE_OPTIONS_TEXT} dist/voice-hub.cjs)`, { cmd: ctx.procs.serviceNode, args: (d) => (port) => [...NODE_FLAGS, BUNDLE, ...serviceArgs(d)(port)] }, undefined);
       if (existsSync(EXECUTABLE)) {
         const { cwd, args } = executableSetting();
-        cachedAndNot(`executable (dist/${EXECUTABLE_NAME})`, { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] }, cwd, staleExecutableNote());
+        cachedAndNot(`executable (dist/${EXECUTABLE_NAME}, NODE_OPTIONS as the unit sets it)`, { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] }, cwd, staleExecutableNote(), UNIT_NODE_OPTIONS);
       }
+      variants.push({
+        name: 'bundle with Node\'s default options (node dist/voice-hub.cjs)',
+        cmd: ctx.procs.serviceNode,
+        args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)],
+        options: { env: { ...env, CACHE_DIRECTORY: tempDir('code-cache') }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 },
+        note: `from its code cache; without ${NODE_OPTIONS_TEXT}: four V8 helper threads whatever the cores`,
+        untargeted: true,
+      });
       for (const v of variants) {
         const starts = await timeStart(ctx, v.cmd, v.args(tempDir('startup')), runs, v.options);
         const times = starts.map((s) => s.ms);
