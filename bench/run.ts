@@ -25,8 +25,9 @@ const SECTIONS: Section[] = [
   ceilingSection, httpSection, hubSection, floorSection, streamingSection, memorySection, startupSection, opusSection, storageSection, hostileSection,
 ];
 
-function parseArgs(argv: string[]): BenchOptions & { node: string } {
+function parseArgs(argv: string[]): BenchOptions & { node: string; nodeFlags: string[] } {
   let quick = false;
+  const nodeFlags: string[] = [];
   let devices: number[] | undefined;
   let node = process.execPath;
   let cpuProf = false;
@@ -42,6 +43,12 @@ function parseArgs(argv: string[]): BenchOptions & { node: string } {
       serviceEnv[k] = v.join('=');
     }
     else if (a === '--node') node = argv[++i] ?? '';
+    else if (a === '--node-flag') {
+      const flag = argv[++i] ?? '';
+      if (!flag.startsWith('--')) throw new Error(`--node-flag needs a node option, e.g. --node-flag=--v8-pool-size=4, got '${flag}'`);
+      nodeFlags.push(flag);
+    }
+    else if (a.startsWith('--node-flag=')) nodeFlags.push(a.slice('--node-flag='.length));
     else if (a === '--devices') {
       const text = argv[++i] ?? '';
       devices = text.split(',').map(Number);
@@ -50,10 +57,12 @@ function parseArgs(argv: string[]): BenchOptions & { node: string } {
     else if (a === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a.startsWith('--only=')) only = a.slice('--only='.length).split(',').filter(Boolean);
     else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH] [--devices N[,N...]]\n`
+      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SECTIONS.map((s) => s.id).join(',')}] [--cpu-prof] [--service-env KEY=VALUE]... [--node PATH] [--node-flag FLAG]... [--devices N[,N...]]\n`
         + '  --cpu-prof: every service started writes a V8 CPU profile to $TMPDIR/voice-hub-bench-profiles/ (figures are then not comparable)\n'
         + '  --service-env: extra environment for the services measured, e.g. GLIBC_TUNABLES=glibc.malloc.mmap_threshold=73728\n'
         + '  --node: the node that runs the bundle measured (default: this one), e.g. Node 24 from scripts/debian-libs.mjs node24\n'
+        + '  --node-flag: a node option for the services measured, after the ones users run them with (--v8-pool-size=0), which it\n'
+        + '    may override: --node-flag=--v8-pool-size=4 runs them with Node\'s default helper threads\n'
         + `  --devices: the device counts of section 4 (default ${DEFAULT_DEVICE_COUNTS.join(',')}); the floor runs beside each of them\n`);
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
@@ -61,7 +70,7 @@ function parseArgs(argv: string[]): BenchOptions & { node: string } {
   const unknown = only?.filter((id) => !SECTIONS.some((s) => s.id === id || s.number === id)) ?? [];
   if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; sections: ${SECTIONS.map((s) => s.id).join(', ')}`);
   if (!node) throw new Error('--node needs the path of a node binary');
-  return { quick, only, cpuProf, serviceEnv, node, devices };
+  return { quick, only, cpuProf, serviceEnv, node, nodeFlags, devices };
 }
 
 async function main(): Promise<void> {
@@ -69,6 +78,7 @@ async function main(): Promise<void> {
   const ctx = new BenchContext(options);
   const profiles = path.join(os.tmpdir(), 'voice-hub-bench-profiles');
   if (options.cpuProf) ctx.procs.serviceNodeFlags.push('--cpu-prof', '--cpu-prof-dir', profiles);
+  ctx.procs.serviceNodeFlags.push(...options.nodeFlags);
   ctx.procs.serviceEnv = options.serviceEnv;
   ctx.procs.serviceNode = options.node;
   cleanUpOnInterrupt(ctx.procs);
