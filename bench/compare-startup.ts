@@ -12,7 +12,6 @@ import { parseCompareArgs, ratioLines, runComparison, turnOrder, type BuildSpec 
 import { RUN_ENV, tempDir, type ProcessSet } from './lib/proc.js';
 import { serviceStartArgs, timeOneStart, type StartTiming } from './sections/startup.js';
 import { CODE_CACHE_DELAY_MS } from '../src/runtime/code-cache.js';
-import { NODE_FLAGS } from '../src/runtime/node-options.mjs';
 
 const USAGE = 'usage: node --import tsx bench/compare-startup.ts [--rounds 15] NAME=CHECKOUT ...';
 
@@ -21,7 +20,7 @@ interface Build extends BuildSpec { dataDir: string; cacheDir: string; starts: S
 /** One start of `build`'s bundle, as row 6 times it. */
 function timeStart(procs: ProcessSet, build: Build, upstreamUrl: string, keepRunningMs?: number): Promise<StartTiming> {
   const args = serviceStartArgs(build.dataDir, upstreamUrl);
-  return timeOneStart(procs, procs.serviceNode, (port) => [...NODE_FLAGS, ...build.nodeFlags, path.join(build.dir, 'dist/voice-hub.cjs'), ...args(port), ...build.flags], {
+  return timeOneStart(procs, procs.serviceNode, (port) => [...procs.runtimeFlags, ...build.nodeFlags, path.join(build.dir, 'dist/voice-hub.cjs'), ...args(port), ...build.flags], {
     cwd: build.dir,
     env: { ...RUN_ENV, ...procs.serviceEnv, CACHE_DIRECTORY: build.cacheDir },
     ...(keepRunningMs ? { keepRunningMs } : {}),

@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   const ctx = new BenchContext(options);
   const profiles = path.join(os.tmpdir(), 'voice-hub-bench-profiles');
   if (options.cpuProf) ctx.procs.serviceNodeFlags.push('--cpu-prof', '--cpu-prof-dir', profiles);
-  ctx.procs.serviceNodeFlags.push(...options.nodeFlags);
+  ctx.procs.runtimeFlags.push(...options.nodeFlags);
   ctx.procs.serviceEnv = options.serviceEnv;
   ctx.procs.serviceNode = options.node;
   cleanUpOnInterrupt(ctx.procs);

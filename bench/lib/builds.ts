@@ -9,7 +9,6 @@
 // which it overrides: 'nodedefault=. node:--v8-pool-size=4'.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 import { cleanUpOnInterrupt, ProcessSet, RUN_DIR, startEchoServer, tempDir, waitForOutput, type Child } from './proc.js';
 
 export interface BuildSpec {
@@ -42,7 +41,7 @@ export function parseBuild(arg: string): BuildSpec | undefined {
 export async function startBuild(procs: ProcessSet, spec: BuildSpec, upstreamUrl: string, flags: readonly string[]): Promise<RunningBuild> {
   const dataDir = tempDir('data');
   const args = ['--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir, '--Mqtt.BrokerAddress', '', '--voice-server-url', upstreamUrl, ...flags, ...spec.flags];
-  const child = procs.spawn(process.execPath, [...NODE_FLAGS, ...spec.nodeFlags, path.join(spec.dir, 'dist/voice-hub.cjs'), ...args], { cwd: spec.dir });
+  const child = procs.spawn(process.execPath, [...procs.runtimeFlags, ...spec.nodeFlags, path.join(spec.dir, 'dist/voice-hub.cjs'), ...args], { cwd: spec.dir });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   return { ...spec, child, url: `http://127.0.0.1:${m[1]}`, dataDir };
 }

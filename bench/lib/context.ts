@@ -4,7 +4,6 @@ import { build } from 'esbuild';
 import path from 'node:path';
 import { ProcessSet, tempDir, waitForOutput, DIST, ROOT, type Child } from './proc.js';
 import type { Row } from './report.js';
-import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 
 export interface BenchOptions {
   quick: boolean;
@@ -67,8 +66,7 @@ export class BenchContext {
 
   async startCeilingServer(port = 0): Promise<Child & { url: string; port: number }> {
     const script = await this.ceilingServerScript();
-    // With the service's Node options: the two are compared under the same runtime.
-    const child = this.procs.spawn(process.execPath, [...NODE_FLAGS, script, DIST, String(port)]);
+    const child = this.procs.spawn(process.execPath, [...this.procs.runtimeFlags, script, DIST, String(port)]);
     const m = await waitForOutput(child, /listening on http:\/\/127\.0\.0\.1:(\d+)/);
     return { ...child, port: Number(m[1]), url: `http://127.0.0.1:${m[1]}` };
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { hostTarget } from '../../scripts/sea-runtime.mjs';
 import { PROGRAM_ASSET } from '../../src/runtime/asset-manifest.mjs';
 import { openAppendedAssets } from '../../src/runtime/assets.js';
-import { NODE_FLAGS, NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
+import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 /**
@@ -22,8 +22,6 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const RUN_ENV: NodeJS.ProcessEnv = Object.fromEntries(
   ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])),
 );
-/** Node's options as the systemd unit gives them to an executable (NODE_OPTIONS). */
-export const UNIT_NODE_OPTIONS: Readonly<Record<string, string>> = Object.freeze({ NODE_OPTIONS: NODE_OPTIONS_TEXT });
 export const DIST = path.join(ROOT, 'dist');
 export const BUNDLE = path.join(DIST, 'voice-hub.cjs');
 /** The executable this machine runs: Node 24 where its glibc allows, else the legacy one. */
@@ -151,10 +149,17 @@ export interface Child {
 export class ProcessSet {
   private readonly live = new Set<Child>();
   /**
-   * Node flags for every service started: those users run it with (src/runtime/node-options.mjs), plus
-   * e.g. --cpu-prof from `npm run bench -- --cpu-prof`.
+   * Node's options for every measured server (the service, the bare uWS ceiling, the floors), so that they
+   * are compared under one runtime: those users run the service with (src/runtime/node-options.mjs), then
+   * any `npm run bench -- --node-flag`, which may override them.
    */
-  serviceNodeFlags: string[] = [...NODE_FLAGS];
+  runtimeFlags: string[] = [...NODE_FLAGS];
+  /** Node flags for the services alone (--cpu-prof from `npm run bench -- --cpu-prof`). */
+  serviceNodeFlags: string[] = [];
+  /** An executable takes runtimeFlags as the unit gives them, in NODE_OPTIONS: a Node 20 one cannot carry them. */
+  executableEnv(): Record<string, string> {
+    return { NODE_OPTIONS: this.runtimeFlags.join(' ') };
+  }
   /** Extra environment for every service started (`npm run bench -- --service-env K=V`). */
   serviceEnv: Record<string, string> = {};
   /** The node that runs the bundle of every service started (`npm run bench -- --node PATH`). */
@@ -289,12 +294,11 @@ export async function startService(procs: ProcessSet, opts: ServiceOptions): Pro
     '--Hub.MaximumConnectionsPerAddress', '0',
     ...(opts.args ?? []),
   ];
-  // An executable takes Node's options as the unit gives them: a Node 20 one cannot carry them.
-  const env = { ...RUN_ENV, ...(opts.executable ? UNIT_NODE_OPTIONS : {}), ...procs.serviceEnv, ...opts.env };
+  const env = { ...RUN_ENV, ...(opts.executable ? procs.executableEnv() : {}), ...procs.serviceEnv, ...opts.env };
   const where = opts.cwd ? { cwd: opts.cwd } : {};
   const child = opts.executable
     ? procs.spawn(opts.executable, flags, { env, ...where })
-    : procs.spawn(procs.serviceNode, [...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), opts.bundle ?? BUNDLE, ...flags], { env, ...where });
+    : procs.spawn(procs.serviceNode, [...procs.runtimeFlags, ...procs.serviceNodeFlags, ...(opts.nodeFlags ?? []), opts.bundle ?? BUNDLE, ...flags], { env, ...where });
   const m = await waitForOutput(child, /listening on http:\/\/[^:\s]+:(\d+)/);
   const port = Number(m[1]);
   return { ...child, port, url: `http://127.0.0.1:${port}`, dataDir };

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { Decoder } from '@evan/opus';
 import type { Session } from '../lib/api.js';
 import { median } from '../lib/builds.js';
-import { NODE_FLAGS } from '../../src/runtime/node-options.mjs';
 import type { BenchContext, Section } from '../lib/context.js';
 import { DIST, ROOT, tsxArgs, waitForOutput, type Child } from '../lib/proc.js';
 import { fmt, percentile, type Row } from '../lib/report.js';
@@ -27,8 +26,7 @@ const MIN_ANSWERED = 0.9;
 
 /** `decode`: the floor also decodes every answer (on its event loop), as section 4's floor. */
 export async function startFloorServer(ctx: BenchContext, upstreamUrl: string, decode = false): Promise<Child & { url: string }> {
-  // With the service's Node options: the two are compared under the same runtime.
-  const child = ctx.procs.spawn(process.execPath, [...NODE_FLAGS, ...tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl, ...(decode ? ['decode'] : [])])]);
+  const child = ctx.procs.spawn(process.execPath, [...ctx.procs.runtimeFlags, ...tsxArgs('servers/floor-server.ts', [DIST, upstreamUrl, ...(decode ? ['decode'] : [])])]);
   const m = await waitForOutput(child, /listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
   return { ...child, url: m[1]! };
 }

@@ -11,8 +11,8 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { firstHealthy } from '../lib/api.js';
 import type { BenchContext, Section } from '../lib/context.js';
-import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, threadCpuMs, UNIT_NODE_OPTIONS, type Child, type ProcessSet } from '../lib/proc.js';
-import { NODE_FLAGS, NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
+import { BUNDLE, DIST, EXECUTABLE, EXECUTABLE_NAME, executableSetting, RUN_ENV, staleExecutableNote, startEchoServer, tempDir, threadCpuMs, type Child, type ProcessSet } from '../lib/proc.js';
+import { NODE_OPTIONS_TEXT } from '../../src/runtime/node-options.mjs';
 import { percentile, type Row } from '../lib/report.js';
 import { CODE_CACHE_DELAY_MS, isCodeCacheFile } from '../../src/runtime/code-cache.js';
 
@@ -107,39 +107,43 @@ export const startupSection: Section = {
     const rows: Row[] = [];
     try {
       const ceiling = await ctx.ceilingServerScript();
-      const bareStarts = await timeStart(ctx, ctx.procs.serviceNode, (port) => [...NODE_FLAGS, ceiling, DIST, String(port)], runs);
+      const runtime = ctx.procs.runtimeFlags;
+      const bareStarts = await timeStart(ctx, ctx.procs.serviceNode, (port) => [...runtime, ceiling, DIST, String(port)], runs);
       const bare = bareStarts.map((s) => s.ms);
       const bareMs = medianOf(bareStarts, 'ms');
       const bareCpuText = `bare uWS: main thread ${medianOf(bareStarts, 'mainCpuMs').toFixed(0)} ms, waiting ${medianOf(bareStarts, 'mainWaitMs').toFixed(0)} ms`;
       const serviceArgs = (dataDir: string) => serviceStartArgs(dataDir, echo.url);
       const env = { ...RUN_ENV, ...ctx.procs.serviceEnv };
+      type What = { cmd: string; args: (dataDir: string) => (port: number) => string[] };
       const variants: Array<{ name: string; cmd: string; args: (dataDir: string) => (port: number) => string[]; options: StartOptions; note?: string; untargeted?: true }> = [];
-      /**
-       * `what` as a restart finds it, its warm-up start running until it has written the program's code
-       * cache, and the same without it (as the first start after an upgrade): the cache removed before each start.
-       */
-      const cachedAndNot = (name: string, what: { cmd: string; args: (dataDir: string) => (port: number) => string[] }, cwd: string | undefined, stale?: string, whatEnv: Record<string, string> = {}): void => {
-        const cached = tempDir('code-cache');
-        variants.push({ name, ...what, options: { cwd, env: { ...env, ...whatEnv, CACHE_DIRECTORY: cached }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 }, note: ['from its code cache', stale].filter(Boolean).join('; ') });
+      /** `what` as a restart finds it: its warm-up start runs until it has written the program's code cache. */
+      const fromCache = (name: string, what: What, opts: { cwd?: string; env?: Record<string, string>; note?: string; untargeted?: true } = {}): void => {
+        variants.push({
+          name, ...what,
+          options: { cwd: opts.cwd, env: { ...env, ...opts.env, CACHE_DIRECTORY: tempDir('code-cache') }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 },
+          note: ['from its code cache', opts.note].filter(Boolean).join('; '),
+          ...(opts.untargeted ? { untargeted: true } : {}),
+        });
+      };
+      /** `what` from its code cache, and the same without it (as the first start after an upgrade): the cache removed before each start. */
+      const cachedAndNot = (name: string, what: What, opts: { cwd?: string; env?: Record<string, string>; note?: string } = {}): void => {
+        fromCache(name, what, opts);
         const uncached = tempDir('code-cache');
         variants.push({
           name: `${name.replace(/ \(.*/, '')} without its code cache`, ...what,
-          options: { cwd, env: { ...env, ...whatEnv, CACHE_DIRECTORY: uncached }, beforeEach: () => removeCodeCaches(uncached) },
+          options: { cwd: opts.cwd, env: { ...env, ...opts.env, CACHE_DIRECTORY: uncached }, beforeEach: () => removeCodeCaches(uncached) },
           untargeted: true,
-          ...(stale ? { note: stale } : {}),
+          ...(opts.note ? { note: opts.note } : {}),
         });
       };
-      cachedAndNot(`bundle (node ${NODE_OPTIONS_TEXT} dist/voice-hub.cjs)`, { cmd: ctx.procs.serviceNode, args: (d) => (port) => [...NODE_FLAGS, BUNDLE, ...serviceArgs(d)(port)] }, undefined);
+      cachedAndNot(`bundle (node ${runtime.join(' ')} dist/voice-hub.cjs)`, { cmd: ctx.procs.serviceNode, args: (d) => (port) => [...runtime, BUNDLE, ...serviceArgs(d)(port)] });
       if (existsSync(EXECUTABLE)) {
         const { cwd, args } = executableSetting();
-        cachedAndNot(`executable (dist/${EXECUTABLE_NAME}, NODE_OPTIONS as the unit sets it)`, { cmd: EXECUTABLE, args: (d: string) => (port: number) => [...args, ...serviceArgs(d)(port)] }, cwd, staleExecutableNote(), UNIT_NODE_OPTIONS);
+        const stale = staleExecutableNote();
+        cachedAndNot(`executable (dist/${EXECUTABLE_NAME}, NODE_OPTIONS as the unit sets it)`, { cmd: EXECUTABLE, args: (d) => (port) => [...args, ...serviceArgs(d)(port)] }, { cwd, env: ctx.procs.executableEnv(), ...(stale ? { note: stale } : {}) });
       }
-      variants.push({
-        name: 'bundle with Node\'s default options (node dist/voice-hub.cjs)',
-        cmd: ctx.procs.serviceNode,
-        args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)],
-        options: { env: { ...env, CACHE_DIRECTORY: tempDir('code-cache') }, warmUpMs: CODE_CACHE_DELAY_MS + 1_000 },
-        note: `from its code cache; without ${NODE_OPTIONS_TEXT}: four V8 helper threads whatever the cores`,
+      fromCache('bundle with Node\'s default options (node dist/voice-hub.cjs)', { cmd: ctx.procs.serviceNode, args: (d) => (port) => [BUNDLE, ...serviceArgs(d)(port)] }, {
+        note: `without ${NODE_OPTIONS_TEXT}: four V8 helper threads whatever the cores`,
         untargeted: true,
       });
       for (const v of variants) {

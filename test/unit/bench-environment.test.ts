@@ -26,12 +26,16 @@ test('processes the bench starts do not inherit node variables from its own envi
 });
 
 test('measured services start with the Node options users run them with; a build may add its own for node', async () => {
-  const { ProcessSet, UNIT_NODE_OPTIONS } = await import('../../bench/lib/proc.js');
+  const { ProcessSet } = await import('../../bench/lib/proc.js');
   const { parseBuild } = await import('../../bench/lib/builds.js');
   const { NODE_FLAGS, NODE_OPTIONS_TEXT } = await import('../../src/runtime/node-options.mjs');
-  assert.deepEqual(new ProcessSet().serviceNodeFlags, ['--v8-pool-size=0']);
-  assert.deepEqual(NODE_FLAGS, ['--v8-pool-size=0']);
-  assert.deepEqual(UNIT_NODE_OPTIONS, { NODE_OPTIONS: NODE_OPTIONS_TEXT });
+  const procs = new ProcessSet();
+  assert.deepEqual(procs.runtimeFlags, [...NODE_FLAGS]);
+  assert.deepEqual(procs.serviceNodeFlags, []);
+  assert.deepEqual(procs.executableEnv(), { NODE_OPTIONS: NODE_OPTIONS_TEXT });
+  // `npm run bench -- --node-flag` comes after them, for the executable's NODE_OPTIONS too.
+  procs.runtimeFlags.push('--v8-pool-size=4');
+  assert.deepEqual(procs.executableEnv(), { NODE_OPTIONS: '--v8-pool-size=0 --v8-pool-size=4' });
   assert.deepEqual(parseBuild('nodedefault=/tmp/x --VoiceService.DecoderThreads 0 node:--v8-pool-size=4'), {
     name: 'nodedefault', dir: '/tmp/x', flags: ['--VoiceService.DecoderThreads', '0'], nodeFlags: ['--v8-pool-size=4'],
   });
