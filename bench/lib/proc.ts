@@ -97,6 +97,31 @@ export function threadCpuMs(pid: number): { all: number; main: number; mainWaiti
   return { all, main, mainWaiting };
 }
 
+/** The machine's CPU time so far, all cores, in clock ticks, as /proc/stat's `cpu` line counts it. */
+export interface MachineCpu { user: number; kernel: number; softirq: number; steal: number; idle: number }
+
+/**
+ * /proc/stat's first line: user and nice are programs' own code; system, irq and softirq the kernel's
+ * (loopback TCP is delivered in softirq, often outside the process that sent); steal the hypervisor's
+ * other guests; idle and iowait nothing to run. Guest time is already inside user.
+ */
+export function parseMachineCpu(procStat: string): MachineCpu {
+  const line = procStat.split('\n', 1)[0]!;
+  if (!/^cpu\s/.test(line)) throw new Error(`not /proc/stat: ${line}`);
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { user: user! + nice!, kernel: system! + irq! + softirq!, softirq: softirq!, steal: steal ?? 0, idle: idle! + iowait! };
+}
+
+export const machineCpu = (): MachineCpu => parseMachineCpu(readFileSync('/proc/stat', 'utf8'));
+
+/** Where the machine's cores went between two readings, each part in % of all cores' time. */
+export function machineShare(a: MachineCpu, b: MachineCpu): MachineCpu {
+  const d = (k: keyof MachineCpu): number => b[k] - a[k];
+  const total = d('user') + d('kernel') + d('steal') + d('idle');
+  const pct = (k: keyof MachineCpu): number => (total > 0 ? (d(k) / total) * 100 : NaN);
+  return { user: pct('user'), kernel: pct('kernel'), softirq: pct('softirq'), steal: pct('steal'), idle: pct('idle') };
+}
+
 /** Resident set size and its peak, in bytes (/proc/<pid>/status VmRSS, VmHWM). */
 export function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -4,7 +4,7 @@
 // echo, decoded) comes back, however late; latency is from the send to AudioProcessed and to AudioResponse.
 import type { Session } from '../lib/api.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { memory, threadCpuMs } from '../lib/proc.js';
+import { machineCpu, machineShare, memory, threadCpuMs } from '../lib/proc.js';
 import { audioFrames, joinSession, pingFrame, RawHubClient, type Protocol, wireFrame } from '../lib/signalr-raw.js';
 import { latencySummary } from '../lib/report.js';
 import { count, cpuOf, diff, emit, fixturePackets, readInput, Samples, say, targetNeedle } from './common.js';
@@ -126,6 +126,7 @@ async function main(): Promise<void> {
   windowEnd = windowStart + input.durationMs;
   const cpu0 = cpuOf(input.pids);
   const main0 = threadCpuMs(input.serverPid);
+  const machine0 = machineCpu();
   const own0 = process.cpuUsage();
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   loopDelay.enable();
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
   const wall = (performance.now() - windowStart) / 1000;
   const cpu = diff(cpu0, cpuOf(input.pids));
   const main1 = threadCpuMs(input.serverPid);
+  const machine = machineShare(machine0, machineCpu());
   const own = process.cpuUsage(own0);
   loopDelay.disable();
   clearInterval(sampler);
@@ -173,6 +175,7 @@ async function main(): Promise<void> {
   emit({
     devices: devices.length, wall, cpu,
     serverMain: { cpu: (main1.main - main0.main) / 1000, waiting: (main1.mainWaiting - main0.mainWaiting) / 1000 },
+    machine,
     loadCpu: (own.user + own.system) / 1e6, peakRss, sent, sentInWindow,
     lostResponses, lostProcessed, errors, lastError, lateSends, drainMs, closedByService: closed.length, lostOnClosed, firstClosedS,
     // The histogram holds whole intervals of its 5 ms timer: the delay is what each took beyond that.

@@ -4,14 +4,15 @@
 // spends echoing the same number of messages per second. The load generator shares the machine's
 // cores, so its own CPU and the packets it sent late are reported beside: a late generator, not the
 // service, would then be what limits the figures. So is the server's main thread: its share of a core,
-// and how long it was ready to run but waited for one (all cores were busy then). At the latency
+// and how long it was ready to run but waited for one (all cores were busy then), and so is the whole
+// machine: programs, kernel, steal and idle over the same window (/proc/stat). At the latency
 // target's device count (and at every count given with --devices) the same load also runs against the
 // floor (bench/servers/floor-server.ts, decoding every answer): what a program doing only the socket
 // work and the decode reaches on this machine, next to the same generator and echo server.
 import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
-import { startEchoServer, startService, type Child } from '../lib/proc.js';
+import { startEchoServer, startService, type Child, type MachineCpu } from '../lib/proc.js';
 import { fmt, type Row } from '../lib/report.js';
 import { echoBaseline } from './ceiling.js';
 import { floorSessions, startFloorServer } from './floor.js';
@@ -23,6 +24,8 @@ interface StreamResult {
   cpu: { server: number; upstream: number };
   /** The server's main thread over the measured window, s: its CPU, and its wait for a core while ready to run. */
   serverMain: { cpu: number; waiting: number };
+  /** Where all the machine's cores went over the measured window, in % of their time. */
+  machine: MachineCpu;
   loadCpu: number;
   peakRss: number;
   sent: number;
@@ -53,6 +56,13 @@ const P99_TARGET = { devices: 300, ms: 50 };
 const mainThreadText = (r: StreamResult): string =>
   `main thread ${(r.serverMain.cpu / r.wall * 100).toFixed(0)}% of a core, waiting for a core ${(r.serverMain.waiting / r.wall * 100).toFixed(0)}% of the time`;
 
+/**
+ * The whole machine beside the processes: the kernel's share is socket work (loopback TCP on both ends of
+ * every connection) that no process's JavaScript shows, and steal is time the hypervisor gave elsewhere.
+ */
+const machineText = (r: StreamResult): string =>
+  `the machine's cores: programs ${r.machine.user.toFixed(0)}%, kernel ${r.machine.kernel.toFixed(0)}% (softirq ${r.machine.softirq.toFixed(0)}%), steal ${r.machine.steal.toFixed(0)}%, idle ${r.machine.idle.toFixed(0)}%`;
+
 export const streamingSection: Section = {
   id: 'streaming',
   number: '4',
@@ -80,7 +90,7 @@ export const streamingSection: Section = {
           const lost = r.lostResponses;
           const late = r.lateSends > 0 ? `; load generator sent ${r.lateSends} packets late (its own CPU ${(r.loadCpu / r.wall * 100).toFixed(0)}%)` : `; load generator ${(r.loadCpu / r.wall * 100).toFixed(0)}% CPU`;
           const closed = r.closedByService > 0 ? ` (${r.lostOnClosed} of them owed on ${r.closedByService} connections the service closed, the first ${(r.firstClosedS ?? NaN).toFixed(1)} s into the measured window)` : '';
-          const summary = `${mainThreadText(r)}; RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost${closed} (no AudioResponse ${(r.drainMs / 1000).toFixed(1)} s after the last send), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}`;
+          const summary = `${mainThreadText(r)}; RSS ${(r.peakRss / 1048576).toFixed(1)} MiB; ${r.sent} sent, ${lost} lost${closed} (no AudioResponse ${(r.drainMs / 1000).toFixed(1)} s after the last send), ${r.lostProcessed} without AudioProcessed, ${r.errors} Error events${r.errors ? ` (${r.lastError})` : ''}; p99 to AudioProcessed ${fmt(r.processedLatency.p99 ?? NaN, 'ms')}, to AudioResponse ${fmt(r.responseLatency.p99 ?? NaN, 'ms')} (p50 ${fmt(r.responseLatency.p50 ?? NaN, 'ms')}); echo server ${(r.cpu.upstream / r.wall * 100).toFixed(0)}% CPU${late}; ${machineText(r)}`;
           rows.push({
             section: '4', name: `${n} devices x 50 pkt/s: server CPU`, value: cpuPct, unit: '% of a core',
             baseline: { name: 'bare uWS echoing as many msgs', value: bareCpuPct, unit: '%' },
@@ -121,7 +131,7 @@ export const streamingSection: Section = {
         const f = await stream(floor, floorSessions(n));
         return {
           section: '4', name: `${n} devices: the floor's p99 send -> AudioResponse (socket work and decode only)`, value: f.responseLatency.p99 ?? NaN, unit: 'ms',
-          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread; ${mainThreadText(f)}), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost (${(f.drainMs / 1000).toFixed(1)} s after the last send); p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(serviceP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this`,
+          note: `floor CPU ${(f.cpu.server / f.wall * 100).toFixed(0)}% of a core (one thread; ${mainThreadText(f)}), echo server ${(f.cpu.upstream / f.wall * 100).toFixed(0)}%, load generator ${(f.loadCpu / f.wall * 100).toFixed(0)}%; ${f.lostResponses} lost (${(f.drainMs / 1000).toFixed(1)} s after the last send); p50 ${fmt(f.responseLatency.p50 ?? NaN, 'ms')}; voice-hub's p99 is ${(serviceP99 / (f.responseLatency.p99 ?? NaN)).toFixed(2)}x this; ${machineText(f)}`,
         };
       } finally {
         await floor.stop();
