@@ -114,8 +114,11 @@ export function parseMachineCpu(procStat: string): MachineCpu {
 
 export const machineCpu = (): MachineCpu => parseMachineCpu(readFileSync('/proc/stat', 'utf8'));
 
-/** Where the machine's cores went between two readings, each part in % of all cores' time. */
-export function machineShare(a: MachineCpu, b: MachineCpu): MachineCpu {
+/** The same parts over a window, each in % of all cores' time. */
+export type MachineShare = MachineCpu;
+
+/** Where the machine's cores went between two readings. */
+export function machineShare(a: MachineCpu, b: MachineCpu): MachineShare {
   const d = (k: keyof MachineCpu): number => b[k] - a[k];
   const total = d('user') + d('kernel') + d('steal') + d('idle');
   const pct = (k: keyof MachineCpu): number => (total > 0 ? (d(k) / total) * 100 : NaN);

@@ -12,7 +12,7 @@
 import { startSessions, type Session } from '../lib/api.js';
 import { runLoad } from '../lib/child.js';
 import type { Section } from '../lib/context.js';
-import { startEchoServer, startService, type Child, type MachineCpu } from '../lib/proc.js';
+import { startEchoServer, startService, type Child, type MachineShare } from '../lib/proc.js';
 import { fmt, type Row } from '../lib/report.js';
 import { echoBaseline } from './ceiling.js';
 import { floorSessions, startFloorServer } from './floor.js';
@@ -25,7 +25,7 @@ interface StreamResult {
   /** The server's main thread over the measured window, s: its CPU, and its wait for a core while ready to run. */
   serverMain: { cpu: number; waiting: number };
   /** Where all the machine's cores went over the measured window, in % of their time. */
-  machine: MachineCpu;
+  machine: MachineShare;
   loadCpu: number;
   peakRss: number;
   sent: number;
