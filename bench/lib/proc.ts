@@ -1,6 +1,6 @@
 // Processes of a benchmark run: spawning the service (bundle or executable), the echo server and the
-// bench's own servers, reading a process's CPU time and memory from /proc, and stopping everything
-// that was started (by pid, never by name).
+// bench's own servers, reading a process's CPU time and memory and the machine's CPU split from /proc,
+// and stopping everything that was started (by pid, never by name).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
