@@ -53,7 +53,7 @@ export function staleExecutableNote(): string | undefined {
   }
 }
 
-const CLK_TCK = (() => {
+export const CLK_TCK = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
