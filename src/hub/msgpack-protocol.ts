@@ -10,7 +10,7 @@ import { requireWellFormedEnvelope } from './envelope-text.js';
 import { hubMessagePackEncoder } from './msgpack-encoder.js';
 import { writeMessagePackFrame } from './msgpack-writer.js';
 import { MessageType, type BindingFailure, type HubMessage, type HubProtocol, type MessageHeaders } from './messages.js';
-import { arrayHeader, isInt64Item, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue, strsAreUtf8 } from './msgpack-walk.js';
+import { arrayHeader, isInt64Item, MalformedMessagePackError, isIntegerItem, mapKeysAreStrings, nestsDeeperAt, skipValue, strsAreUtf8 } from './msgpack-walk.js';
 
 /** Completion result kinds. */
 export const ResultKind = { Error: 1, Void: 2, NonVoid: 3 } as const;
@@ -245,6 +245,10 @@ export function encodeMessagePackMessage(message: HubMessage): Uint8Array {
 }
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+/** Where the bytes broke, without the prefix a walker's error already carries. */
+const breakOf = (e: unknown): string => (e instanceof MalformedMessagePackError ? e.detail : describe(e));
+/** The protocol error for a break: the walker's own errors already say what they are; a decoder's is named here. */
+const protocolErrorOf = (e: unknown): InvalidDataError => (e instanceof InvalidDataError ? e : new InvalidDataError(`Invalid MessagePack: ${describe(e)}`));
 
 const isInvocationType = (type: unknown): boolean => type === MessageType.Invocation || type === MessageType.StreamInvocation;
 
@@ -370,7 +374,7 @@ function decodeItemsSeparately(body: Uint8Array, decoder: ValueDecoder, cause: {
   try {
     header = arrayHeader(body);
   } catch (e) {
-    throw new InvalidDataError(`Invalid MessagePack: ${describe(e)}`);
+    throw protocolErrorOf(e);
   }
   const items: unknown[] = [];
   let argumentsFailure: BindingFailure | undefined;
@@ -382,7 +386,7 @@ function decodeItemsSeparately(body: Uint8Array, decoder: ValueDecoder, cause: {
       end = skipValue(body, pos);
     } catch (e) {
       if (bound) {
-        argumentsFailure = `Invalid MessagePack in 'arguments': ${describe(e)}`;
+        argumentsFailure = `Invalid MessagePack in 'arguments': ${breakOf(e)}`;
         break;
       }
       if (items[0] === MessageType.StreamItem && i === STREAM_ITEM_VALUE) {
@@ -390,7 +394,7 @@ function decodeItemsSeparately(body: Uint8Array, decoder: ValueDecoder, cause: {
         items.push(null);
         break;
       }
-      throw new InvalidDataError(`Invalid MessagePack: ${describe(e)}`);
+      throw protocolErrorOf(e);
     }
     let value: unknown = null;
     const tooDeep = 'deep' in cause && cause.deep.has(i);

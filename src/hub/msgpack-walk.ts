@@ -6,7 +6,17 @@
 import { isUtf8 } from 'node:buffer';
 import { InvalidDataError } from './errors.js';
 
-const truncated = (): InvalidDataError => new InvalidDataError('Invalid MessagePack: the message ends inside a value.');
+/**
+ * Bytes that do not hold together as MessagePack. `detail` says where they break, for a text that names the
+ * place itself ("Invalid MessagePack in 'arguments': ..."), so the prefix is never written twice.
+ */
+export class MalformedMessagePackError extends InvalidDataError {
+  constructor(readonly detail: string) {
+    super(`Invalid MessagePack: ${detail}`);
+  }
+}
+
+const truncated = (): MalformedMessagePackError => new MalformedMessagePackError('the message ends inside a value.');
 
 function uint(bytes: Uint8Array, at: number, size: 1 | 2 | 4): number {
   if (at + size > bytes.length) throw truncated();
@@ -63,7 +73,7 @@ function header(bytes: Uint8Array, at: number): number {
     case 0xdd: childCount = uint(bytes, at + 1, 4); return 5;
     case 0xde: childCount = 2 * uint(bytes, at + 1, 2); return 3;
     case 0xdf: childCount = 2 * uint(bytes, at + 1, 4); return 5;
-    default: throw new InvalidDataError(`Invalid MessagePack: byte 0x${b.toString(16)} is not a format.`);
+    default: throw new MalformedMessagePackError(`byte 0x${b.toString(16)} is not a format.`);
   }
 }
 

@@ -214,6 +214,26 @@ describe('garbage', () => {
     assert.throws(() => msgpack.decode(Uint8Array.from([0x95, 0x06, 0x92, 0xc1])), InvalidDataError, 'not an invocation');
   });
 
+  it('MessagePack: a break is named once, whether it closes the connection or fails the invocation', () => {
+    const closes: [Uint8Array, string][] = [
+      [Uint8Array.from([0x92, 0x01]), 'Invalid MessagePack: the message ends inside a value.'],
+      [Uint8Array.from([0x95, 0x01, 0x80, 0xa1, 0x37, 0xc1, 0x90]), 'Invalid MessagePack: byte 0xc1 is not a format.'],
+      [Uint8Array.from([0x95, 0x01, 0x80, 0xa1, 0x37, 0xa5, 0x4a]), 'Invalid MessagePack: the message ends inside a value.'],
+    ];
+    for (const [body, text] of closes) {
+      assert.throws(() => msgpack.decode(body), (e: unknown) => e instanceof InvalidDataError && e.message === text, text);
+    }
+    const failures: [Uint8Array, string][] = [
+      [withArguments(0x92, 0xa1), "Invalid MessagePack in 'arguments': the message ends inside a value."],
+      [withArguments(0x92, 0xc1, 0xa1, 0x78), "Invalid MessagePack in 'arguments': byte 0xc1 is not a format."],
+    ];
+    for (const [body, text] of failures) {
+      const message = msgpack.decode(body);
+      assert.ok(message?.type === 1);
+      assert.equal(message.bindingFailure, text);
+    }
+  });
+
   it('MessagePack: what the reader never reads is never judged, broken or not (items past a type\'s, bytes after the array)', () => {
     assert.deepEqual(msgpack.decode(Uint8Array.from([0x91, 0x06, 0x06])), { type: 6 }, 'a Ping and a byte after it');
     assert.deepEqual(msgpack.decode(Uint8Array.from([0x92, 0x06, 0xc1])), { type: 6 }, 'a Ping with a broken second item');
