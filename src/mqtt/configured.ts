@@ -20,7 +20,16 @@ export interface ConfiguredMqttDeps {
   devices(): readonly MqttDevice[];
   /** The running version, part of the hub's state. */
   version: string;
+  /** Where messages the broker never got wait from a clean stop to the next start (the store). */
+  kept: KeptMessages;
   logger: Logger;
+}
+
+/** Messages kept across a restart, oldest first. */
+export interface KeptMessages {
+  keep(messages: readonly OutgoingMessage[]): Promise<void>;
+  /** Returns them all and keeps none. */
+  take(): OutgoingMessage[];
 }
 
 /** Session events held while no publisher is in place, at most: a publisher's own queue keeps no more (publisher.ts). */
@@ -28,6 +37,12 @@ const HELD_EVENTS_KEPT = 1000;
 
 /** What is published while no publisher is in place, for the one that comes. */
 type Held = { kind: 'event'; sessionId: string; event: SessionEventMessage } | { kind: 'removal'; deviceId: string };
+
+/** "3 MQTT messages (2 session events)": events are news; the rest clear deleted devices' retained topics. */
+function countText(messages: readonly OutgoingMessage[]): string {
+  const events = messages.filter((m) => !m.retain).length;
+  return `${messages.length} MQTT message(s) (${events} session event(s))`;
+}
 
 /** Settings that connect alike: with no broker address nothing connects, whatever the port or user name. */
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
@@ -142,13 +157,32 @@ export class ConfiguredMqttPublisher {
     };
   }
 
-  /** Says `offline` and disconnects; no later `apply` opens anything. */
+  /**
+   * Says `offline` and disconnects; no later `apply` opens anything. What the broker never got (it was
+   * unreachable) is kept for the next start, which sends it before anything of its own.
+   */
   async close(): Promise<void> {
     this.closed = true;
     await this.changing;
     const publisher = this.publisher;
     this.publisher = undefined;
-    await publisher?.close();
+    if (!publisher) return;
+    try {
+      await publisher.close();
+    } finally {
+      await this.keep(publisher.undelivered());
+    }
+  }
+
+  private async keep(messages: OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const what = countText(messages);
+    try {
+      await this.deps.kept.keep(messages);
+      this.deps.logger.info(`the MQTT broker did not get ${what}: kept in the database, sent after the next start`);
+    } catch (e) {
+      this.deps.logger.warn(`the MQTT broker did not get ${what}, and keeping them for the next start failed: ${errorText(e)}`);
+    }
   }
 
   /**
@@ -162,7 +196,10 @@ export class ConfiguredMqttPublisher {
     this.heldEvents = 0;
     const publisher = this.publisher;
     if (!publisher) return;
-    if (undelivered.length > 0) publisher.takeOver(undelivered);
+    // Kept by an earlier run's clean stop: older than anything of this run. Left kept while MQTT is off.
+    const kept = this.deps.kept.take();
+    if (kept.length > 0) this.deps.logger.info(`sending ${countText(kept)} that the MQTT broker did not get before the last stop`);
+    if (kept.length + undelivered.length > 0) publisher.takeOver([...kept, ...undelivered]);
     if (held.length === 0) return;
     const existing = new Set(this.deps.devices().map((d) => d.id));
     for (const h of held) {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { backupFileOf, loadSqlEngine, openDatabaseFile, type SqlDb } from './database.js';
+import { SqlBrokerMessageRepository } from './broker-messages.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
 import { checkDirWritable, copyFileDurably, leftoverRemovedText, removeStaleTempFiles } from './durable-file.js';
@@ -137,6 +138,7 @@ class SqlStore implements OpenedStore {
   readonly devices: SqlDeviceRepository;
   readonly sessions: SqlSessionRepository;
   readonly settings: SqlSettingsRepository;
+  readonly brokerMessages: SqlBrokerMessageRepository;
   private readonly persister: Persister;
   private readonly logger: Logger;
   private timer: NodeJS.Timeout | undefined;
@@ -166,6 +168,7 @@ class SqlStore implements OpenedStore {
     this.sessions = new SqlSessionRepository(ctx, opts.sessionHistory ?? DEFAULT_SESSION_HISTORY);
     this.devices = new SqlDeviceRepository(ctx, (id) => this.sessions.removeDevice(id));
     this.settings = new SqlSettingsRepository(ctx);
+    this.brokerMessages = new SqlBrokerMessageRepository(ctx);
   }
 
   get bytesWritten(): number {

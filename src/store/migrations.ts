@@ -61,6 +61,14 @@ export const MIGRATIONS: readonly string[] = [
   // 4: a device's deletion takes its sessions' records with it (a device registered again under its id is
   // another device and must find none of them). Records of devices deleted before this are removed here.
   `DELETE FROM sessions WHERE device_id NOT IN (SELECT id FROM devices);`,
+  // 5: messages for the MQTT broker that a clean stop could not deliver (it was unreachable), in publish
+  // order, sent after the next start: a session's `ended` event is news that no later state repeats.
+  `CREATE TABLE broker_messages (
+     seq INTEGER PRIMARY KEY,
+     topic TEXT NOT NULL,
+     payload TEXT NOT NULL,
+     retain INTEGER NOT NULL
+   );`,
 ];
 
 export function schemaVersion(db: SqlDb): number {

@@ -82,6 +82,24 @@ export interface SettingsRepository {
   put(category: string, values: Record<string, unknown>): Promise<void>;
 }
 
+/** A message for the MQTT broker, as it was to be published. */
+export interface BrokerMessage {
+  topic: string;
+  payload: string;
+  retain: boolean;
+}
+
+/**
+ * Broker messages a clean stop could not deliver, kept for the next start. The store holds them as they
+ * are; what they mean is the MQTT adapter's.
+ */
+export interface BrokerMessageRepository {
+  /** Appends `messages` after those kept already. Durable. */
+  keep(messages: readonly BrokerMessage[]): Promise<void>;
+  /** The kept messages, oldest first; none are kept afterwards (written at the next flush). */
+  take(): BrokerMessage[];
+}
+
 /** How an attempt to write the database file ended (the file is written whole, see persister.ts). */
 export type WriteOutcome =
   | { readonly ok: true; /** ISO 8601 UTC */ readonly at: string }
@@ -91,6 +109,7 @@ export interface Store {
   readonly devices: DeviceRepository;
   readonly sessions: SessionRepository;
   readonly settings: SettingsRepository;
+  readonly brokerMessages: BrokerMessageRepository;
   /** Write pending (coalesced) changes now. */
   flush(): Promise<void>;
   /** A real read plus a check that the data dir is writable; throws with a clear message when not. */

@@ -25,6 +25,7 @@ export function createMqtt(config: AppConfig, store: Store, categories: ConfigCa
       }),
     devices: () => store.devices.list(),
     version,
+    kept: store.brokerMessages,
     logger: mqttLogger,
   });
   categories.onChange((category) => {

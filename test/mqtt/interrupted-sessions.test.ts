@@ -1,22 +1,30 @@
-// A session that was running when the service died (kill -9, power loss) is recorded as stopped at the
-// next start. MQTT subscribers saw its `started` event; they must see its `ended` one too, or a home
-// automation that follows sessions by their events keeps it running for good. The built bundle, killed
-// for real, a real broker and the echo server.
+// A session that was running when the service stopped is recorded as ended. MQTT subscribers saw its
+// `started` event; they must see its `ended` one too, or a home automation that follows sessions by their
+// events keeps it running for good: after a crash (kill -9, power loss) the next start records and
+// publishes it; after a clean stop while the broker was away, the next start sends the event that stop
+// kept. The built bundle, stopped for real, a real broker and the echo server.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { EchoServer } from '../../src/upstream/echo-server.js';
+import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { spawnService, type TestService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
+import { waitUntil } from '../support/wait.js';
 import { Subscriber } from './helpers.js';
 
-describe('sessions a crash interrupted, on MQTT', () => {
+/** Whether the service's /health says it is connected to its broker. */
+const brokerConnected = async (url: string): Promise<boolean> => (await call(url, 'GET', '/health')).json.entries.mqtt.status === 'Healthy';
+
+describe('sessions a stop interrupted, on MQTT', () => {
   let broker: Mosquitto | undefined;
   let echo: EchoServer | undefined;
   let sub: Subscriber | undefined;
+  const cleanup: (() => Promise<unknown>)[] = [];
   after(async () => {
+    for (const c of cleanup) await c();
     await sub?.end();
     await echo?.close();
     await broker?.stop();
@@ -47,5 +55,47 @@ describe('sessions a crash interrupted, on MQTT', () => {
     assert.deepEqual(sub.on(topic).map((m) => (JSON.parse(m.payload) as { event: string }).event), ['started', 'ended']);
     second.proc.kill('SIGTERM');
     await second.exited;
+  });
+
+  // A clean stop ends its sessions too; with the broker away it could not hand their `ended` events over.
+  it('a clean stop while the broker is away keeps their `ended` events, and the next start sends them once', async () => {
+    broker ??= await startMosquitto();
+    echo ??= await startEcho();
+    const dataDir = tmpDir();
+    const args = ['--data-dir', dataDir, '--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port),
+      '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.port}/voice`];
+    const watcher = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
+    cleanup.push(() => watcher.end());
+
+    const first = await spawnService(args);
+    const svc = { url: first.url } as TestService;
+    const { id, token } = await registerDevice(svc);
+    const { sessionId } = await startSession(svc, id, token);
+    const topic = `voice-hub/sessions/${sessionId}/event`;
+    await watcher.waitFor((m) => m.topic === topic, 'the started event');
+    await broker.stop();
+    await waitUntil(async () => !(await brokerConnected(first.url)), 'the service to see the broker gone');
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    assert.match(first.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
+
+    await broker.restart();
+    const events = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
+    cleanup.push(() => events.end());
+    const second = await spawnService(args);
+    const ended = await events.waitFor((m) => m.topic === topic, 'the kept ended event after the restart');
+    const event = JSON.parse(ended.payload) as Record<string, unknown>;
+    assert.deepEqual({ ...event, timestamp: typeof event.timestamp }, { event: 'ended', sessionId, deviceId: id, timestamp: 'string', reason: 'service shutdown' });
+    assert.match(second.output(), /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/);
+    second.proc.kill('SIGTERM');
+    assert.equal(await second.exited, 0);
+    assert.doesNotMatch(second.output(), /did not get 1 MQTT message/, 'the broker was there at this stop');
+
+    const third = await spawnService(args);
+    await waitUntil(() => brokerConnected(third.url), 'the third start to connect');
+    assert.doesNotMatch(third.output(), /did not get before the last stop/);
+    third.proc.kill('SIGTERM');
+    await third.exited;
+    assert.deepEqual(events.on(topic).map((m) => (JSON.parse(m.payload) as { event: string }).event), ['ended']);
   });
 });

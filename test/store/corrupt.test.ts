@@ -120,7 +120,7 @@ for (const version of [1, 2]) {
       assert.equal(store.devices.get('live')?.tokenGeneration, 3, 'the live device keeps its tokens');
       await store.close();
       assert.deepEqual(await readdir(dir.path), ['voice-hub.db', `voice-hub.db.v${version}.bak`]);
-      assert.deepEqual(await tableRows(file), { devices: 1, sessions: 0, settings: 0 });
+      assert.deepEqual(await tableRows(file), { broker_messages: 0, devices: 1, sessions: 0, settings: 0 });
     } finally {
       await dir.cleanup();
     }

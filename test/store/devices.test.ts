@@ -89,7 +89,7 @@ test('a device keeps the generation it was registered with, through reopen; dele
     }
     await store.close();
     const tables = await tableRows(join(dir.path, 'voice-hub.db'));
-    assert.deepEqual(tables, { devices: 1, sessions: 0, settings: 0 });
+    assert.deepEqual(tables, { broker_messages: 0, devices: 1, sessions: 0, settings: 0 });
   } finally {
     await dir.cleanup();
   }
