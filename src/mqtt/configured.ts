@@ -6,6 +6,7 @@ import { errorText } from '../errors.js';
 import { createMqttCheck, MQTT_TAGS, type HealthCheck } from '../health/checks.js';
 import type { Logger } from '../log/logger.js';
 import type { MqttSettings } from '../settings/categories.js';
+import type { BrokerMessageRepository } from '../store/types.js';
 import type { SessionEvent } from '../voice/session-events.js';
 import type { MqttDevice } from './discovery.js';
 import { HubStatus } from './hub-status.js';
@@ -20,16 +21,9 @@ export interface ConfiguredMqttDeps {
   devices(): readonly MqttDevice[];
   /** The running version, part of the hub's state. */
   version: string;
-  /** Where messages the broker never got wait from a clean stop to the next start (the store). */
-  kept: KeptMessages;
+  /** Where messages the broker never got wait from a clean stop to the next start. */
+  kept: BrokerMessageRepository;
   logger: Logger;
-}
-
-/** Messages kept across a restart, oldest first. */
-export interface KeptMessages {
-  keep(messages: readonly OutgoingMessage[]): Promise<void>;
-  /** Returns them all and keeps none. */
-  take(): OutgoingMessage[];
 }
 
 /** Session events held while no publisher is in place, at most: a publisher's own queue keeps no more (publisher.ts). */

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import type { EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
-import { spawnService, type TestService } from '../support/service.js';
+import { spawnService, type SpawnedService, type TestService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { registerDevice } from '../support/tokens.js';
 import { startEcho, startSession } from '../support/voice.js';
@@ -21,29 +21,32 @@ const brokerConnected = async (url: string): Promise<boolean> => (await call(url
 describe('sessions a stop interrupted, on MQTT', () => {
   let broker: Mosquitto | undefined;
   let echo: EchoServer | undefined;
-  let sub: Subscriber | undefined;
   const cleanup: (() => Promise<unknown>)[] = [];
   after(async () => {
     for (const c of cleanup) await c();
-    await sub?.end();
     await echo?.close();
     await broker?.stop();
   });
 
-  it('the next start publishes their `ended` event, with the reason it records', async () => {
-    broker = await startMosquitto();
-    echo = await startEcho();
-    const dataDir = tmpDir();
-    const args = ['--data-dir', dataDir, '--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port),
+  /** A service on a new data dir with a session whose `started` event `sub` has seen. */
+  const serviceWithSession = async (): Promise<{ args: string[]; first: SpawnedService; id: string; sessionId: string; topic: string; sub: Subscriber }> => {
+    broker ??= await startMosquitto();
+    echo ??= await startEcho();
+    const args = ['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port),
       '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.port}/voice`];
-    sub = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
-
+    const watcher = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
+    cleanup.push(() => watcher.end());
     const first = await spawnService(args);
     const svc = { url: first.url } as TestService;
     const { id, token } = await registerDevice(svc);
     const { sessionId } = await startSession(svc, id, token);
     const topic = `voice-hub/sessions/${sessionId}/event`;
-    await sub.waitFor((m) => m.topic === topic, 'the started event');
+    await watcher.waitFor((m) => m.topic === topic, 'the started event');
+    return { args, first, id, sessionId, topic, sub: watcher };
+  };
+
+  it('the next start publishes their `ended` event, with the reason it records', async () => {
+    const { args, first, id, sessionId, topic, sub } = await serviceWithSession();
     first.proc.kill('SIGKILL');
     await first.exited;
 
@@ -59,28 +62,15 @@ describe('sessions a stop interrupted, on MQTT', () => {
 
   // A clean stop ends its sessions too; with the broker away it could not hand their `ended` events over.
   it('a clean stop while the broker is away keeps their `ended` events, and the next start sends them once', async () => {
-    broker ??= await startMosquitto();
-    echo ??= await startEcho();
-    const dataDir = tmpDir();
-    const args = ['--data-dir', dataDir, '--Mqtt.BrokerAddress', '127.0.0.1', '--Mqtt.Port', String(broker.port),
-      '--VoiceService.ServerUrl', `ws://127.0.0.1:${echo.port}/voice`];
-    const watcher = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
-    cleanup.push(() => watcher.end());
-
-    const first = await spawnService(args);
-    const svc = { url: first.url } as TestService;
-    const { id, token } = await registerDevice(svc);
-    const { sessionId } = await startSession(svc, id, token);
-    const topic = `voice-hub/sessions/${sessionId}/event`;
-    await watcher.waitFor((m) => m.topic === topic, 'the started event');
-    await broker.stop();
+    const { args, first, id, sessionId, topic } = await serviceWithSession();
+    await broker!.stop();
     await waitUntil(async () => !(await brokerConnected(first.url)), 'the service to see the broker gone');
     first.proc.kill('SIGTERM');
     assert.equal(await first.exited, 0);
     assert.match(first.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
 
-    await broker.restart();
-    const events = await Subscriber.connect(broker.port, ['voice-hub/sessions/+/event']);
+    await broker!.restart();
+    const events = await Subscriber.connect(broker!.port, ['voice-hub/sessions/+/event']);
     cleanup.push(() => events.end());
     const second = await spawnService(args);
     const ended = await events.waitFor((m) => m.topic === topic, 'the kept ended event after the restart');
