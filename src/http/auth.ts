@@ -2,6 +2,7 @@
 // tokens (docs/security.md, "Authentication"). Ownership of a particular device is checked by
 // `requireDeviceAccess`, called by handlers that know which device a request is about.
 import { timingSafeEqual } from 'node:crypto';
+import { bearerCredential } from '../auth/bearer.js';
 import { InvalidTokenError, type Principal } from '../auth/tokens.js';
 import { TOKEN_REVOKED, type VerifyToken } from '../auth/verify.js';
 import { DomainError } from '../errors.js';
@@ -36,11 +37,12 @@ export function apiKeyAccepted(header: string | undefined, keys: readonly string
   return ok;
 }
 
+/** The presented token; a header that presents none (another scheme, `Bearer` alone) is refused here. */
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const m = /^Bearer[ ]+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(header);
-  if (!m) throw new DomainError('unauthenticated', 'The Authorization header must be "Bearer <token>".');
-  return m[1];
+  const token = bearerCredential(header);
+  if (token === undefined) throw new DomainError('unauthenticated', 'The Authorization header must be "Bearer <token>".');
+  return token;
 }
 
 /**

@@ -6,6 +6,7 @@
 // 4,000 a second left others' negotiations ~2.5 s, and a slow device's upgrade found none: 404).
 // Also the request-side helper shared by negotiate and upgrade: the bearer token.
 import { randomBytes } from 'node:crypto';
+import { bearerCredential } from '../auth/bearer.js';
 import { AddressSlots } from './address-slots.js';
 import { caseKey } from '../ignore-case.js';
 
@@ -173,7 +174,5 @@ export class NegotiationStore {
 
 /** The bearer token: `access_token` query parameter (browsers) or `Authorization: Bearer` header. */
 export function bearerToken(authorization: string, accessToken: string | null): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-  if (match?.[1]) return match[1];
-  return accessToken ? accessToken : undefined;
+  return bearerCredential(authorization) ?? (accessToken ? accessToken : undefined);
 }

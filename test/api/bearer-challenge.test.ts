@@ -53,6 +53,36 @@ describe('the WWW-Authenticate challenge of a 401', () => {
     }
   });
 
+  // JwtBearer takes whatever follows `Bearer ` as the token: text that is no token at all was still presented.
+  // (Non-ASCII bytes at the very end of a header value never arrive: uWS' parser trims them with the
+  // trailing white space, so `Bearer é` reaches us as `Bearer`.)
+  const notTokens = ['a b', 'é.x', 'x, Bearer y', '"quoted"', 'a\tb'];
+
+  it('text after Bearer that is no token: refused as an invalid token, not read as no token', async () => {
+    for (const text of notTokens) {
+      const res = await call(svc.url, 'GET', '/api/device/list', { headers: { authorization: `Bearer ${text}` } });
+      assertProblem(answered(res), 401, { detail: 'The token is invalid.' });
+      assert.equal(res.headers.get('www-authenticate'), refused('The token is invalid.'), text);
+    }
+    // The scheme in any case, spaces around the token: the token itself.
+    const ok = await call(svc.url, 'GET', '/api/device/list', { headers: { authorization: `bEARER   ${admin}  ` } });
+    assert.equal(ok.status, 200, ok.text);
+    // The scheme alone presents nothing.
+    const bare = await call(svc.url, 'GET', '/api/device/list', { headers: { authorization: 'Bearer' } });
+    assertProblem(answered(bare), 401, { detail: 'The Authorization header must be "Bearer <token>".' });
+    assert.equal(bare.headers.get('www-authenticate'), 'Bearer');
+  });
+
+  it('the hub: text after Bearer that is no token is refused, not taken for an anonymous connection', async () => {
+    const ws = svc.url.replace(/^http/, 'ws');
+    for (const text of notTokens) {
+      const negotiate = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { authorization: `Bearer ${text}` } });
+      assert.equal(negotiate.status, 401, text);
+      assert.equal(negotiate.headers.get('www-authenticate'), refused('The token is invalid.'));
+      assert.deepEqual(await upgradeChallenge(`${ws}/voice-hub`, { authorization: `Bearer ${text}` }), { status: 401, challenge: refused('The token is invalid.') }, text);
+    }
+  });
+
   it('the hub: negotiate and the WebSocket upgrade refuse a bad token with the same challenge', async () => {
     const negotiate = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { token: forged });
     assert.equal(negotiate.status, 401);
