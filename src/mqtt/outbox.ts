@@ -55,6 +55,13 @@ export class Outbox {
   /** Counts connections, so acknowledgements from an earlier one do not free slots of the current one. */
   private generation = 0;
   private refused = 0;
+  /**
+   * Messages from the queue handed to mqtt.js and not acknowledged, in the order sent. At close they are
+   * undelivered as much as those still queued: a broker gone without a word (its host powered off) leaves
+   * them in mqtt.js until the process ends. What came from the backlog is not among them: the next
+   * publisher owes that state again from its latest values, and an older copy must not follow them.
+   */
+  private readonly unacknowledged = new Set<OutgoingMessage>();
 
   constructor(
     private readonly connection: BrokerConnection,
@@ -133,31 +140,41 @@ export class Outbox {
     this.queue.discardRetained(topic);
   }
 
-  /** Everything queued, in publish order; the queue is empty afterwards. */
+  /**
+   * What the broker has not acknowledged of the queue's messages, sent or not, in publish order; none are
+   * held afterwards. For after `close`.
+   */
   drain(): OutgoingMessage[] {
-    return this.queue.drain();
+    const sent = [...this.unacknowledged];
+    this.unacknowledged.clear();
+    return [...sent, ...this.queue.drain()];
   }
 
   /** Moves queued and owed messages to the broker, taking turns, while it is connected and keeping up. */
   pump(): void {
     while (!this.options.closing() && this.connection.connected && this.inFlightCount < MAX_IN_FLIGHT) {
       this.backlogTurn = !this.backlogTurn;
-      const next = this.backlogTurn ? (this.backlog.next() ?? this.queue.shift()) : (this.queue.shift() ?? this.backlog.next());
+      const owed = this.backlogTurn ? this.backlog.next() : undefined;
+      const queued = owed === undefined ? this.queue.shift() : undefined;
+      const next = owed ?? queued ?? this.backlog.next();
       if (next === undefined) return;
-      this.transmit(next);
+      this.transmit(next, queued !== undefined);
     }
   }
 
-  /** Straight to the broker, ahead of anything queued. */
-  transmit(message: OutgoingMessage): void {
+  /** Straight to the broker, ahead of anything queued. `queued`: it came from the queue (see `unacknowledged`). */
+  transmit(message: OutgoingMessage, queued = false): void {
     const generation = this.generation;
     this.inFlightCount++;
     const acknowledged = this.acknowledgements.sent();
+    if (queued) this.unacknowledged.add(message);
     this.connection.publish(message, (error) => {
       if (generation === this.generation) {
         this.inFlightCount--;
         acknowledged();
       }
+      // Refused by the broker, it is given up; failed because the connection is closing, it was not delivered.
+      if (error === undefined || !this.options.closing()) this.unacknowledged.delete(message);
       if (error === undefined) this.publishedCount++;
       else if (!this.options.closing()) {
         this.refused++;

@@ -9,7 +9,7 @@ import { createMqttCheck } from '../../src/health/checks.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { capturedLog, publisherOptions, STOPPED_LISTENING } from './helpers.js';
+import { capturedLog, device, publisherOptions, STOPPED_LISTENING } from './helpers.js';
 
 describe('a connected broker that acknowledges nothing', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -18,16 +18,17 @@ describe('a connected broker that acknowledges nothing', () => {
   });
 
   const LIMIT = 400;
-  const setUp = async (): Promise<{ b: Mosquitto; pub: MqttPublisher; lines: string[]; where: string }> => {
+  const setUp = async (): Promise<{ b: Mosquitto; pub: MqttPublisher; lines: string[]; where: string; prefix: string }> => {
     const b = await startMosquitto();
     cleanup.push(() => b.stop());
     const { lines, logger } = capturedLog();
-    const pub = new MqttPublisher(publisherOptions(b.port, { logger, keepaliveSeconds: 60, unacknowledgedLimitMs: LIMIT }));
+    const options = publisherOptions(b.port, { logger, keepaliveSeconds: 60, unacknowledgedLimitMs: LIMIT });
+    const pub = new MqttPublisher(options);
     cleanup.push(() => pub.close());
     pub.start();
     await waitUntil(() => pub.state().connected && pub.stats().queued === 0 && pub.stats().inFlight === 0, 'online and the hub\'s configs to be delivered');
     lines.length = 0;
-    return { b, pub, lines, where: `127.0.0.1:${b.port}` };
+    return { b, pub, lines, where: `127.0.0.1:${b.port}`, prefix: options.topicPrefix };
   };
 
   it('is Degraded once the oldest unacknowledged message waited longer than the limit, Healthy again once acknowledgements flow', async () => {
@@ -63,6 +64,22 @@ describe('a connected broker that acknowledges nothing', () => {
       status: 'Healthy', description: `connected to ${where}`, data: { broker: where, published: 8, dropped: 0, queued: 0, inFlight: 0 }, tags: ['mqtt'],
     });
     assert.deepEqual(lines, [stalled, `info: Mqtt: MQTT broker ${where} acknowledges messages again`]);
+  });
+
+  // A broker gone without a word (its host powered off) looks the same until the keepalive: the session
+  // events handed to it are not delivered, and a stop must keep them (ConfiguredMqttPublisher.close).
+  it('closed with messages unacknowledged: the events sent are undelivered, in order, before those still queued; state owed is not', async () => {
+    const { b, pub, prefix } = await setUp();
+    b.pause();
+    pub.publishSessionEvent('s1', { n: 1 });
+    pub.publishDeviceState(device('d1'));
+    pub.publishSessionEvent('s2', { n: 2 });
+    await waitUntil(() => pub.stats().queued === 0 && pub.stats().inFlight >= 3, 'everything handed to mqtt.js');
+    await pub.close();
+    b.resume();
+    const event = (id: string, n: number) => ({ topic: `${prefix}/sessions/${id}/event`, payload: JSON.stringify({ n }), retain: false });
+    assert.deepEqual(pub.undelivered(), [event('s1', 1), event('s2', 2)]);
+    assert.deepEqual(pub.undelivered(), [], 'handed over once');
   });
 
   it('the one message left unacknowledged, then the connection closed: logged as ended, Degraded for the connection', async () => {
