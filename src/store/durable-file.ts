@@ -6,6 +6,8 @@ import { basename, dirname, join } from 'node:path';
 import { closeFile, copyFileTo, openFile, readDirectory, removeFile, renameFile, syncFile, unlinkFile, writeOpenFile, writeText } from './fs-calls.js';
 
 const tempSuffix = '.tmp-';
+/** checkDirWritable's probe files: `<prefix><pid>-<uuid>`. */
+const PROBE_PREFIX = '.voice-hub-check-';
 
 /** Writes `bytes` to `<file>.tmp-<pid>`, fsyncs it, renames it over `file`, then fsyncs the directory. */
 export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
@@ -141,6 +143,18 @@ export function removeStaleTempFilesSync(file: string): string[] {
   return names;
 }
 
+/**
+ * Removes the probe files of checkDirWritable that a process killed mid-check left in `dir` (one per
+ * /health under way at that moment; on an SD card each is an inode for good). With the data directory's
+ * lock held, as removeStaleTempFiles: every probe but this process's own is left over.
+ */
+export async function removeStaleProbeFiles(dir: string): Promise<string[]> {
+  const own = `${PROBE_PREFIX}${process.pid}-`;
+  const names = (await readDirectory(dir).catch(() => [] as string[])).filter((name) => name.startsWith(PROBE_PREFIX) && !name.startsWith(own));
+  for (const name of names) await removeFile(join(dir, name), { force: true }).catch(() => {});
+  return names;
+}
+
 /** The names among `entries` of `file`'s temporary files that are not this process's own. */
 function staleTempNames(file: string, entries: readonly string[]): string[] {
   const prefix = basename(file) + tempSuffix;
@@ -159,7 +173,7 @@ function staleTempNames(file: string, entries: readonly string[]): string[] {
  */
 export async function checkDirWritable(dir: string): Promise<void> {
   // A name per call: concurrent checks on one name removed each other's file and reported ENOENT.
-  const probe = join(dir, `.voice-hub-check-${process.pid}-${randomUUID()}`);
+  const probe = join(dir, `${PROBE_PREFIX}${process.pid}-${randomUUID()}`);
   const notWritable = (e: unknown): Error => {
     const err = e as NodeJS.ErrnoException;
     return new Error(`data dir ${dir} is not writable: ${err.code ?? err.message}`);

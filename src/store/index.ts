@@ -7,7 +7,7 @@ import { backupFileOf, loadSqlEngine, openDatabaseFile, type SqlDb } from './dat
 import { SqlBrokerMessageRepository } from './broker-messages.js';
 import type { StoreContext } from './context.js';
 import { SqlDeviceRepository } from './devices.js';
-import { checkDirWritable, copyFileDurably, leftoverRemovedText, removeStaleTempFiles } from './durable-file.js';
+import { checkDirWritable, copyFileDurably, leftoverRemovedText, removeStaleProbeFiles, removeStaleTempFiles } from './durable-file.js';
 import { MIGRATIONS, migrate, migrateExisting, schemaVersion } from './migrations.js';
 import { Persister } from './persister.js';
 import { assertRowsReadable } from './readable-rows.js';
@@ -71,6 +71,7 @@ export async function openStore(opts: StoreOptions): Promise<OpenedStore> {
   const { db, existed } = await openDatabaseFile(engine, file);
   try {
     for (const name of await removeStaleTempFiles(file)) logger.info(leftoverRemovedText(name));
+    for (const name of await removeStaleProbeFiles(opts.dataDir)) logger.info(leftoverRemovedText(name));
     const found = schemaVersion(db);
     // A new database gets the page size before its first table; an existing one is rebuilt once.
     if (!existed) db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
