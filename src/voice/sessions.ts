@@ -143,12 +143,21 @@ export class VoiceSessionService {
     // All saved at once, so the store's group commit writes them together: one save after another
     // rewrote the whole file once per session before the service listened (1,000 sessions left open by
     // a crash: 1,000 writes of 400 KB, 18 s of start-up here, minutes on an SD card).
-    await Promise.all(open.map((s) => this.deps.sessions.save({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }, true)));
+    const ended = open.map((s): SessionRecord => ({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }));
+    const saved = await Promise.allSettled(ended.map((record) => this.deps.sessions.save(record, true)));
+    // A full or read-only disk must not keep the service from starting (and systemd from ever starting it
+    // again once its restart limit is spent): these records are history, held and written as any session
+    // end the disk refused, while the service answers from them meanwhile.
+    const failed = saved.flatMap((result, i) => (result.status === 'rejected' ? [{ record: ended[i]!, reason: result.reason as unknown }] : []));
+    for (const { record } of failed) this.unsavedEnds.hold(record);
+    if (failed.length > 0) {
+      this.deps.logger.error(`recording ${failed.length} interrupted session(s) as stopped failed (kept, and written when storage recovers): ${errorText(failed[0]!.reason)}`);
+    }
     for (const s of open) {
       // One that never got past Starting told nobody it started, so its end is nobody's news either.
       if (s.state === 'Active') this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
     }
-    if (open.length > 0) this.deps.logger.info(`recorded ${open.length} interrupted session(s) as stopped`);
+    if (open.length > failed.length) this.deps.logger.info(`recorded ${open.length - failed.length} interrupted session(s) as stopped`);
     return open.length;
   }
 
