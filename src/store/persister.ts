@@ -2,6 +2,7 @@
 // waits for one persist that started after it; while a persist runs, every later request waits for
 // the single next one, so a burst of writes costs two file writes, not one per write. When a persist
 // fails, every change the file does not hold is undone, so memory never claims what the disk lacks.
+import { statSync } from 'node:fs';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
@@ -12,6 +13,24 @@ import { monotonicMs } from '../monotonic-clock.js';
 
 /** Failed writes logged one by one each minute; the rest are summed up (docs/operations.md, "Logging"). */
 const FAILED_WRITE_LINES = 5;
+
+/** What another program's removal, truncation or replacement of the file changes. */
+interface FileMark {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** The file's mark now; `removed` when it is gone, undefined when it cannot be told (no search permission). */
+function markOf(file: string): FileMark | 'removed' | undefined {
+  try {
+    const { dev, ino, size, mtimeMs } = statSync(file);
+    return { dev, ino, size, mtimeMs };
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'removed' : undefined;
+  }
+}
 
 interface Waiter {
   resolve(): void;
@@ -32,6 +51,12 @@ export class Persister {
   /** `db.writes` as of the content last written to the file. */
   private writesOnDisk: number;
   /**
+   * The file as this process last wrote (or opened) it. "Nothing changed, no write" holds only while the
+   * file is still that one: removed or emptied under the running service, it no longer holds what memory
+   * does, and a clean stop that wrote nothing left a service restarted on no data, or refusing to start.
+   */
+  private written: FileMark | undefined;
+  /**
    * Failed writes, a line each: on a full disk every registration fails, and registering needs no
    * credentials, so a client could otherwise write them at its request rate.
    */
@@ -47,6 +72,8 @@ export class Persister {
     private readonly assertOwner: () => void = () => {},
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
+    const mark = fileMatchesMemory ? markOf(file) : undefined;
+    this.written = typeof mark === 'object' ? mark : undefined;
     this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
   }
@@ -59,6 +86,25 @@ export class Persister {
   /** Memory holds changes the file does not. */
   get dirty(): boolean {
     return this.db.writes !== this.writesOnDisk;
+  }
+
+  /**
+   * Whether another program removed, truncated or replaced the file since this process last wrote it,
+   * while memory had nothing new for it; if so, memory is due to be written again (at the next persist),
+   * and the log says so once. A synchronous stat(2), answered from the kernel's cache of a file written
+   * here: no trip through the thread pool for /health.
+   */
+  fileLost(): boolean {
+    if (this.written === undefined || this.db.writes !== this.writesOnDisk) return false;
+    const now = markOf(this.file);
+    if (now === undefined) return false;
+    const was = this.written;
+    const change = now === 'removed' ? 'removed' : now.dev !== was.dev || now.ino !== was.ino ? 'replaced' : now.size !== was.size || now.mtimeMs !== was.mtimeMs ? 'changed' : undefined;
+    if (change === undefined) return false;
+    this.logger.critical(`${this.file} was ${change} by another program while the service ran; writing what the service holds to it again (stop the service before restoring or editing the database)`);
+    this.written = undefined;
+    this.writesOnDisk = -1;
+    return true;
   }
 
   /**
@@ -93,6 +139,7 @@ export class Persister {
   }
 
   private async persistOnce(waiters: Waiter[]): Promise<void> {
+    this.fileLost();
     const writes = this.db.writes;
     if (writes === this.writesOnDisk) {
       for (const w of waiters) w.resolve(); // nothing changed: no write (SD cards wear out)
@@ -107,6 +154,8 @@ export class Persister {
       this.persistCount++;
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;
+      const mark = markOf(this.file);
+      this.written = typeof mark === 'object' ? mark : undefined;
       // The journal's last word on the file must not stay "failed" once writing works again.
       if (this.lastWrite?.ok === false) {
         this.failures.flush();
