@@ -3,7 +3,7 @@
 // alone), then the data directory is locked for the life of the process.
 import type { AppConfig } from '../config/types.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
-import { findPortOwner, portTaken, PortInUseError } from './port-owner.js';
+import { portHolder, PortInUseError } from './port-owner.js';
 
 /**
  * The ports this configuration listens on, each with where it is chosen (for the advice of a refusal);
@@ -18,7 +18,8 @@ export function configuredPorts(server: AppConfig['Server']): Array<{ port: numb
 /** Throws PortInUseError for the first configured port that another process listens on. */
 export async function assertPortsFree(server: AppConfig['Server']): Promise<void> {
   for (const { port, choose } of configuredPorts(server)) {
-    if (await portTaken(server.Host, port)) throw new PortInUseError(server.Host, findPortOwner(port), choose);
+    const owner = await portHolder(server.Host, port);
+    if (owner) throw new PortInUseError(server.Host, owner, choose);
   }
 }
 

@@ -42,6 +42,25 @@ export function portTaken(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** How often, and how far apart, a taken port whose owner /proc does not show is probed again. */
+const UNSEEN_OWNER_PROBES = 5;
+const UNSEEN_OWNER_RETRY_MS = 20;
+
+/**
+ * Who listens on `host:port`, or undefined when it is free. A listener that /proc does not show may be
+ * another start's own probe (portTaken), open for a moment: two services started at once on one port
+ * called each other "a process this user cannot see". So the port is probed again before its owner is
+ * said to be hidden; once free, the exclusive listen decides between the two and names the winner.
+ */
+export async function portHolder(host: string, port: number): Promise<PortOwner | undefined> {
+  for (let probe = 1; ; probe++) {
+    if (!(await portTaken(host, port))) return undefined;
+    const owner = findPortOwner(port);
+    if (owner.pid !== undefined || probe === UNSEEN_OWNER_PROBES) return owner;
+    await new Promise((resolve) => setTimeout(resolve, UNSEEN_OWNER_RETRY_MS));
+  }
+}
+
 /** Inodes of the sockets listening on `port` (any address), from /proc/net/tcp and tcp6. */
 function listeningInodes(port: number): Set<string> {
   const inodes = new Set<string>();
