@@ -6,7 +6,7 @@
 // otherwise stay in its heap for good.
 import path from 'node:path';
 import { createApp } from './app.js';
-import { checkBeforeHelp, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
+import { checkBeforeHelp, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, isCodingError, systemFailureText } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, loadCliConfig, type CliConfig } from './cli/load.js';
@@ -59,7 +59,7 @@ function exitOnFailure(e: unknown): never {
  */
 async function claim(config: AppConfig): Promise<DataDirLock> {
   try {
-    const lock = await claimOwnership(config);
+    const lock = await claimOwnership(config, isSecret);
     // Released on every way out: exit 0 after SIGTERM, a failed start, an uncaught exception.
     process.on('exit', () => lock.release());
     return lock;
@@ -164,7 +164,7 @@ async function serve(cli: CliConfig): Promise<void> {
     // A database it will not open: the unit restarting it ten times in 30 s only fills the journal.
     if (e instanceof DataFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
     // Another start won the race for the port between our early check and the (exclusive) listen.
-    const conflict = await portConflict(loaded.config.Server).catch(() => undefined);
+    const conflict = await portConflict(loaded.config.Server, isSecret).catch(() => undefined);
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
     // A file system's refusal, also behind the store's 'storage is not writable', in the operator's words.
     const system = systemFailureText(e) ?? systemFailureText(e instanceof Error ? e.cause : undefined);

@@ -99,7 +99,7 @@ const BOOLEAN_WORDS: ReadonlySet<string> = new Set(['true', 'false']);
 const COMMAND_WORDS: ReadonlySet<string> = new Set(COMMANDS.flatMap((c) => [c.name, ...(c.positional?.choices ?? [])]));
 
 /** Whether `--name` takes a secret, for any command (before parsing, the command is not known yet). */
-const isSecret = (name: string): boolean =>
+export const isSecret = (name: string): boolean =>
   isSecretFlag(name) || COMMANDS.some((c) => Object.hasOwn(c.options, name) && c.options[name]!.secret === true);
 
 /** `forHelp`: the line asks for help (checkBeforeHelp), which needs no positional argument (`voice-hub token --help`). */

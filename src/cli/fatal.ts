@@ -8,6 +8,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { getSystemErrorMap } from 'node:util';
 import { findPortOwner, PortInUseError } from '../process/port-owner.js';
+import { isSecret } from './command.js';
 import { DataFileError, errorText } from '../errors.js';
 import { oneLine } from '../log/logger.js';
 import { CliExit, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE } from './load.js';
@@ -40,7 +41,7 @@ export function expectedFailure(e: unknown, who = 'voice-hub', choose = '--port'
   if (!isSystemError(e)) return undefined;
   if (e.code === 'EADDRINUSE' && e.port !== undefined) {
     const host = e.address ?? '0.0.0.0';
-    return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port), choose).message}`);
+    return new CliExit(EXIT_IN_USE, `${who}: ${new PortInUseError(host, findPortOwner(e.port, isSecret), choose).message}`);
   }
   return new CliExit(1, `${who}: ${systemFailure(e, choose)}`);
 }

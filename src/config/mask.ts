@@ -49,21 +49,27 @@ export function secretFlagKey(name: string): string | undefined {
 }
 
 /**
- * A command line (argv) with the value of each flag that may not be shown as it is replaced as
- * shown.ts says (`--Mqtt.Password ***`, `--voice-server-url=ws://host/voice`), so that quoting it still
- * tells which process it is. The word after such a bare flag is replaced whatever it looks like: a value
- * may start with '-'.
+ * Whether `--name` is a command's own option that takes a secret (`simulate --admin-token`), which no
+ * configuration key describes: the commands are defined above this layer, so their caller says.
  */
-export function maskSecretArgs(args: readonly string[], publicForm: PublicForm): string[] {
+export type SecretOption = (name: string) => boolean;
+
+/**
+ * A command line (argv) with the value of each flag that may not be shown as it is replaced as
+ * shown.ts says (`--Mqtt.Password ***`, `--voice-server-url=ws://host/voice`), and of each secret
+ * option of a command, so that quoting it still tells which process it is. The word after such a bare
+ * flag is replaced whatever it looks like: a value may start with '-'.
+ */
+export function maskSecretArgs(args: readonly string[], publicForm: PublicForm, secretOption: SecretOption): string[] {
   const out = [...args];
   for (let i = 0; i < out.length; i++) {
     const flag = /^--?([^=]+)(=?)/.exec(out[i]!);
     const node = flag ? flagKey(flag[1]!)?.node : undefined;
-    if (!flag || !node) continue;
+    if (!flag || (!node && !secretOption(flag[1]!))) continue;
     const at = flag[2] ? i : i + 1;
     if (at >= out.length) continue;
     const value = flag[2] ? out[i]!.slice(flag[0].length) : out[at]!;
-    const shown = shownArgument(node, value, publicForm);
+    const shown = node ? shownArgument(node, value, publicForm) : MASK;
     if (shown === undefined) continue;
     out[at] = flag[2] ? flag[0] + shown : shown;
     i = at;

@@ -1,6 +1,7 @@
 // One voice-hub per port and per data directory, claimed by the serving process before it writes
 // anything: first the ports are checked (so a refused start leaves even its own data directory
 // alone), then the data directory is locked for the life of the process.
+import type { SecretOption } from '../config/mask.js';
 import type { AppConfig } from '../config/types.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
 import { portHolder, PortInUseError } from './port-owner.js';
@@ -15,10 +16,13 @@ export function configuredPorts(server: AppConfig['Server']): Array<{ port: numb
   return ports.filter((p) => p.port !== 0);
 }
 
-/** Throws PortInUseError for the first configured port that another process listens on. */
-export async function assertPortsFree(server: AppConfig['Server']): Promise<void> {
+/**
+ * Throws PortInUseError for the first configured port that another process listens on; its command line
+ * is quoted with secrets masked (`secretOption`: see maskSecretArgs).
+ */
+export async function assertPortsFree(server: AppConfig['Server'], secretOption: SecretOption): Promise<void> {
   for (const { port, choose } of configuredPorts(server)) {
-    const owner = await portHolder(server.Host, port);
+    const owner = await portHolder(server.Host, port, secretOption);
     if (owner) throw new PortInUseError(server.Host, owner, choose);
   }
 }
@@ -27,8 +31,8 @@ export async function assertPortsFree(server: AppConfig['Server']): Promise<void
  * Claims the ports and the data directory (DataDirInUseError / PortInUseError when another process
  * has them). The lock is released by the caller on exit.
  */
-export async function claimOwnership(config: AppConfig): Promise<DataDirLock> {
-  await assertPortsFree(config.Server);
+export async function claimOwnership(config: AppConfig, secretOption: SecretOption): Promise<DataDirLock> {
+  await assertPortsFree(config.Server, secretOption);
   return acquireDataDirLock(config.Storage.DataDir);
 }
 
@@ -36,9 +40,9 @@ export async function claimOwnership(config: AppConfig): Promise<DataDirLock> {
  * After a failed listen: the PortInUseError to report when a configured port is now held by another
  * process (two starts raced past the early check; the exclusive listen let only one through).
  */
-export async function portConflict(server: AppConfig['Server']): Promise<PortInUseError | undefined> {
+export async function portConflict(server: AppConfig['Server'], secretOption: SecretOption): Promise<PortInUseError | undefined> {
   try {
-    await assertPortsFree(server);
+    await assertPortsFree(server, secretOption);
     return undefined;
   } catch (e) {
     if (e instanceof PortInUseError) return e;

@@ -3,7 +3,7 @@
 // themselves are exclusive (see src/http/server.ts); this only makes the refusal early and readable.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
-import { maskSecretArgs } from '../config/mask.js';
+import { maskSecretArgs, type SecretOption } from '../config/mask.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 
 export interface PortOwner {
@@ -52,10 +52,10 @@ const UNSEEN_OWNER_RETRY_MS = 20;
  * called each other "a process this user cannot see". So the port is probed again before its owner is
  * said to be hidden; once free, the exclusive listen decides between the two and names the winner.
  */
-export async function portHolder(host: string, port: number): Promise<PortOwner | undefined> {
+export async function portHolder(host: string, port: number, secretOption: SecretOption): Promise<PortOwner | undefined> {
   for (let probe = 1; ; probe++) {
     if (!(await portTaken(host, port))) return undefined;
-    const owner = findPortOwner(port);
+    const owner = findPortOwner(port, secretOption);
     if (owner.pid !== undefined || probe === UNSEEN_OWNER_PROBES) return owner;
     await new Promise((resolve) => setTimeout(resolve, UNSEEN_OWNER_RETRY_MS));
   }
@@ -81,8 +81,8 @@ function listeningInodes(port: number): Set<string> {
   return inodes;
 }
 
-/** The process listening on `port`, as far as /proc lets this user see. */
-export function findPortOwner(port: number): PortOwner {
+/** The process listening on `port`, as far as /proc lets this user see; `secretOption`: see maskSecretArgs. */
+export function findPortOwner(port: number, secretOption: SecretOption): PortOwner {
   const inodes = listeningInodes(port);
   if (inodes.size === 0) return { port };
   const targets = new Set([...inodes].map((i) => `socket:[${i}]`));
@@ -101,19 +101,19 @@ export function findPortOwner(port: number): PortOwner {
       } catch {
         continue;
       }
-      if (targets.has(link)) return { port, pid: Number(entry), command: commandLine(entry) };
+      if (targets.has(link)) return { port, pid: Number(entry), command: commandLine(entry, secretOption) };
     }
   }
   return { port };
 }
 
-function commandLine(pid: string): string | undefined {
+function commandLine(pid: string, secretOption: SecretOption): string | undefined {
   try {
     // The owner may be a voice-hub given a secret, or a URL with credentials, as a flag: the message goes
     // to a terminal or the journal.
     const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0$/, '');
     if (raw === '') return undefined;
-    const text = maskSecretArgs(raw.split('\0'), publicServerUrl).map(shellWord).join(' ');
+    const text = maskSecretArgs(raw.split('\0'), publicServerUrl, secretOption).map(shellWord).join(' ');
     return text.length > 120 ? `${text.slice(0, 117)}...` : text || undefined;
   } catch {
     return undefined;

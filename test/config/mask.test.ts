@@ -2,6 +2,8 @@
 // set them; an unset secret stays "" so "not set" is visible.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isSecret } from '../../src/cli/command.js';
+import { COMMANDS } from '../../src/cli/commands.js';
 import { loadConfig } from '../../src/config/load.js';
 import { isSecretFlag, maskedView, maskSecretArgs, SECRET_KEYS } from '../../src/config/mask.js';
 import { formatConfigReport } from '../../src/config/report.js';
@@ -143,10 +145,25 @@ describe('secrets on a command line', () => {
       'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '-xSECRET1', '--ApiKeys.0=SECRET2',
       '--voiceservice:apikey', 'SECRET3', '--Auth__SigningKey=', '--ApiKeys', '--SECRET4', '--data-dir', '/d', '--Mqtt.Password',
     ];
-    assert.deepEqual(maskSecretArgs(argv, publicServerUrl), [
+    assert.deepEqual(maskSecretArgs(argv, publicServerUrl, isSecret), [
       'node', '/usr/lib/voice-hub.cjs', '--port', '5000', '--Mqtt.Password', '***', '--ApiKeys.0=***',
       '--voiceservice:apikey', '***', '--Auth__SigningKey=***', '--ApiKeys', '***', '--data-dir', '/d', '--Mqtt.Password',
     ]);
+  });
+
+  // A port held by `simulate` (its drop relay) quoted its --admin-token and --api-key in clear: the
+  // masking knew configuration keys only, not the commands' own secret options.
+  it('masks every secret option of every command, separate or after =, and none of their other options', () => {
+    const secretOptions = COMMANDS.flatMap((c) => Object.entries(c.options).filter(([, o]) => o.secret === true).map(([name]) => name));
+    assert.ok(secretOptions.includes('admin-token') && secretOptions.includes('api-key'), secretOptions.join());
+    for (const name of secretOptions) {
+      const argv = ['node', 'voice-hub.cjs', 'simulate', `--${name}`, '-S3cret-1', `--${name}=S3cret-2`, '--seconds', '20'];
+      assert.deepEqual(maskSecretArgs(argv, publicServerUrl, isSecret), ['node', 'voice-hub.cjs', 'simulate', `--${name}`, '***', `--${name}=***`, '--seconds', '20'], name);
+    }
+    const shown = COMMANDS.flatMap((c) => Object.entries(c.options).filter(([, o]) => o.secret !== true).map(([name]) => name));
+    for (const name of shown.filter((n) => !isSecretFlag(n))) {
+      assert.deepEqual(maskSecretArgs([`--${name}`, 'value'], publicServerUrl, isSecret).at(-1), 'value', name);
+    }
   });
 });
 
@@ -189,7 +206,7 @@ describe('a URL that may carry credentials', () => {
       `--VOICESERVICE__SERVERURL=${URL_WITH_KEYS}`, '--voice-server-url', 'not a URL USER', '--port', '5000',
     ];
     const publicUrl = 'ws://127.0.0.1:5050/voice';
-    assert.deepEqual(maskSecretArgs(argv, publicServerUrl), [
+    assert.deepEqual(maskSecretArgs(argv, publicServerUrl, isSecret), [
       'node', 'voice-hub.cjs', '--voice-server-url', publicUrl, `--VoiceService.ServerUrl=${publicUrl}`, '--voiceservice:serverurl', publicUrl,
       `--VOICESERVICE__SERVERURL=${publicUrl}`, '--voice-server-url', '(invalid URL)', '--port', '5000',
     ]);
