@@ -20,6 +20,8 @@ export interface TlsFiles {
   readonly names: string;
   /** The key file's permission bits when every user of the machine may read it (a warning at start). */
   readonly keyReadableByOthers?: number;
+  /** The bits of an RSA key shorter than clients at OpenSSL's default security level accept (a warning at start). */
+  readonly weakRsaBits?: number;
 }
 
 const CERT_KEY = 'Server.Certificate.Path';
@@ -38,6 +40,14 @@ function readPem(file: string, key: string): { text: string } | { problem: strin
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/**
+ * RSA keys below this are refused: TLS 1.3 cannot sign a handshake with one under 528 bits (RSA-PSS with
+ * SHA-256), and Node's and OpenSSL's clients refuse a certificate's key under 1024 at any security level.
+ */
+const MIN_RSA_BITS = 1024;
+/** What clients at OpenSSL's default security level 2 (Debian's curl, Python, Node) accept: shorter, a warning. */
+export const ACCEPTED_RSA_BITS = 2048;
+
 /** The EC curves TLS can sign a handshake with (RFC 8446 4.2.3, RFC 8422 5.1.1); P-224 is not among them. */
 const TLS_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
@@ -49,7 +59,12 @@ const TLS_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-
  */
 function unservableKey(key: KeyObject): string | undefined {
   const type = key.asymmetricKeyType;
-  if (type === 'rsa' || type === 'ed25519') return undefined;
+  if (type === 'rsa') {
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits >= MIN_RSA_BITS) return undefined;
+    return `it is a ${bits}-bit RSA key, too short for TLS clients to accept; make one of ${ACCEPTED_RSA_BITS} bits (openssl req -newkey rsa:${ACCEPTED_RSA_BITS} ...)`;
+  }
+  if (type === 'ed25519') return undefined;
   const curve = key.asymmetricKeyDetails?.namedCurve;
   if (type === 'ec' && curve !== undefined && curve in TLS_CURVES) return undefined;
   const what = type === 'ec' ? `an EC key on curve ${curve ?? 'with explicit parameters'}` : `a key of type ${type ?? 'unknown'}`;
@@ -134,8 +149,10 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   }
   // Read just now, so it exists; what matters is the bits for "others" (docs/https.md installs it 0640).
   const keyMode = statSync(keyFile).mode & 0o777;
+  const rsaBits = privateKey.asymmetricKeyType === 'rsa' ? (privateKey.asymmetricKeyDetails?.modulusLength ?? 0) : ACCEPTED_RSA_BITS;
   return {
     ...((keyMode & 0o004) !== 0 ? { keyReadableByOthers: keyMode } : {}),
+    ...(rsaBits < ACCEPTED_RSA_BITS ? { weakRsaBits: rsaBits } : {}),
     certFile,
     keyFile,
     subject: x509.subject.replace(/\n/g, ', '),

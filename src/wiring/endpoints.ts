@@ -9,7 +9,7 @@ import { requestGate, type RequestGate } from '../http/gate.js';
 import { urlHost } from '../url-host.js';
 import { corsPolicy, type CorsPolicy } from '../http/cors.js';
 import { listen, type Listening } from '../http/server.js';
-import type { TlsFiles } from '../http/tls.js';
+import { ACCEPTED_RSA_BITS, type TlsFiles } from '../http/tls.js';
 import type { Uws } from '../http/uws-native.js';
 import type { HubListener } from '../hub/index.js';
 import type { Logger } from '../log/logger.js';
@@ -85,6 +85,9 @@ export async function listenAll(
     if (tls.keyReadableByOthers !== undefined) {
       const mode = tls.keyReadableByOthers.toString(8).padStart(4, '0');
       logger.warn(`the HTTPS key ${tls.keyFile} is readable by every user of this machine (mode ${mode}): any of them can pose as this service; make it readable by the service only (chmod o-r)`);
+    }
+    if (tls.weakRsaBits !== undefined) {
+      logger.warn(`the HTTPS key ${tls.keyFile} is a ${tls.weakRsaBits}-bit RSA key: clients at OpenSSL's default security level (curl, Python and Node on Debian and Raspberry Pi OS) refuse keys under ${ACCEPTED_RSA_BITS} bits; make one of ${ACCEPTED_RSA_BITS}`);
     }
     if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
     // A Pi without a real-time clock starts in the past until it reaches a time server.
