@@ -25,8 +25,20 @@ export interface CheckResult {
   tags?: string[];
 }
 
-/** A check must resolve (never reject) with its verdict; the report still guards against both. */
-export type HealthCheck = () => Promise<CheckResult>;
+/**
+ * A check must resolve (never reject) with its verdict; the report still guards against both. Its tags
+ * are the registration's, as ASP.NET Core keeps them: the entry of a check that timed out or threw
+ * carries them too, so a dashboard filtering by tag still finds the failed component.
+ */
+export interface HealthCheck {
+  (): Promise<CheckResult>;
+  readonly tags?: readonly string[];
+}
+
+/** `run` registered with `tags`. */
+export function taggedCheck(tags: readonly string[], run: () => Promise<CheckResult>): HealthCheck {
+  return Object.assign(run, { tags });
+}
 
 export { createVoiceServiceCheck, type VoiceCheckOptions } from './voice-check.js';
 export { createDatabaseCheck, type DatabaseCheckOptions, type DatabaseStatusSource } from './database-check.js';
@@ -54,7 +66,7 @@ export const MQTT_TAGS: readonly string[] = ['mqtt'];
  */
 export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
   const tags = [...MQTT_TAGS];
-  return async () => {
+  return taggedCheck(MQTT_TAGS, async () => {
     const state = publisher.state();
     const data: Record<string, unknown> = {};
     if (state.broker !== undefined) data.broker = state.broker;
@@ -72,5 +84,5 @@ export function createMqttCheck(publisher: MqttStatusSource): HealthCheck {
     }
     if (state.connected) return { status: 'Healthy', description: `connected to ${where}`, data, tags };
     return { status: 'Degraded', description: state.lastError ?? `not connected to ${where}`, data, tags };
-  };
+  });
 }

@@ -3,7 +3,7 @@
 // still be written where the whole database file no longer fits, so the probe alone is not the truth.
 import { statfsSync } from 'node:fs';
 import type { WriteOutcome } from '../store/types.js';
-import type { CheckResult, HealthCheck } from './checks.js';
+import { taggedCheck, type CheckResult, type HealthCheck } from './checks.js';
 
 /** What the check needs of the store (src/store/index.ts fits). */
 export interface DatabaseStatusSource {
@@ -89,10 +89,10 @@ export function createDatabaseCheck(store: DatabaseStatusSource, options: Databa
     return { status: 'Healthy', description: 'database readable, data directory writable', data, tags: TAGS };
   };
 
-  return async () => {
+  return taggedCheck(TAGS, async () => {
     inflight ??= run().finally(() => (inflight = undefined));
     const result = await inflight;
     // Callers get their own object: one caller's changes must not show in another's report.
     return { ...result, data: { ...result.data }, tags: [...TAGS] };
-  };
+  });
 }

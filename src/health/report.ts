@@ -66,7 +66,8 @@ async function runOne(check: HealthCheck, timeoutMs: number): Promise<HealthEntr
     description: result.description,
     duration: formatTimeSpan(monotonicMs() - started),
     data: result.data ?? {},
-    tags: result.tags ?? [],
+    // The registration's tags whatever the outcome, a timeout or a throw included.
+    tags: [...(result.tags ?? check.tags ?? [])],
   };
   if (result.exception !== undefined) entry.exception = result.exception;
   return entry;

@@ -3,7 +3,7 @@
 // upstream connection, not a burst of them.
 import type WebSocket from 'ws';
 import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarget } from '../upstream/websocket.js';
-import type { CheckResult, HealthCheck } from './checks.js';
+import { taggedCheck, type CheckResult, type HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { connectionErrorText } from '../errors.js';
 import { monotonicMs } from '../monotonic-clock.js';
@@ -29,7 +29,7 @@ export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck
   let inflight: Promise<CheckResult> | undefined;
   let last: { result: CheckResult; at: number } | undefined;
 
-  return async () => {
+  return taggedCheck(TAGS, async () => {
     if (!options.enabled()) {
       return { status: 'Healthy', description: 'voice features disabled', data: { serverUrl: shown }, tags: TAGS };
     }
@@ -40,7 +40,7 @@ export function createVoiceServiceCheck(options: VoiceCheckOptions): HealthCheck
       return result;
     });
     return copy(await inflight);
-  };
+  });
 }
 
 /** Callers get their own object: one caller's changes must not show in another's report. */

@@ -3,7 +3,7 @@
 // values do, not at the next restart: the old connection says `offline` and closes, a new one starts
 // and publishes every known device again. An empty broker address switches MQTT off.
 import { errorText } from '../errors.js';
-import { createMqttCheck, MQTT_TAGS, type HealthCheck } from '../health/checks.js';
+import { createMqttCheck, MQTT_TAGS, taggedCheck, type HealthCheck } from '../health/checks.js';
 import type { Logger } from '../log/logger.js';
 import type { MqttSettings } from '../settings/categories.js';
 import type { BrokerMessageRepository } from '../store/types.js';
@@ -139,7 +139,7 @@ export class ConfiguredMqttPublisher {
 
   /** The `mqtt` entry of /health, for whichever publisher is current when it runs. */
   healthCheck(): HealthCheck {
-    return async () => {
+    return taggedCheck(MQTT_TAGS, async () => {
       const publisher = this.publisher;
       const settings = this.settings;
       if (!publisher && this.held && settings?.brokerAddress) {
@@ -148,7 +148,7 @@ export class ConfiguredMqttPublisher {
       }
       if (!publisher) return { status: 'Healthy', description: 'MQTT disabled (Mqtt.BrokerAddress is empty)', tags: [...MQTT_TAGS] };
       return createMqttCheck(publisher)();
-    };
+    });
   }
 
   /**

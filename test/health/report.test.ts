@@ -2,7 +2,7 @@
 // and the table `voice-hub health` prints.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { createDatabaseCheck, createMqttCheck, type CheckResult, type HealthStatus } from '../../src/health/checks.js';
+import { createDatabaseCheck, createMqttCheck, taggedCheck, type CheckResult, type HealthStatus } from '../../src/health/checks.js';
 import { formatBytes } from '../../src/health/database-check.js';
 import { httpStatusFor, runHealth, worstStatus, type HealthReport } from '../../src/health/report.js';
 import { exitCodeFor, formatHealthTable } from '../../src/health/table.js';
@@ -71,6 +71,29 @@ describe('runHealth', () => {
     assert.equal(report.entries.throwsSync!.description, 'sync kaput');
     assert.equal(report.entries.hangs!.description, 'check did not complete within 100 ms');
     assert.equal(report.entries.fine!.status, 'Healthy');
+  });
+
+  // The voice-service entry of an upstream that accepts and never answers (ConnectTimeout over 10 s)
+  // lost its tags: a dashboard filtering by tag no longer found the failed component.
+  it('a check that hangs or throws keeps the tags it was registered with', async () => {
+    const report = await runHealth(
+      {
+        hangs: taggedCheck(['voice', 'upstream'], () => new Promise<CheckResult>(() => {})),
+        throws: taggedCheck(['database'], async () => {
+          throw new Error('kaput');
+        }),
+        untagged: () => new Promise<CheckResult>(() => {}),
+      },
+      { timeoutMs: 100 },
+    );
+    assert.deepEqual(
+      Object.values(report.entries).map((e) => [e.status, e.description, e.data, e.tags]),
+      [
+        ['Unhealthy', 'check did not complete within 100 ms', {}, ['voice', 'upstream']],
+        ['Unhealthy', 'kaput', {}, ['database']],
+        ['Unhealthy', 'check did not complete within 100 ms', {}, []],
+      ],
+    );
   });
 });
 
