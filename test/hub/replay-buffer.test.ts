@@ -8,7 +8,7 @@ import { MessageType } from '../../src/hub/messages.js';
 import { FrameQueue, frameBytes, type Frame } from '../../src/hub/stateful/frame-queue.js';
 import { ReceiveSequence, isSequenced } from '../../src/hub/stateful/receive-sequence.js';
 import { ReplayBuffer } from '../../src/hub/stateful/replay-buffer.js';
-import { ACK_INTERVAL_MS, StatefulLink } from '../../src/hub/stateful/link.js';
+import { ACK_INTERVAL_MS, ACK_SLACK_MS, StatefulLink } from '../../src/hub/stateful/link.js';
 
 const frame = (n: number, size = 10): string => `${n}:`.padEnd(size, 'x');
 const replayed = (buffer: ReplayBuffer): Frame[] => {
@@ -179,10 +179,19 @@ describe('stateful link', () => {
   it('acknowledges at most once per interval', () => {
     const link = new StatefulLink(1000, 1000, 0);
     link.accept(MessageType.Invocation);
-    assert.equal(link.ackDue(ACK_INTERVAL_MS - 1), undefined);
+    assert.equal(link.ackDue(ACK_INTERVAL_MS - ACK_SLACK_MS - 1), undefined);
     assert.equal(link.ackDue(ACK_INTERVAL_MS), 1);
     link.accept(MessageType.Invocation);
     assert.equal(link.ackDue(ACK_INTERVAL_MS + 10), undefined, 'too soon');
     assert.equal(link.ackDue(2 * ACK_INTERVAL_MS), 2);
+  });
+
+  it('a heartbeat tick measured a fraction of a millisecond short of the interval still acknowledges', () => {
+    const link = new StatefulLink(1000, 1000, 0);
+    for (let tick = 1; tick <= 5; tick++) {
+      link.accept(MessageType.Invocation);
+      // Ticks of a 1 s timer, each measured 0.2 ms short by the monotonic clock.
+      assert.equal(link.ackDue(tick * (ACK_INTERVAL_MS - 0.2)), tick, `tick ${tick}`);
+    }
   });
 });
