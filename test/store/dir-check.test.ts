@@ -10,9 +10,8 @@ import { createHook } from 'node:async_hooks';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
 import { checkDirWritable } from '../../src/store/durable-file.js';
-import { openStore } from '../../src/store/index.js';
+import { openLogged } from './helpers.js';
 import { scratchDir } from '../support/tmp.js';
 
 const FS_REQUESTS = new Set(['FSREQPROMISE', 'FSREQCALLBACK', 'FILEHANDLECLOSEREQ']);
@@ -89,14 +88,7 @@ test('probe files a killed process left are removed when the store opens, and lo
   const left = [`.voice-hub-check-${process.pid + 1}-0f6a`, '.voice-hub-check-1-bd750748-aa6c-4d3e-9a59-1c51e2a1b0c3'];
   const kept = [`.voice-hub-check-${process.pid}-mine`, 'voice-hub-check-2-x', '.voice-hub-checks'];
   for (const name of [...left, ...kept]) await writeFile(path.join(dir.path, name), '');
-  const lines: string[] = [];
-  const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
-  const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger });
-  // Closed before its folder goes: a close after would find the file gone and try to write it again.
-  t.after(async () => {
-    await store.close();
-    await dir.cleanup();
-  });
+  const { lines } = await openLogged(t, dir);
   assert.deepEqual((await readdir(dir.path)).filter((name) => name.includes('check')).sort(), [...kept].sort());
   for (const name of left) assert.ok(lines.some((l) => l.endsWith(`removed ${name} left by an interrupted write`)), `${name}:\n${lines.join('\n')}`);
 });

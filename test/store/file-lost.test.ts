@@ -7,25 +7,16 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createLogger } from '../../src/log/logger.js';
-import { openStore, type OpenedStore } from '../../src/store/index.js';
-import { device, onDisk } from './helpers.js';
+import type { OpenedStore } from '../../src/store/index.js';
+import { device, onDisk, openLogged } from './helpers.js';
 import { call } from '../support/http.js';
 import { spawnService } from '../support/service.js';
 import { scratchDir } from '../support/tmp.js';
 
 async function opened(t: { after(fn: () => unknown): void }): Promise<{ store: OpenedStore; file: string; dir: string; lines: string[] }> {
-  const dir = await scratchDir();
-  const lines: string[] = [];
-  const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
-  const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger });
-  // Closed before its folder goes: a close after would find the file gone and write it again.
-  t.after(async () => {
-    await store.close();
-    await dir.cleanup();
-  });
+  const { store, dir, lines } = await openLogged(t);
   await store.devices.insert(device('kitchen-1'));
-  return { store, file: path.join(dir.path, 'voice-hub.db'), dir: dir.path, lines };
+  return { store, file: path.join(dir, 'voice-hub.db'), dir, lines };
 }
 
 const critical = (lines: string[]): string[] => lines.filter((l) => l.includes('crit:')).map((l) => l.replace(/^.*?crit: \w+: /, ''));

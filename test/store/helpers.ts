@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { silentLogger } from '../../src/log/logger.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
 import { loadSqlEngine, openDatabaseFile } from '../../src/store/database.js';
 import { scratchDir } from '../support/tmp.js';
@@ -10,6 +10,22 @@ import type { DeviceRecord, SessionRecord } from '../../src/store/types.js';
 
 export function open(dataDir: string, flushIntervalMs = 60_000): Promise<OpenedStore> {
   return openStore({ dataDir, flushIntervalMs, logger: silentLogger });
+}
+
+/**
+ * A store opened on `dir` (a scratch folder when not given) whose log lines are kept; when the test ends
+ * it is closed before its folder is removed: a close after would find its file gone and write it again.
+ */
+export async function openLogged(t: { after(fn: () => unknown): void }, dir?: { path: string; cleanup(): Promise<void> }): Promise<{ store: OpenedStore; dir: string; lines: string[] }> {
+  const folder = dir ?? (await scratchDir());
+  const lines: string[] = [];
+  const logger = createLogger({ levels: { Default: 'Information' }, write: (line: string) => lines.push(line), journald: false, timestamps: false });
+  const store = await openStore({ dataDir: folder.path, flushIntervalMs: 60_000, logger });
+  t.after(async () => {
+    await store.close();
+    await folder.cleanup();
+  });
+  return { store, dir: folder.path, lines };
 }
 
 /**
