@@ -22,7 +22,7 @@ export interface LockHolder {
   readonly pid: number;
   /** Field 22 of /proc/<pid>/stat: clock ticks after boot; a reused PID has another. */
   readonly start?: string;
-  /** /proc/sys/kernel/random/boot_id where readable (not under systemd's ProcSubset=pid). */
+  /** /proc/sys/kernel/random/boot_id where readable. */
   readonly boot?: string;
   readonly uid?: number;
   /** When it was taken (ISO 8601), for the operator. */

@@ -61,11 +61,14 @@ export async function portHolder(host: string, port: number, secretOption: Secre
   }
 }
 
-/** Inodes of the sockets listening on `port` (any address), from /proc/net/tcp and tcp6. */
+/**
+ * Inodes of the sockets listening on `port` (any address), from this network namespace's tcp and tcp6
+ * tables: /proc/self/net, which /proc/net only links to and a /proc mounted with subset=pid still shows.
+ */
 function listeningInodes(port: number): Set<string> {
   const inodes = new Set<string>();
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+  for (const table of ['/proc/self/net/tcp', '/proc/self/net/tcp6']) {
     let text: string;
     try {
       text = readFileSync(table, 'utf8');
