@@ -18,8 +18,14 @@ exe=dist/voice-hub-linux-$key
 
 install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$SYSTEMD_UNIT_DIR" "$DESTDIR/etc/voice-hub"
 install -m 0755 "$exe" "$DESTDIR$PREFIX/bin/voice-hub"
-sed "s|/usr/bin/voice-hub|$PREFIX/bin/voice-hub|" systemd/voice-hub.service >"$DESTDIR$SYSTEMD_UNIT_DIR/voice-hub.service"
-chmod 0644 "$DESTDIR$SYSTEMD_UNIT_DIR/voice-hub.service"
+# Renamed into place: a rename replaces whatever is at the name. After `apt remove` of the package (or a
+# `systemctl mask`) that is a link to /dev/null, which writing the unit and its chmod followed: /dev/null
+# became 0644 for the rest of the boot, and `systemctl enable` refused the masked unit.
+unit="$DESTDIR$SYSTEMD_UNIT_DIR/voice-hub.service"
+rm -f "$unit.new"
+sed "s|/usr/bin/voice-hub|$PREFIX/bin/voice-hub|" systemd/voice-hub.service >"$unit.new"
+chmod 0644 "$unit.new"
+mv -f "$unit.new" "$unit"
 
 # The shipped configuration with the data dir systemd manages (as in the .deb).
 config=$(mktemp)

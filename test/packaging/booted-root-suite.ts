@@ -318,6 +318,43 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
         if (command.startsWith('curl')) assert.match(JSON.parse(res.stdout).status, /^(Healthy|Degraded)$/);
       }
     });
+    // Two set-ups an admin may have made before installing: the user made by hand with `adduser --system`
+    // (in nogroup, no voice-hub group: the postinst's statoverride failed, the package stayed
+    // half-configured), and the data directory a mount point (a USB disk sparing the SD card: the purge's
+    // rm -rf failed on it, and so did every purge after).
+    it('installs over a user made beforehand without its group, and purges a data directory that is a mount point', (t: TestContext) => {
+      const ok = (command: string): string => {
+        const res = booted.run(['sh', '-c', command], { timeoutMs: 120_000 });
+        assert.equal(res.status, 0, `${command}:\n${res.stdout}${res.stderr}`);
+        return res.stdout.trim();
+      };
+      ok('apt-get purge -y voice-hub && userdel voice-hub && (groupdel voice-hub || true)');
+      ok('adduser --quiet --system --home /var/lib/voice-hub --no-create-home voice-hub');
+      assert.equal(ok('id -gn voice-hub'), 'nogroup');
+      ok('mkdir -p /var/lib/voice-hub && mount -t tmpfs -o size=16m tmpfs /var/lib/voice-hub');
+      try {
+        const install = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+        assert.equal(install.status, 0, install.stdout + install.stderr);
+        const h = health();
+        const groups = ok('id -Gn voice-hub').split(' ');
+        const config = ok('stat -c %U:%G:%a /etc/voice-hub/appsettings.json');
+        t.diagnostic(`user made beforehand (nogroup): dpkg -i exit 0; /health ${h.line}; groups ${groups.join(',')}; configuration ${config}`);
+        assert.equal(h.status, 200);
+        assert.deepEqual(groups, ['nogroup', 'voice-hub']);
+        assert.equal(config, 'root:voice-hub:640');
+        assert.ok(ok('ls /var/lib/voice-hub').split('\n').includes('voice-hub.db'));
+
+        const purge = booted.run(['apt-get', 'purge', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+        assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+        const left = ok('ls -A /var/lib/voice-hub');
+        t.diagnostic(`apt purge with /var/lib/voice-hub a mount point: exit 0; left in it: ${left === '' ? 'nothing' : left}`);
+        assert.equal(left, '');
+        assert.equal(booted.run(['mountpoint', '-q', '/var/lib/voice-hub']).status, 0, 'the mount point itself stays');
+      } finally {
+        booted.run(['umount', '/var/lib/voice-hub']);
+      }
+    });
+
     if (fromLegacy) {
       it(`installed over the legacy package (${fromLegacy}) it is an upgrade: one package, data and signing key kept`, (t: TestContext) => {
         const legacy = `${RELEASE}~legacy`;

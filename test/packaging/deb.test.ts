@@ -4,7 +4,7 @@
 // staged into a folder.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ROOT } from '../support/service.js';
@@ -110,5 +110,25 @@ describe('make install (packaging/install.sh)', () => {
     assert.match(again, /kept .*appsettings\.json/);
     assert.equal(JSON.parse(readFileSync(config, 'utf8')).Server.Port, 8080);
     assert.ok(existsSync(`${config}.dist`));
+  });
+
+  // `apt remove` leaves the unit masked: a link to /dev/null in /etc/systemd/system. The unit was written
+  // through it and chmod 0644 followed it, so /dev/null lost its 0666 for the rest of the boot. A file of
+  // the test's own stands for /dev/null here.
+  it('replaces a masked unit (a link to /dev/null) with the unit, leaving what the link points to alone', () => {
+    const dest = tmpDir();
+    const unitDir = path.join(dest, 'etc/systemd/system');
+    mkdirSync(unitDir, { recursive: true });
+    const devNull = path.join(dest, 'null');
+    writeFileSync(devNull, '');
+    chmodSync(devNull, 0o666);
+    const unitPath = path.join(unitDir, 'voice-hub.service');
+    symlinkSync(devNull, unitPath);
+    sh(path.join(ROOT, 'packaging/install.sh'), [], { env: { PATH: process.env.PATH, DESTDIR: dest, PREFIX: '/usr/local' } });
+    assert.equal(lstatSync(unitPath).isFile(), true, 'the link itself is replaced');
+    assert.equal(statSync(unitPath).mode & 0o777, 0o644);
+    assert.match(readFileSync(unitPath, 'utf8'), /^ExecStart=\/usr\/local\/bin\/voice-hub /m);
+    assert.deepEqual([statSync(devNull).mode & 0o777, readFileSync(devNull, 'utf8')], [0o666, '']);
+    assert.deepEqual(readdirSync(unitDir), ['voice-hub.service']);
   });
 });
