@@ -353,6 +353,9 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       } finally {
         booted.run(['umount', '/var/lib/voice-hub']);
       }
+      // Installed again, as the README's commands left it: the next step starts with a purge.
+      const again = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+      assert.equal(again.status, 0, again.stdout + again.stderr);
     });
 
     if (fromLegacy) {

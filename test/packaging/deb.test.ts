@@ -56,10 +56,10 @@ describe('Debian packages', () => {
     }
     assert.equal(sh('dpkg-deb', ['--info', deb('amd64'), 'conffiles']), '/etc/voice-hub/appsettings.json\n');
     const postinst = sh('dpkg-deb', ['--info', deb('amd64'), 'postinst']);
-    assert.match(postinst, /adduser --quiet --system --group .* voice-hub/);
+    assert.match(postinst, /addgroup --quiet --system voice-hub\n(.*\n)*.*adduser --quiet --system --ingroup voice-hub .* voice-hub/);
     assert.match(postinst, /deb-systemd-helper enable 'voice-hub\.service'/);
     assert.match(postinst, /deb-systemd-invoke \$_action 'voice-hub\.service'/);
-    assert.match(sh('dpkg-deb', ['--info', deb('amd64'), 'postrm']), /"purge".*\n(.*\n)*\s+rm -rf \/var\/lib\/voice-hub \/var\/cache\/voice-hub/);
+    assert.match(sh('dpkg-deb', ['--info', deb('amd64'), 'postrm']), /"purge".*\n(.*\n)*\s+for dir in \/var\/lib\/voice-hub \/var\/cache\/voice-hub; do\n(.*\n)*\s+rm -rf "\$dir"/);
     for (const script of ['postinst', 'prerm', 'postrm']) {
       const res = spawnSync('sh', ['-n'], { input: sh('dpkg-deb', ['--info', deb('amd64'), script]), encoding: 'utf8' });
       assert.equal(res.status, 0, `${script}: ${res.stderr}`);
