@@ -207,7 +207,7 @@ class SqlStore implements OpenedStore {
     this.opts.assertOwner?.();
     await checkDirWritable(this.opts.dataDir);
     // The file this process wrote is gone or changed: what it held is written again now, or the check fails.
-    if (this.persister.fileLost()) await this.persister.persist();
+    if (this.persister.noticeLostFile()) await this.persister.persist();
   }
 
   close(): Promise<void> {

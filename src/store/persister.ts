@@ -94,7 +94,7 @@ export class Persister {
    * and the log says so once. A synchronous stat(2), answered from the kernel's cache of a file written
    * here: no trip through the thread pool for /health.
    */
-  fileLost(): boolean {
+  noticeLostFile(): boolean {
     if (this.written === undefined || this.db.writes !== this.writesOnDisk) return false;
     const now = markOf(this.file);
     if (now === undefined) return false;
@@ -139,7 +139,7 @@ export class Persister {
   }
 
   private async persistOnce(waiters: Waiter[]): Promise<void> {
-    this.fileLost();
+    this.noticeLostFile();
     const writes = this.db.writes;
     if (writes === this.writesOnDisk) {
       for (const w of waiters) w.resolve(); // nothing changed: no write (SD cards wear out)
