@@ -89,13 +89,13 @@ export class Persister {
   }
 
   /**
-   * Whether another program removed, truncated or replaced the file since this process last wrote it,
-   * while memory had nothing new for it; if so, memory is due to be written again (at the next persist),
-   * and the log says so once. A synchronous stat(2), answered from the kernel's cache of a file written
-   * here: no trip through the thread pool for /health.
+   * Whether another program removed, truncated or replaced the file since this process last wrote it;
+   * if so, memory is due to be written again (at the next persist, even one with nothing new), and the
+   * log says so once. A synchronous stat(2), answered from the kernel's cache of a file written here: no
+   * trip through the thread pool for /health, and next to nothing beside a write's fsync.
    */
   noticeLostFile(): boolean {
-    if (this.written === undefined || this.db.writes !== this.writesOnDisk) return false;
+    if (this.written === undefined) return false;
     const now = markOf(this.file);
     if (now === undefined) return false;
     const was = this.written;

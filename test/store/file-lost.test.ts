@@ -53,6 +53,14 @@ test('replaced by another file: the timed flush writes what the service holds ov
   assert.match(critical(lines)[0]!, / was (replaced|changed) by another program/);
 });
 
+test('removed with a change waiting: the change\'s own write says what happened, and holds both', async (t) => {
+  const { store, file, dir, lines } = await opened(t);
+  rmSync(file);
+  await store.devices.insert(device('kitchen-2'));
+  assert.deepEqual(critical(lines), [said(file, 'removed')]);
+  assert.deepEqual(await onDisk(dir, (s) => s.devices.list().map((d) => d.id).sort()), ['kitchen-1', 'kitchen-2']);
+});
+
 test('untouched: nothing is written, and a change made since is written as usual', async (t) => {
   const { store, file, lines } = await opened(t);
   const writes = store.persistCount;
