@@ -38,6 +38,10 @@ function countText(messages: readonly OutgoingMessage[]): string {
   return `${messages.length} MQTT message(s) (${events} session event(s))`;
 }
 
+/** When kept messages are sent: by the next start's publisher, or by the next one a settings change opens. */
+const AFTER_NEXT_START = 'sent after the next start';
+const ONCE_A_BROKER_IS_SET = 'sent once a broker is set again';
+
 /** Settings that connect alike: with no broker address nothing connects, whatever the port or user name. */
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
   a.brokerAddress === b.brokerAddress && (a.brokerAddress === '' || (a.port === b.port && a.username === b.username));
@@ -100,12 +104,20 @@ export class ConfiguredMqttPublisher {
     this.held ??= [];
     this.settings = this.wanted;
     if (old) await old.close().catch((e: unknown) => this.deps.logger.warn(`closing the old MQTT connection: ${errorText(e)}`));
-    if (this.closed) return;
     // What the old broker never got (it was unreachable: often why its settings changed) goes to the new one.
     const undelivered = old?.undelivered() ?? [];
+    // A stop came while the old connection closed, or MQTT is switched off: no publisher will send what
+    // the old one never delivered, nor what was held meanwhile (the stop's own `ended` events among
+    // them), so it is kept for the next start or the next broker, as a stop keeps it.
+    if (this.closed || !this.wanted.brokerAddress) {
+      const held = this.takeHeld();
+      const unsent = old ? [...undelivered, ...held.flatMap((h) => (h.kind === 'event' ? [old.sessionEventMessage(h.sessionId, h.event)] : old.removalMessages(h.deviceId)))] : [];
+      await this.keep(unsent, this.closed ? AFTER_NEXT_START : ONCE_A_BROKER_IS_SET);
+      if (this.closed) return;
+    }
     const next = (this.settings = this.wanted);
     this.publisher = this.open(next);
-    this.handOver(undelivered);
+    this.handOver(this.publisher ? undelivered : []);
     this.deps.logger.info(next.brokerAddress ? `MQTT settings changed: now ${next.brokerAddress}:${next.port}` : 'MQTT switched off (broker address empty)');
   }
 
@@ -168,12 +180,12 @@ export class ConfiguredMqttPublisher {
     }
   }
 
-  private async keep(messages: OutgoingMessage[]): Promise<void> {
+  private async keep(messages: OutgoingMessage[], until = AFTER_NEXT_START): Promise<void> {
     if (messages.length === 0) return;
     const what = countText(messages);
     try {
       await this.deps.kept.keep(messages);
-      this.deps.logger.info(`the MQTT broker did not get ${what}: kept in the database, sent after the next start`);
+      this.deps.logger.info(`the MQTT broker did not get ${what}: kept in the database, ${until}`);
     } catch (e) {
       this.deps.logger.warn(`the MQTT broker did not get ${what}, and keeping them for the next start failed: ${errorText(e)}`);
     }
@@ -185,9 +197,7 @@ export class ConfiguredMqttPublisher {
    * publisher has just published it from the store.
    */
   private handOver(undelivered: OutgoingMessage[]): void {
-    const held = this.held ?? [];
-    this.held = undefined;
-    this.heldEvents = 0;
+    const held = this.takeHeld();
     const publisher = this.publisher;
     if (!publisher) return;
     // Kept by an earlier run's clean stop: older than anything of this run. Left kept while MQTT is off.
@@ -200,6 +210,14 @@ export class ConfiguredMqttPublisher {
       if (h.kind === 'event') publisher.publishSessionEvent(h.sessionId, h.event);
       else if (!existing.has(h.deviceId)) publisher.removeDevice(h.deviceId);
     }
+  }
+
+  /** What was held while no publisher was in place; none is held from now on. */
+  private takeHeld(): Held[] {
+    const held = this.held ?? [];
+    this.held = undefined;
+    this.heldEvents = 0;
+    return held;
   }
 
   private open(settings: MqttSettings): MqttPublisher | undefined {

@@ -254,8 +254,18 @@ export class MqttPublisher {
   /** A session start/end event, not retained: it is news, not state. */
   publishSessionEvent(sessionId: string, event: Record<string, unknown>): void {
     this.guard('publish session event', () => {
-      this.outbox.send({ topic: sessionEventTopic(this.names.topicPrefix, sessionId), payload: JSON.stringify(event), retain: false });
+      this.outbox.send(this.sessionEventMessage(sessionId, event));
     });
+  }
+
+  /** The message publishSessionEvent sends; also after close, for keeping what no publisher will send. */
+  sessionEventMessage(sessionId: string, event: Record<string, unknown>): OutgoingMessage {
+    return { topic: sessionEventTopic(this.names.topicPrefix, sessionId), payload: JSON.stringify(event), retain: false };
+  }
+
+  /** The messages removeDevice sends: every retained topic of the device, cleared. Also after close. */
+  removalMessages(deviceId: string): OutgoingMessage[] {
+    return retainedTopicsOf(this.names, deviceId).map((topic) => ({ topic, payload: '', retain: true }));
   }
 
   /** Clears every retained topic of a deleted device (an empty retained payload deletes it at the broker). */
@@ -265,7 +275,7 @@ export class MqttPublisher {
       this.staleDiscovery.knownChanged();
       this.backlog.forget(deviceId);
       // Discovery configs are cleared even when discovery is now off: they may be left from when it was on.
-      for (const topic of retainedTopicsOf(this.names, deviceId)) this.outbox.send({ topic, payload: '', retain: true });
+      for (const message of this.removalMessages(deviceId)) this.outbox.send(message);
     });
   }
 
