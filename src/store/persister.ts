@@ -57,6 +57,11 @@ export class Persister {
    */
   private written: FileMark | undefined;
   /**
+   * A write is under way: its rename has put a new file at the name before `written` describes it (the
+   * directory's fsync comes between), so a check then would take this process's own file for another's.
+   */
+  private writing = false;
+  /**
    * Failed writes, a line each: on a full disk every registration fails, and registering needs no
    * credentials, so a client could otherwise write them at its request rate.
    */
@@ -95,7 +100,7 @@ export class Persister {
    * trip through the thread pool for /health, and next to nothing beside a write's fsync.
    */
   noticeLostFile(): boolean {
-    if (this.written === undefined) return false;
+    if (this.written === undefined || this.writing) return false;
     const now = markOf(this.file);
     if (now === undefined) return false;
     const was = this.written;
@@ -150,7 +155,12 @@ export class Persister {
     try {
       this.assertOwner();
       const bytes = this.db.export();
-      await writeFileDurably(this.file, bytes);
+      this.writing = true;
+      try {
+        await writeFileDurably(this.file, bytes);
+      } finally {
+        this.writing = false;
+      }
       this.persistCount++;
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;

@@ -61,6 +61,17 @@ test('removed with a change waiting: the change\'s own write says what happened,
   assert.deepEqual(await onDisk(dir, (s) => s.devices.list().map((d) => d.id).sort()), ['kitchen-1', 'kitchen-2']);
 });
 
+// The rename puts the new file at the name before the directory's fsync; a /health check in between took
+// the service's own write for another program's, said so as Critical and wrote the file once more.
+test('checks while writes are under way never take the service\'s own writes for another program\'s', async (t) => {
+  const { store, lines } = await opened(t);
+  for (let n = 0; n < 40; n++) {
+    const checks = Array.from({ length: 5 }, (_, i) => new Promise((resolve) => setTimeout(resolve, i)).then(() => store.check()));
+    await Promise.all([store.devices.insert(device(`d-${n}`)), ...checks]);
+  }
+  assert.deepEqual(critical(lines), []);
+});
+
 test('untouched: nothing is written, and a change made since is written as usual', async (t) => {
   const { store, file, lines } = await opened(t);
   const writes = store.persistCount;
