@@ -51,6 +51,9 @@ export const ACCEPTED_RSA_BITS = 2048;
 /** The EC curves TLS can sign a handshake with (RFC 8446 4.2.3, RFC 8422 5.1.1); P-224 is not among them. */
 const TLS_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
+/** An RSA key's modulus length; undefined for another kind of key. */
+const rsaBitsOf = (key: KeyObject): number | undefined => (key.asymmetricKeyType === 'rsa' ? (key.asymmetricKeyDetails?.modulusLength ?? 0) : undefined);
+
 /**
  * Why uWS' TLS library (BoringSSL) cannot serve HTTPS with this key, or undefined when it can. Node's
  * OpenSSL reads more kinds than BoringSSL serves: an Ed448, DSA, RSA-PSS or X25519 key failed start-up
@@ -59,8 +62,8 @@ const TLS_CURVES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-
  */
 function unservableKey(key: KeyObject): string | undefined {
   const type = key.asymmetricKeyType;
-  if (type === 'rsa') {
-    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  const bits = rsaBitsOf(key);
+  if (bits !== undefined) {
     if (bits >= MIN_RSA_BITS) return undefined;
     return `it is a ${bits}-bit RSA key, too short for TLS clients to accept; make one of ${ACCEPTED_RSA_BITS} bits (openssl req -newkey rsa:${ACCEPTED_RSA_BITS} ...)`;
   }
@@ -149,7 +152,7 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   }
   // Read just now, so it exists; what matters is the bits for "others" (docs/https.md installs it 0640).
   const keyMode = statSync(keyFile).mode & 0o777;
-  const rsaBits = privateKey.asymmetricKeyType === 'rsa' ? (privateKey.asymmetricKeyDetails?.modulusLength ?? 0) : ACCEPTED_RSA_BITS;
+  const rsaBits = rsaBitsOf(privateKey) ?? ACCEPTED_RSA_BITS;
   return {
     ...((keyMode & 0o004) !== 0 ? { keyReadableByOthers: keyMode } : {}),
     ...(rsaBits < ACCEPTED_RSA_BITS ? { weakRsaBits: rsaBits } : {}),

@@ -111,6 +111,7 @@ export class ConfiguredMqttPublisher {
     // them), so it is kept for the next start or the next broker, as a stop keeps it.
     if (this.closed || !this.wanted.brokerAddress) {
       const held = this.takeHeld();
+      // The messages the old publisher would have sent for what was held (with MQTT off before, none).
       const unsent = old ? [...undelivered, ...held.flatMap((h) => (h.kind === 'event' ? [old.sessionEventMessage(h.sessionId, h.event)] : old.removalMessages(h.deviceId)))] : [];
       await this.keep(unsent, this.closed ? AFTER_NEXT_START : ONCE_A_BROKER_IS_SET);
       if (this.closed) return;

@@ -118,10 +118,8 @@ export const leftoverRemovedText = (name: string): string => `removed ${name} le
  * process's own is left over. Asking whether its pid still lives kept some: a service killed with
  * SIGKILL and not yet reaped is a zombie, which kill(pid, 0) counts as alive, and a pid may be reused.
  */
-export async function removeStaleTempFiles(file: string): Promise<string[]> {
-  const names = staleTempNames(file, await readDirectory(dirname(file)).catch(() => [] as string[]));
-  for (const name of names) await removeFile(join(dirname(file), name), { force: true }).catch(() => {});
-  return names;
+export function removeStaleTempFiles(file: string): Promise<string[]> {
+  return removeLeftovers(dirname(file), basename(file) + tempSuffix, false);
 }
 
 /** removeStaleTempFiles, for the synchronous createFileDurablySync's callers. */
@@ -132,7 +130,7 @@ export function removeStaleTempFilesSync(file: string): string[] {
   } catch {
     return [];
   }
-  const names = staleTempNames(file, entries);
+  const names = leftoverNames(entries, basename(file) + tempSuffix, false);
   for (const name of names) {
     try {
       rmSync(join(dirname(file), name), { force: true });
@@ -148,19 +146,28 @@ export function removeStaleTempFilesSync(file: string): string[] {
  * /health under way at that moment; on an SD card each is an inode for good). With the data directory's
  * lock held, as removeStaleTempFiles: every probe but this process's own is left over.
  */
-export async function removeStaleProbeFiles(dir: string): Promise<string[]> {
-  const own = `${PROBE_PREFIX}${process.pid}-`;
-  const names = (await readDirectory(dir).catch(() => [] as string[])).filter((name) => name.startsWith(PROBE_PREFIX) && !name.startsWith(own));
+export function removeStaleProbeFiles(dir: string): Promise<string[]> {
+  return removeLeftovers(dir, PROBE_PREFIX, true);
+}
+
+/** Removes the files of `dir` that leftoverNames picks; returns their names. */
+async function removeLeftovers(dir: string, prefix: string, tail: boolean): Promise<string[]> {
+  const names = leftoverNames(await readDirectory(dir).catch(() => [] as string[]), prefix, tail);
   for (const name of names) await removeFile(join(dir, name), { force: true }).catch(() => {});
   return names;
 }
 
-/** The names among `entries` of `file`'s temporary files that are not this process's own. */
-function staleTempNames(file: string, entries: readonly string[]): string[] {
-  const prefix = basename(file) + tempSuffix;
+/**
+ * The names among `entries` of the form `<prefix><pid>` (a temporary file) or, with `tail`,
+ * `<prefix><pid>-<more>` (a probe) whose pid is not this process's.
+ */
+function leftoverNames(entries: readonly string[], prefix: string, tail: boolean): string[] {
   return entries.filter((name) => {
     if (!name.startsWith(prefix)) return false;
-    const pid = Number(name.slice(prefix.length));
+    const rest = name.slice(prefix.length);
+    const dash = rest.indexOf('-');
+    if (tail !== dash >= 0) return false;
+    const pid = Number(tail ? rest.slice(0, dash) : rest);
     return Number.isInteger(pid) && pid !== process.pid;
   });
 }

@@ -32,6 +32,14 @@ function markOf(file: string): FileMark | 'removed' | undefined {
   }
 }
 
+/** What became of the file marked `was`, for the log; undefined when it is as it was. */
+function changeOf(was: FileMark, now: FileMark | 'removed'): string | undefined {
+  if (now === 'removed') return 'removed';
+  if (now.dev !== was.dev || now.ino !== was.ino) return 'replaced';
+  if (now.size !== was.size || now.mtimeMs !== was.mtimeMs) return 'changed';
+  return undefined;
+}
+
 interface Waiter {
   resolve(): void;
   reject(error: Error): void;
@@ -77,8 +85,7 @@ export class Persister {
     private readonly assertOwner: () => void = () => {},
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
-    const mark = fileMatchesMemory ? markOf(file) : undefined;
-    this.written = typeof mark === 'object' ? mark : undefined;
+    if (fileMatchesMemory) this.markWritten();
     this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
   }
@@ -102,14 +109,18 @@ export class Persister {
   noticeLostFile(): boolean {
     if (this.written === undefined || this.writing) return false;
     const now = markOf(this.file);
-    if (now === undefined) return false;
-    const was = this.written;
-    const change = now === 'removed' ? 'removed' : now.dev !== was.dev || now.ino !== was.ino ? 'replaced' : now.size !== was.size || now.mtimeMs !== was.mtimeMs ? 'changed' : undefined;
+    const change = now === undefined ? undefined : changeOf(this.written, now);
     if (change === undefined) return false;
     this.logger.critical(`${this.file} was ${change} by another program while the service ran; writing what the service holds to it again (stop the service before restoring or editing the database)`);
     this.written = undefined;
     this.writesOnDisk = -1;
     return true;
+  }
+
+  /** Notes the file as it is now as this process's own. */
+  private markWritten(): void {
+    const mark = markOf(this.file);
+    this.written = typeof mark === 'object' ? mark : undefined;
   }
 
   /**
@@ -164,8 +175,7 @@ export class Persister {
       this.persistCount++;
       this.bytesWritten += bytes.length;
       this.writesOnDisk = writes;
-      const mark = markOf(this.file);
-      this.written = typeof mark === 'object' ? mark : undefined;
+      this.markWritten();
       // The journal's last word on the file must not stay "failed" once writing works again.
       if (this.lastWrite?.ok === false) {
         this.failures.flush();
