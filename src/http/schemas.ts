@@ -118,15 +118,16 @@ function fieldErrors(schema: JsonSchema, errors: ErrorObject[], illFormed: Array
   }
   for (const e of errors) {
     if (count >= MAX_MODEL_ERRORS) break;
-    let field = fieldKey(e.instancePath.split('/').slice(1));
+    const path = errorPath(schema, e.instancePath);
+    let field = fieldKey(path);
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
       const missing = String((e.params as { missingProperty: string }).missingProperty);
-      field = field ? `${field}.${missing}` : missing;
+      field = fieldKey([...path, missing]);
       message = `The ${missing} field is required.`;
     } else if (e.keyword === 'additionalProperties') {
       const extra = clipped(String((e.params as { additionalProperty: string }).additionalProperty));
-      field = field ? `${field}.${extra}` : extra;
+      field = fieldKey([...path, extra]);
       message = `Unknown setting '${extra}'.`;
     } else if (e.keyword === 'type' && Array.isArray((e.params as { type: unknown }).type)) {
       message = `must be ${((e.params as { type: string[] }).type).join(' or ')}`;
@@ -142,8 +143,38 @@ function fieldErrors(schema: JsonSchema, errors: ErrorObject[], illFormed: Array
 
 const clipped = (name: string): string => (name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS)}…` : name);
 
-/** A field's key: the names and indexes of its path, each name clipped. */
-const fieldKey = (path: ReadonlyArray<string | number>): string => path.map((part) => clipped(String(part))).join('.');
+/**
+ * A field's key as ASP.NET Core writes it: names joined by dots, an array's index in brackets
+ * (`capabilities[1]`, `metadata.room`), each name clipped.
+ */
+function fieldKey(path: ReadonlyArray<string | number>): string {
+  let key = '';
+  for (const part of path) key += typeof part === 'number' ? `[${part}]` : key === '' ? clipped(part) : `.${clipped(part)}`;
+  return key;
+}
+
+/**
+ * A validator error's path: its `instancePath` (a JSON Pointer) as names and indexes, a segment an index
+ * where the schema says an array is. The pointer alone cannot tell `/tags/1` from a property named "1".
+ */
+function errorPath(schema: JsonSchema, instancePath: string): Array<string | number> {
+  const path: Array<string | number> = [];
+  let node: JsonSchema | undefined = schema;
+  for (const raw of instancePath.split('/').slice(1)) {
+    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    const items: unknown = node?.items;
+    if (typeof items === 'object' && items !== null && /^(0|[1-9]\d*)$/.test(segment)) {
+      path.push(Number(segment));
+      node = items as JsonSchema;
+      continue;
+    }
+    path.push(segment);
+    const properties = node?.properties as Record<string, JsonSchema> | undefined;
+    const additional: unknown = node?.additionalProperties;
+    node = properties && Object.hasOwn(properties, segment) ? properties[segment] : typeof additional === 'object' && additional !== null ? (additional as JsonSchema) : undefined;
+  }
+  return path;
+}
 
 /** Whether `value` holds more than `max` values below it; stops counting there. Nesting is bounded before this runs. */
 function holdsMoreValuesThan(value: unknown, max: number): boolean {

@@ -48,17 +48,17 @@ describe('configuration categories', () => {
       // null is in every key's range: it removes the stored value.
       ['voice', { audioSampleRate: 44100 }, { audioSampleRate: ['must be one of 8000, 12000, 16000, 24000, 48000, null'] }],
       ['voice', { enableNoiseReduction: 'on', wakeWords: 'hey' }, { enableNoiseReduction: ['must be boolean or null'], wakeWords: ['must be array or null'] }],
-      ['voice', { wakeWords: [null] }, { 'wakeWords.0': ['must be string'] }],
+      ['voice', { wakeWords: [null] }, { 'wakeWords[0]': ['must be string'] }],
       ['voice', { audioChannels: 3, enableVoice: 'yes' }, { audioChannels: ['must be one of 1, 2, null'], enableVoice: ['must be boolean or null'] }],
-      ['voice', { wakeWords: ['x'.repeat(65)] }, { 'wakeWords.0': ['must NOT have more than 64 characters'] }],
+      ['voice', { wakeWords: ['x'.repeat(65)] }, { 'wakeWords[0]': ['must NOT have more than 64 characters'] }],
       ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
-      ['voice', { wakeWords: [''] }, { 'wakeWords.0': ['must NOT have fewer than 1 characters'] }],
+      ['voice', { wakeWords: [''] }, { 'wakeWords[0]': ['must NOT have fewer than 1 characters'] }],
       // A wake word a device could never hear as written: twice, white space at an end or alone, a line break inside.
       ['voice', { wakeWords: ['hey hub', 'computer', 'hey hub'] }, { wakeWords: ['must NOT have duplicate items (items ## 2 and 0 are identical)'] }],
       ...[' hey hub', 'hey hub\u00a0', '   ', 'hey\nhub', 'hey\u2028hub', 'hey\u0085hub'].map((word): [string, unknown, Record<string, string[]>] => [
         'voice',
         { wakeWords: ['computer', word] },
-        { 'wakeWords.1': ['must be a word or phrase: no white space at its start or end, no control characters (U+0000 to U+001F, U+007F to U+009F) or line breaks'] },
+        { 'wakeWords[1]': ['must be a word or phrase: no white space at its start or end, no control characters (U+0000 to U+001F, U+007F to U+009F) or line breaks'] },
       ]),
       ['voice', { volume: 3 }, { volume: ["Unknown setting 'volume'."] }],
       ['device', { maxDevices: -1 }, { maxDevices: ['must be >= 0'] }],

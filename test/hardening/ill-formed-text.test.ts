@@ -66,7 +66,7 @@ interface Field {
 }
 
 const FIELDS: Field[] = [
-  ...['deviceId', 'deviceName', 'deviceType', 'location', 'capabilities.1', 'firmware'].map((field) => ({
+  ...['deviceId', 'deviceName', 'deviceType', 'location', 'capabilities[1]', 'firmware'].map((field) => ({
     method: 'POST', path: () => '/api/device/register', token: () => undefined,
     body: () => ({ deviceId: 'fresh-1', deviceName: 'Fresh', deviceType: 'speaker', capabilities: ['audio', 'wake-word'], location: 'hall' }), field,
   })),
@@ -83,7 +83,7 @@ const FIELDS: Field[] = [
   ...['sessionId', 'text', 'messageType'].map((field) => ({
     method: 'POST', path: () => '/api/voice/message', token: () => device.token, body: () => ({ sessionId, text: 'hello', messageType: 'text' }), field,
   })),
-  { method: 'PUT', path: () => '/api/config/voice', token: () => admin, body: () => ({ wakeWords: ['computer', 'jarvis'] }), field: 'wakeWords.1' },
+  { method: 'PUT', path: () => '/api/config/voice', token: () => admin, body: () => ({ wakeWords: ['computer', 'jarvis'] }), field: 'wakeWords[1]' },
   ...['brokerAddress', 'username'].map((field) => ({
     method: 'PUT', path: () => '/api/config/mqtt', token: () => admin, body: () => ({ brokerAddress: 'broker.lan', username: 'hub' }), field,
   })),
@@ -92,9 +92,9 @@ const FIELDS: Field[] = [
   { method: 'PUT', path: () => '/api/config/device', token: () => admin, body: () => ({ tokenExpiration: '24:00:00' }), field: 'tokenExpiration' },
 ];
 
-/** `body` with `text` at the dotted path `field` (array indexes as numbers). */
+/** `body` with `text` where the error key `field` names (`sessionConfig.audioFormat`, `capabilities[1]`). */
 function withText(body: Record<string, unknown>, field: string, text: string): Record<string, unknown> {
-  const keys = field.split('.');
+  const keys = field.match(/[^.[\]]+/g)!;
   let at: Record<string, unknown> = body;
   for (const k of keys.slice(0, -1)) at = at[k] as Record<string, unknown>;
   at[keys.at(-1)!] = text;
@@ -149,7 +149,7 @@ describe('HTTP: a lone surrogate in any string field', () => {
     const tested = new Set(
       FIELDS.map((f) => {
         const schema = { '/api/device/register': 'RegisterDeviceRequest', '/api/voice/start': 'StartSessionRequest', '/api/voice/stop': 'StopSessionRequest', '/api/voice/message': 'SessionMessageRequest', '/api/config/voice': 'VoiceSettings', '/api/config/mqtt': 'MqttSettings', '/api/config/device': 'DeviceSettings' }[f.path()] ?? 'DeviceStatusRequest';
-        return `${schema}:${f.field.replace(/\.\d+$/, '[]')}`;
+        return `${schema}:${f.field.replace(/\[\d+\]$/, '[]')}`;
       }),
     );
     assert.deepEqual(declared.filter((d) => !tested.has(d)), []);
@@ -162,9 +162,9 @@ describe('HTTP: a lone surrogate in any string field', () => {
     await assertRefused(res, {
       deviceId: [ILL_FORMED],
       deviceName: [ILL_FORMED, 'must NOT have more than 256 characters'],
-      'capabilities.1': [ILL_FORMED],
+      'capabilities[1]': [ILL_FORMED],
       'extra.\udc00key': [ILL_FORMED],
-      'extra.deep.0.0': [ILL_FORMED],
+      'extra.deep[0][0]': [ILL_FORMED],
     });
     const whole = await call(service.url, 'PUT', '/api/config/voice', { token: admin, raw: '"\\ud800"', headers: { 'content-type': 'application/json' } });
     await assertRefused(whole, { $: [ILL_FORMED, 'must be object'] });

@@ -52,8 +52,8 @@ describe('a property named more than once', () => {
     assertProblem(await voice('{"audioSampleRate":"bad","audioSampleRate":16000}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
     assertProblem(await voice('{"AudioSampleRate":16000.0,"audioSampleRate":16000}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
     assertProblem(await voice('{"enableNoiseReduction":"yes","EnableNoiseReduction":true}'), 400, { ...INVALID, errors: { enableNoiseReduction: ['must be boolean or null'] } });
-    assertProblem(await voice('{"wakeWords":["ok",1],"WAKEWORDS":["ok"]}'), 400, { ...INVALID, errors: { 'wakeWords.1': ['must be string'] } });
-    assertProblem(await voice('{"wakeWords":["\\ud800"],"wakeWords":[]}'), 400, { ...INVALID, errors: { 'wakeWords.0': ['must be well-formed Unicode text (it holds a lone UTF-16 surrogate)'] } });
+    assertProblem(await voice('{"wakeWords":["ok",1],"WAKEWORDS":["ok"]}'), 400, { ...INVALID, errors: { 'wakeWords[1]': ['must be string'] } });
+    assertProblem(await voice('{"wakeWords":["\\ud800"],"wakeWords":[]}'), 400, { ...INVALID, errors: { 'wakeWords[0]': ['must be well-formed Unicode text (it holds a lone UTF-16 surrogate)'] } });
     // The value bound is the last: an earlier one of the right type is not checked further, and a null is nothing.
     const ok = await voice('{"audioSampleRate":44100,"audioSampleRate":null,"audioSampleRate":8000,"wakeWords":["x"],"wakeWords":null,"wakeWords":[]}');
     assert.equal(ok.status, 200, ok.body);
