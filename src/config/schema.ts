@@ -202,7 +202,7 @@ export const CONFIG_SCHEMA = {
           pattern: `^(?:${HEADER_TEXT})?$`,
           'x-expected': `must be empty or ${HEADER_TEXT_EXPECTED}`,
         }),
-        EnableVoice: bool(true, 'Voice features on or off. Off: `POST /api/voice/start` and `/api/voice/message` answer 503, `/api/voice/stop` still ends a session, and `/health` does not probe the voice server. Switching it off (`PUT /api/config/voice`) ends no session: a running one keeps its upstream link, its device\'s audio over the hub and the upstream\'s answers go on until it is stopped or idles out.'),
+        EnableVoice: bool(true, 'Voice features on or off. Off: `POST /api/voice/start` and `/api/voice/message` answer 503, `/api/voice/stop` still ends a session, and `/health` does not probe the voice server. Switching it off (`PUT /api/config/voice`) refuses a start still connecting to the voice server (503) and ends no session: a running one keeps its upstream link, its device\'s audio over the hub and the upstream\'s answers go on until it is stopped or idles out.'),
         AudioSampleRate: oneOfInts(16000, OPUS_SAMPLE_RATES, 'Audio sample rate in Hz of a voice session that does not name one.'),
         AudioChannels: oneOfInts(1, OPUS_CHANNEL_COUNTS, 'Audio channel count of a voice session that does not name one.'),
         ConnectTimeout: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'How long a session start waits for the upstream connection; after that it fails with 502.'),

@@ -164,7 +164,7 @@ export class VoiceSessionService {
   /**
    * Starts a session for a device; a session the device already has is stopped ('replaced') once the
    * new one's upstream connection is open. Whatever can refuse the start (the service shutting down,
-   * the device deleted, the upstream unreachable) comes before that, so a refused start leaves the
+   * the device deleted, the upstream unreachable, voice switched off) comes before that, so a refused start leaves the
    * device's session as it was: ended by that shutdown or deletion as any other, or still running.
    */
   async start(req: StartRequest): Promise<SessionRecord> {
@@ -222,6 +222,11 @@ export class VoiceSessionService {
         throw e;
       }
       await session.connect(); // on failure the session has ended as Failed and been persisted by ended()
+      // Switched off while it connected: refused as a start a moment later is, the device's session left running.
+      if (!this.deps.config.enableVoice()) {
+        await session.stop('voice features were disabled');
+        this.refuseWhileDisabled();
+      }
     } catch (e) {
       // Ended while connecting by a shutdown or the device's deletion: answered as a start that came a
       // moment later is (503, 404), which would have found the device's session ended the same way.

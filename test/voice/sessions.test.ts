@@ -487,6 +487,22 @@ test('starts fired at once for one device connect one at a time: the latest wins
   assert.equal(service.get(first.id)?.endReason, 'replaced');
 });
 
+test('voice switched off while a start connects: 503 as a start a moment later, the device\'s session left running', async (t) => {
+  const upstream = await gatedUpstream(t);
+  const { repo, events, state, service } = await setup(t, { serverUrl: upstream.url });
+  const first = await start(service);
+  const { second } = await heldSecondStart(upstream, service);
+  state.voice = false;
+  upstream.release();
+  await assert.rejects(second, isError('unavailable', /^voice features are disabled \(VoiceService.EnableVoice is false\)$/));
+  // Switching voice off ends no session: the one the refused start would have replaced runs on.
+  assert.deepEqual(service.list().map((s) => [s.id, s.state]), [[first.id, 'Active']]);
+  const refused = [...repo.records.values()].find((r) => r.id !== first.id);
+  assert.deepEqual([refused?.state, refused?.endReason], ['Stopped', 'voice features were disabled']);
+  assert.deepEqual(events.ofType('ended'), [], 'no one heard of the refused session, so no one hears it end');
+  await waitUntil(() => upstream.openHandshakes() === 1, "the refused start's upstream connection to close");
+});
+
 test('a device deleted while a start for it connects: 404, and its session ends "device deleted", not "replaced"', async (t) => {
   const upstream = await gatedUpstream(t);
   const { devices, events, service } = await setup(t, { serverUrl: upstream.url });
