@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import { ConfigError } from '../config/load.js';
+import { weakSignatureOf } from './signature-digest.js';
 import type { AppConfig } from '../config/types.js';
 
 export interface TlsFiles {
@@ -22,6 +23,8 @@ export interface TlsFiles {
   readonly keyReadableByOthers?: number;
   /** The bits of an RSA key shorter than clients at OpenSSL's default security level accept (a warning at start). */
   readonly weakRsaBits?: number;
+  /** Which certificate of the chain a CA signed with SHA-1 or MD5, which TLS clients refuse (a warning at start). */
+  readonly weakSignature?: string;
 }
 
 const CERT_KEY = 'Server.Certificate.Path';
@@ -80,21 +83,31 @@ const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const END_CERTIFICATE = '-----END CERTIFICATE-----';
 
 /**
- * What is wrong with a certificate of the file past the first, or undefined. X509Certificate reads
- * only the first; uWS reads the whole chain and refused a damaged intermediate with its bare "App
- * construction failed", which `config check` had passed.
+ * Every certificate of the file, or what is wrong with one. X509Certificate reads only the first; uWS
+ * reads the whole chain and refused a damaged intermediate with its bare "App construction failed",
+ * which `config check` had passed.
  */
-function brokenChainCertificate(text: string): string | undefined {
+function readChain(text: string): { certificates: X509Certificate[] } | { problem: string } {
   const starts = [...text.matchAll(new RegExp(BEGIN_CERTIFICATE, 'g'))].map((m) => m.index);
+  const certificates: X509Certificate[] = [];
   for (const [i, start] of starts.entries()) {
     const end = text.indexOf(END_CERTIFICATE, start);
     const which = `certificate ${i + 1} of ${starts.length}`;
-    if (end < 0 || (starts[i + 1] ?? Infinity) < end) return `${which} has no ${END_CERTIFICATE} line`;
+    if (end < 0 || (starts[i + 1] ?? Infinity) < end) return { problem: `${which} has no ${END_CERTIFICATE} line` };
     try {
-      new X509Certificate(text.slice(start, end + END_CERTIFICATE.length));
+      certificates.push(new X509Certificate(text.slice(start, end + END_CERTIFICATE.length)));
     } catch (e) {
-      return `${which} is not a valid certificate (${message(e)})`;
+      return { problem: `${which} is not a valid certificate (${message(e)})` };
     }
+  }
+  return { certificates };
+}
+
+/** The first certificate of the chain signed with a digest TLS clients refuse, named with its algorithm. */
+function weakSignatureIn(chain: X509Certificate[]): string | undefined {
+  for (const [i, certificate] of chain.entries()) {
+    const weak = weakSignatureOf(certificate);
+    if (weak !== undefined) return `${chain.length > 1 ? `certificate ${i + 1} of ${chain.length} (${certificate.subject.replace(/\n/g, ', ')})` : 'it'} is signed with ${weak}`;
   }
   return undefined;
 }
@@ -133,8 +146,8 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   } catch (e) {
     throw new ConfigError([`${CERT_KEY}: ${certFile} is not a PEM certificate (${message(e)})`]);
   }
-  const chainProblem = brokenChainCertificate(certText);
-  if (chainProblem) throw new ConfigError([`${CERT_KEY}: ${certFile}: ${chainProblem}`]);
+  const chain = readChain(certText);
+  if ('problem' in chain) throw new ConfigError([`${CERT_KEY}: ${certFile}: ${chain.problem}`]);
   let privateKey: KeyObject;
   try {
     if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
@@ -153,9 +166,11 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   // Read just now, so it exists; what matters is the bits for "others" (docs/https.md installs it 0640).
   const keyMode = statSync(keyFile).mode & 0o777;
   const rsaBits = rsaBitsOf(privateKey) ?? ACCEPTED_RSA_BITS;
+  const weakSignature = weakSignatureIn(chain.certificates);
   return {
     ...((keyMode & 0o004) !== 0 ? { keyReadableByOthers: keyMode } : {}),
     ...(rsaBits < ACCEPTED_RSA_BITS ? { weakRsaBits: rsaBits } : {}),
+    ...(weakSignature !== undefined ? { weakSignature } : {}),
     certFile,
     keyFile,
     subject: x509.subject.replace(/\n/g, ', '),

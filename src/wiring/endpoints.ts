@@ -89,6 +89,9 @@ export async function listenAll(
     if (tls.weakRsaBits !== undefined) {
       logger.warn(`the HTTPS key ${tls.keyFile} is a ${tls.weakRsaBits}-bit RSA key: clients at OpenSSL's default security level (curl, Python and Node on Debian and Raspberry Pi OS) refuse keys under ${ACCEPTED_RSA_BITS} bits; make one of ${ACCEPTED_RSA_BITS}`);
     }
+    if (tls.weakSignature !== undefined) {
+      logger.warn(`the HTTPS certificate ${tls.certFile}: ${tls.weakSignature}, which TLS clients (curl, Python and Node on Debian and Raspberry Pi OS) refuse ("CA signature digest algorithm too weak"); have it signed with SHA-256`);
+    }
     if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
     // A Pi without a real-time clock starts in the past until it reaches a time server.
     if (tls.validFrom.getTime() > Date.now()) {

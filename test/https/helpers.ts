@@ -32,10 +32,10 @@ export interface CertFiles {
  * Self-signed, valid for localhost and 127.0.0.1 (docs/https.md's first recipe), with an RSA key or the
  * key `openssl req -newkey` makes of `newKey` (`ed448`, `ec -pkeyopt ec_paramgen_curve:P-224`, ...).
  */
-export function makeSelfSigned(dir: string, name = 'self', newKey: string[] = ['rsa:2048']): CertFiles {
+export function makeSelfSigned(dir: string, name = 'self', newKey: string[] = ['rsa:2048'], digest = 'sha256'): CertFiles {
   const cert = path.join(dir, `${name}.crt`);
   const key = path.join(dir, `${name}.key`);
-  openssl(['req', '-x509', '-newkey', ...newKey, '-nodes', '-sha256', '-days', '2', '-keyout', key, '-out', cert,
+  openssl(['req', '-x509', '-newkey', ...newKey, '-nodes', `-${digest}`, '-days', '2', '-keyout', key, '-out', cert,
     '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']);
   return { cert, key };
 }
@@ -60,8 +60,11 @@ export function makeNotYetValid(dir: string, name = 'future'): CertFiles {
   return files;
 }
 
-/** A small local CA and a server certificate it signed for localhost and 127.0.0.1 (docs/https.md's second recipe). */
-export function makeCaAndLeaf(dir: string, name = 'ca'): { ca: CertFiles; leaf: CertFiles } {
+/**
+ * A small local CA and a server certificate it signed for localhost and 127.0.0.1 (docs/https.md's second
+ * recipe), with the digest `digest` (`sha1` for one TLS clients refuse).
+ */
+export function makeCaAndLeaf(dir: string, name = 'ca', digest = 'sha256'): { ca: CertFiles; leaf: CertFiles } {
   const ca = { cert: path.join(dir, `${name}-root.crt`), key: path.join(dir, `${name}-root.key`) };
   openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '2', '-keyout', ca.key, '-out', ca.cert,
     '-subj', '/CN=voice-hub test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
@@ -70,7 +73,7 @@ export function makeCaAndLeaf(dir: string, name = 'ca'): { ca: CertFiles; leaf: 
   openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', leaf.key, '-out', csr, '-subj', '/CN=localhost']);
   const ext = path.join(dir, `${name}-server.ext`);
   writeFileSync(ext, 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '2', '-sha256',
+  openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '2', `-${digest}`,
     '-out', leaf.cert, '-extfile', ext]);
   return { ca, leaf };
 }

@@ -223,6 +223,35 @@ describe('the bundle', () => {
     assert.equal(await quiet.exited, 0);
   });
 
+  // BoringSSL serves a leaf a CA signed with SHA-1, and OpenSSL 3's clients refuse it at any security level
+  // above 0; a self-signed one they trust as given, without checking its signature.
+  it('a certificate a CA signed with SHA-1 starts with a warning naming it, and clients do refuse it; a self-signed SHA-1 one is served quietly', async () => {
+    const { ca, leaf } = makeCaAndLeaf(dir, 'sha1', 'sha1');
+    assert.equal(loadTlsFiles(server(leaf.cert, leaf.key))!.weakSignature, 'it is signed with SHA-1 with RSA');
+    const chain = path.join(dir, 'sha1-chain.crt');
+    writeFileSync(chain, readFileSync(leaf.cert, 'utf8') + readFileSync(ca.cert, 'utf8'));
+    assert.equal(loadTlsFiles(server(chain, leaf.key))!.weakSignature, 'certificate 1 of 2 (CN=localhost) is signed with SHA-1 with RSA');
+    const selfSha1 = makeSelfSigned(dir, 'self-sha1', ['rsa:2048'], 'sha1');
+    assert.equal(loadTlsFiles(server(selfSha1.cert, selfSha1.key))!.weakSignature, undefined);
+    assert.equal(loadTlsFiles(server(good.cert, good.key))!.weakSignature, undefined);
+    const sha256 = makeCaAndLeaf(dir, 'sha256').leaf;
+    assert.equal(loadTlsFiles(server(sha256.cert, sha256.key))!.weakSignature, undefined);
+
+    const flags = ['--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false'];
+    const svc = await spawnService(['--cert', leaf.cert, '--key', leaf.key, ...flags]);
+    assert.match(svc.output(), new RegExp(`warn: App: the HTTPS certificate ${leaf.cert}: it is signed with SHA-1 with RSA, which TLS clients \\(curl, Python and Node on Debian and Raspberry Pi OS\\) refuse \\("CA signature digest algorithm too weak"\\); have it signed with SHA-256\n`));
+    const port = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(svc.output())![1];
+    await assert.rejects(request(`https://127.0.0.1:${port}/health`, { ca: readFileSync(ca.cert) }), /CA signature digest algorithm too weak/);
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    const quiet = await spawnService(['--cert', selfSha1.cert, '--key', selfSha1.key, ...flags]);
+    assert.doesNotMatch(quiet.output(), /signed with/);
+    const quietPort = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(quiet.output())![1];
+    assert.equal((await request(`https://127.0.0.1:${quietPort}/health`, { ca: readFileSync(selfSha1.cert) })).status, 200);
+    quiet.proc.kill('SIGTERM');
+    assert.equal(await quiet.exited, 0);
+  });
+
   it('serves HTTPS with --cert, --key and --https-port', async () => {
     const svc = await spawnService(['--cert', good.cert, '--key', good.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
     const m = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(svc.output());
