@@ -9,7 +9,7 @@
 //
 // Contents: /usr/bin/voice-hub, /lib/systemd/system/voice-hub.service, /etc/voice-hub/appsettings.json
 // (a conffile: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the man
-// page, copyright, changelog, the port-80 drop-in as an example, lintian overrides, maintainer scripts.
+// page, copyright, changelog, the port-80 drop-in (/usr/share/voice-hub), lintian overrides, maintainer scripts.
 //
 // Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [--version V] [--compression xz|gzip|none]
 //        [x64 arm64 x64-legacy arm64-legacy armv7-legacy]   (the keys of scripts/sea-runtime.mjs)
@@ -173,7 +173,8 @@ function stageAndBuild(target, exe, stage) {
   const runtimeDir = path.dirname(nodeRuntime(target, path.join(root, '.cache', 'node-runtimes')));
   const tgz = readdirSync(runtimeDir).find((f) => f.endsWith('.tgz'));
   put(path.join(doc, 'copyright'), copyrightFile(root, target.pkg, path.join(runtimeDir, tgz)));
-  put(path.join(doc, 'examples/port-80.conf'), readFileSync(path.join(root, 'systemd/port-80.conf')));
+  // Not under /usr/share/doc: a package must work with its docs removed (policy 12.3), and the docs say to copy this.
+  put(path.join(stage, 'usr/share/voice-hub/port-80.conf'), readFileSync(path.join(root, 'systemd/port-80.conf')));
   put(path.join(stage, 'usr/share/lintian/overrides/voice-hub'), readFileSync(path.join(here, 'lintian-overrides')));
 
   const payload = files(stage).sort();

@@ -1,6 +1,7 @@
 #!/bin/sh
-# `make install`: this machine's executable, the systemd unit and the configuration, for systems without
-# Debian packages. Same layout as the .deb, under PREFIX (default /usr/local) for the executable.
+# `make install`: this machine's executable, the systemd unit, the configuration and the port-80 drop-in,
+# for systems without Debian packages. Same layout as the .deb, under PREFIX (default /usr/local) for the
+# executable and the drop-in.
 # DESTDIR stages into a folder instead (then no user is created and systemd is left alone).
 # An existing /etc/voice-hub/appsettings.json is kept; the shipped one is put beside it as .dist.
 set -eu
@@ -18,6 +19,9 @@ exe=dist/voice-hub-linux-$key
 
 install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$SYSTEMD_UNIT_DIR" "$DESTDIR/etc/voice-hub"
 install -m 0755 "$exe" "$DESTDIR$PREFIX/bin/voice-hub"
+# The port-80 drop-in, for the admin to copy into voice-hub.service.d (docs/operations.md), as the .deb ships it.
+install -d "$DESTDIR$PREFIX/share/voice-hub"
+install -m 0644 systemd/port-80.conf "$DESTDIR$PREFIX/share/voice-hub/port-80.conf"
 # Renamed into place: a rename replaces whatever is at the name. After `apt remove` of the package (or a
 # `systemctl mask`) that is a link to /dev/null, which writing the unit and its chmod followed: /dev/null
 # became 0644 for the rest of the boot, and `systemctl enable` refused the masked unit.

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import path from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readmeInstallCommands } from '../support/docs.js';
+import { port80Commands, readmeInstallCommands } from '../support/docs.js';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { waitUntil } from '../support/wait.js';
@@ -202,6 +202,25 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       const h = health();
       t.diagnostic(`systemctl start: exit 0 in ${start.ms} ms; /health right after: ${h.line}`);
       assert.equal(h.status, 200);
+    });
+
+    it("docs/operations.md's port-80 commands work as written: the drop-in the package ships serves port 80", (t: TestContext) => {
+      const commands = port80Commands();
+      assert.ok(commands.some((c) => c.includes('/usr/share/voice-hub/port-80.conf')), commands.join('\n'));
+      for (const command of commands) {
+        const res = booted.run(['sh', '-c', command.replace(/(^|&& )sudo /g, '$1')], { timeoutMs: 120_000 });
+        t.diagnostic(`$ ${command}: exit ${res.status}`);
+        assert.equal(res.status, 0, res.stdout + res.stderr);
+      }
+      const h = health(80);
+      const capabilities = booted.show(UNIT, ['AmbientCapabilities']).AmbientCapabilities;
+      t.diagnostic(`/health on port 80: ${h.line}; AmbientCapabilities=${capabilities}`);
+      assert.equal(h.status, 200);
+      assert.equal(capabilities, 'cap_net_bind_service');
+      // Back to the unit as shipped, for the steps after this one.
+      const undo = booted.run(['sh', '-c', `rm /etc/systemd/system/${UNIT}.d/port-80.conf && systemctl daemon-reload && systemctl restart ${UNIT}`], { timeoutMs: 120_000 });
+      assert.equal(undo.status, 0, undo.stdout + undo.stderr);
+      assert.equal(health().status, 200);
     });
 
     it('dpkg -i of a newer version keeps the database, the signing key and an edited configuration', (t: TestContext) => {

@@ -49,7 +49,7 @@ describe('Debian packages', () => {
       ['-rw-r--r-- root/root', './etc/voice-hub/appsettings.json'],
       ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/copyright'],
       ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/changelog.gz'],
-      ['-rw-r--r-- root/root', './usr/share/doc/voice-hub/examples/port-80.conf'],
+      ['-rw-r--r-- root/root', './usr/share/voice-hub/port-80.conf'],
       ['-rw-r--r-- root/root', './usr/share/man/man1/voice-hub.1.gz'],
     ] as const) {
       assert.match(contents, new RegExp(`^${mode.replace(/[/]/g, '\\/')}\\s+\\d+ \\S+ \\S+ ${file.replace(/\./g, '\\.')}$`, 'm'), file);
@@ -90,7 +90,7 @@ describe('Debian packages', () => {
 });
 
 describe('make install (packaging/install.sh)', () => {
-  it('stages executable, unit and configuration under DESTDIR, and keeps an existing configuration', () => {
+  it('stages executable, unit, configuration and the port-80 drop-in under DESTDIR, and keeps an existing configuration', () => {
     assert.ok(existsSync(path.join(ROOT, 'dist/voice-hub-linux-x64-legacy')), 'run make binaries first');
     const dest = tmpDir();
     const env = { PATH: process.env.PATH, DESTDIR: dest, PREFIX: '/usr/local' };
@@ -104,6 +104,9 @@ describe('make install (packaging/install.sh)', () => {
     const config = path.join(dest, 'etc/voice-hub/appsettings.json');
     assert.equal(statSync(config).mode & 0o777, 0o640);
     assert.equal(JSON.parse(readFileSync(config, 'utf8')).Storage.DataDir, '/var/lib/voice-hub');
+    const dropIn = path.join(dest, 'usr/local/share/voice-hub/port-80.conf');
+    assert.equal(statSync(dropIn).mode & 0o777, 0o644);
+    assert.equal(readFileSync(dropIn, 'utf8'), readFileSync(path.join(ROOT, 'systemd/port-80.conf'), 'utf8'));
 
     execFileSync('sh', ['-c', `echo '{"Server":{"Port":8080}}' > "$1"`, 'sh', config]);
     const again = sh(path.join(ROOT, 'packaging/install.sh'), [], { env });

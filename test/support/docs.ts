@@ -1,6 +1,6 @@
 // Reading the repository's own documentation in tests: the tracked files, the Markdown links in a
 // document, GitHub's anchor for each heading, and the README's install commands (which the booted-root
-// test runs as written). Pure file reading; no service is started, so docs tests stay fast.
+// test runs as written, as it runs the port-80 commands of docs/operations.md). Pure file reading; no service is started, so docs tests stay fast.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -57,17 +57,27 @@ export function headingAnchors(text: string): Set<string> {
 }
 
 const INSTALL_HEADING = '### From the Debian package';
+const PORT_80_MARKER = '**Port 80**';
 
 /**
- * The README's install commands, as a Pi owner types them: the first `sh` block after the heading
- * "From the Debian package". Throws when the heading or the block is missing, so a README edit cannot
- * silently make the booted-root test run nothing.
+ * The commands of the first `sh` block after `marker` in the document `file` (relative to the root).
+ * Throws when the marker or the block is missing, so a docs edit cannot silently make a test run nothing.
  */
-export function readmeInstallCommands(): string[] {
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(INSTALL_HEADING);
-  if (at < 0) throw new Error(`README.md has no heading "${INSTALL_HEADING}"`);
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at))?.[1];
-  if (block === undefined) throw new Error(`README.md has no sh block after "${INSTALL_HEADING}"`);
+function shellBlockAfter(file: string, marker: string): string[] {
+  const text = readFileSync(path.join(REPO_ROOT, file), 'utf8');
+  const at = text.indexOf(marker);
+  if (at < 0) throw new Error(`${file} has no "${marker}"`);
+  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(at))?.[1];
+  if (block === undefined) throw new Error(`${file} has no sh block after "${marker}"`);
   return block.trim().split('\n');
+}
+
+/** The README's install commands, as a Pi owner types them: the first `sh` block after "From the Debian package". */
+export function readmeInstallCommands(): string[] {
+  return shellBlockAfter('README.md', INSTALL_HEADING);
+}
+
+/** The commands docs/operations.md gives for serving port 80 with the drop-in the package ships. */
+export function port80Commands(): string[] {
+  return shellBlockAfter('docs/operations.md', PORT_80_MARKER);
 }
