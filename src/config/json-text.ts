@@ -84,11 +84,13 @@ class Reader {
     const num = NUMBER.exec(this.text);
     if (num) {
       this.pos += num[0].length;
-      // .NET keeps a configuration value as its text and reads an int from digits alone: `5000.0` and
-      // `5e3` are refused where JSON.parse's 5000 would pass. Such a whole number is kept as its text,
-      // which is then judged as the same text from the environment or a flag would be.
+      // .NET keeps every configuration value as its text. A number is a number here only where that
+      // loses nothing (its text is how JavaScript writes it); any other is kept as written and judged as
+      // the same text from the environment or a flag would be: `5000.0` and `5e3` are refused as an int
+      // where JSON.parse's 5000 would pass, and a password or an API key written without quotes stays the
+      // digits written (12345678901234567890 was sent as 12345678901234567000, `1.10` compared as `1.1`).
       const value = Number(num[0]);
-      return Number.isInteger(value) && /[.eE]/.test(num[0]) ? num[0] : value;
+      return String(value) === num[0] ? value : num[0];
     }
     for (const [word, value] of LITERALS) {
       if (this.text.startsWith(word, this.pos)) {

@@ -47,7 +47,8 @@ const entryId = (path: readonly string[]): string => path.map(caseKey).join('\u0
  * anything else is left as it is for validation to report.
  */
 export function convert(value: unknown, node: SchemaNode): unknown {
-  if (node.type === 'integer' && typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value)) return Number(value);
+  // Past 2^53 a double is not the digits given: the text is kept, so the problem line quotes what was typed.
+  if (node.type === 'integer' && typeof value === 'string' && /^\s*[+-]?\d+\s*$/.test(value) && Number.isSafeInteger(Number(value))) return Number(value);
   if (node.type === 'boolean' && typeof value === 'string' && /^\s*(true|false)\s*$/i.test(value)) {
     return value.trim().toLowerCase() === 'true';
   }

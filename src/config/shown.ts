@@ -62,8 +62,10 @@ export function shownName(name: string): string {
   return name.length > 64 ? `${name.slice(0, 61)}...` : name;
 }
 
-/** JSON text of a value, cut short. */
+/** JSON text of a value, cut short; the length given is the value's own (a string's characters, not its quotes and escapes). */
 export function quoted(value: unknown): string {
   const text = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
-  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED - 3)}... (${text.length} characters)` : text;
+  if (text.length <= MAX_QUOTED) return text;
+  const length = typeof value === 'string' ? [...value].length : text.length;
+  return `${text.slice(0, MAX_QUOTED - 3)}... (${length} characters)`;
 }

@@ -94,7 +94,7 @@ describe('many problems', () => {
 
   it('quotes a long value cut short, with its length', () => {
     const file = configFile({ Server: 'x'.repeat(10_000) });
-    assert.deepEqual(problemsOf({ file }), [`Server: "${'x'.repeat(76)}... (10002 characters) from file ${file} is invalid: must be an object (a section of keys)`]);
+    assert.deepEqual(problemsOf({ file }), [`Server: "${'x'.repeat(76)}... (10000 characters) from file ${file} is invalid: must be an object (a section of keys)`]);
   });
 });
 

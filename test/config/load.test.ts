@@ -275,6 +275,26 @@ describe('type conversion', () => {
     });
   }
 
+  // .NET keeps a number written in the file as its text: a secret or a name written without quotes is
+  // the digits written, not a double's rounding of them.
+  it('a number in the file for a text setting is its text as written, whatever a double would make of it', () => {
+    const file = configFile('{ "Mqtt": { "Password": 12345678901234567890, "TopicPrefix": -0, "Username": 1.50 }, "ApiKeys": [1.10, 7, 1e3], ' +
+      '"Auth": { "SigningKey": 12345678901234567890123456789012345 }, "Server": { "Port": 5001 } }');
+    const { config } = loadConfig({ file });
+    assert.deepEqual(
+      [config.Mqtt.Password, config.Mqtt.TopicPrefix, config.Mqtt.Username, config.ApiKeys, config.Auth.SigningKey, config.Server.Port],
+      ['12345678901234567890', '-0', '1.50', ['1.10', '7', '1e3'], '12345678901234567890123456789012345', 5001],
+    );
+  });
+
+  it('an integer past 2^53 is refused quoting the digits given, from the file and the environment', () => {
+    const file = configFile('{ "Server": { "Port": 123456789012345678901234 } }');
+    assert.deepEqual(problemsOf({ file }), [`Server.Port: "123456789012345678901234" from file ${file} is invalid: must be an integer from 0 to 65535`]);
+    assert.deepEqual(problemsOf({ env: { Server__Port: '99999999999999999999999' } }), [
+      'Server.Port: "99999999999999999999999" from env Server__Port is invalid: must be an integer from 0 to 65535',
+    ]);
+  });
+
   const flagTable: Array<[string, unknown, unknown]> = [
     ['Mqtt.Username', 123, '123'],
     ['Mqtt.Port', '8883', 8883],
