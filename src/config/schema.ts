@@ -276,7 +276,7 @@ export const CONFIG_SCHEMA = {
           type: 'array',
           default: [],
           maxItems: 100,
-          items: { type: 'string', format: 'origin', 'x-expected': 'must be an origin as a browser sends it: `http://` or `https://`, a host, an optional port, no path' },
+          items: { type: 'string', format: 'origin', 'x-expected': 'must be an origin as a browser sends it: `http://` or `https://`, a host (no `*` wildcards), an optional port, no path' },
           description:
             'Origins (`http://dashboard.local:8080`) whose pages may call the API, `/health` and the hub (negotiate and WebSocket), with credentials; ' +
             'no `*`: each origin is named. Empty: no cross-origin access; pages served by this service itself are never cross-origin.' +

@@ -32,11 +32,13 @@ export function isWebSocketUrl(text: string): boolean {
 /**
  * An origin exactly as a browser sends it in `Origin`: scheme `http` or `https`, a host, a port only
  * when it is not the scheme's default, nothing after; letter case is free (origins compare without it).
+ * A `*` in the host is a wildcard meant, which origins do not have (the URL parser takes it as a letter):
+ * `http://*.example.com` would match only that text, which no browser sends.
  */
 export function isOrigin(text: string): boolean {
   try {
     const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase();
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text.toLowerCase() && !url.hostname.includes('*');
   } catch {
     return false;
   }

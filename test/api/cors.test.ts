@@ -167,8 +167,8 @@ describe('CORS by default (no origins)', () => {
 });
 
 describe('Cors:AllowedOrigins in the configuration', () => {
-  const EXPECTED = 'must be an origin as a browser sends it: `http://` or `https://`, a host, an optional port, no path';
-  for (const bad of ['*', 'dashboard.local', 'http://dashboard.local/', 'http://dashboard.local/app', 'ftp://dashboard.local', 'http://dashboard.local:80', 'null', '']) {
+  const EXPECTED = 'must be an origin as a browser sends it: `http://` or `https://`, a host (no `*` wildcards), an optional port, no path';
+  for (const bad of ['*', 'http://*.example.com', 'https://*', 'http://a*b.local:8080', 'dashboard.local', 'http://dashboard.local/', 'http://dashboard.local/app', 'ftp://dashboard.local', 'http://dashboard.local:80', 'null', '']) {
     it(`refuses ${JSON.stringify(bad)}`, () => {
       assert.deepEqual(problemsOf({ env: { Cors__AllowedOrigins__0: bad } }), [
         `Cors.AllowedOrigins[0]: ${JSON.stringify(bad)} from env Cors__AllowedOrigins__0 is invalid: ${EXPECTED}`,
