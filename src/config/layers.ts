@@ -1,6 +1,7 @@
 // The four layers of configuration (defaults < file < env < flags, lowest precedence first), each
 // turned into values per key with the source they came from. Keys match the schema
 // case-insensitively, as .NET configuration does; values are converted to the schema's types.
+import { isDeepStrictEqual } from 'node:util';
 import type { ConfigSource } from './types.js';
 import type { Problems } from './problems.js';
 import { caseKey } from '../ignore-case.js';
@@ -84,10 +85,17 @@ export function addFile(entries: Entries, tree: unknown, file: string, problems:
   }
   const walk = (obj: Record<string, unknown>, node: SchemaNode, path: string[]): void => {
     for (const [name, value] of Object.entries(obj)) {
+      // .NET reads a file's key as a path with `:` between its parts: {"Server:Port": 80} is Server.Port.
+      if (name.includes(':')) {
+        const parts = name.split(':');
+        if (hasEmptyPart(parts)) problems.add(() => `${shownName([...path, JSON.stringify(name)].join('.'))}: from ${origin} ${emptyPartText(':')}`);
+        else walk(nestedUnder(parts, value), node, path);
+        continue;
+      }
       const prop = findProperty(node, name);
       const map = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
       if (prop === undefined && !map) {
-        problems.add(() => unknownKey([...path, name], origin));
+        problems.add(() => (name.includes('.') && resolveKey([...path, ...name.split('.')]) ? dottedFileKey([...path, name], origin) : unknownKey([...path, name], origin)));
         continue;
       }
       if (prop === undefined && hasEmptyPart(name.split('.'))) {
@@ -96,7 +104,16 @@ export function addFile(entries: Entries, tree: unknown, file: string, problems:
       }
       const child = prop === undefined ? map! : node.properties![prop]!;
       const childPath = [...path, prop ?? name];
-      if (child.type !== 'object') entries.set({ path: childPath, value: convert(value, child), source: 'file', origin });
+      if (child.type !== 'object') {
+        const converted = convert(value, child);
+        // Given twice only through a path key beside its nesting: .NET refuses that as a duplicate key.
+        const earlier = entries.get(childPath);
+        if (earlier?.source === 'file' && earlier.origin === origin && !isDeepStrictEqual(earlier.value, converted)) {
+          problems.add(() => `${childPath.join('.')}: given twice in ${origin}, with two values (once as a "Section:Key" name); keep one`);
+          continue;
+        }
+        entries.set({ path: childPath, value: converted, source: 'file', origin });
+      }
       else if (isObject(value)) walk(value, child, childPath);
       else problems.add(() => `${childPath.join('.')}: ${quoted(value)} from ${origin} is invalid: must be an object (a section of keys)`);
     }
@@ -242,6 +259,22 @@ function setIndexed(entries: Entries, path: string[], node: SchemaNode, items: I
     origin: items.map((i) => i.origin).join(', '),
     itemOrigins: items.map((i) => i.origin),
   });
+}
+
+/** `{"A": {"B": value}}` for the parts A, B: objects without a prototype, as the file's own are. */
+function nestedUnder(parts: readonly string[], value: unknown): Record<string, unknown> {
+  let nested = value;
+  for (const part of [...parts].reverse()) {
+    const level = Object.create(null) as Record<string, unknown>;
+    level[part] = nested;
+    nested = level;
+  }
+  return nested as Record<string, unknown>;
+}
+
+/** A file key written with dots, as flags are: in a file a dot is part of a name, so the closest key would be itself. */
+function dottedFileKey(path: string[], origin: string): string {
+  return `${shownName(path.join('.'))}: unknown key from ${origin}: in a file a dot is part of the name; nest the key ({"A": {"B": ...}}) or write it "A:B"`;
 }
 
 function unknownKey(path: string[], origin: string): string {

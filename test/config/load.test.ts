@@ -100,6 +100,19 @@ describe('configuration file', () => {
     assert.equal(merged.config.Mqtt.BrokerAddress, 'broker.lan');
   });
 
+  it('reads a key written as a path, "Server:Port", as .NET does; a dotted one is named as such; the same key twice with two values is refused', () => {
+    const loaded = loadConfig({ file: configFile('{ "Server:Port": 5008, "server": { "Host": "127.0.0.1" }, "Logging:LogLevel:Voice.Hub": "Debug", "mqtt:port": 1884, "Mqtt": { "Port": 1884 } }') });
+    assert.deepEqual([loaded.config.Server.Port, loaded.config.Server.Host, loaded.config.Logging.LogLevel['Voice.Hub'], loaded.config.Mqtt.Port], [5008, '127.0.0.1', 'Debug', 1884]);
+    assert.equal(loaded.sources.get('Server.Port'), 'file');
+    const file = configFile('{ "Server.Port": 5009, "Server": { "Port": 5001 }, "Server:port": 5002, "Server:": 1, ":Port": 1 }');
+    assert.deepEqual(problemsOf({ file }), [
+      `Server.Port: unknown key from file ${file}: in a file a dot is part of the name; nest the key ({"A": {"B": ...}}) or write it "A:B"`,
+      `Server.Port: given twice in file ${file}, with two values (once as a "Section:Key" name); keep one`,
+      `"Server:": from file ${file} names no key: a key has no empty part (no : doubled, leading or trailing)`,
+      `":Port": from file ${file} names no key: a key has no empty part (no : doubled, leading or trailing)`,
+    ]);
+  });
+
   it('accepts .NET appsettings leniency: comments, trailing commas, a BOM, values as text', () => {
     const text = '\uFEFF{\n  // upstream\n  "VoiceService": { "AudioSampleRate": "48000", /* stereo */ "AudioChannels": 2, },\n  "ApiKeys": ["k1",],\n}\n';
     const loaded = loadConfig({ file: configFile(text) });
