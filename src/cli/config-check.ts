@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { acceptsStored } from '../api/routes/config.js';
 import { formatConfigReport } from '../config/report.js';
+import { jsonText } from '../config/shown.js';
 import { loadCaFile, loadTlsFiles } from '../http/tls.js';
 import type { LoadedConfig } from '../config/types.js';
 import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
@@ -51,7 +52,7 @@ function storedLines(categories: ConfigCategories): string[] {
   for (const category of CATEGORY_NAMES) {
     const values = categories.get(category);
     for (const [key, source] of Object.entries(categories.sources(category))) {
-      if (source === 'api') lines.push(`${category}.${key} = ${JSON.stringify(values[key])}  (api)`);
+      if (source === 'api') lines.push(`${category}.${key} = ${jsonText(values[key])}  (api)`);
     }
   }
   for (const { setting, configKey, source } of categories.overridden()) {

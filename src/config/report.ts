@@ -2,7 +2,7 @@
 import { maskedView } from './mask.js';
 import { own } from './own.js';
 import { leafKeys } from './schema-keys.js';
-import { shownValue, type PublicForm } from './shown.js';
+import { jsonText, shownValue, type PublicForm } from './shown.js';
 import type { LoadedConfig } from './types.js';
 
 /**
@@ -16,8 +16,8 @@ export function formatConfigReport(loaded: LoadedConfig, publicForm: PublicForm,
   flatten(maskedView(loaded, publicForm), [], leaves);
   for (const [key, value] of leaves) {
     const source = loaded.sources.get(key) ?? 'default';
-    if (stored.has(key)) lines.push(`${key} = ${JSON.stringify(stored.get(key))}  (api, over the ${source} value ${JSON.stringify(value)})`);
-    else lines.push(`${key} = ${JSON.stringify(value)}  (${source})`);
+    if (stored.has(key)) lines.push(`${key} = ${jsonText(stored.get(key))}  (api, over the ${source} value ${jsonText(value)})`);
+    else lines.push(`${key} = ${jsonText(value)}  (${source})`);
   }
   // Said, or an operator who configured a token in the URL would think it lost.
   for (const { key, path, node } of leafKeys()) {

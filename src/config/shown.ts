@@ -62,9 +62,22 @@ export function shownName(name: string): string {
   return name.length > 64 ? `${name.slice(0, 61)}...` : name;
 }
 
+/**
+ * What JSON.stringify leaves as it is and a terminal or a log line would not show as it is: C1 controls,
+ * the line and paragraph separators (a log line turns them into spaces), and the marks that reorder or
+ * hide text (bidirectional overrides and isolates).
+ */
+const UNSHOWN = /[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** A value as JSON text that shows every character it holds: those JSON leaves alone escaped as \uXXXX. */
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.replace(UNSHOWN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** JSON text of a value, cut short; the length given is the value's own (a string's characters, not its quotes and escapes). */
 export function quoted(value: unknown): string {
-  const text = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+  const text = typeof value === 'number' ? String(value) : jsonText(value);
   if (text.length <= MAX_QUOTED) return text;
   const length = typeof value === 'string' ? [...value].length : text.length;
   return `${text.slice(0, MAX_QUOTED - 3)}... (${length} characters)`;

@@ -397,13 +397,20 @@ describe('configuration: bounded, credentials in the voice server URL never show
     return file;
   };
 
-  it('config check writes a value\'s bidirectional override as an escape: it would reorder the rest of the line on a terminal', async () => {
-    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username', 'u\u202eX  (default)', '--Mqtt.TopicPrefix', 'a\u2066b']);
+  // Values are written as JSON, which leaves these as they are: a terminal would reorder or hide the rest
+  // of the line, and a line separator turned into a space showed a value other than the one in use.
+  it('config check writes a value\'s bidirectional marks, line separators and C1 controls as JSON escapes', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username', 'u\u202eX  (default)', '--Mqtt.TopicPrefix', 'a\u2066b\u2028c\u2029d']);
     assert.equal(res.code, 0, res.stderr);
     const lines = res.stdout.split('\n');
     assert.ok(lines.includes('Mqtt.Username = "u\\u202eX  (default)"  (flag)'), res.stdout);
-    assert.ok(lines.includes('Mqtt.TopicPrefix = "a\\u2066b"  (flag)'), res.stdout);
-    assert.doesNotMatch(res.stdout, /[\u202a-\u202e\u2066-\u2069]/);
+    assert.ok(lines.includes('Mqtt.TopicPrefix = "a\\u2066b\\u2028c\\u2029d"  (flag)'), res.stdout);
+    assert.doesNotMatch(res.stdout, /[\u202a-\u202e\u2066-\u2069\u2028\u2029]/);
+    assert.equal(JSON.parse(lines.find((l) => l.startsWith('Mqtt.TopicPrefix = '))!.slice(19, -8)), 'a\u2066b\u2028c\u2029d');
+    // A problem line quotes the value the same way.
+    const refused = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username', 'a\u0085b\u2028c']);
+    assert.equal(refused.code, 78);
+    assert.match(refused.stderr, /^ {2}Mqtt\.Username: "a\\u0085b\\u2028c" from flag --Mqtt\.Username is invalid: /m);
   });
 
   it('a file nested 3,000 deep is one problem line and exit 78, from config check and serve', async () => {
