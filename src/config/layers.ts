@@ -168,8 +168,10 @@ export function addEnv(entries: Entries, env: NodeJS.ProcessEnv, problems: Probl
       if (segments.length === 1 && resolveKey(name.split('_'))?.kind === 'leaf') {
         // SERVER_PORT, as other daemons spell their variables: said, as the service would start on the default.
         ignored.add(() => `environment variable ${shownName(name)} is not read: keys take a double underscore (${resolveKey(name.split('_'))!.path.join('__')})`);
-      } else if (segments.length > 1 && findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
+      } else if (findProperty(CONFIG_SCHEMA, segments[0]!) !== undefined) {
+        // A section's name alone (Storage=/mnt/usb) is a value no key takes, as .NET ignores it.
         ignored.add(() => {
+          if (segments.length === 1) return `environment variable ${shownName(name)} names a section, not a key, and is ignored: give its keys (${findProperty(CONFIG_SCHEMA, name)}__<Key>)`;
           const hint = closestKey(segments.join('.'));
           return `environment variable ${shownName(name)} names no configuration key and is ignored${hint ? ` (did you mean ${hint.replaceAll('.', '__')}?)` : ''}`;
         });

@@ -356,6 +356,15 @@ describe('environment variables that name no key', () => {
     ]);
   });
 
+  it('a section named alone (Storage=/mnt/usb) is listed as ignored, saying to give its keys', () => {
+    const loaded = loadConfig({ env: { Storage: '/mnt/usb', logging: 'Debug', Kestrel: 'x' } });
+    assert.equal(loaded.config.Storage.DataDir, './data');
+    assert.deepEqual(loaded.ignored, [
+      'environment variable Storage names a section, not a key, and is ignored: give its keys (Storage__<Key>)',
+      'environment variable logging names a section, not a key, and is ignored: give its keys (Logging__<Key>)',
+    ]);
+  });
+
   it('a key spelled with single underscores (SERVER_PORT) is listed as not read, with the spelling that is', () => {
     const loaded = loadConfig({ env: { SERVER_PORT: '6000', VOICESERVICE_SERVERURL: 'ws://x', HOME_DIR: '/root', MQTT_PORT: '1884' } });
     assert.equal(loaded.config.Server.Port, 5000);
