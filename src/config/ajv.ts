@@ -33,5 +33,6 @@ export function vocabularyAjv(options: Options, source: boolean): Ajv {
   ajv.addKeyword(timeSpanKeyword);
   ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
   ajv.addKeyword({ keyword: 'x-public-form', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-max-names', schemaType: 'number' });
   return ajv;
 }

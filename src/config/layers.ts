@@ -84,7 +84,15 @@ export function addFile(entries: Entries, tree: unknown, file: string, problems:
     return;
   }
   const walk = (obj: Record<string, unknown>, node: SchemaNode, path: string[]): void => {
-    for (const [name, value] of Object.entries(obj)) {
+    const names = Object.keys(obj);
+    // Refused before each key costs its entry and its check.
+    const most = node['x-max-names'];
+    if (most !== undefined && names.length > most) {
+      problems.add(`${path.join('.')}: from ${origin} has ${names.length} keys, more than the ${most} it may have`);
+      return;
+    }
+    for (const name of names) {
+      const value = obj[name];
       // .NET reads a file's key as a path with `:` between its parts: {"Server:Port": 80} is Server.Port.
       if (name.includes(':')) {
         const parts = name.split(':');

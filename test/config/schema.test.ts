@@ -65,11 +65,12 @@ describe('configuration schema', () => {
     assert.deepEqual(d.ApiKeys, []);
   });
 
-  it('compiles in ajv strict mode once its three extension keywords are declared', () => {
+  it('compiles in ajv strict mode once its four extension keywords are declared', () => {
     const ajv = new Ajv({ strict: true });
     ajv.addKeyword({ keyword: 'x-expected', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-timespan', schemaType: 'object' });
     ajv.addKeyword({ keyword: 'x-public-form', schemaType: 'string' });
+    ajv.addKeyword({ keyword: 'x-max-names', schemaType: 'number' });
     ajv.addFormat('ws-url', true);
     ajv.addFormat('origin', true);
     assert.equal(typeof ajv.compile(CONFIG_SCHEMA), 'function');
