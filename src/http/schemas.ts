@@ -116,8 +116,12 @@ function fieldErrors(schema: JsonSchema, errors: ErrorObject[], illFormed: Array
   for (const path of illFormed) {
     if (!add(fieldKey(path) || '$', ILL_FORMED_TEXT)) break;
   }
+  // A value of the wrong type is one error, as ASP.NET's failed conversion is: what its range or list of
+  // values would say of it is beside the point.
+  const wrongType = new Set(errors.filter((e) => e.keyword === 'type').map((e) => e.instancePath));
   for (const e of errors) {
     if (count >= MAX_MODEL_ERRORS) break;
+    if (e.keyword !== 'type' && wrongType.has(e.instancePath)) continue;
     const path = errorPath(schema, e.instancePath);
     let field = fieldKey(path);
     let message = e.message ?? 'is invalid';

@@ -37,7 +37,7 @@ describe('a property named more than once', () => {
   it('checks the value written last: one the API refuses is refused, not passed over', async () => {
     assertProblem(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":"bad"}'), 400, {
       ...INVALID,
-      errors: { audioSampleRate: ['must be integer or null', 'must be one of 8000, 12000, 16000, 24000, 48000, null'] },
+      errors: { audioSampleRate: ['must be integer or null'] },
     });
     assertProblem(await voice('{"audioSampleRate":8000,"AudioSampleRate":12000,"audioSampleRate":16000.0}'), 400, {
       ...INVALID,
