@@ -9,7 +9,8 @@ import { createApp } from './app.js';
 import { checkBeforeHelp, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, isCodingError, systemFailureText } from './cli/fatal.js';
-import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, loadCliConfig, type CliConfig } from './cli/load.js';
+import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, invalidConfiguration, loadCliConfig, type CliConfig } from './cli/load.js';
+import { listenRefusal } from './cli/listen-refusal.js';
 import { ConfigError } from './config/load.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
@@ -17,7 +18,7 @@ import { createLogger, oneLine, withPriority, type Logger } from './log/logger.j
 import type { AppConfig, LoadedConfig } from './config/types.js';
 import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
 import { PortInUseError } from './process/port-owner.js';
-import { claimOwnership, configuredPorts, portConflict } from './process/ownership.js';
+import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
@@ -66,18 +67,8 @@ async function claim(config: AppConfig): Promise<DataDirLock> {
   } catch (e) {
     if (e instanceof PortInUseError || e instanceof DataDirInUseError) throw new CliExit(EXIT_IN_USE, e.message);
     if (e instanceof DataFileError) throw new CliExit(EXIT_DATA, `start-up failed: ${e.message}`);
-    // The port itself refused (no right to it, an address not on this machine): expectedFailure says why.
-    const { syscall, code } = e as NodeJS.ErrnoException;
-    if (syscall === 'listen') {
-      const port = (e as { port?: number }).port;
-      throw expectedFailure(e, undefined, configuredPorts(config.Server).find((p) => p.port === port)?.choose) ?? e;
-    }
-    // Server.Host names no address: the configuration's (78), unless the resolver itself is not there yet (retried).
-    if (syscall === 'getaddrinfo') {
-      const problem = `Server.Host: "${config.Server.Host}" does not resolve to an address (${code})`;
-      if (code === 'ENOTFOUND') throw invalidConfiguration(new ConfigError([`${problem}: set an address of this machine, or a name it resolves`]));
-      throw new CliExit(1, `start-up failed: ${problem}`);
-    }
+    const refused = listenRefusal(e, config.Server);
+    if (refused) throw refused;
     const dir = config.Storage.DataDir;
     throw new CliExit(1, `start-up failed: cannot take the data directory ${dir}: ${dataDirFailure(dir, path.join(dir, LOCK_FILE_NAME), e)}`);
   }
@@ -183,9 +174,6 @@ async function serve(cli: CliConfig): Promise<void> {
     }, SETTLE_DELAY_MS).unref();
   }
 }
-
-/** Exit 78 (not retried by the unit) with every problem on its own line. */
-const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
 
 async function main(): Promise<void> {
   tolerateClosedOutput();

@@ -12,6 +12,8 @@ import { openSettingsReadOnly, type ReadOnlySettings } from '../store/read-only.
 import { publicServerUrl } from '../upstream/public-url.js';
 import { DATABASE_FILE_NAME } from '../store/index.js';
 import { dataDirFailure, systemFailureText } from './fatal.js';
+import { assertListenAddress } from '../process/port-owner.js';
+import { listenRefusal } from './listen-refusal.js';
 import { CliExit } from './load.js';
 
 /**
@@ -30,8 +32,12 @@ export async function configCheck(loaded: LoadedConfig, print: (lines: string[])
   try {
     const categories = store && new ConfigCategories(loaded, store.settings, acceptsStored);
     print(formatConfigReport(loaded, publicServerUrl, categories?.storedByConfigKey()));
-    // What serve checks before it listens: a certificate, key or CA file it would refuse (exit 78) is
-    // refused here too, so a passing check means the service starts with these settings.
+    // What serve checks before it listens, in its order: the address (a host that does not resolve,
+    // 78; one not this machine's, 1), then a certificate, key or CA file it would refuse (78). Refused
+    // here alike, so a passing check means the service starts with these settings.
+    await assertListenAddress(loaded.config.Server.Host, loaded.config.Server.Port).catch((e: unknown) => {
+      throw listenRefusal(e, loaded.config.Server) ?? e;
+    });
     loadTlsFiles(loaded.config.Server);
     loadCaFile(loaded.config.VoiceService.CaFile);
     if (unreadable) throw dataDirRefusal(loaded.config.Storage.DataDir, unreadable.error);

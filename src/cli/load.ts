@@ -62,9 +62,10 @@ export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env
       ...(cli.flagNames ? { flagNames: cli.flagNames } : {}),
     });
   } catch (e) {
-    if (e instanceof ConfigError) {
-      throw new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
-    }
+    if (e instanceof ConfigError) throw invalidConfiguration(e);
     throw e;
   }
 }
+
+/** Exit 78 (not retried by the unit) with every problem on its own line. */
+export const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));

@@ -4,7 +4,7 @@
 import type { SecretOption } from '../config/mask.js';
 import type { AppConfig } from '../config/types.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
-import { portHolder, PortInUseError } from './port-owner.js';
+import { assertListenAddress, portHolder, PortInUseError } from './port-owner.js';
 
 /**
  * The ports this configuration listens on, each with where it is chosen (for the advice of a refusal);
@@ -29,9 +29,10 @@ export async function assertPortsFree(server: AppConfig['Server'], secretOption:
 
 /**
  * Claims the ports and the data directory (DataDirInUseError / PortInUseError when another process
- * has them). The lock is released by the caller on exit.
+ * has them), after checking that the configured host is an address to listen on (the system's error). The lock is released by the caller on exit.
  */
 export async function claimOwnership(config: AppConfig, secretOption: SecretOption): Promise<DataDirLock> {
+  await assertListenAddress(config.Server.Host, config.Server.Port);
   await assertPortsFree(config.Server, secretOption);
   return acquireDataDirLock(config.Storage.DataDir);
 }

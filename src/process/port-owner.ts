@@ -42,6 +42,23 @@ export function portTaken(host: string, port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Throws the system's error when this machine cannot listen on `host` at all: a name that does not
+ * resolve (ENOTFOUND), an address not one of its own (EADDRNOTAVAIL). Probed on a port the system picks,
+ * so that it holds for a configured port 0 (which no port check covers) and beside a service already
+ * listening on `port`; the error names `port`, the one the service would listen on, as a failed listen
+ * there would (the address is what failed, whatever the port).
+ */
+export function assertListenAddress(host: string, port: number): Promise<void> {
+  return portTaken(host, 0).then(
+    () => undefined,
+    (e: unknown) => {
+      if ((e as NodeJS.ErrnoException).syscall === 'listen') (e as { port?: number }).port = port;
+      throw e;
+    },
+  );
+}
+
 /** How often, and how far apart, a taken port whose owner /proc does not show is probed again. */
 const UNSEEN_OWNER_PROBES = 5;
 const UNSEEN_OWNER_RETRY_MS = 20;
