@@ -26,6 +26,7 @@ import type { InFlightRequests } from './http/in-flight.js';
 import { createHub } from './wiring/hub.js';
 import { createMqtt } from './wiring/mqtt.js';
 import { createStore } from './wiring/store.js';
+import { assertDataFilesUsable } from './wiring/data-files.js';
 import { createVoice } from './wiring/voice.js';
 
 export interface AppDeps {
@@ -89,6 +90,8 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
   const logger = deps.logger ?? createLogger({ levels: config.Logging.LogLevel });
   const parts: Parts = { listeners: [] };
   let stopping: Promise<void> | undefined;
+  /** Set when stop() is the cleanup of a start that failed: nothing had started that could be said to stop. */
+  let failedStart = false;
 
   async function start(): Promise<RunningApp> {
     // Checked before anything opens: a bad certificate or CA file is a configuration problem (exit 78).
@@ -100,6 +103,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     assertBuildComplete(deps.bundleDir);
     // Before the store: a certificate uWS refuses stops start-up before anything is written.
     const endpoints = createEndpoints(config, native.uws, tls);
+
+    // A data file it would refuse, before the store makes its file and the domain the key.
+    assertDataFilesUsable(config);
 
     // Bottom up, each part from the ones below it: store, domain, the outbound adapters, the sessions,
     // then the transports with the adapters on them; listening comes last, so no request meets a half-built app.
@@ -149,6 +155,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       mqtt.start(categories.mqtt());
       return { port: endpoints.ports.plain, httpsPort: endpoints.ports.https, store, router, hub, sessions, mqtt, inject };
     } catch (e) {
+      failedStart = true;
       await stop();
       throw e;
     }
@@ -168,7 +175,7 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
       await parts.hub?.closeAll({ allowReconnect: true }, HUB_CLOSE_GRACE_MS);
       await parts.mqtt?.close().catch((e: unknown) => logger.warn(`closing MQTT: ${String(e)}`));
       await parts.store?.close();
-      logger.info('stopped');
+      if (!failedStart) logger.info('stopped');
     })();
     return stopping;
   }

@@ -39,6 +39,19 @@ export function loadSigningKey(
   return readKey(file, { tighten: true });
 }
 
+/**
+ * Refuses (DataFileError) a key file in `dataDir` that a start would refuse, reading only and making
+ * nothing: checked before a start creates any file, and by `config check` beside a running service.
+ * None there is fine: the start makes one.
+ */
+export function checkSigningKeyFile(dataDir: string): void {
+  try {
+    readKey(path.join(dataDir, SIGNING_KEY_FILE));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
 /** A generated key is 44 bytes; a key file far larger is no key (and is not read whole into memory). */
 const MAX_KEY_FILE_BYTES = 4096;
 

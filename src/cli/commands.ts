@@ -77,7 +77,7 @@ export const CONFIG = command({
   positional: { name: 'action', choices: ['check'], describe: 'what to do' },
   options: {},
   config: { short: ALL_SHORT_FLAGS, why: 'Each value is printed with where it came from.' },
-  exits: [[0, 'printed'], MACHINE, [EXIT_DATA, 'a database it cannot read'], [EXIT_CONFIG, 'invalid configuration, or what serve would refuse']],
+  exits: [[0, 'printed'], MACHINE, [EXIT_DATA, 'a database, signing key or instance id file serve would not use'], [EXIT_CONFIG, 'invalid configuration, or what serve would refuse']],
 });
 
 export const HEALTH = command({

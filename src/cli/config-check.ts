@@ -1,6 +1,7 @@
 // `voice-hub config check`: the effective configuration with secrets masked, and the values stored
-// through the API (/api/config/{category}) that override the file and defaults. It only reads, so it
-// works beside a running service and writes nothing to its data directory.
+// through the API (/api/config/{category}) that override the file and defaults; then it refuses what
+// `serve` would refuse, with the same line and exit code. It only reads, so it works beside a running
+// service and writes nothing to its data directory.
 import path from 'node:path';
 import { acceptsStored } from '../api/routes/config.js';
 import { formatConfigReport } from '../config/report.js';
@@ -11,6 +12,7 @@ import { CATEGORY_NAMES, ConfigCategories } from '../settings/categories.js';
 import { openSettingsReadOnly, type ReadOnlySettings } from '../store/read-only.js';
 import { publicServerUrl } from '../upstream/public-url.js';
 import { DATABASE_FILE_NAME } from '../store/index.js';
+import { assertDataFilesUsable } from '../wiring/data-files.js';
 import { dataDirFailure, systemFailureText } from './fatal.js';
 import { assertListenAddress } from '../process/port-owner.js';
 import { listenRefusal } from './listen-refusal.js';
@@ -18,7 +20,7 @@ import { CliExit } from './load.js';
 
 /**
  * Prints the configuration, each key with the value the service uses (a stored one in its place), then
- * what the database stores: the configuration comes out even when the database cannot be read
+ * what the database stores: the configuration comes out even when serve would refuse it or a data file
  * (damaged, not this user's), and the failure after it says why.
  */
 export async function configCheck(loaded: LoadedConfig, print: (lines: string[]) => void, wasmBinary?: Uint8Array): Promise<void> {
@@ -40,6 +42,12 @@ export async function configCheck(loaded: LoadedConfig, print: (lines: string[])
     });
     loadTlsFiles(loaded.config.Server);
     loadCaFile(loaded.config.VoiceService.CaFile);
+    // Then the data files it would refuse (65), in its order: the key and the instance id, the database.
+    try {
+      assertDataFilesUsable(loaded.config);
+    } catch (e) {
+      throw dataDirRefusal(loaded.config.Storage.DataDir, e);
+    }
     if (unreadable) throw dataDirRefusal(loaded.config.Storage.DataDir, unreadable.error);
     if (categories) print(storedLines(categories));
   } finally {

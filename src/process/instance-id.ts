@@ -39,21 +39,8 @@ const damaged = (file: string): DataFileError =>
 export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
   const file = path.join(dataDir, INSTANCE_ID_FILE);
   const removed = await removeStaleTempFiles(file);
-  let text: string | undefined;
-  try {
-    // Bounded and opened without blocking (bounded-file.ts): a FIFO here blocked the start for good.
-    text = readBoundedFile(file, MAX_FILE_BYTES).toString('utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === NOT_A_REGULAR_FILE) throw new DataFileError(`the hub instance id file ${file} is not a regular file: refused, it was left untouched; ${REMOVING_IT}`);
-    if (code === FILE_TOO_LARGE) throw damaged(file);
-    if (code !== 'ENOENT') throw new Error(`cannot read the hub instance id file ${file}: ${code ?? errorText(e)}`);
-  }
-  if (text !== undefined) {
-    const id = text.trim();
-    if (!INSTANCE_ID.test(id)) throw damaged(file);
-    return { id, created: false, file, removed };
-  }
+  const found = readInstanceId(dataDir);
+  if (found !== undefined) return { id: found, created: false, file, removed };
   const id = randomBytes(6).toString('hex');
   try {
     makeDirs(dataDir, 0o750);
@@ -62,4 +49,27 @@ export async function loadInstanceId(dataDir: string): Promise<InstanceId> {
     throw new Error(`cannot create the hub instance id file ${file}: ${(e as NodeJS.ErrnoException).code ?? errorText(e)}`);
   }
   return { id, created: true, file, removed };
+}
+
+/**
+ * The id `<dataDir>/instance-id` holds, undefined when there is none, writing nothing: what a start
+ * would refuse is refused here (DataFileError), so it is checked before anything is created, and by
+ * `config check` beside a running service. The system's refusals (EACCES) are thrown as they are.
+ */
+export function readInstanceId(dataDir: string): string | undefined {
+  const file = path.join(dataDir, INSTANCE_ID_FILE);
+  let text: string;
+  try {
+    // Bounded and opened without blocking (bounded-file.ts): a FIFO here blocked the start for good.
+    text = readBoundedFile(file, MAX_FILE_BYTES).toString('utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === NOT_A_REGULAR_FILE || code === 'EISDIR') throw new DataFileError(`the hub instance id file ${file} is not a regular file: refused, it was left untouched; ${REMOVING_IT}`);
+    if (code === FILE_TOO_LARGE) throw damaged(file);
+    throw e;
+  }
+  const id = text.trim();
+  if (!INSTANCE_ID.test(id)) throw damaged(file);
+  return id;
 }

@@ -1,7 +1,7 @@
 // `config check` exits 78 (or 65, or 1) for what `serve` would refuse, with the same line: each case runs
 // both with the same arguments and expects one answer from them, and the refused serve to leave nothing.
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -16,9 +16,9 @@ function emptyConfig(): string {
 }
 
 /** `config check` and `serve` with the same arguments (serve with MQTT off). */
-async function checkAndServe(args: string[]): Promise<{ check: Awaited<ReturnType<typeof runBundle>>; serve: Awaited<ReturnType<typeof runBundle>> }> {
+async function checkAndServe(args: string[], host = ['--Server.Host', '127.0.0.1', '--Server.Port', '0']): Promise<{ check: Awaited<ReturnType<typeof runBundle>>; serve: Awaited<ReturnType<typeof runBundle>> }> {
   const check = await runBundle(['config', 'check', ...args]);
-  const serve = await runBundle(['serve', ...args, '--Mqtt.BrokerAddress', '']);
+  const serve = await runBundle(['serve', ...host, ...args, '--Mqtt.BrokerAddress', '']);
   return { check, serve };
 }
 
@@ -38,7 +38,7 @@ describe('config check refuses the listen address serve refuses', () => {
   for (const [host, port, code, stderr] of cases) {
     it(`--Server.Host ${host} --Server.Port ${port}: exit ${code} from both, naming the cause; serve creates nothing`, async () => {
       const dataDir = path.join(tmpDir(), 'x', 'x');
-      const { check, serve } = await checkAndServe(['--config', emptyConfig(), '--data-dir', dataDir, '--Server.Host', host, '--Server.Port', String(port)]);
+      const { check, serve } = await checkAndServe(['--config', emptyConfig(), '--data-dir', dataDir, '--Server.Host', host, '--Server.Port', String(port)], []);
       assert.equal(check.code, code, check.stderr);
       assert.equal(check.stderr, stderr);
       assert.match(check.stdout, /^# configuration file: /, 'the configuration is printed before the refusal');
@@ -60,4 +60,32 @@ describe('config check refuses the listen address serve refuses', () => {
       server.close();
     }
   });
+});
+
+describe('config check refuses the data files serve refuses (65), and serve refuses them before making any', () => {
+  const key = (dir: string): string => path.join(dir, 'signing.key');
+  const id = (dir: string): string => path.join(dir, 'instance-id');
+  const cases: Array<[what: string, plant: (dir: string) => void, message: (dir: string) => string]> = [
+    ['an empty signing.key', (dir) => writeFileSync(key(dir), ''),
+      (dir) => `signing key file ${key(dir)} is damaged (too short); remove it to generate a new one (all issued tokens become invalid)`],
+    ['a directory at signing.key', (dir) => mkdirSync(key(dir)), (dir) => `signing key file ${key(dir)} is not a regular file: refused`],
+    ['an instance-id holding zz', (dir) => writeFileSync(id(dir), 'zz\n'),
+      (dir) => `the hub instance id file ${id(dir)} is damaged (it must hold 12 hex digits); restore it from a backup, or remove it to generate a new id (Home Assistant then sees a new hub with new entities)`],
+    ['a directory at instance-id', (dir) => mkdirSync(id(dir)),
+      (dir) => `the hub instance id file ${id(dir)} is not a regular file: refused, it was left untouched; remove it to generate a new id (Home Assistant then sees a new hub with new entities)`],
+  ];
+  for (const [what, plant, message] of cases) {
+    it(`${what}: exit 65 from both with its line; serve creates nothing and logs no stop`, async () => {
+      const dir = tmpDir();
+      plant(dir);
+      const planted = readdirSync(dir);
+      const { check, serve } = await checkAndServe(['--config', emptyConfig(), '--data-dir', dir]);
+      assert.equal(check.code, 65, check.stderr);
+      assert.equal(check.stderr, `voice-hub: ${message(dir)}\n`);
+      assert.equal(serve.code, 65, serve.stderr);
+      assert.equal(serve.stderr.trimEnd().split('\n').at(-1), `start-up failed: ${message(dir)}`);
+      assert.doesNotMatch(serve.stderr, /stopped/, 'nothing had started');
+      assert.deepEqual(readdirSync(dir), planted, 'no database, key, id or lock left beside it');
+    });
+  }
 });

@@ -101,8 +101,9 @@ describe('operational failures: one line, no stack', () => {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', HOME: '/tmp' },
       });
-      // As serve says it: the data directory first, then the file and what to do.
-      const [file, what] = command[0] === 'token' ? [LOCK_FILE_NAME, 'token: cannot take'] : ['voice-hub.db', 'config: cannot read'];
+      // As serve says it: the data directory first, then the file and what to do (config check reads the
+      // signing key first, as serve checks it before opening the database).
+      const [file, what] = command[0] === 'token' ? [LOCK_FILE_NAME, 'token: cannot take'] : ['signing.key', 'config: cannot read'];
       assert.equal(res.code, 1, res.stderr);
       assert.equal(
         res.stderr,

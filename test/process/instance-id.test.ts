@@ -5,7 +5,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { INSTANCE_ID_FILE, loadInstanceId } from '../../src/process/instance-id.js';
-import { runBundle, startService } from '../support/service.js';
+import { createApp } from '../../src/app.js';
+import { createLogger } from '../../src/log/logger.js';
+import { runBundle, startService, testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 const damaged = (file: string): string =>
@@ -56,12 +58,17 @@ describe('hub instance id', () => {
     const parent = path.join(tmpDir(), 'a-file');
     writeFileSync(parent, 'x');
     const gone = path.join(parent, 'data', INSTANCE_ID_FILE);
-    await assert.rejects(loadInstanceId(path.dirname(gone)), { message: `cannot read the hub instance id file ${gone}: ENOTDIR` });
+    // The system's own error, which names the file and its cause (src/cli/fatal.ts words it).
+    await assert.rejects(loadInstanceId(path.dirname(gone)), { code: 'ENOTDIR', syscall: 'open', path: gone });
 
-    // An id file that is a folder cannot be read.
+    // An id file that is a folder is refused as any file that is not a regular one, left as it is.
     const other = tmpDir();
-    mkdirSync(path.join(other, INSTANCE_ID_FILE));
-    await assert.rejects(loadInstanceId(other), { message: `cannot read the hub instance id file ${path.join(other, INSTANCE_ID_FILE)}: EISDIR` });
+    const folder = path.join(other, INSTANCE_ID_FILE);
+    mkdirSync(folder);
+    await assert.rejects(loadInstanceId(other), {
+      message: `the hub instance id file ${folder} is not a regular file: refused, it was left untouched; remove it to generate a new id (Home Assistant then sees a new hub with new entities)`,
+    });
+    assert.ok(statSync(folder).isDirectory());
   });
 
   it('a read-only data dir that already holds the id is fine', { skip: process.getuid?.() === 0 && 'root writes through chmod' }, async () => {
@@ -91,6 +98,17 @@ describe('hub instance id', () => {
     // With the id already there too.
     writeFileSync(path.join(dir, left[0]!), '');
     assert.deepEqual(await loadInstanceId(dir), { id: id.trim(), created: false, file: path.join(dir, INSTANCE_ID_FILE), removed: [left[0]] });
+  });
+
+  it('a start that fails after opening the store closes it and logs no stop of a service that never started', async () => {
+    const { loaded, dataDir } = testConfig();
+    const file = path.join(dataDir, INSTANCE_ID_FILE);
+    mkdirSync(`${file}.tmp-${process.pid}`);
+    const logs: string[] = [];
+    const app = createApp(loaded, { logger: createLogger({ levels: { Default: 'Debug' }, write: (l) => logs.push(l), journald: false }) });
+    await assert.rejects(app.start(), { message: `cannot create the hub instance id file ${file}: EISDIR` });
+    assert.ok(logs.some((l) => l.includes('Storage: opened')), `the store was opened:\n${logs.join('\n')}`);
+    assert.deepEqual(logs.filter((l) => /stopped/.test(l)), []);
   });
 
   it('the service does not start on a damaged file, and keeps it', async () => {
