@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { DataFileError } from '../errors.js';
+import { isLinkItself } from '../path-entry.js';
 import { createFileDurablySync, removeStaleTempFilesSync } from '../store/durable-file.js';
 import { makeDirs } from '../runtime/make-dirs.js';
 
@@ -66,7 +67,7 @@ function readKey(file: string, { tighten = false } = {}): Uint8Array {
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new DataFileError(`signing key file ${file} is a symbolic link: refused; put the key file itself there`);
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP' && isLinkItself(file)) throw new DataFileError(`signing key file ${file} is a symbolic link: refused; put the key file itself there`);
     throw e;
   }
   try {

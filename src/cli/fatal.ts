@@ -109,6 +109,23 @@ function nearestExisting(dir: string): { path: string; isDirectory: boolean } | 
 }
 
 /**
+ * The first folder on the way to `dir` (itself included) that is a symbolic link leading round in a loop,
+ * if any: every file opened in or below it says ELOOP, which names the file, not the folder that loops.
+ */
+function loopingFolder(dir: string): string | undefined {
+  const target = path.resolve(dir);
+  for (let end = target.indexOf(path.sep, 1); ; end = target.indexOf(path.sep, end + 1)) {
+    const at = end < 0 ? target : target.slice(0, end);
+    try {
+      statSync(at);
+    } catch (e) {
+      if (isSystemError(e) && e.code === 'ELOOP') return at;
+    }
+    if (end < 0) return undefined;
+  }
+}
+
+/**
  * Why the data directory `dir` could not be made or locked (`file`: the lock file), in one line that names
  * the file and what to do. The system's own words misled here: making the folders (makeDirs) says
  * EEXIST or ENOTDIR for a path that is or lies below a file, naming the path it tried, not the file,
@@ -116,6 +133,10 @@ function nearestExisting(dir: string): { path: string; isDirectory: boolean } | 
  */
 export function dataDirFailure(dir: string, file: string, e: unknown): string {
   if (!isSystemError(e)) return errorText(e);
+  if (e.code === 'ELOOP') {
+    const loop = loopingFolder(dir);
+    if (loop) return `${loop} is a symbolic link that leads round in a loop (too many symbolic links, ELOOP); ${CHOOSE_DIR}`;
+  }
   // The folder, or one above it, is a file: whatever was tried in it (make it, open a file in it) said ENOTDIR.
   if (e.code === 'ENOTDIR' || e.code === 'EEXIST') {
     const found = nearestExisting(dir);

@@ -6,6 +6,7 @@ import type { Database, SqlJsConfig, SqlValue, Statement } from 'sql.js';
 import { SQL_WASM } from '../runtime/asset-manifest.mjs';
 import { requireAsset } from '../runtime/assets.js';
 import { DataFileError } from '../errors.js';
+import { isLinkItself } from '../path-entry.js';
 import { closeFile, openFile, readOpenFile, statFile } from './fs-calls.js';
 
 export type Param = string | number | null;
@@ -247,7 +248,7 @@ async function readDatabaseBytes(file: string): Promise<Uint8Array | undefined> 
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') {
+    if (code === 'ELOOP' && isLinkItself(file)) {
       throw new StoreNotAFileError(file, 'a symbolic link', 'Put the database file itself there (move the file it points to in its place), or point Storage.DataDir at the folder that holds it.');
     }
     throw e;

@@ -56,6 +56,7 @@ const LAYER_OF: Record<string, Layer> = {
   'url-host.ts': 'foundation', // a host as a URL writes it (listeners, the echo server, the broker's label)
   'monotonic-clock.ts': 'foundation', // durations without loading perf_hooks
   'bounded-file.ts': 'foundation', // reading a file the configuration names, bounded (configuration, certificates)
+  'path-entry.ts': 'foundation', // what is at a path itself, a link not followed (configuration file, data files)
 };
 
 const rank = (layer: Layer): number => LAYERS.length - LAYERS.indexOf(layer);

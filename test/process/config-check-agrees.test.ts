@@ -1,7 +1,7 @@
 // `config check` exits 78 (or 65, or 1) for what `serve` would refuse, with the same line: each case runs
 // both with the same arguments and expects one answer from them, and the refused serve to leave nothing.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -86,6 +86,24 @@ describe('config check refuses the data files serve refuses (65), and serve refu
       assert.equal(serve.stderr.trimEnd().split('\n').at(-1), `start-up failed: ${message(dir)}`);
       assert.doesNotMatch(serve.stderr, /stopped/, 'nothing had started');
       assert.deepEqual(readdirSync(dir), planted, 'no database, key, id or lock left beside it');
+    });
+  }
+});
+
+describe('a data directory behind a loop of symbolic links: both name the folder that loops (exit 1)', () => {
+  for (const below of ['', 'sub']) {
+    it(`--data-dir ${below ? 'a folder below the loop' : 'the loop itself'}`, async () => {
+      const root = tmpDir();
+      const loop = path.join(root, 'loop1');
+      symlinkSync('loop2', loop);
+      symlinkSync('loop1', path.join(root, 'loop2'));
+      const dataDir = path.join(loop, below);
+      const cause = `${loop} is a symbolic link that leads round in a loop (too many symbolic links, ELOOP); choose another folder (--data-dir, Storage.DataDir)`;
+      const { check, serve } = await checkAndServe(['--config', emptyConfig(), '--data-dir', dataDir]);
+      assert.equal(check.code, 1, check.stderr);
+      assert.equal(check.stderr, `voice-hub config: cannot read the data directory ${dataDir}: ${cause}\n`);
+      assert.equal(serve.code, 1, serve.stderr);
+      assert.equal(serve.stderr.trimEnd().split('\n').at(-1), `start-up failed: cannot take the data directory ${dataDir}: ${cause}`);
     });
   }
 });
