@@ -5,16 +5,17 @@
 import { lstatSync } from 'node:fs';
 
 /**
- * Whether nothing at all is at `file`, not even a dangling link. The system's other refusals (a folder
- * on the way that loops, or may not be searched) are thrown as they are: they say nothing of the name.
+ * Whether nothing at all is at `file`, not even a dangling link: no such name (ENOENT), or a file where
+ * a folder on the way should be (ENOTDIR). A name that cannot be looked at (a folder on the way that
+ * loops, or may not be searched) may hold something: reading it says what.
  */
 export function nothingAt(file: string): boolean {
   try {
     lstatSync(file);
     return false;
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR';
   }
 }
 

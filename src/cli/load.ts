@@ -1,6 +1,5 @@
 // Loading configuration for any CLI command, with exit code 78 (EX_CONFIG, which the
 // systemd unit does not retry) on bad values.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
@@ -37,11 +36,11 @@ export class CliExit extends Error {
   }
 }
 
-/** The shipped file: `config/appsettings.json` in the working directory or beside the bundle's folder. */
-export function defaultConfigFile(bundleDir: string | undefined): string | undefined {
+/** Where the shipped file is looked for, in order: `config/appsettings.json` in the working directory, then beside the bundle's folder. */
+export function defaultConfigFiles(bundleDir: string | undefined): string[] {
   const candidates = [path.resolve('config/appsettings.json')];
   if (bundleDir) candidates.push(path.resolve(bundleDir, '..', 'config', 'appsettings.json'));
-  return candidates.find((f) => existsSync(f));
+  return candidates;
 }
 
 /** The configuration given on the command line: `--config FILE` and key (dot form) -> value. */
@@ -56,7 +55,7 @@ export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env
   try {
     return loadConfig({
       ...(cli.file !== undefined ? { file: cli.file } : {}),
-      defaultFile: defaultConfigFile(bundleDir),
+      defaultFiles: defaultConfigFiles(bundleDir),
       env,
       flags: cli.flags,
       ...(cli.flagNames ? { flagNames: cli.flagNames } : {}),

@@ -4,7 +4,9 @@
 // turns into exit code 78. A file the system will not let this user read is no configuration problem
 // but the machine's: its error is thrown as it is (src/cli/fatal.ts, exit code 1).
 import { readBoundedFile, unreadableReason } from '../bounded-file.js';
+import { readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { isLinkItself, nothingAt } from '../path-entry.js';
 import { decodeConfigBytes } from './file-encoding.js';
 import { JsonTextError, parseJsonText } from './json-text.js';
 import { addEnv, addFile, addFlags, defaultEntries, type Entries } from './layers.js';
@@ -51,8 +53,12 @@ export function resolveFlag(name: string, short: readonly string[] = Object.keys
 export interface LoadOptions {
   /** `--config PATH`: must exist. */
   file?: string;
-  /** Used when `file` is not given, if it exists (the shipped config/appsettings.json). */
-  defaultFile?: string;
+  /**
+   * When `file` is not given, the first of these at which anything is (the shipped
+   * config/appsettings.json), read as `file` would be: a dangling link or a folder there is reported,
+   * not passed over. None is read when nothing is at any of them.
+   */
+  defaultFiles?: readonly string[];
   /** The environment to read `Section__Key` variables from; none when not given. */
   env?: NodeJS.ProcessEnv;
   /** Dot-path keys to values, as parsed from the command line. */
@@ -79,8 +85,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
 
 /** Reads and adds the configuration file; returns its absolute path, or undefined when none was read. */
 function readFile(opts: LoadOptions, problems: Problems, entries: Entries): string | undefined {
-  const explicit = opts.file !== undefined;
-  const given = opts.file ?? opts.defaultFile;
+  const given = opts.file ?? opts.defaultFiles?.find((f) => !nothingAt(path.resolve(f)));
   if (given === undefined) return undefined;
   const file = path.resolve(given);
   let text: string;
@@ -88,13 +93,16 @@ function readFile(opts: LoadOptions, problems: Problems, entries: Entries): stri
     text = decodeConfigBytes(readBoundedFile(file, MAX_CONFIG_FILE_BYTES));
   } catch (e) {
     const { code, syscall } = e as NodeJS.ErrnoException;
-    if (code === 'ENOENT' && !explicit) return undefined;
     // A path that names no file is the configuration's mistake (--config with a typo, or a folder, a
     // device, a huge file); the system's other refusals (EACCES: the file is root's or another user's)
     // are the machine's, as for every other file the service reads (docs/operations.md): whoever runs
     // it fixes them, not an edit.
     if (syscall !== undefined && code !== 'ENOENT' && code !== 'EISDIR' && code !== 'ENOTDIR') throw e;
-    problems.add(`${file}: cannot read the configuration file: ${unreadableReason(code, MAX_CONFIG_FILE_BYTES, 'a configuration file')}`);
+    // Through a link, ENOENT is the target's: the link itself is there, and is what was typed or found.
+    const reason = code === 'ENOENT' && isLinkItself(file)
+      ? `it is a symbolic link to ${readlinkSync(file)}, which does not exist`
+      : unreadableReason(code, MAX_CONFIG_FILE_BYTES, 'a configuration file');
+    problems.add(`${file}: cannot read the configuration file: ${reason}`);
     return undefined;
   }
   let tree: unknown;

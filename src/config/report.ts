@@ -5,13 +5,16 @@ import { leafKeys } from './schema-keys.js';
 import { jsonText, shownValue, type PublicForm } from './shown.js';
 import type { LoadedConfig } from './types.js';
 
+/** Which configuration file was read, as `config check` heads its report and `serve` logs it at start. */
+export const configFileLine = (loaded: LoadedConfig): string => `configuration file: ${loaded.file ?? 'none (built-in defaults)'}`;
+
 /**
  * `# configuration file: PATH` (or none), then one `Key = value  (source)` line per key, then what was
  * ignored. `publicForm`: see shown.ts. `stored`: the values stored through the API that are in effect,
  * by the key they override, shown in its place as what the service uses.
  */
 export function formatConfigReport(loaded: LoadedConfig, publicForm: PublicForm, stored: ReadonlyMap<string, unknown> = new Map()): string[] {
-  const lines = [`# configuration file: ${loaded.file ?? 'none (built-in defaults)'}`];
+  const lines = [`# ${configFileLine(loaded)}`];
   const leaves: Array<[string, unknown]> = [];
   flatten(maskedView(loaded, publicForm), [], leaves);
   for (const [key, value] of leaves) {

@@ -1,6 +1,7 @@
 // Loading: precedence of defaults < file < env < flags, the environment's naming rules, type
 // conversion, and the result's shape (time spans in ms, frozen, a source for every key).
 import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadConfig, SHORT_FLAGS } from '../../src/config/load.js';
@@ -8,6 +9,7 @@ import { maskedView } from '../../src/config/mask.js';
 import { leafKeys } from '../../src/config/schema-keys.js';
 import type { ConfigSource } from '../../src/config/types.js';
 import { publicServerUrl } from '../../src/upstream/public-url.js';
+import { tmpDir } from '../support/tmp.js';
 import { configFile, problemsOf } from './helpers.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
@@ -67,20 +69,40 @@ describe('precedence: defaults < file < env < flags', () => {
 });
 
 describe('configuration file', () => {
-  it('--config picks the file; defaultFile is used only when no file is given', () => {
+  it('--config picks the file; defaultFiles are used only when no file is given', () => {
     const given = configFile({ Server: { Port: 6001 } });
     const fallback = configFile({ Server: { Port: 6002 } });
-    assert.equal(loadConfig({ file: given, defaultFile: fallback }).config.Server.Port, 6001);
-    const loaded = loadConfig({ defaultFile: fallback });
+    assert.equal(loadConfig({ file: given, defaultFiles: [fallback] }).config.Server.Port, 6001);
+    const loaded = loadConfig({ defaultFiles: [fallback] });
     assert.equal(loaded.config.Server.Port, 6002);
     assert.equal(loaded.file, fallback);
   });
 
   it('a missing default file means built-in defaults', () => {
-    const loaded = loadConfig({ defaultFile: '/nonexistent/appsettings.json' });
+    const loaded = loadConfig({ defaultFiles: ['/nonexistent/appsettings.json'] });
     assert.equal(loaded.file, undefined);
     assert.equal(loaded.config.Server.Port, 5000);
     assert.ok([...loaded.sources.values()].every((s) => s === 'default'));
+  });
+
+  it('a default path where anything is, a dangling link or a loop too, is read and its failure reported, not passed over', () => {
+    const dir = tmpDir();
+    const later = configFile({ Server: { Port: 6003 } });
+    const at = (name: string): string => path.join(dir, name);
+    symlinkSync('/nonexistent', at('dangling.json'));
+    assert.deepEqual(problemsOf({ defaultFiles: [at('dangling.json'), later] }), [
+      `${at('dangling.json')}: cannot read the configuration file: it is a symbolic link to /nonexistent, which does not exist`,
+    ]);
+    mkdirSync(at('folder.json'));
+    assert.deepEqual(problemsOf({ defaultFiles: [at('folder.json'), later] }), [`${at('folder.json')}: cannot read the configuration file: it is a directory`]);
+    // As --config gives it: the system's refusal (exit 1 in the CLI), not a configuration problem.
+    symlinkSync('loop.json', at('loop.json'));
+    for (const opts of [{ defaultFiles: [at('loop.json'), later] }, { file: at('loop.json') }]) {
+      assert.throws(() => loadConfig(opts), { code: 'ELOOP', syscall: 'open', path: at('loop.json') });
+    }
+    // Nothing at a path (nor can be: a file where its folder should be) passes to the next.
+    writeFileSync(at('a-file'), '');
+    assert.equal(loadConfig({ defaultFiles: [at('none.json'), path.join(at('a-file'), 'appsettings.json'), later] }).file, later);
   });
 
   it('matches keys case-insensitively and keeps the schema spelling', () => {

@@ -218,7 +218,7 @@ describe('file problems', () => {
 
   it('the default file is judged like a given one when it exists', () => {
     const file = configFile('{ nope }');
-    assert.match(problemsOf({ defaultFile: file })[0]!, /invalid JSON/);
+    assert.match(problemsOf({ defaultFiles: [file] })[0]!, /invalid JSON/);
   });
 
   it('a missing --config file is a problem naming it', () => {

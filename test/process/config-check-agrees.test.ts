@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from '
 import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { runBundle } from '../support/service.js';
+import { BUNDLE, ROOT, runBundle, runProcess, spawnService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
 /** An empty configuration file: the checkout's own config/appsettings.json is not read. */
@@ -106,4 +106,44 @@ describe('a data directory behind a loop of symbolic links: both name the folder
       assert.equal(serve.stderr.trimEnd().split('\n').at(-1), `start-up failed: cannot take the data directory ${dataDir}: ${cause}`);
     });
   }
+});
+
+describe('the default configuration file: a broken one is reported, not passed over for the defaults', () => {
+  /** Runs the bundle without --config in a folder of its own, with `config/appsettings.json` made by `plant`. */
+  async function inFolder(plant: (file: string) => void, args: string[]) {
+    const cwd = tmpDir();
+    mkdirSync(path.join(cwd, 'config'));
+    const file = path.join(cwd, 'config', 'appsettings.json');
+    plant(file);
+    const run = (command: string[]) => runProcess(process.execPath, [BUNDLE, ...command, '--data-dir', path.join(cwd, 'data'), ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: '/tmp' } });
+    return { file, check: await run(['config', 'check']), serve: await run(['serve', '--Server.Host', '127.0.0.1', '--Server.Port', '0', '--Mqtt.BrokerAddress', '']) };
+  }
+  const cases: Array<[what: string, plant: (file: string) => void, code: number, line: (file: string) => string]> = [
+    ['a dangling link', (file) => symlinkSync('/nonexistent', file), 78,
+      (file) => `invalid configuration:\n  ${file}: cannot read the configuration file: it is a symbolic link to /nonexistent, which does not exist\n`],
+    ['a link to itself', (file) => symlinkSync('appsettings.json', file), 1,
+      (file) => `voice-hub: cannot open ${file}: too many symbolic links encountered (ELOOP)\n`],
+  ];
+  for (const [what, plant, code, line] of cases) {
+    it(`${what}: exit ${code} from config check and serve, naming it; nothing is started`, async () => {
+      const { file, check, serve } = await inFolder(plant, []);
+      assert.equal(check.code, code, check.stdout + check.stderr);
+      assert.equal(check.stderr, line(file));
+      assert.equal(check.stdout, '');
+      assert.equal(serve.code, code, serve.stderr);
+      assert.equal(serve.stderr, line(file));
+    });
+  }
+
+  it('serve names the configuration file it read in its start-up log', async () => {
+    const svc = await spawnService(['--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+    assert.match(svc.output(), new RegExp(`^\\S+ info: App: configuration file: ${path.join(ROOT, 'config', 'appsettings.json').replace(/[.]/g, '\\.')}$`, 'm'));
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+    const config = emptyConfig();
+    const other = await spawnService(['--config', config, '--data-dir', tmpDir(), '--Mqtt.BrokerAddress', '']);
+    assert.ok(other.output().includes(` info: App: configuration file: ${config}\n`), other.output());
+    other.proc.kill('SIGTERM');
+    assert.equal(await other.exited, 0);
+  });
 });
