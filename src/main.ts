@@ -18,7 +18,7 @@ import { versionText } from './cli/version.js';
 import { createLogger, oneLine, withPriority, type Logger } from './log/logger.js';
 import type { AppConfig, LoadedConfig } from './config/types.js';
 import { DataDirInUseError, LOCK_FILE_NAME, type DataDirLock } from './process/data-dir-lock.js';
-import { PortInUseError } from './process/port-owner.js';
+import { assertListenAddress, PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
@@ -161,6 +161,10 @@ async function serve(cli: CliConfig): Promise<void> {
     // Another start won the race for the port between our early check and the (exclusive) listen.
     const conflict = await portConflict(loaded.config.Server, isSecret).catch(() => undefined);
     if (conflict) throw new CliExit(EXIT_IN_USE, conflict.message);
+    // The listen (uWS) says only that it failed: an address not this machine's is found here, as the
+    // fixed port's early check finds it, and said in the same words (port 0 has no early check).
+    const address = await assertListenAddress(loaded.config.Server.Host, loaded.config.Server.Port).then(() => undefined, (e: unknown) => listenRefusal(e, loaded.config.Server));
+    if (address) throw address;
     // A file system's refusal, also behind the store's 'storage is not writable', in the operator's words.
     const system = systemFailureText(e) ?? systemFailureText(e instanceof Error ? e.cause : undefined);
     if (system) throw new CliExit(1, `start-up failed: ${system}`);

@@ -4,7 +4,7 @@
 import type { SecretOption } from '../config/mask.js';
 import type { AppConfig } from '../config/types.js';
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.js';
-import { assertListenAddress, portHolder, PortInUseError } from './port-owner.js';
+import { assertHostResolves, portHolder, PortInUseError } from './port-owner.js';
 
 /**
  * The ports this configuration listens on, each with where it is chosen (for the advice of a refusal);
@@ -29,10 +29,11 @@ export async function assertPortsFree(server: AppConfig['Server'], secretOption:
 
 /**
  * Claims the ports and the data directory (DataDirInUseError / PortInUseError when another process
- * has them), after checking that the configured host is an address to listen on (the system's error). The lock is released by the caller on exit.
+ * has them), after checking that the configured host resolves (the resolver's error). A fixed port's
+ * check also finds an address that is not this machine's; with port 0 the listen itself meets it. The lock is released by the caller on exit.
  */
 export async function claimOwnership(config: AppConfig, secretOption: SecretOption): Promise<DataDirLock> {
-  await assertListenAddress(config.Server.Host, config.Server.Port);
+  await assertHostResolves(config.Server.Host);
   await assertPortsFree(config.Server, secretOption);
   return acquireDataDirLock(config.Storage.DataDir);
 }

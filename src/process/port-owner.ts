@@ -2,6 +2,7 @@
 // is taken leaves its data directory untouched and names the process in its way. The listen sockets
 // themselves are exclusive (see src/http/server.ts); this only makes the refusal early and readable.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import dns from 'node:dns/promises';
 import net from 'node:net';
 import { maskSecretArgs, type SecretOption } from '../config/mask.js';
 import { publicServerUrl } from '../upstream/public-url.js';
@@ -40,6 +41,15 @@ export function portTaken(host: string, port: number): Promise<boolean> {
     server.once('error', (e: NodeJS.ErrnoException) => (e.code === 'EADDRINUSE' ? resolve(true) : reject(e)));
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(false)));
   });
+}
+
+/**
+ * Throws the resolver's error (syscall getaddrinfo) for a host that names no address, as a listen on it
+ * would, without listening: a listen loads Node's cluster module and child_process for good, which a
+ * service started on port 0 otherwise never needs (test/process/idle-modules.test.ts).
+ */
+export async function assertHostResolves(host: string): Promise<void> {
+  await dns.lookup(host);
 }
 
 /**
