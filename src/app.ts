@@ -1,6 +1,7 @@
 // createApp(config) -> {start, stop}: explicit wiring of the daemon's parts. Nothing here touches
 // process, argv or signals (that is src/main.ts), so tests run the whole service in-process.
 import { hubReceiversUnsent, hubSessionBridge } from './api/hub-session-bridge.js';
+import { configFileLine } from './config/report.js';
 import type { LoadedConfig } from './config/types.js';
 import type { VoiceHubServer } from './hub/index.js';
 import type { Inject } from './http/inject.js';
@@ -99,6 +100,9 @@ export function createApp(loaded: LoadedConfig, deps: AppDeps = {}): App {
     const voiceCa = loadCaFile(config.VoiceService.CaFile);
     const native = loadNativeUws({ bundleDir: deps.bundleDir });
     logger.info(`uWebSockets.js native addon loaded from ${native.addonPath} (Node ${process.version}, module ABI ${process.versions.modules})`);
+    // The journal is where a technician reads which file the settings came from (a default path is
+    // looked for in two folders).
+    logger.info(configFileLine(loaded));
     // Every other file of the build too: one it lacks is named now, not at the first request for it.
     assertBuildComplete(deps.bundleDir);
     // Before the store: a certificate uWS refuses stops start-up before anything is written.

@@ -12,7 +12,6 @@ import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, in
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, invalidConfiguration, loadCliConfig, type CliConfig } from './cli/load.js';
 import { listenRefusal } from './cli/listen-refusal.js';
 import { ConfigError } from './config/load.js';
-import { configFileLine } from './config/report.js';
 import { DataFileError, errorText } from './errors.js';
 import { versionText } from './cli/version.js';
 import { createLogger, oneLine, withPriority, type Logger } from './log/logger.js';
@@ -98,9 +97,6 @@ function tuneMemory(logger: Logger): (() => Settled) | undefined {
 async function serve(cli: CliConfig): Promise<void> {
   const loaded = loadConfigOf(cli);
   const logger = createLogger({ levels: loaded.config.Logging.LogLevel });
-  // The journal is where a technician reads which file a start took its settings from (a default path
-  // is looked for in two folders).
-  logger.info(configFileLine(loaded));
   // Before the data directory is claimed: a signal while it is taken must not leave its lock behind.
   const signals = new ServiceSignals(logger);
   for (const text of loaded.ignored ?? []) logger.warn(text);
