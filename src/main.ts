@@ -6,7 +6,7 @@
 // otherwise stay in its heap for good.
 import path from 'node:path';
 import { createApp } from './app.js';
-import { checkBeforeHelp, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
+import { checkBeforeHelp, commandOf, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, isCodingError, systemFailureText } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, invalidConfiguration, loadCliConfig, type CliConfig } from './cli/load.js';
@@ -184,8 +184,9 @@ async function main(): Promise<void> {
   // An error thrown or a promise rejected outside the command's own await (a timer, an event) ends it as one it awaited would.
   process.on('uncaughtException', exitOnFailure);
   const args = process.argv.slice(2);
-  const unparsable = preParseProblems(args);
-  if (unparsable.length > 0) throw usageError(undefined, unparsable);
+  const named = commandOf(args);
+  const unparsable = preParseProblems(args, named);
+  if (unparsable.length > 0) throw usageError(named, unparsable);
   await checkBeforeHelp(args);
   await programParser(args)
     .usage('$0 [command] [options]\n\nBackend for voice-assistant devices: HTTP API, SignalR hub at /voice-hub,\nupstream voice link, MQTT.')
@@ -268,7 +269,7 @@ async function main(): Promise<void> {
     .alias('h', 'help')
     .fail((msg, err) => {
       if (err) throw err;
-      throw usageError(undefined, [msg]);
+      throw usageError(named, [msg]);
     })
     .parseAsync();
 }

@@ -9,6 +9,7 @@ import { leafKeys } from '../config/schema-keys.js';
 import { isSecretFlag, secretFlagKey } from '../config/mask.js';
 import { closest } from '../config/spelling.js';
 import { Problems } from '../config/problems.js';
+import { resolveFlag } from '../config/load.js';
 import { oneLine } from '../log/logger.js';
 import { shownName } from '../config/shown.js';
 import { COMMANDS, exitsText, SERVE, type CommandSpec } from './commands.js';
@@ -38,30 +39,37 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
 
 /**
  * What must be refused before yargs parses, one line each:
- * - A secret flag (a key the configuration masks, or a command's own secret such as simulate's
- *   --api-key) followed by a word that starts with '-': yargs would read that word, the secret itself,
- *   as flags of its own (`-xSECRET` as -x -S -E ...) and every problem line would spell it out. The word
- *   is never quoted; the line says how such a value is written.
+ * - A flag that takes a value (a configuration key, `--config`, or a command's own secret such as
+ *   simulate's --api-key) followed by a word that starts with '-': yargs would read that word as flags of
+ *   its own (`-bob` as -b -o -b, the secret `-xSECRET` as -x -S -E ... spelled out in every problem
+ *   line) and the flag as given no value, or, for a number (`--port -1`), take it as the value: the same
+ *   words meant one thing or another by the shape of the word. The word is never quoted (it may be a
+ *   secret); the line says how such a value is written.
  * - Flags named like a member of Object.prototype (`--constructor`, `--toString`), which no command
  *   takes: yargs looks flag names up in plain objects and throws a TypeError on these.
  * - A value given to --help, -h or --version (see BOOLEAN_WORDS).
+ * `spec`: the command the line names (commandOf), whose configuration flags are known.
  */
-export function preParseProblems(args: readonly string[]): string[] {
+export function preParseProblems(args: readonly string[], spec: CommandSpec): string[] {
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === '--') break;
     const secret = /^--?([^=]+)(=?)(.*)$/.exec(arg);
-    if (secret && isSecret(secret[1]!)) {
+    const isConfigFlag = secret !== null && arg.startsWith('--') && takesConfigValue(spec, secret[1]!);
+    if (secret && (isSecret(secret[1]!) || isConfigFlag)) {
       // In the spelling the command line takes (`--Mqtt:Password` would be refused in turn).
       const key = secretFlagKey(secret[1]!);
       const flag = key !== undefined && /:|__/.test(secret[1]!) ? `--${key}` : `${arg.startsWith('--') ? '--' : '-'}${secret[1]}`;
       const given = secret[2] === '=';
-      if (!given && args[i + 1]?.startsWith('-')) {
+      // `--port --data-dir x` is a value left out, which the parser names; a secret's next word is never read.
+      const next = args[i + 1];
+      if (!given && next?.startsWith('-') && (isSecret(secret[1]!) || !isFlagOf(spec, next))) {
         problems.push(`${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`);
         i++;
         continue;
       }
+      if (!isSecret(secret[1]!)) continue;
       // The word after the value (or after an empty `--Key=`) is taken as an argument of the command, and
       // an unexpected one is quoted: when it is no word a command takes, it may well be a secret too
       // (`--ApiKeys k1 k2`, `--Mqtt.Password= SECRET`, a secret with spaces left unquoted:
@@ -88,6 +96,39 @@ export function preParseProblems(args: readonly string[]): string[] {
   }
   return problems;
 }
+
+/** Whether `--name` is `--config` or a configuration key of `spec` (dot form or one of its short flags), all of which take a value. */
+const takesConfigValue = (spec: CommandSpec, name: string): boolean =>
+  spec.config !== undefined && !Object.hasOwn(spec.options, name) && (name === CONFIG_FILE_FLAG || resolveFlag(name, spec.config.short) !== undefined);
+
+/** Whether `word` is `--help`, `--version` or a flag `spec` takes, given without its value. */
+const isFlagOf = (spec: CommandSpec, word: string): boolean => {
+  const name = /^--([^=]+)$/.exec(word)?.[1];
+  return name !== undefined && (name === 'help' || name === 'version' || Object.hasOwn(spec.options, name) || takesConfigValue(spec, name));
+};
+
+/**
+ * The command a line names, found before parsing as yargs finds it: the first word that is no flag and
+ * no flag's value (a flag without `=` takes the next word unless that starts with '-', as yargs reads
+ * flags it was not told are switches). serve when that word is none of the commands, or there is none.
+ * Usage errors found before parsing name it, as those found after do.
+ */
+export function commandOf(args: readonly string[]): CommandSpec {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (arg.startsWith('-') && arg.length > 1) {
+      const switchOrGiven = arg.includes('=') || SWITCHES.has(arg);
+      if (!switchOrGiven && args[i + 1] !== undefined && !args[i + 1]!.startsWith('-')) i++;
+      continue;
+    }
+    return COMMANDS.find((c) => c.name === arg) ?? SERVE;
+  }
+  return SERVE;
+}
+
+/** The program's own switches, which take no value: what yargs knows of before it knows the command. */
+const SWITCHES: ReadonlySet<string> = new Set(['--help', '-h', '--version']);
 
 /**
  * yargs reads --help and --version as booleans, so `--help=false` or `--help false` would quietly start the
@@ -180,7 +221,7 @@ export async function checkBeforeHelp(args: readonly string[]): Promise<void> {
   await parser
     .fail((msg, err) => {
       if (err) throw err;
-      throw usageError(undefined, [msg]);
+      throw usageError(commandOf(args), [msg]);
     })
     .parseAsync();
 }

@@ -82,8 +82,9 @@ export function readConfigFlag(name: string, raw: unknown, short: readonly Short
 }
 
 function valueProblem(name: string, raw: unknown, node: SchemaNode): string | undefined {
-  // A bare boolean key is `true`, as `--flag` is for any boolean.
-  if (node.type === 'boolean' && raw === true) return undefined;
+  // A boolean key needs its value as any other key does (`--Mqtt.HomeAssistantDiscovery false`): read
+  // bare as `true`, a value left out by mistake turned a setting on, and its type decided whether a flag
+  // without its value was bad usage.
   // A whole array may be given by repeating its flag (`--ApiKeys a --ApiKeys b`).
   const values = node.type === 'array' && Array.isArray(raw) ? raw : [raw];
   for (const v of values) {

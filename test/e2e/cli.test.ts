@@ -78,7 +78,7 @@ describe('unknown flags, per command: exit 64 with "did you mean"', () => {
     [['health', '--version'], 'voice-hub health', 'unknown flag --version'],
     // Names of Object.prototype's members made yargs throw a TypeError (exit 1 with a stack trace).
     [['--constructor', '1'], 'voice-hub', 'unknown flag --constructor'],
-    [['health', '--toString=x'], 'voice-hub', 'unknown flag --toString'],
+    [['health', '--toString=x'], 'voice-hub health', 'unknown flag --toString'],
     [['--hasOwnProperty'], 'voice-hub', 'unknown flag --hasOwnProperty'],
   ];
   for (const [args, who, problem] of cases) {
@@ -97,8 +97,8 @@ describe('unknown flags, per command: exit 64 with "did you mean"', () => {
 describe('a secret flag followed by a dash word: exit 64, the word never quoted', () => {
   const how = (flag: string): string => `${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`;
   const cases: [string[], string, string][] = [
-    [['config', 'check', '--Mqtt.Password', '-xSECRETPW'], 'voice-hub', how('--Mqtt.Password')],
-    [['config', 'check', '--Mqtt.Password', '--SECRETPW'], 'voice-hub', how('--Mqtt.Password')],
+    [['config', 'check', '--Mqtt.Password', '-xSECRETPW'], 'voice-hub config', how('--Mqtt.Password')],
+    [['config', 'check', '--Mqtt.Password', '--SECRETPW'], 'voice-hub config', how('--Mqtt.Password')],
     // Any spelling that names a secret key; the advice in the one the command line takes.
     [['--mqtt:password', '-SECRETPW'], 'voice-hub', how('--Mqtt.Password')],
     [['--VoiceService__ApiKey', '-SECRETPW'], 'voice-hub', how('--VoiceService.ApiKey')],
@@ -106,18 +106,26 @@ describe('a secret flag followed by a dash word: exit 64, the word never quoted'
     [['--apikeys', '-SECRETPW'], 'voice-hub', how('--apikeys')],
     [['--Auth.SigningKey', '--constructor'], 'voice-hub', how('--Auth.SigningKey')],
     // A command's own credentials too.
-    [['simulate', '--admin-token', '-SECRETPW'], 'voice-hub', how('--admin-token')],
-    [['simulate', '--api-key', '--SECRETPW'], 'voice-hub', how('--api-key')],
+    [['simulate', '--admin-token', '-SECRETPW'], 'voice-hub simulate', how('--admin-token')],
+    [['simulate', '--api-key', '--SECRETPW'], 'voice-hub simulate', how('--api-key')],
     // A word after the value, or after an empty `--Key=`, would be quoted as an unexpected argument.
     [['--ApiKeys', 'k1SECRET', 'k2SECRET'], 'voice-hub', '--ApiKeys takes one word: the word after its value is no command or argument (an array is given item by item, --ApiKeys.0 VALUE --ApiKeys.1 VALUE)'],
-    [['config', 'check', '--Mqtt.Password=', 'SECRETPW'], 'voice-hub', "--Mqtt.Password= has no value; write the value right after the '=' (--Mqtt.Password=VALUE)"],
+    [['config', 'check', '--Mqtt.Password=', 'SECRETPW'], 'voice-hub config', "--Mqtt.Password= has no value; write the value right after the '=' (--Mqtt.Password=VALUE)"],
     // A value with spaces left unquoted: the words after the first would be quoted as a command or arguments.
     [['--Mqtt.Password=correctSECRET', 'horseSECRET', 'batterySECRET'], 'voice-hub', '--Mqtt.Password=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces'],
-    [['config', 'check', '--api-key=aSECRET', 'bSECRET'], 'voice-hub', '--api-key=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces'],
+    [['config', 'check', '--api-key=aSECRET', 'bSECRET'], 'voice-hub config', '--api-key=VALUE is followed by a word that is no command or argument (not shown: it may be part of the value); quote a value that holds spaces'],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
   }
+
+  // Before parsing, these lines were named as the top level's (`voice-hub: ...`, `Run 'voice-hub --help'`).
+  it('the line names the command it came from, wherever the command word stands', async () => {
+    await assertUsage(['--Mqtt.Password', 'pwSECRET', 'config', 'check', '--constructor', '1'], 'voice-hub config', ['unknown flag --constructor']);
+    for (const flag of ['--__proto__', '--toString']) await assertUsage(['config', 'check', flag, '1'], 'voice-hub config', [`unknown flag ${flag}`]);
+    await assertUsage(['health', '--hasOwnProperty'], 'voice-hub health', ['unknown flag --hasOwnProperty']);
+    await assertUsage(['token', 'admin', '--Mqtt.Password', '-SECRETPW'], 'voice-hub token', [how('--Mqtt.Password')]);
+  });
 
   it('a command word after a secret value is still the command', async () => {
     const res = await runBundle(['--Mqtt.Password', 'pwSECRET', 'config', 'check', '--data-dir', tmpDir()]);
@@ -153,6 +161,53 @@ describe('unknown commands and extra arguments: exit 64, nothing started', () =>
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
   }
+});
+
+// A value that starts with '-' was read three ways by its shape: `-bob` as the flags -b -o -b (and the key
+// as given no value), `-00:00:01` as -0 and a key without value, `-1` as a value.
+describe('a configuration flag followed by a word that starts with \'-\': one line saying to write --key=VALUE, exit 64', () => {
+  const how = (flag: string): string => `${flag} needs a value; a value that starts with '-' must be given as ${flag}=VALUE`;
+  const cases: [string[], string, string][] = [
+    [['config', 'check', '--Mqtt.Username', '-bob'], 'voice-hub config', how('--Mqtt.Username')],
+    [['config', 'check', '--Hub.KeepAliveInterval', '-00:00:01'], 'voice-hub config', how('--Hub.KeepAliveInterval')],
+    [['config', 'check', '--port', '-1'], 'voice-hub config', how('--port')],
+    [['--data-dir', '-d'], 'voice-hub', how('--data-dir')],
+    [['--config', '-x.json'], 'voice-hub', how('--config')],
+    [['token', 'admin', '--Storage.FlushInterval', '-00:00:05'], 'voice-hub token', how('--Storage.FlushInterval')],
+    [['health', '--Server.Port', '-5'], 'voice-hub health', how('--Server.Port')],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+
+  it('given as --key=VALUE, such a value is taken as it is: the configuration judges it', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username=-bob', '--port=-1']);
+    assert.equal(res.code, 78, res.stderr);
+    assert.deepEqual(res.stderr.trim().split('\n'), ['invalid configuration:', '  Server.Port: -1 from flag --port is invalid: must be an integer from 0 to 65535']);
+    const ok = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.Username=-bob']);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /^Mqtt\.Username = "-bob" {2}\(flag\)$/m);
+  });
+});
+
+// A boolean key given bare was `true`: `--Mqtt.HomeAssistantDiscovery --port 5` turned discovery on, exit 0,
+// where any other key without its value is bad usage.
+describe('a boolean configuration key needs its value, as every key does', () => {
+  const cases: [string[], string, string][] = [
+    [['config', 'check', '--Mqtt.HomeAssistantDiscovery', '--port', '5'], 'voice-hub config', '--Mqtt.HomeAssistantDiscovery needs a value'],
+    [['config', 'check', '--Mqtt.HomeAssistantDiscovery'], 'voice-hub config', '--Mqtt.HomeAssistantDiscovery needs a value'],
+    [['--VoiceService.EnableVoice'], 'voice-hub', '--VoiceService.EnableVoice needs a value'],
+  ];
+  for (const [args, who, problem] of cases) {
+    it(args.join(' '), () => assertUsage(args, who, [problem]));
+  }
+
+  it('with its value, as a word or after =, it is taken', async () => {
+    const res = await runBundle(['config', 'check', '--data-dir', tmpDir(), '--Mqtt.HomeAssistantDiscovery', 'false', '--Server.HttpsRedirect=false']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, /^Mqtt\.HomeAssistantDiscovery = false {2}\(flag\)$/m);
+    assert.match(res.stdout, /^Server\.HttpsRedirect = false {2}\(flag\)$/m);
+  });
 });
 
 describe('missing and repeated values, mistyped command options: exit 64; mistyped configuration values: exit 78', () => {
@@ -248,7 +303,7 @@ describe('configuration keys as flags stay accepted', () => {
       '--ApiKeys', 'k1', '--ApiKeys', 'k2',
       '--logging.loglevel.Hub', 'debug',
       '--Server.Port=6001',
-      '--VoiceService.EnableVoice',
+      '--VoiceService.EnableVoice', 'true',
       '--Mqtt.BrokerAddress', '',
       '--Hub.KeepAliveInterval', '00:00:20',
     ]);
@@ -335,7 +390,7 @@ describe('--help', () => {
       [['--version', 'false'], '--version'],
       [['health', '--help=false'], '--help'],
     ] as const) {
-      await assertUsage([...args], 'voice-hub', [`${flag} takes no value`]);
+      await assertUsage([...args], args[0] === 'health' ? 'voice-hub health' : 'voice-hub', [`${flag} takes no value`]);
     }
   });
 });
