@@ -6,7 +6,7 @@
 // otherwise stay in its heap for good.
 import path from 'node:path';
 import { createApp } from './app.js';
-import { checkBeforeHelp, commandOf, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
+import { checkBeforeHelp, commandOf, invocation, isSecret, preParseProblems, programParser, usageError, yargsCommand } from './cli/command.js';
 import { CONFIG, ECHO_SERVER, HEALTH, SERVE, SIMULATE, TOKEN } from './cli/commands.js';
 import { asksForStacks, dataDirFailure, environmentLogLevel, expectedFailure, internalFailure, isCodingError, systemFailureText } from './cli/fatal.js';
 import { CliExit, EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, invalidConfiguration, loadCliConfig, type CliConfig } from './cli/load.js';
@@ -23,6 +23,7 @@ import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, typ
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
 import { tolerateClosedOutput } from './process/closed-output.js';
+import { failOnUnwrittenOutput } from './cli/unwritten-output.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
@@ -181,10 +182,11 @@ async function serve(cli: CliConfig): Promise<void> {
 
 async function main(): Promise<void> {
   tolerateClosedOutput();
-  // An error thrown or a promise rejected outside the command's own await (a timer, an event) ends it as one it awaited would.
-  process.on('uncaughtException', exitOnFailure);
   const args = process.argv.slice(2);
   const named = commandOf(args);
+  failOnUnwrittenOutput(() => invocation(named));
+  // An error thrown or a promise rejected outside the command's own await (a timer, an event) ends it as one it awaited would.
+  process.on('uncaughtException', exitOnFailure);
   const unparsable = preParseProblems(args, named);
   if (unparsable.length > 0) throw usageError(named, unparsable);
   await checkBeforeHelp(args);

@@ -3,7 +3,7 @@
 // with `config`: `--config FILE`, keys in dot form and the listed short flags.
 import { ALL_SHORT_FLAGS, type ShortFlag } from './config-flags.js';
 import type { OptionSpecs } from './options.js';
-import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_UNREACHABLE, EXIT_USAGE } from './load.js';
+import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_IO_ERROR, EXIT_SOFTWARE, EXIT_UNREACHABLE, EXIT_USAGE } from './load.js';
 import { EXIT_CODES } from './sim-interrupt.js';
 import { SIMULATE_COUNTERS } from './sim-tally.js';
 import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
@@ -34,6 +34,7 @@ export type Exit = readonly [code: number, meaning: string];
 export const COMMON_EXITS: readonly Exit[] = [
   [EXIT_USAGE, 'bad usage (nothing was done)'],
   [EXIT_SOFTWARE, 'an internal error, a bug: please report it (Logging__LogLevel__Default=Debug in the environment prints its stack)'],
+  [EXIT_IO_ERROR, 'its output could not be written, whatever it would have exited with (a reader that closed the pipe early is no failure)'],
 ];
 
 /** `Exit codes: 0 ..., 1 ...` for a command's --help. */

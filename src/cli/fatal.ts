@@ -90,6 +90,11 @@ function systemFailure(e: SystemError, choose = '--port', path = e.path): string
   return `cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`;
 }
 
+/** `cannot write <what>: <cause> (<code>); <advice>` for a failed write to what names no file (the standard output). */
+export function writeFailureText(e: unknown, what: string): string {
+  return isSystemError(e) ? systemFailure(e, undefined, what) : `cannot write ${what}: ${errorText(e)}`;
+}
+
 /** `cannot <syscall> <file>: <cause> (<code>); <advice>` for a file system's refusal, else undefined. */
 export function systemFailureText(e: unknown): string | undefined {
   return isSystemError(e) ? systemFailure(e) : undefined;

@@ -24,6 +24,11 @@ export const EXIT_IN_USE = 75;
  * commands give their results (health 1-3, simulate 1), so that no script reads a bug as Degraded or as losses.
  */
 export const EXIT_SOFTWARE = 70;
+/**
+ * The command's output, its result, could not be written (sysexits EX_IOERR): a full disk, a terminal gone.
+ * A reader that closed the pipe early is no failure (src/cli/unwritten-output.ts).
+ */
+export const EXIT_IO_ERROR = 74;
 /** `health`: the service could not be reached, or what answered was no health report. */
 export const EXIT_UNREACHABLE = 3;
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE, EXIT_USAGE } from '../../src/cli/load.js';
+import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_IO_ERROR, EXIT_SOFTWARE, EXIT_USAGE } from '../../src/cli/load.js';
 import { SHUTDOWN_SIGNALS } from '../../src/process/signals.js';
 import { REPO_ROOT } from '../support/docs.js';
 
@@ -22,7 +22,7 @@ function section(name: string): string {
 describe('the manual page', () => {
   it('EXIT STATUS names every exit code of the service and every signal that stops it cleanly', () => {
     const text = section('EXIT STATUS');
-    for (const code of [0, 1, EXIT_USAGE, EXIT_DATA, EXIT_SOFTWARE, EXIT_IN_USE, EXIT_CONFIG]) {
+    for (const code of [0, 1, EXIT_USAGE, EXIT_DATA, EXIT_SOFTWARE, EXIT_IO_ERROR, EXIT_IN_USE, EXIT_CONFIG]) {
       assert.match(text, new RegExp(`(^|[^0-9])${code}([^0-9]|$)`), `exit status ${code}`);
     }
     for (const signal of SHUTDOWN_SIGNALS) assert.ok(text.includes(signal), `${signal} in: ${text}`);
