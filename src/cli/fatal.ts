@@ -13,11 +13,11 @@ import { DataFileError, errorText } from '../errors.js';
 import { oneLine } from '../log/logger.js';
 import { CliExit, EXIT_DATA, EXIT_IN_USE, EXIT_SOFTWARE } from './load.js';
 
-type SystemError = NodeJS.ErrnoException & { address?: string; port?: number };
+type SystemError = NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string; dest?: string };
 
 const isSystemError = (e: unknown): e is SystemError => e instanceof Error && typeof (e as SystemError).syscall === 'string' && typeof (e as SystemError).code === 'string';
 
-/** What to do about a system error, by its code; nothing where the cause alone says it. */
+/** What to do about a system error, by its code. A code not here gets the advice for what it names (fallbackAdvice). */
 const ADVICE: Readonly<Record<string, string>> = {
   EACCES: 'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access',
   EPERM: 'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access',
@@ -25,7 +25,32 @@ const ADVICE: Readonly<Record<string, string>> = {
   EDQUOT: 'free some space on that file system, or raise the quota',
   EROFS: 'that file system is read-only: choose a writable folder (--data-dir, Storage.DataDir)',
   EADDRNOTAVAIL: 'that address is not one of this machine\'s: choose another (--host)',
+  ENOENT: 'check the path, or create what is missing',
+  ENOTDIR: 'a part of that path is a file, not a folder: check the path',
+  EISDIR: 'that is a folder: give the path of a file',
+  ELOOP: 'a symbolic link on that path leads back to itself or through too many others: fix the link, or give the path it should lead to',
+  ENAMETOOLONG: 'a name on that path is longer than 255 bytes, or the whole path longer than 4095: choose a shorter path',
+  EMFILE: 'this process has as many files open as it may: raise its limit (LimitNOFILE in the unit, ulimit -n)',
+  ENFILE: 'the system has as many files open as it may: stop what holds them, or raise fs.file-max',
+  EIO: 'the device failed to read or write: check the disk and the kernel log (dmesg)',
+  EBUSY: 'something else is using it: stop that, or choose another path',
+  ETXTBSY: 'something else is using it: stop that, or choose another path',
+  EEXIST: 'something is already there: remove it, or choose another path',
+  ENXIO: 'nothing is attached to that device or FIFO: check the path',
+  ENOTFOUND: 'check the name\'s spelling, or give an IP address',
+  EAI_AGAIN: 'the name server did not answer: check the network and DNS, or give an IP address',
+  EAI_FAIL: 'the name server failed: check the network and DNS, or give an IP address',
 };
+
+/** For a code ADVICE has no words for: what to check, by what the error names. */
+function fallbackAdvice(e: SystemError): string {
+  if (e.path !== undefined) return 'check that path and this user\'s access to it';
+  if (e.hostname !== undefined || e.address !== undefined || e.port !== undefined) return 'check the address and port (--host, --port) and the network';
+  return 'if the cause does not say what to change, report it with this line';
+}
+
+/** A system call as the operator knows what it did: `cannot getaddrinfo x` said less than `cannot resolve x`. */
+const SYSCALL_WORDS: Readonly<Record<string, string>> = { getaddrinfo: 'resolve', getnameinfo: 'resolve' };
 
 /** A port below 1024 is what a user may not listen on; running as another user does not help with that. */
 const listenEaccesAdvice = (choose: string): string =>
@@ -82,12 +107,15 @@ export function environmentLogLevel(env: NodeJS.ProcessEnv): string | undefined 
 /** Debug and Trace, in any case, as the configuration accepts them. */
 export const asksForStacks = (level: string | undefined): boolean => level !== undefined && /^\s*(debug|trace)\s*$/i.test(level);
 
-/** `cannot <syscall> <what>: <cause> (<code>); <advice>`; `path` names the file where the error names none (a write). */
+/**
+ * `cannot <syscall> <what>: <cause> (<code>); <advice>`, always naming what failed (the file, the host name,
+ * the address and port) and what to do; `path` names the file where the error names none (a write).
+ */
 function systemFailure(e: SystemError, choose = '--port', path = e.path): string {
-  const what = path ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
+  const what = path ?? e.hostname ?? (e.port !== undefined ? `${e.address ?? ''}:${e.port}` : e.address);
   const cause = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
-  const advice = e.syscall === 'listen' && e.code === 'EACCES' ? listenEaccesAdvice(choose) : e.code ? ADVICE[e.code] : undefined;
-  return `cannot ${e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code})${advice ? `; ${advice}` : ''}`;
+  const advice = e.syscall === 'listen' && e.code === 'EACCES' ? listenEaccesAdvice(choose) : (e.code ? ADVICE[e.code] : undefined) ?? fallbackAdvice({ ...e, path, message: e.message });
+  return `cannot ${SYSCALL_WORDS[e.syscall!] ?? e.syscall}${what ? ` ${what}` : ''}: ${cause} (${e.code}); ${advice}`;
 }
 
 /** `cannot write <what>: <cause> (<code>); <advice>` for a failed write to what names no file (the standard output). */
@@ -101,6 +129,7 @@ export function systemFailureText(e: unknown): string | undefined {
 }
 
 const CHOOSE_DIR = 'choose another folder (--data-dir, Storage.DataDir)';
+const NO_NEW_FILES = 'it is on a file system that takes no new files (such as /proc or /sys)';
 
 /** The nearest of `dir` and its parents that exists, with what it is. */
 function nearestExisting(dir: string): { path: string; isDirectory: boolean } | undefined {
@@ -162,7 +191,11 @@ export function dataDirFailure(dir: string, file: string, e: unknown): string {
   // Creating a file in a folder that exists failed as if the folder did not: a file system that takes no
   // new files (/proc, /sys). The system's words name a temporary file and say nothing to do.
   if (e.code === 'ENOENT' && e.syscall === 'open' && nearestExisting(dir)?.path === path.resolve(dir)) {
-    return `cannot create files in ${dir}: no such file or directory (ENOENT), though the folder exists: it is on a file system that takes no new files (such as /proc or /sys); ${CHOOSE_DIR}`;
+    return `cannot create files in ${dir}: no such file or directory (ENOENT), though the folder exists: ${NO_NEW_FILES}; ${CHOOSE_DIR}`;
+  }
+  // The same for a folder made in one that exists (mkdir /proc/x).
+  if (e.code === 'ENOENT' && e.syscall === 'mkdir' && e.path !== undefined && nearestExisting(e.path)?.path === path.dirname(path.resolve(e.path))) {
+    return `cannot mkdir ${e.path}: no such file or directory (ENOENT), though ${path.dirname(path.resolve(e.path))} exists: ${NO_NEW_FILES}; ${CHOOSE_DIR}`;
   }
   return systemFailure(e, undefined, e.path ?? file);
 }

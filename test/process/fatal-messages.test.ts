@@ -4,7 +4,7 @@
 // priority, so `journalctl -p warning` shows why the service did not start.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -137,7 +137,7 @@ describe('operational failures: one line, no stack', () => {
       for (const [dataDir, made] of [['/proc/voice-hub-test', '/proc/voice-hub-test'], ['/proc/voice-hub-test/data', '/proc/voice-hub-test']] as const) {
         const res = await serve(dataDir);
         assert.equal(res.code, 1, res.stderr);
-        assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot mkdir ${made}: no such file or directory (ENOENT)`);
+        assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot mkdir ${made}: no such file or directory (ENOENT), though /proc exists: it is on a file system that takes no new files (such as /proc or /sys); choose another folder (--data-dir, Storage.DataDir)`);
       }
     });
 
@@ -175,6 +175,25 @@ describe('operational failures: one line, no stack', () => {
       assert.equal(lastLine(res), `start-up failed: cannot take the data directory ${dataDir}: cannot open ${path.join(dataDir, LOCK_FILE_NAME)}: permission denied (EACCES); ` +
         'run it as the user the service runs as (sudo -u voice-hub voice-hub ...), or give this user access');
     });
+  });
+
+  // The probe's three: the host not named, and no word of what to do about a link loop or a name too long.
+  it('a host name that does not resolve, a configuration file in a link loop, a data directory name too long: named, with what to do (exit 1)', async () => {
+    const host = await runBundle(['echo-server', '--host', 'nonexistent.invalid', '--port', '0']);
+    assert.equal(host.code, 1, host.stderr);
+    assert.equal(host.stderr, "voice-hub: cannot resolve nonexistent.invalid: unknown node or service (ENOTFOUND); check the name's spelling, or give an IP address\n");
+    const dir = tmpDir();
+    symlinkSync(path.join(dir, 'b.json'), path.join(dir, 'a.json'));
+    symlinkSync(path.join(dir, 'a.json'), path.join(dir, 'b.json'));
+    const loop = await runBundle(['config', 'check', '--config', path.join(dir, 'a.json')]);
+    assert.equal(loop.code, 1, loop.stderr);
+    assert.equal(loop.stderr, `voice-hub: cannot open ${path.join(dir, 'a.json')}: too many symbolic links encountered (ELOOP); ` +
+      'a symbolic link on that path leads back to itself or through too many others: fix the link, or give the path it should lead to\n');
+    const long = path.join(dir, 'd'.repeat(300));
+    const token = await runBundle(['token', 'admin', '--data-dir', long]);
+    assert.equal(token.code, 1, token.stderr);
+    assert.equal(token.stderr, `voice-hub token: cannot take the data directory ${long}: cannot open ${long}/voice-hub.lock: name too long (ENAMETOOLONG); ` +
+      'a name on that path is longer than 255 bytes, or the whole path longer than 4095: choose a shorter path\n');
   });
 
   it('serve on an address not on this machine: the cause and what to do, before the data directory is made (exit 1)', async () => {
