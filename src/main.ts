@@ -233,7 +233,8 @@ async function main(): Promise<void> {
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
       })();
       const { code, text } = await healthCommand(url);
-      (code === EXIT_UNREACHABLE ? process.stderr : process.stdout).write(text);
+      const { urlsShown } = await import('./cli/shown-url.js');
+      (code === EXIT_UNREACHABLE ? process.stderr : process.stdout).write(urlsShown(text));
       process.exitCode = code;
     }))
     .command(yargsCommand(ECHO_SERVER, async ({ options }) => {
@@ -248,6 +249,7 @@ async function main(): Promise<void> {
     }))
     .command(yargsCommand(SIMULATE, async ({ options }) => {
       const { simulateCommand } = await import('./cli/simulate.js');
+      const { urlsShown } = await import('./cli/shown-url.js');
       const simulation = {
         url: options.url,
         devices: options.devices,
@@ -260,10 +262,10 @@ async function main(): Promise<void> {
         statefulReconnect: options['stateful-reconnect'],
         lateMs: options['late-after'],
         // Its lines quote what the service at --url answered (problem details, close reasons).
-        log: (line: string) => process.stderr.write(oneLine(line) + '\n'),
+        log: (line: string) => process.stderr.write(urlsShown(oneLine(line)) + '\n'),
       };
       const { code, text } = await simulateCommand(simulation);
-      process.stdout.write(text);
+      process.stdout.write(urlsShown(text));
       process.exitCode = code;
     }))
     .version(versionText(bundleDir))

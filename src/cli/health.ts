@@ -21,6 +21,7 @@ import { MAX_ANSWER_BYTES, readAtMost } from './bounded-answer.js';
 import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
+import { shownUrl } from './shown-url.js';
 
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
@@ -40,7 +41,9 @@ export async function healthCommand(url: string, timeoutMs = 15_000): Promise<{ 
 async function askHealth(url: string, timeoutMs: number, stop: AbortController, signal: AbortSignal): Promise<{ code: number; text: string }> {
   // A URL with credentials is refused as usage (healthUrlFrom); one given here anyway is never shown.
   const target = withoutCredentials(url);
-  const unreachable = (why: string) => ({ code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${target}: ${why}\n` });
+  // What the lines name: a query (an access token) is sent as given, never shown.
+  const shown = shownUrl(url);
+  const unreachable = (why: string) => ({ code: EXIT_UNREACHABLE, text: `voice-hub is not reachable at ${shown}: ${why}\n` });
   let res: Response;
   try {
     res = await toolRequest(target, { headers: { accept: 'application/json' }, signal });
@@ -52,7 +55,7 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
   if ('tooLarge' in body) {
     return {
       code: EXIT_UNREACHABLE,
-      text: `${target} answered HTTP ${res.status} with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, far more than a voice-hub health report (a few KB): stopped reading\n`,
+      text: `${shown} answered HTTP ${res.status} with more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, far more than a voice-hub health report (a few KB): stopped reading\n`,
     };
   }
   let json: unknown;
@@ -65,7 +68,7 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
   if (!report && res.status === 400 && body.bytes.toString('utf8') === INVALID_HOST_TEXT) {
     return {
       code: EXIT_UNREACHABLE,
-      text: `${target} refused the host name ${new URL(target).hostname}: the service's AllowedHosts does not list it; ` +
+      text: `${shown} refused the host name ${new URL(target).hostname}: the service's AllowedHosts does not list it; ` +
         'ask with --url naming a listed host\n',
     };
   }
@@ -73,7 +76,7 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
     const type = res.headers.get('content-type');
     return {
       code: EXIT_UNREACHABLE,
-      text: `${target} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''}${printable(redirectNote(res, target))} without a voice-hub ` +
+      text: `${shown} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''}${printable(redirectNote(res, target))} without a voice-hub ` +
         'health report (JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
     };
   }
@@ -157,7 +160,7 @@ function withoutCredentials(url: string): string {
 export function healthUrlFrom(given: string): string {
   const url = new URL(given);
   if (url.username || url.password) {
-    throw usageError(HEALTH, [`--url must not hold a user name or password (/health asks for none): give ${withoutCredentials(given)}`]);
+    throw usageError(HEALTH, [`--url must not hold a user name or password (/health asks for none): give ${shownUrl(given)}`]);
   }
   const path = stripEnds(url.pathname, '/', false);
   url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;

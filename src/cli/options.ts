@@ -100,8 +100,8 @@ function readUrl(name: string, v: string): Read<string> {
   try {
     url = new URL(v);
   } catch {
-    // Unparsed, its user info cannot be told from the rest: `http//user:password@host`.
-    const shown = v.includes('@') ? 'an address with an @ (not quoted: it may hold a password)' : `'${v}'`;
+    // Unparsed, its user info and query cannot be told from the rest: `http//user:password@host`, `http:/x?access_token=`.
+    const shown = v.includes('@') ? 'an address with an @ (not quoted: it may hold a password)' : v.includes('?') ? 'an address with a ? (not quoted: its query may hold a token)' : `'${v}'`;
     return bad(`--${name} needs an http:// or https:// address such as http://127.0.0.1:5000, not ${shown}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {

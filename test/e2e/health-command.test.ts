@@ -13,6 +13,7 @@ import { checkProperty } from '../hardening/property.js';
 import { endlessAnswer } from '../support/endless-answer.js';
 import { runBundle, startService } from '../support/service.js';
 import { withTimeout } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -223,6 +224,29 @@ describe('health --url with a user name and password', () => {
     const { code, text } = await healthCommand(`${base.replace('http://', 'http://u:s3cr3t@')}/health`, 5000);
     assert.equal(code, 0, text);
     assert.doesNotMatch(text, /s3cr3t/);
+  });
+});
+
+// `health --url 'http://127.0.0.1:1/health?access_token=...'` repeated the whole address, token included.
+describe('health --url with a query (where an access token travels): asked as given, named without it', () => {
+  it('not reached, and reached with no report: scheme, host, port and path only', async () => {
+    const port = await freePort();
+    const gone = await runBundle(['health', '--url', `http://127.0.0.1:${port}/health?access_token=HUNTER2x`]);
+    assert.equal(gone.code, 3, gone.stderr);
+    assert.equal(gone.stderr, `voice-hub is not reachable at http://127.0.0.1:${port}/health: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    answer = (res) => res.end('not a report');
+    const other = await runBundle(['health', '--url', `${base}/health?access_token=HUNTER2x`]);
+    assert.equal(other.code, 3, other.stderr);
+    assert.equal(other.stderr, `${base}/health answered HTTP 200 without a voice-hub health report (JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n`);
+  });
+
+  it('refused as bad usage, with credentials or unparsable: the query is not repeated either', async () => {
+    const creds = await runBundle(['health', '--url', base.replace('http://', 'http://u:pw@') + '/health?access_token=HUNTER2x']);
+    assert.equal(creds.code, 64);
+    assert.equal(creds.stderr.split('\n')[0], `voice-hub health: --url must not hold a user name or password (/health asks for none): give ${base}/health`);
+    const bad = await runBundle(['health', '--url', 'http:/[x?access_token=HUNTER2x']);
+    assert.equal(bad.code, 64);
+    assert.equal(bad.stderr.split('\n')[0], 'voice-hub health: --url needs an http:// or https:// address such as http://127.0.0.1:5000, not an address with a ? (not quoted: its query may hold a token)');
   });
 });
 

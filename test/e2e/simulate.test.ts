@@ -274,3 +274,15 @@ it('--url with a path (a service behind a reverse proxy at /hub/): the API is as
     server.close();
   }
 });
+
+// A query of --url (where an access token travels) was repeated in the report and on stderr.
+describe('simulate --url with a query', () => {
+  it('names the address as scheme, host, port and path, on stdout and stderr', async () => {
+    const port = await freePort();
+    const res = await runBundle(['simulate', '--url', `http://127.0.0.1:${port}/?access_token=HUNTER2x`, '--seconds', '1']);
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(res.stdout.split('\n')[0], `voice-hub simulate: 1 device(s) x 1 s against http://127.0.0.1:${port}/ (json protocol)`);
+    assert.equal(res.stderr.split('\n')[0], `setting up 1 device(s) against http://127.0.0.1:${port}/ (json)`);
+    assert.doesNotMatch(res.stdout + res.stderr, /HUNTER2x/);
+  });
+});
