@@ -126,8 +126,8 @@ export const SIMULATE = command({
   },
   epilogue: SIMULATE_COUNTERS,
   exits: [
-    [0, 'nothing was lost or duplicated and no device failed'],
-    [1, 'else'],
+    [0, 'nothing was lost or duplicated, no device failed and, with --admin-token, every device was deleted'],
+    [1, 'else (the report says what was left registered and why)'],
     [EXIT_CODES.SIGINT, 'Ctrl-C (SIGINT) ended the run early'],
     [EXIT_CODES.SIGTERM, 'SIGTERM ended the run early (it still prints its report and, with --admin-token, deletes its devices)'],
   ],

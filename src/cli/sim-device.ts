@@ -149,6 +149,9 @@ export function within<T>(promise: Promise<T>, ms: number, what: string, stop?: 
   });
 }
 
+/** What deleting a simulated device came to. */
+export type Deletion = { outcome: 'deleted' | 'absent' } | { outcome: 'failed'; reason: string };
+
 export class SimDevice {
   readonly tally: SimTally;
   /** Distinct Error texts and how often each came. */
@@ -288,15 +291,19 @@ export class SimDevice {
     await within(this.connection?.stop() ?? Promise.resolve(), this.api.timeoutMs, 'hub stop', deadline).catch(() => undefined);
   }
 
-  /** Deletes the device (admin token); false when that failed. Not found counts as deleted: it is not there. */
-  async delete(adminToken: string, deadline?: AbortSignal): Promise<boolean> {
+  /**
+   * Deletes the device (admin token). Not found is `absent` (a registration whose answer never came made
+   * none): nothing is left, and nothing was deleted either. A failure says why, for the report.
+   */
+  async delete(adminToken: string, deadline?: AbortSignal): Promise<Deletion> {
     try {
       await apiRequest(this.api, 'DELETE', `/api/device/${encodeURIComponent(this.deviceId)}`, undefined, adminToken, deadline);
-      return true;
+      return { outcome: 'deleted' };
     } catch (e) {
-      if (e instanceof ApiRefusal && e.status === 404) return true;
+      if (e instanceof ApiRefusal && e.status === 404) return { outcome: 'absent' };
       this.options.log(`warn: ${this.deviceId}: delete: ${errorText(e)}`);
-      return false;
+      // Without the request, which names this device: one reason for many devices reads as one line.
+      return { outcome: 'failed', reason: errorText(e).replace(/^DELETE \S+: /, '') };
     }
   }
 

@@ -29,12 +29,23 @@ export interface SimulationReport {
   maxMs: number | undefined;
   /** Distinct Error event texts with their counts. */
   errors: { message: string; count: number }[];
-  /** Registered simulated devices that are still registered after the run. */
-  leftRegistered: string[];
+  /** Registered simulated devices that are still registered after the run, and why. */
+  leftRegistered: LeftDevice[];
+  /** Devices the run deleted (with --admin-token). */
+  deleted: number;
   deletionSkipped: boolean;
   interrupted: Interruption | undefined;
-  /** Nothing lost, duplicated or failed, and not interrupted: the CLI exits 0. */
+  /**
+   * Nothing lost, duplicated or failed, not interrupted, and with --admin-token nothing left registered
+   * (the devices would count against DeviceManagement.MaxDevices): the CLI exits 0.
+   */
   ok: boolean;
+}
+
+/** A simulated device the run leaves registered: its id, and why it was not deleted. */
+export interface LeftDevice {
+  deviceId: string;
+  reason: string;
 }
 
 /** A run ended early (simulate's `stop`): why, and how long it had streamed (undefined: it had not begun). */
@@ -50,7 +61,8 @@ export interface RunFacts {
   drops: SimulationReport['drops'];
   statefulReconnect: boolean;
   lateMs: number;
-  leftRegistered: string[];
+  leftRegistered: LeftDevice[];
+  deleted: number;
   deletionSkipped: boolean;
   interrupted: Interruption | undefined;
 }
@@ -91,7 +103,7 @@ export function summarise(facts: RunFacts, devices: SimDevice[]): SimulationRepo
     p99Ms: percentile(latencies, 99),
     maxMs: latencies.at(-1),
     errors: [...errors].map(([message, count]) => ({ message, count })).sort((a, b) => b.count - a.count),
-    ok: clean && failures.length === 0 && packets.due > 0 && !facts.interrupted,
+    ok: clean && failures.length === 0 && packets.due > 0 && !facts.interrupted && (facts.deletionSkipped || facts.leftRegistered.length === 0),
   };
 }
 
@@ -131,19 +143,28 @@ export function formatSimulationReport(r: SimulationReport): string {
   if (r.failures.some((f) => /HTTP 409/.test(f.reason))) {
     out.push('registrations count against DeviceManagement.MaxDevices (10 as shipped): raise it (--DeviceManagement.MaxDevices 100) or delete old devices');
   }
+  const deleteByHand = 'delete them with DELETE /api/device/<id> and an admin token (voice-hub token admin)';
   if (r.deletionSkipped && r.leftRegistered.length > 0) {
     out.push(
-      `no --admin-token: the ${r.leftRegistered.length} simulated device(s) (${r.leftRegistered[0]}...) stay registered and count against ` +
-        'DeviceManagement.MaxDevices (10 as shipped); delete them with DELETE /api/device/<id> and an admin token (voice-hub token admin)',
+      `no --admin-token: the ${r.leftRegistered.length} simulated device(s) (${r.leftRegistered[0]!.deviceId}...) stay registered and count against ` +
+        `DeviceManagement.MaxDevices (10 as shipped); ${deleteByHand}`,
     );
-  } else if (r.leftRegistered.length > 0) {
-    out.push(`could not delete ${r.leftRegistered.length} simulated device(s): ${r.leftRegistered.join(', ')}`);
   } else if (!r.deletionSkipped) {
-    out.push('simulated devices deleted');
+    if (r.deleted > 0) out.push(`${r.deleted} simulated device(s) deleted`);
+    // One line per reason (401 for every device is one line), naming the devices.
+    const byReason = new Map<string, string[]>();
+    for (const left of r.leftRegistered) byReason.set(left.reason, [...(byReason.get(left.reason) ?? []), left.deviceId]);
+    for (const [reason, ids] of byReason) out.push(`could not delete ${ids.length} simulated device(s) (${ids.join(', ')}): ${reason}`);
+    if (r.leftRegistered.length > 0) {
+      out.push(`${r.leftRegistered.length} simulated device(s) stay registered and count against DeviceManagement.MaxDevices (10 as shipped); ${deleteByHand}`);
+    } else if (r.deleted === 0) {
+      out.push('no simulated device was registered: nothing to delete');
+    }
   }
   const lost = p.lost + q.lost;
   const duplicated = p.duplicated + q.duplicated;
-  const counts = `${lost} lost, ${duplicated} duplicated, ${r.failures.length} device(s) failed`;
+  const left = r.deletionSkipped || r.leftRegistered.length === 0 ? '' : `, ${r.leftRegistered.length} device(s) left registered`;
+  const counts = `${lost} lost, ${duplicated} duplicated, ${r.failures.length} device(s) failed${left}`;
   out.push(r.ok ? 'result: OK (nothing lost or duplicated)' : r.interrupted ? `result: INTERRUPTED (${counts})` : `result: FAILED (${counts})`);
   // Failures and Error events quote what the service at --url answered, which may be anything.
   return out.map(oneLine).join('\n') + '\n';

@@ -155,10 +155,15 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
     // All of them: a device that failed after its start still has a session to end.
     await Promise.all(devices.map((d) => d.stop(stopBy)));
     const registered = devices.filter((d) => d.registered || d.registering);
-    let leftRegistered = registered.map((d) => d.deviceId);
+    let leftRegistered = registered.map((d) => ({ deviceId: d.deviceId, reason: 'no --admin-token' }));
+    let deleted = 0;
     if (options.adminToken && registered.length > 0) {
-      const deleted = await Promise.all(registered.map((d) => d.delete(options.adminToken!, deleteBy)));
-      leftRegistered = registered.filter((_, i) => !deleted[i]).map((d) => d.deviceId);
+      const deletions = await Promise.all(registered.map((d) => d.delete(options.adminToken!, deleteBy)));
+      deleted = deletions.filter((d) => d.outcome === 'deleted').length;
+      leftRegistered = registered.flatMap((d, i) => {
+        const deletion = deletions[i]!;
+        return deletion.outcome === 'failed' ? [{ deviceId: d.deviceId, reason: deletion.reason }] : [];
+      });
     }
     return summarise({
       url: options.url,
@@ -168,6 +173,7 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       statefulReconnect,
       lateMs,
       leftRegistered,
+      deleted,
       deletionSkipped: !options.adminToken,
       interrupted: interrupted
         ? { reason: typeof stop!.reason === 'string' ? stop!.reason : 'stopped', streamedSeconds: streamedMs === undefined ? undefined : streamedMs / 1000 }

@@ -72,7 +72,7 @@ describe('simulate against the service and the echo server', () => {
     assert.match(text, /^packets +300 +300 +0 +0 +0$/m);
     assert.match(text, /^responses +300 +300 +0 +0 +0$/m);
     assert.match(text, /round trip .*: p50 \d+\.\d ms, p99 \d+\.\d ms, max \d+\.\d ms/);
-    assert.match(text, /simulated devices deleted/);
+    assert.match(text, /^3 simulated device\(s\) deleted$/m);
     assert.match(text, /result: OK/);
   });
 
@@ -284,5 +284,39 @@ describe('simulate --url with a query', () => {
     assert.equal(res.stdout.split('\n')[0], `voice-hub simulate: 1 device(s) x 1 s against http://127.0.0.1:${port}/ (json protocol)`);
     assert.equal(res.stderr.split('\n')[0], `setting up 1 device(s) against http://127.0.0.1:${port}/ (json)`);
     assert.doesNotMatch(res.stdout + res.stderr, /HUNTER2x/);
+  });
+});
+
+// `simulate --admin-token <invalid>` said `could not delete 1 simulated device(s)` and `result: OK`, exit 0,
+// the 401 only on stderr, the device left counting against MaxDevices; a registration refused with 401 was
+// followed by `simulated devices deleted`, of devices never registered.
+describe('simulate: devices left registered fail the run, with why; no deletion is claimed that did not happen', () => {
+  let rig: VoiceRig;
+  before(async () => {
+    rig = await startVoiceRig({ flags: { 'ApiKeys.0': 'key-for-the-test-0123' } });
+  });
+
+  it('an admin token the service refuses: exit 1, the device named with the refusal, FAILED', async () => {
+    const res = await runBundle(['simulate', '--url', rig.svc.url, '--seconds', '1', '--api-key', 'key-for-the-test-0123', '--admin-token', 'not-a-token']);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const lines = res.stdout.trim().split('\n');
+    const id = /^could not delete 1 simulated device\(s\) \((sim-[0-9a-f]{6}-1)\): /.exec(lines.at(-3)!)?.[1];
+    assert.ok(id, res.stdout);
+    assert.match(lines.at(-3)!, /\): HTTP 401 /);
+    assert.equal(lines.at(-2), '1 simulated device(s) stay registered and count against DeviceManagement.MaxDevices (10 as shipped); ' +
+      'delete them with DELETE /api/device/<id> and an admin token (voice-hub token admin)');
+    assert.equal(lines.at(-1), 'result: FAILED (0 lost, 0 duplicated, 0 device(s) failed, 1 device(s) left registered)');
+    assert.doesNotMatch(res.stdout, /deleted/);
+    const list = await call(rig.svc.url, 'GET', '/api/device/list', { token: await adminToken(rig.svc) });
+    assert.deepEqual(list.json.devices.map((d: { id: string }) => d.id), [id], 'the device is still there');
+  });
+
+  it('a registration refused (401): nothing to delete, and no deletion claimed', async () => {
+    const res = await runBundle(['simulate', '--url', rig.svc.url, '--seconds', '1', '--admin-token', await adminToken(rig.svc)]);
+    assert.equal(res.code, 1, res.stdout + res.stderr);
+    const lines = res.stdout.trim().split('\n');
+    assert.match(lines.at(-3)!, /^device sim-[0-9a-f]{6}-1 failed: POST \/api\/device\/register: HTTP 401/);
+    assert.equal(lines.at(-2), 'no simulated device was registered: nothing to delete');
+    assert.equal(lines.at(-1), 'result: FAILED (0 lost, 0 duplicated, 1 device(s) failed)');
   });
 });
