@@ -14,4 +14,10 @@ export const shownUrl = (url: string | URL): string => publicServerUrl(String(ur
  * the sentence's (`GET http://host/x: HTTP 401`), kept after the address.
  */
 export const urlsShown = (text: string): string =>
-  text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]*[^\s'"<>.,;:!?)]/gi, (url) => shownUrl(url));
+  text.replace(/\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s'"<>]*/gi, (match) => {
+    let end = match.length;
+    while (end > 0 && SENTENCE_MARKS.includes(match[end - 1]!)) end--;
+    return shownUrl(match.slice(0, end)) + match.slice(end);
+  });
+
+const SENTENCE_MARKS = '.,;:!?)';
