@@ -125,7 +125,7 @@ describe('the default configuration file: a broken one is reported, not passed o
     ['a dangling link', (file) => symlinkSync('/nonexistent', file), 78,
       (file) => `invalid configuration:\n  ${file}: cannot read the configuration file: it is a symbolic link to /nonexistent, which does not exist\n`],
     ['a link to itself', (file) => symlinkSync('appsettings.json', file), 1,
-      (file) => `voice-hub: cannot open ${file}: too many symbolic links encountered (ELOOP)\n`],
+      (file) => `voice-hub: cannot open ${file}: too many symbolic links encountered (ELOOP); a symbolic link on that path leads back to itself or through too many others: fix the link, or give the path it should lead to\n`],
   ];
   for (const [what, plant, code, line] of cases) {
     it(`${what}: exit ${code} from config check and serve, naming it; nothing is started`, async () => {
