@@ -9,6 +9,7 @@ import { after, describe, it } from 'node:test';
 import { createMqttCheck } from '../../src/health/checks.js';
 import { MqttPublisher } from '../../src/mqtt/publisher.js';
 import { topicLevel } from '../../src/mqtt/topics.js';
+import { jsonText } from '../../src/config/shown.js';
 import { loadConfig } from '../../src/config/load.js';
 import { configFile, problemsOf } from '../config/helpers.js';
 import { call } from '../support/http.js';
@@ -30,14 +31,14 @@ describe('MQTT settings that go into MQTT strings', () => {
     it(`Mqtt.Username with ${hex(ch)} is refused by the configuration`, () => {
       const value = `ha${ch}user`;
       const file = configFile({ Mqtt: { Username: value } });
-      assert.deepEqual(problemsOf({ file }), [`Mqtt.Username: ${JSON.stringify(value)} from file ${file} is invalid: ${USER_NAME_TEXT}`]);
+      assert.deepEqual(problemsOf({ file }), [`Mqtt.Username: ${jsonText(value)} from file ${file} is invalid: ${USER_NAME_TEXT}`]);
     });
   }
 
   it('the topic prefixes refuse them too, in the middle as at the ends', () => {
     for (const key of ['TopicPrefix', 'DiscoveryPrefix']) {
       for (const value of ['vh\u0000', 'v\u0001h', '\u0085vh', 'voice-hub/k\u00fcche\ufffe']) {
-        assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${JSON.stringify(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
+        assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${jsonText(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
       }
     }
   });
@@ -45,7 +46,7 @@ describe('MQTT settings that go into MQTT strings', () => {
   it('the topic prefixes refuse a leading $: such topics are the broker\'s (MQTT 4.7.2), which refuses them to clients', () => {
     for (const key of ['TopicPrefix', 'DiscoveryPrefix']) {
       for (const value of ['$SYS/vh', '$ha', '$']) {
-        assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${JSON.stringify(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
+        assert.deepEqual(problemsOf({ flags: { [`Mqtt.${key}`]: value } }), [`Mqtt.${key}: ${jsonText(value)} from flag --Mqtt.${key} is invalid: ${PREFIX_TEXT}`]);
       }
       assert.equal(loadConfig({ flags: { [`Mqtt.${key}`]: 'vh/$x' } }).config.Mqtt[key as 'TopicPrefix'], 'vh/$x', 'a $ past the first level is an ordinary character');
     }
