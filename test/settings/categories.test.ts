@@ -171,7 +171,7 @@ describe('ConfigCategories over a real store', () => {
         'voice.wakeWords = ["ok",5]',
         'device.maxDevices = 200000',
         'mqtt.brokerAddress = (not shown: not a host name or address, it may hold credentials)',
-        `mqtt.username = "${'x'.repeat(76)}... (302 characters)`,
+        `mqtt.username = "${'x'.repeat(76)}... (300 characters)`,
       ]);
       assert.deepEqual(categories.mqtt(), { brokerAddress: 'localhost', port: 1883, username: '' });
       // Left stored: a PUT of the key replaces it, null removes it.
