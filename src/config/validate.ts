@@ -39,8 +39,12 @@ interface Found {
   text: (publicForm: PublicForm | undefined) => string;
 }
 
+/** The names of a validator error's `instancePath`, a JSON Pointer (RFC 6901: `~1` is `/`, `~0` is `~`). */
+export const pointerSegments = (instancePath: string): string[] =>
+  instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+
 function describe(error: ErrorObject, entries: Entries): Found {
-  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = pointerSegments(error.instancePath);
   const direct = entries.get(segments);
   if (direct) return line(direct, undefined, error);
   const parent = entries.get(segments.slice(0, -1));

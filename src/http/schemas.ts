@@ -9,6 +9,7 @@ import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
 import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden } from './hidden-members.js';
 import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
+import { pointerSegments } from '../config/validate.js';
 
 /**
  * As many errors as one answer holds: ASP.NET's MaxModelValidationErrors, 200, the last of them saying
@@ -164,8 +165,7 @@ function fieldKey(path: ReadonlyArray<string | number>): string {
 function errorPath(schema: JsonSchema, instancePath: string): Array<string | number> {
   const path: Array<string | number> = [];
   let node: JsonSchema | undefined = schema;
-  for (const raw of instancePath.split('/').slice(1)) {
-    const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const segment of pointerSegments(instancePath)) {
     const items: unknown = node?.items;
     if (typeof items === 'object' && items !== null && /^(0|[1-9]\d*)$/.test(segment)) {
       path.push(Number(segment));
