@@ -10,3 +10,9 @@ export function stripEnds(value: string, set: string, start = true): string {
   while (to > from && set.includes(value[to - 1]!)) to--;
   return from === 0 && to === value.length ? value : value.slice(from, to);
 }
+
+/**
+ * A header field value without the optional whitespace (RFC 9110 section 5.6.3: SP and HTAB) at its
+ * ends, which is not part of it and which uWS passes through.
+ */
+export const trimOws = (value: string): string => stripEnds(value, ' \t');

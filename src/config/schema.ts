@@ -189,10 +189,9 @@ export const CONFIG_SCHEMA = {
         },
       },
     },
-    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated, `*.example.com` wildcards, no ports; `*` allows any (ASP.NET Core host filtering). Requests naming another host get 400 (API and hub). Which browser origins may call is `Cors.AllowedOrigins`.', {
-      minLength: 1,
-      pattern: '[^;\\s]',
-      'x-expected': 'must be a non-empty string: `*` or `;`-separated host names',
+    AllowedHosts: str('*', 'Host names requests may name in their Host header, `;`-separated: names (Unicode ones too), `*.example.com` wildcards, IPv4 and IPv6 addresses; a port is ignored; `*` allows any (ASP.NET Core host filtering). Requests naming another host get 400 (API and hub). An entry no Host header could match (`http://pi.local`, `pi.local/`) is refused, where ASP.NET Core would keep it and match nothing. Which browser origins may call is `Cors.AllowedOrigins`.', {
+      format: 'allowed-hosts',
+      'x-expected': 'must be `*` or `;`-separated host names as a Host header names them (`pi.local`, `*.example.com`, `192.168.1.20`, `fe80::1`), without a scheme or a path',
     }),
     VoiceService: {
       type: 'object',

@@ -1,8 +1,9 @@
-// What the schemas' own vocabulary checks with at run time: the `x-timespan` keyword and the `ws-url`
-// and `origin` formats. Both forms of the validators call these same functions: those ajv compiles
+// What the schemas' own vocabulary checks with at run time: the `x-timespan` keyword and the `ws-url`,
+// `origin` and `allowed-hosts` formats. Both forms of the validators call these same functions: those ajv compiles
 // (tests) through references, the standalone code in the bundle through this module's export (the
 // names ajv.ts writes into that code). So a time span means the same in a configuration file, in
 // PUT /api/config/device and in either form.
+import { allowedHostEntry, allowedHostTexts } from '../host-names.js';
 import type { TimeSpanBounds } from './schema.js';
 import { parseTimeSpan } from './timespan.js';
 
@@ -11,6 +12,7 @@ export const vocabulary = {
   formats: {
     'ws-url': { type: 'string', validate: isWebSocketUrl },
     origin: { type: 'string', validate: isOrigin },
+    'allowed-hosts': { type: 'string', validate: isAllowedHosts },
   },
 } as const;
 
@@ -42,6 +44,15 @@ export function isOrigin(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `AllowedHosts`: at least one entry, each one a request's Host could match. An entry that never can
+ * (`http://pi.local`, `pi.local/`) means a name meant and refused with a 400 at every request.
+ */
+export function isAllowedHosts(text: string): boolean {
+  const entries = allowedHostTexts(text);
+  return entries.length > 0 && entries.every((e) => allowedHostEntry(e) !== undefined);
 }
 
 /** Whether `text` is a time span within the node's bounds. */

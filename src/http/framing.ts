@@ -5,7 +5,7 @@
 // a proxy), so it is answered and the connection closed; nothing after it on the connection runs.
 import type { HttpRequest } from 'uWebSockets.js';
 import { sameIgnoringCase } from '../ignore-case.js';
-import { trimOws } from './ows.js';
+import { trimOws } from '../trim.js';
 
 /** Kestrel's `MaxRequestLineSize` default: a longer request target is a 414. */
 export const MAX_REQUEST_TARGET_BYTES = 8 * 1024;

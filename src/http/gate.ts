@@ -2,7 +2,8 @@
 // host filtering (ASP.NET Core's HostFilteringMiddleware over `AllowedHosts`) and, when
 // `Server.HttpsRedirect` is on, the redirect of plain HTTP to the HTTPS listener.
 import { sameIgnoringCase } from '../ignore-case.js';
-import { hostMatcher, hostName } from './hosts.js';
+import { hostName } from '../host-names.js';
+import { hostMatcher } from './hosts.js';
 import { sameRoutePath } from './route-path.js';
 
 /** The parts of a request the gate looks at, copied out of uWS's request by the caller. */

@@ -251,6 +251,11 @@ describe('environment', () => {
     assert.equal(loadConfig({ env: { AllowedHosts: 'pi.local;localhost' } }).config.AllowedHosts, 'pi.local;localhost');
   });
 
+  it('AllowedHosts takes every form of entry a Host header can match', () => {
+    const hosts = ' pi.local ; *.example.com;192.168.1.20;fe80::1;[::1]:5000;Bücher.de;*.bücher.de;hub.lan:5000;0.0.0.0;[::];;';
+    assert.equal(loadConfig({ flags: { AllowedHosts: hosts } }).config.AllowedHosts, hosts);
+  });
+
   it('ignores variables that are not configuration keys', () => {
     const env = {
       PATH: '/usr/bin', HOME: '/root', SERVER: 'x', VoiceService: 'x', Foo__Bar: 'x', VoiceService__Bogus: 'x',

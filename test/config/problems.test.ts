@@ -48,7 +48,12 @@ const ROWS: Row[] = [
   { key: 'Storage.FlushInterval', value: 5, expected: 'to 24.20:31:23.6470000', sources: ['file'] },
   { key: 'Logging.LogLevel.Default', value: 'verbose', expected: 'must be one of Trace, Debug, Information, Warning, Error, Critical, None' },
   { key: 'Logging.LogLevel.Hub', value: 'loud', expected: 'must be one of Trace, Debug, Information' },
-  { key: 'AllowedHosts', value: '', expected: 'must be a non-empty string' },
+  // An entry no Host header could match refused every request naming the host meant, without a word.
+  ...['', ' ; ', 'http://pi.local', 'pi.local/', 'pi%2elocal', 'pi.*', 'pi.local;https://hub.lan', '*.[::1]', 'user@pi.local'].map((value) => ({
+    key: 'AllowedHosts',
+    value,
+    expected: 'must be `*` or `;`-separated host names as a Host header names them (`pi.local`, `*.example.com`, `192.168.1.20`, `fe80::1`), without a scheme or a path',
+  })),
   { key: 'Server.Host', value: '', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },
   // These passed, then failed at start as a name that does not resolve, blamed on the data directory.
   { key: 'Server.Host', value: '[::1]', expected: 'must be an IPv4 address, an IPv6 address without brackets, or a host name (no port: that is Server.Port)' },

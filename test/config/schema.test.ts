@@ -8,6 +8,7 @@ import { Ajv } from 'ajv';
 import { CONFIG_SCHEMA } from '../../src/config/schema.js';
 import { envName, leafKeys, resolveKey, schemaDefaults } from '../../src/config/schema-keys.js';
 import { parseJsonText } from '../../src/config/json-text.js';
+import { vocabulary } from '../../src/config/vocabulary.js';
 
 const SHIPPED = path.resolve(import.meta.dirname, '../../config/appsettings.json');
 
@@ -71,8 +72,7 @@ describe('configuration schema', () => {
     ajv.addKeyword({ keyword: 'x-timespan', schemaType: 'object' });
     ajv.addKeyword({ keyword: 'x-public-form', schemaType: 'string' });
     ajv.addKeyword({ keyword: 'x-max-names', schemaType: 'number' });
-    ajv.addFormat('ws-url', true);
-    ajv.addFormat('origin', true);
+    for (const format of Object.keys(vocabulary.formats)) ajv.addFormat(format, true);
     assert.equal(typeof ajv.compile(CONFIG_SCHEMA), 'function');
   });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { INVALID_HOST_TEXT } from '../../src/http/gate.js';
-import { parseHost } from '../../src/http/hosts.js';
+import { parseHost } from '../../src/host-names.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { call } from '../support/http.js';

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import WebSocket from 'ws';
 import { INVALID_HOST_TEXT, requestGate } from '../../src/http/gate.js';
-import { hostMatcher, hostName } from '../../src/http/hosts.js';
+import { hostName } from '../../src/host-names.js';
+import { hostMatcher } from '../../src/http/hosts.js';
 import { rawRequest } from '../support/raw-http.js';
 import { request, startLoggedService } from './helpers.js';
 

@@ -2,7 +2,7 @@
 import { DomainError } from '../../errors.js';
 import type { SessionRecord } from '../../store/types.js';
 import { requireDeviceAccess } from '../../http/auth.js';
-import { parseHost } from '../../http/hosts.js';
+import { parseHost } from '../../host-names.js';
 import type { RequestInfo, Route } from '../../http/router.js';
 import { PROBLEM, ref } from '../openapi/components.js';
 import { publicServerUrl } from '../../upstream/public-url.js';
