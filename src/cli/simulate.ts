@@ -65,6 +65,9 @@ export function simulateOptionProblem(o: SimulateOptions): string | undefined {
   if (!Number.isInteger(o.devices) || o.devices < 1 || o.devices > MAX_SIMULATED_DEVICES) return `--devices must be a whole number from 1 to ${MAX_SIMULATED_DEVICES}`;
   if (!(o.seconds > 0 && o.seconds <= MAX_SIMULATED_SECONDS)) return `--seconds must be more than 0 and at most ${MAX_SIMULATED_SECONDS}, not ${o.seconds}`;
   if (hasCredentials(o.url)) return '--url must not hold a user name or password: the service asks for none (--api-key gives an API key)';
+  // Each request's path is resolved against the base address, which drops a query and a fragment: the
+  // devices would be talking to the service without what the address said, and not a word about it.
+  if (hasQueryOrFragment(o.url)) return "--url must be the service's base address, without a query or a fragment (each request adds its own path)";
   if (o.dropEverySeconds !== undefined && !(o.dropEverySeconds > 0)) return '--drop-every must be more than 0 seconds';
   if (o.dropForMs !== undefined) {
     if (o.dropEverySeconds === undefined) return '--drop-for needs --drop-every';
@@ -82,6 +85,9 @@ function hasCredentials(url: string): boolean {
     return false;
   }
 }
+
+/** `?` and `#` can only begin a URL's query and fragment; `http://pi:5000/?`, with an empty one, is not a base either. */
+const hasQueryOrFragment = (url: string): boolean => url.includes('?') || url.includes('#');
 
 function checkOptions(o: SimulateOptions): void {
   const problem = simulateOptionProblem(o);

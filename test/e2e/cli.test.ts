@@ -235,6 +235,10 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     [['simulate', '--seconds', '0'], 'voice-hub simulate', '--seconds must be more than 0 and at most 86400, not 0'],
     [['simulate', '--seconds', '1e9'], 'voice-hub simulate', '--seconds must be more than 0 and at most 86400, not 1000000000'],
     [['simulate', '--url', 'http://tech:s3cr3t@127.0.0.1:1'], 'voice-hub simulate', '--url must not hold a user name or password: the service asks for none (--api-key gives an API key)'],
+    // The query (a token, it may be) is not quoted; before, it and the path's last segment were dropped without a word.
+    ...['http://127.0.0.1:1/hub?access_token=SECRET', 'http://127.0.0.1:1/?', 'http://127.0.0.1:1#x', 'http://127.0.0.1:1/p/#'].map(
+      (url): [string[], string, string] => [['simulate', '--url', url], 'voice-hub simulate', "--url must be the service's base address, without a query or a fragment (each request adds its own path)"],
+    ),
     [['simulate', '--protocol', 'jsn'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'jsn' (did you mean json?)"],
     [['simulate', '--protocol', 'msgpack'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'msgpack'"],
     [['simulate', '--url', 'ftp://host'], 'voice-hub simulate', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'ftp://host'"],
