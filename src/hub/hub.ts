@@ -57,6 +57,12 @@ export class HubCore {
   private readonly addressLog: ThrottledLog;
   /** Negotiations refused for an address holding its limit: one line a minute, then a sum. */
   private readonly negotiationLog: ThrottledLog;
+  /**
+   * Stateful reconnects refused for naming another user (or none): a client that dropped its own stateful
+   * connection can retry the upgrade thousands of times a second for as long as the connection is kept,
+   * so a line each would let it write the journal full. 20 lines a minute, then a sum.
+   */
+  readonly reconnectRefusals: ThrottledLog;
 
   constructor(private readonly options: HubOptions) {
     const handshakeTimeoutMs = options.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
@@ -67,6 +73,8 @@ export class HubCore {
       (count) => `${count} more WebSocket upgrades refused in the last minute: their address held as many connections as one address may (${this.addresses.max})`);
     this.negotiationLog = new ThrottledLog(options.logger, 1, 60_000, now,
       (count) => `${count} more negotiations refused in the last minute: their address held as many pending negotiations as one address may hold connections (${this.addresses.max})`);
+    this.reconnectRefusals = new ThrottledLog(options.logger, 20, 60_000, now,
+      (count, seconds, last) => `${count} more stateful reconnects refused in the last ${seconds} s; the last: ${last}`);
     this.fullLog = new ThrottledLog(options.logger, 1, 60_000, now,
       (count) => `${count} more WebSocket upgrades refused in the last minute: the hub holds its ${options.maximumConnections} connections`);
     const maxPendingNegotiations = options.maxPendingNegotiations ?? DEFAULT_MAX_PENDING_NEGOTIATIONS;
@@ -300,6 +308,7 @@ export class HubCore {
       this.fullLog.flush();
       this.addressLog.flush();
       this.negotiationLog.flush();
+      this.reconnectRefusals.flush();
     };
     // With a grace, a connection past its handshake gets its Close message and its client closes the
     // socket; any other connection closes now.

@@ -169,7 +169,8 @@ export function hubUpgrade(ctx: HubRoutesContext): HubUpgrade {
       if (!sameUser(connection.user, user)) {
         // No token, for a connection opened with one, is no user at all: unauthenticated, not another user.
         const anonymous = user === undefined;
-        logger.info(`${connection.connectionId}: reconnect refused: ${anonymous ? 'it carries no token, the connection was opened with one' : 'its token names another user'}`);
+        // Throttled: the client can repeat this as fast as it likes while the connection is kept.
+        core.reconnectRefusals.info(`${connection.connectionId}: reconnect refused: ${anonymous ? 'it carries no token, the connection was opened with one' : 'its token names another user'}`);
         res.cork(() => (anonymous ? request.refuse(401, 'Unauthorized', { 'WWW-Authenticate': bearerChallenge(undefined) }) : request.refuse(403, 'Forbidden')));
         return;
       }
