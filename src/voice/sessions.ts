@@ -65,6 +65,11 @@ const INVALID_FRAME_LINES = 20;
 const DROP_BURST_LINES = 20;
 /** Lines a minute about lost upstream connections and their reconnects, all sessions together (a session gives up in a line of its own). */
 const RECONNECT_LINES = 60;
+/**
+ * Lines a minute about devices losing their hub connection and rejoining, all sessions together: a device
+ * may drop and rejoin its session as fast as its hub connections open, two lines each time.
+ */
+const PRESENCE_LINES = 20;
 
 export interface StartRequest {
   deviceId: string;
@@ -88,6 +93,7 @@ export class VoiceSessionService {
   private readonly invalidFrames: ThrottledLog;
   private readonly dropBursts: ThrottledLog;
   private readonly reconnects: ThrottledLog;
+  private readonly presenceLines: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -116,6 +122,8 @@ export class VoiceSessionService {
       (count, seconds, last) => `${count} more line(s) about dropped upstream frames left out in the last ${seconds} s (each session's end line has its totals); the last: ${last}`);
     this.reconnects = new ThrottledLog(deps.logger, RECONNECT_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more line(s) about lost upstream connections and reconnects left out in the last ${seconds} s; the last: ${last}`);
+    this.presenceLines = new ThrottledLog(deps.logger, PRESENCE_LINES, 60_000, () => monotonicMs(),
+      (count, seconds, last) => `${count} more line(s) about devices losing their hub connection and rejoining left out in the last ${seconds} s; the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -346,6 +354,7 @@ export class VoiceSessionService {
     this.invalidFrames.flush();
     this.dropBursts.flush();
     this.reconnects.flush();
+    this.presenceLines.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
@@ -396,14 +405,14 @@ export class VoiceSessionService {
   private deviceAway(sessionId: string, graceMs: number): void {
     const session = this.live.get(sessionId);
     if (session?.state !== 'Active') return; // ending anyway
-    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} lost its connection; the session waits ${durationText(graceMs)} for it to rejoin`);
+    this.presenceLines.info(`session ${sessionId}: device ${session.deviceId} lost its connection; the session waits ${durationText(graceMs)} for it to rejoin`);
     this.listeners.emit({ type: 'deviceAway', sessionId, deviceId: session.deviceId, graceMs, at: this.now() });
   }
 
   private deviceReturned(sessionId: string, awayMs: number): void {
     const session = this.live.get(sessionId);
     if (!session) return;
-    this.deps.logger.info(`session ${sessionId}: device ${session.deviceId} rejoined after ${durationText(awayMs)}`);
+    this.presenceLines.info(`session ${sessionId}: device ${session.deviceId} rejoined after ${durationText(awayMs)}`);
     this.listeners.emit({ type: 'deviceReturned', sessionId, deviceId: session.deviceId, awayMs, at: this.now() });
   }
 

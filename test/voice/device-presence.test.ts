@@ -213,4 +213,27 @@ describe('VoiceSessionService: a session waits for its device', () => {
     await sleep(200);
     assert.deepEqual(events.ofType('ended', id).map((e) => e.reason), ['stopped']);
   });
+
+  // A device with a token (which registration hands anyone, as shipped) can leave and rejoin its session as
+  // fast as hub connections open: against the built service one such loop wrote 42 KB of Information lines a
+  // second. As every line a client can cause at will (docs/operations.md, "Logging"), the first 20 of a
+  // minute are written, the rest summed up in one line with their count and the last of them.
+  it('a device leaving and rejoining in a loop: 20 lines a minute, then one sum with the count', async (t) => {
+    const { events, lines, service } = await setup(t, 5000);
+    const { id } = await service.start({ deviceId: 'dev-1', userId: 'u' });
+    const rounds = 100;
+    for (let i = 0; i < rounds; i++) {
+      assert.equal(service.attach(id, `conn-${i}`), true);
+      service.release(`conn-${i}`);
+      await settle(); // a release is looked at a microtask later
+    }
+    assert.equal(events.ofType('deviceAway', id).length, rounds, 'every drop is still an event');
+    assert.equal(events.ofType('deviceReturned', id).length, rounds - 1);
+    const presence = (): string[] => lines.filter((l) => l.includes('lost its connection') || l.includes(' rejoined after '));
+    assert.equal(presence().length, 20, presence().join('\n'));
+    await service.shutdown();
+    const sums = lines.filter((l) => l.includes('more line(s) about devices losing their hub connection'));
+    assert.equal(sums.length, 1, lines.join('\n'));
+    assert.match(sums[0]!, new RegExp(`^warn: \\w+: 179 more line\\(s\\) about devices losing their hub connection and rejoining left out in the last 60 s; the last: session ${id}: device dev-1 lost its connection; the session waits 5 s for it to rejoin$`));
+  });
 });
