@@ -228,7 +228,7 @@ async function main(): Promise<void> {
           // A configuration file the machine refuses leaves no report either: exit 3 as for a service not
           // reached, not the 1 other commands give it, which health gives Degraded.
           const exit = expectedFailure(e);
-          throw exit?.code === 1 ? new CliExit(EXIT_UNREACHABLE, exit.message) : e;
+          throw exit?.code === 1 ? new CliExit(EXIT_UNREACHABLE, exit.lines) : e;
         }
         return localHealthUrl(loaded.Server.Host, loaded.Server.Port);
       })();

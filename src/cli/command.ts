@@ -34,7 +34,7 @@ export function usageError(spec: CommandSpec | undefined, problems: readonly str
   const listed = new Problems();
   // A problem quotes what was typed, which may hold a newline: one problem, one line.
   for (const p of problems) listed.add(oneLine(p));
-  return new CliExit(EXIT_USAGE, [...listed.lines().map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`].join('\n'));
+  return new CliExit(EXIT_USAGE, [...listed.lines().map((p) => `${who}: ${p}`), `Run '${who} --help' for usage.`]);
 }
 
 /**

@@ -90,8 +90,13 @@ const STACK_HINT = 'Logging__LogLevel__Default=Debug in the environment prints i
  */
 export function internalFailure(e: unknown, withStack: boolean): CliExit {
   const stack = withStack && e instanceof Error ? e.stack : undefined;
-  const what = stack ?? oneLine(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
-  return new CliExit(EXIT_SOFTWARE, `voice-hub: internal error (a bug: please report it${stack ? '' : `; ${STACK_HINT}`}): ${what}`);
+  const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const first = `voice-hub: internal error (a bug: please report it${stack ? '' : `; ${STACK_HINT}`}): ${what}`;
+  if (stack === undefined) return new CliExit(EXIT_SOFTWARE, first);
+  // The stack's frames, each a line of its own; its head repeats the message, which is one line above.
+  const at = stack.indexOf('\n    at ');
+  const frames = stack.startsWith(what) ? stack.slice(what.length) : at < 0 ? '' : stack.slice(at);
+  return new CliExit(EXIT_SOFTWARE, [first, ...frames.split('\n').filter((l) => l.trim() !== '')]);
 }
 
 /**

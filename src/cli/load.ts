@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/types.js';
+import { oneLine } from '../log/logger.js';
 
 // Exit codes of the service (besides 0, and 1 for a start-up or runtime failure):
 /** Bad usage (sysexits EX_USAGE): an unknown command or flag, a missing or malformed value. */
@@ -33,11 +34,21 @@ export const EXIT_IO_ERROR = 74;
 export const EXIT_UNREACHABLE = 3;
 
 export class CliExit extends Error {
+  /**
+   * The lines it is written as. A message given as one string is one line, whatever it quotes: a path or
+   * a value typed with a newline in it (`--config $'x\nfail: forged'`) would otherwise put the rest on a
+   * line of its own, which the journal takes for an entry of its own (docs/operations.md, "Logging": what
+   * was typed is quoted on its line). A maker that means several lines gives them as an array.
+   */
+  readonly lines: readonly string[];
+
   constructor(
     readonly code: number,
-    message: string,
+    message: string | readonly string[],
   ) {
-    super(message);
+    const lines = (typeof message === 'string' ? [message] : message).map(oneLine);
+    super(lines.join('\n'));
+    this.lines = lines;
   }
 }
 
@@ -72,4 +83,4 @@ export function loadCliConfig(cli: CliConfig, bundleDir: string | undefined, env
 }
 
 /** Exit 78 (not retried by the unit) with every problem on its own line. */
-export const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)].join('\n'));
+export const invalidConfiguration = (e: ConfigError): CliExit => new CliExit(EXIT_CONFIG, ['invalid configuration:', ...e.problems.map((p) => `  ${p}`)]);

@@ -159,7 +159,7 @@ describe('simulate against the service and the echo server', () => {
 
   it('bad options are refused before anything is registered', async () => {
     // Bad usage, as the command line's own checks say it (exit 64), not a run that failed.
-    const usage = (message: string) => new CliExit(EXIT_USAGE, `voice-hub simulate: ${message}\nRun 'voice-hub simulate --help' for usage.`);
+    const usage = (message: string) => new CliExit(EXIT_USAGE, [`voice-hub simulate: ${message}`, `Run 'voice-hub simulate --help' for usage.`]);
     const refused: [Parameters<typeof simulateCommand>[0], string][] = [
       [{ url: rig.svc.url, devices: 0, seconds: 1 }, '--devices must be a whole number from 1 to 500'],
       [{ url: rig.svc.url, devices: 1, seconds: 0 }, '--seconds must be more than 0 and at most 86400, not 0'],

@@ -39,6 +39,21 @@ describe('fatal messages under journald carry the Error priority on every line',
     );
   });
 
+  // A path is quoted as typed, and it may hold a newline: the rest of it must not be a line (a journal
+  // entry) of its own, `fail: App: forged` as if the service had written it (docs/operations.md, "Logging").
+  it('a configuration file or data directory typed with a newline and an escape: still one line each', async () => {
+    const file = path.join(tmpDir(), 'none\x1b[31m\nfail: App: forged');
+    const config = await runBundle(['--config', file, '--data-dir', tmpDir()], {}, undefined, AS_JOURNALD_UNIT);
+    assert.equal(config.code, EXIT_CONFIG);
+    assert.equal(config.stderr, `<3>invalid configuration:\n<3>  ${file.replace('\x1b', '\\x1b').replace('\n', ' ')}: cannot read the configuration file: it does not exist\n`);
+    const dir = `/proc/voice-hub-none\nfail: App: forged`;
+    const data = await runBundle(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--Mqtt.BrokerAddress', ''], {}, undefined, AS_JOURNALD_UNIT);
+    assert.equal(data.code, 1);
+    const lines = data.stderr.split('\n').filter(Boolean);
+    assert.equal(lines.length, 1, data.stderr);
+    assert.match(lines[0]!, /^<3>start-up failed: cannot take the data directory \/proc\/voice-hub-none fail: App: forged: /);
+  });
+
   it('without JOURNAL_STREAM the same lines come bare', async () => {
     const res = await runBundle(['--port', 'abc', '--data-dir', tmpDir()]);
     assert.equal(res.code, EXIT_CONFIG);
@@ -270,11 +285,12 @@ describe('internal errors (bugs), in every command: exit 70 and one line; the st
     }
   });
 
+  // The message stays on its line, as without the stack: a newline in it is a space; the frames follow, one a line.
   it('with Logging__LogLevel__Default=Debug (any case, either spelling) or Trace the stack follows, for the bug report', async () => {
     for (const [name, level] of [['Logging__LogLevel__Default', 'Debug'], ['logging:loglevel:default', 'trace']] as const) {
       const res = await runBundle(commands[1]!, { ...injecting(listenBug), [name]: level });
       assert.equal(res.code, 70, res.stderr);
-      assert.match(res.stderr, /^voice-hub: internal error \(a bug: please report it\): TypeError: injected\nbug\n {4}at \S+ \(\S+bug\.cjs:1:\d+\)\n/);
+      assert.match(res.stderr, /^voice-hub: internal error \(a bug: please report it\): TypeError: injected bug\n {4}at \S+ \(\S+bug\.cjs:1:\d+\)\n/);
     }
     // Information, the default, keeps the one line.
     const res = await runBundle(commands[1]!, { ...injecting(listenBug), Logging__LogLevel__Default: 'Information' });
