@@ -65,9 +65,9 @@ export function shownName(name: string): string {
 /**
  * What JSON.stringify leaves as it is and a terminal or a log line would not show as it is: C1 controls,
  * the line and paragraph separators (a log line turns them into spaces), and the marks that reorder or
- * hide text (bidirectional overrides and isolates).
+ * hide text (bidirectional overrides and isolates, U+200E/F and U+061C).
  */
-const UNSHOWN = /[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSHOWN = /[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A value as JSON text that shows every character it holds: those JSON leaves alone escaped as \uXXXX. */
 export function jsonText(value: unknown): string {

@@ -46,10 +46,11 @@ const LINE_BREAKS = /[\r\n\u2028\u2029]+/g;
 /**
  * What a log line must not carry as is, since messages quote what clients sent (ids, names, close
  * reasons): C0 and C1 controls (terminal escape sequences, NUL, backspace), the invisible marks that
- * reorder or hide text on a technician's screen (bidirectional overrides and isolates), and lone
+ * reorder or hide text on a technician's screen (Unicode's Bidi_Control marks: the overrides, embeddings
+ * and isolates, U+200E/F and the Arabic letter mark U+061C, which reorders as U+200F does), and lone
  * surrogates, which have no UTF-8 form and would reach the journal as U+FFFD, hiding what came.
  */
-const HIDDEN = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const HIDDEN = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const escapeHidden = (c: string): string => {
   const code = c.charCodeAt(0);
   return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
@@ -76,7 +77,7 @@ export function oneLine(msg: string): string {
 }
 
 /** A run of characters written as they are: none hidden, no surrogate (a pair is taken whole below). */
-const PLAIN_RUN = /[^\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+/y;
+const PLAIN_RUN = /[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+/y;
 
 /** `flat` (line ends already spaces) escaped up to MAX_LINE_TEXT, never ending inside an escape or a surrogate pair. */
 function cut(flat: string): string {

@@ -1,7 +1,9 @@
 // Log levels per category (case-insensitive, as .NET), journald priority prefixes, one line per event.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger, MAX_LINE_TEXT } from '../../src/log/logger.js';
+import { printable } from '../../src/cli/health.js';
+import { jsonText } from '../../src/config/shown.js';
+import { createLogger, MAX_LINE_TEXT, oneLine } from '../../src/log/logger.js';
 
 test('levels per category, matched case-insensitively, Default for the rest', () => {
   const lines: string[] = [];
@@ -59,4 +61,24 @@ test('a lone surrogate is written as an escape; a pair as its character', () => 
   const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false });
   log.info('a\ud800b\udc00c\u{1f600}d');
   assert.deepEqual(lines, ['info: App: a\\ud800b\\udc00c\u{1f600}d']);
+});
+
+// Every mark Unicode counts as a bidirectional control (Bidi_Control), not only the overrides and
+// isolates: the Arabic letter mark U+061C reorders a line as the right-to-left mark U+200F does, and came
+// through as it was. The log, configuration values as shown and the health table escape all of them.
+test('every Bidi_Control mark is written as an escape, in the log, in shown values and in the health table', () => {
+  const marks: string[] = [];
+  for (let c = 0; c < 0x10000; c++) if (/\p{Bidi_Control}/u.test(String.fromCharCode(c))) marks.push(String.fromCharCode(c));
+  assert.ok(marks.includes('\u061c') && marks.includes('\u202e'), 'the property is known to this Node');
+  const lines: string[] = [];
+  const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false });
+  for (const mark of marks) {
+    const escape = `\\u${mark.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    log.info(`a${mark}b`);
+    assert.equal(lines.pop(), `info: App: a${escape}b`);
+    // Past the length bound the text is escaped by another path (cut): the same there.
+    assert.ok(oneLine(`${mark}${'x'.repeat(MAX_LINE_TEXT)}`).startsWith(`${escape}x`), escape);
+    assert.equal(jsonText(`a${mark}b`), `"a${escape}b"`);
+    assert.equal(printable(`a${mark}b`), `a${escape}b`);
+  }
 });
