@@ -58,6 +58,11 @@ export interface VoiceSessionOptions {
   startFailures: Pick<Logger, 'warn'>;
   /** Where the lines about bursts of dropped upstream frames go, shared by the sessions (throttled); `logger` when not given. */
   dropLog?: Pick<Logger, 'warn'>;
+  /**
+   * Where the line of a session that stopped goes, shared by the sessions (throttled): a device can start
+   * sessions, each replacing the last, as fast as the upstream takes connections. `logger` when not given.
+   */
+  endLines?: Pick<Logger, 'info'>;
   now: () => Date;
   /** Called once when the session has ended (Stopped or Failed), to persist and forget it. */
   onEnded: (session: VoiceSession) => Promise<void>;
@@ -257,7 +262,7 @@ export class VoiceSession {
     const log = this.options.logger;
     const costs = this.upstreamCosts();
     if (state === 'Failed') (wasActive ? log : this.options.startFailures).warn(`session ${this.id} failed: ${reason}${costs}`);
-    else log.info(`session ${this.id} stopped: ${reason}${costs}`);
+    else (this.options.endLines ?? log).info(`session ${this.id} stopped: ${reason}${costs}`);
     // Only a session that was Active told anyone it started: a failed start ends without events.
     if (wasActive) this.options.emit({ type: 'ended', sessionId: this.id, deviceId: this.deviceId, state, reason, at });
     this.ending = (async () => {

@@ -70,6 +70,12 @@ const RECONNECT_LINES = 60;
  * may drop and rejoin its session as fast as its hub connections open, two lines each time.
  */
 const PRESENCE_LINES = 20;
+/**
+ * Lines a minute about sessions starting and stopping, all sessions together: a device (any client, as
+ * registration is open as shipped) can start sessions, each replacing the last, as fast as the upstream
+ * takes connections; ten devices so wrote 52 KB of log a second. A hub's devices start far fewer.
+ */
+const SESSION_LINES = 60;
 
 export interface StartRequest {
   deviceId: string;
@@ -94,6 +100,7 @@ export class VoiceSessionService {
   private readonly dropBursts: ThrottledLog;
   private readonly reconnects: ThrottledLog;
   private readonly presenceLines: ThrottledLog;
+  private readonly sessionLines: ThrottledLog;
   private shuttingDown = false;
 
   constructor(private readonly deps: VoiceSessionDeps) {
@@ -124,6 +131,8 @@ export class VoiceSessionService {
       (count, seconds, last) => `${count} more line(s) about lost upstream connections and reconnects left out in the last ${seconds} s; the last: ${last}`);
     this.presenceLines = new ThrottledLog(deps.logger, PRESENCE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more line(s) about devices losing their hub connection and rejoining left out in the last ${seconds} s; the last: ${last}`);
+    this.sessionLines = new ThrottledLog(deps.logger, SESSION_LINES, 60_000, () => monotonicMs(),
+      (count, seconds, last) => `${count} more line(s) about sessions starting and stopping left out in the last ${seconds} s (the session history has each of them); the last: ${last}`);
   }
 
   /** `listener` is told every event of every session from now on. */
@@ -208,6 +217,7 @@ export class VoiceSessionService {
       logger: this.deps.logger,
       startFailures: this.startFailures,
       dropLog: this.dropBursts,
+      endLines: this.sessionLines,
       now: this.now,
       onEnded: (s) => this.ended(s),
       budgets: this.deps.config.budgets,
@@ -263,7 +273,7 @@ export class VoiceSessionService {
     // Those writes let a concurrent start replace this session (or a stop, a shutdown, a DELETE end it):
     // answered 200, its client would hold the id of a session that is already over.
     await session.confirmStarted();
-    this.deps.logger.info(`session ${session.id} started for device ${session.deviceId}`);
+    this.sessionLines.info(`session ${session.id} started for device ${session.deviceId}`);
     return session.snapshot();
   }
 
@@ -355,6 +365,7 @@ export class VoiceSessionService {
     this.dropBursts.flush();
     this.reconnects.flush();
     this.presenceLines.flush();
+    this.sessionLines.flush();
     await this.unsavedEnds.retry();
     this.unsavedEnds.close();
     // Only once every session has freed its decoder: the threads go last.
