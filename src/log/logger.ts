@@ -76,6 +76,34 @@ export function oneLine(msg: string): string {
   return text.length <= MAX_LINE_TEXT ? text : cut(flat);
 }
 
+/**
+ * A JSON Web Token where a client put one by mistake: as a session id (JoinSession's arguments swapped),
+ * a hub method's name, a path segment. Lines quote those, and the service's tokens (and any other JWT: a
+ * header of `{"`, Base64url `eyJ`) are credentials, which no line may carry; the line says a token was
+ * there. Words are runs of Base64url characters and dots, so each is looked at once.
+ */
+const WORDS = /[\w.-]+/g;
+const TOKEN_SHOWN = '[a token, not shown]';
+
+function withoutTokens(msg: string): string {
+  if (!msg.includes('eyJ')) return msg;
+  return msg.replace(WORDS, hideToken);
+}
+
+/**
+ * A word that is a token (three dot-separated Base64url parts, the first a JSON object's, the second not
+ * empty; the third is, unsigned) as TOKEN_SHOWN, dots after it (the end of a sentence) kept.
+ */
+function hideToken(word: string): string {
+  if (!word.startsWith('eyJ')) return word;
+  const parts = word.split('.');
+  if (parts.length < 3 || parts[1] === '' || parts.slice(3).some((p) => p !== '')) return word;
+  return TOKEN_SHOWN + '.'.repeat(parts.length - 3);
+}
+
+/** What a line's text is made of `msg`: one line, visible, bounded, no token. */
+const lineText = (msg: string): string => oneLine(withoutTokens(msg));
+
 /** A run of characters written as they are: none hidden, no surrogate (a pair is taken whole below). */
 const PLAIN_RUN = /[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+/y;
 
@@ -138,7 +166,7 @@ export const priorityPrefix = (level: LogLevelName, journald = stderrIsJournal()
  */
 export function withPriority(level: LogLevelName, text: string, journald = stderrIsJournal()): string {
   const prefix = priorityPrefix(level, journald);
-  return text.split('\n').map((line) => prefix + oneLine(line)).join('\n') + '\n';
+  return text.split('\n').map((line) => prefix + lineText(line)).join('\n') + '\n';
 }
 
 export function createLogger(options: LogOptions, category = 'App'): Logger {
@@ -148,7 +176,7 @@ export function createLogger(options: LogOptions, category = 'App'): Logger {
   const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {
     if (ORDER[level] < min || level === 'None') return;
-    const text = oneLine(msg);
+    const text = lineText(msg);
     const prefix = priorityPrefix(level, journald);
     const time = timestamps ? new Date().toISOString() + ' ' : '';
     write(`${prefix}${time}${SHORT[level]}: ${category}: ${text}`);

@@ -120,12 +120,16 @@ describe('no secret in any log line', () => {
     hub.on('AudioProcessed', () => processed++);
     await hub.start();
     await hub.invoke('JoinSession', sessionId, secrets.forgedJoin);
+    // A client's mistakes that put its token where a name goes: the arguments swapped, a method, a path.
+    await hub.invoke('JoinSession', deviceToken, sessionId);
+    await assert.rejects(hub.invoke(deviceToken));
+    assert.equal((await request(`${svc.url}/api/device/${deviceToken}`, { method: 'DELETE', headers: bearer(admin) })).status, 404);
     await hub.invoke('JoinSession', sessionId, deviceToken);
     await hub.send('SendAudioData', sessionId, speechPacket(0));
     const deadline = Date.now() + 10_000;
-    while ((processed < 1 || errors.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((processed < 1 || errors.length < 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(processed, 1);
-    assert.equal(errors.length, 1, 'the forged JoinSession was refused');
+    assert.equal(errors.length, 2, 'the forged JoinSession and the swapped one were refused');
     await hub.stop();
     assert.equal((await request(`${svc.url}/api/voice/stop`, { method: 'POST', headers: { ...apiKey, ...bearer(deviceToken) }, body: { sessionId } })).status, 200);
     assert.equal((await request(`${svc.url}/api/device/sec-1`, { method: 'DELETE', headers: bearer(admin) })).status, 200);

@@ -82,3 +82,25 @@ test('every Bidi_Control mark is written as an escape, in the log, in shown valu
     assert.equal(printable(`a${mark}b`), `a${escape}b`);
   }
 });
+
+test('a JSON Web Token a client put where a name goes is not written: the line says one was there', () => {
+  const lines: string[] = [];
+  const log = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false });
+  const header = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
+  const payload = Buffer.from('{"sub":"dev-1","role":"device"}').toString('base64url');
+  const jwt = `${header}.${payload}.c2lnbmF0dXJlX29mX3RoZV90b2tlbg`;
+  log.debug(`session '${jwt}' does not exist`);
+  log.info(`GET /api/device/${jwt}/status 404`);
+  log.warn(`unknown hub method ${jwt}. Closing`);
+  // Unsigned (alg none) tokens end in a dot; they are tokens too.
+  log.info(`token ${header}.${payload}. seen`);
+  // Words that only look a little like one are kept: ids, versions, a header alone, no payload.
+  log.info(`session eyJ-not-a-token v1.2.3 ${header} ${header}..x ok`);
+  assert.deepEqual(lines, [
+    "dbug: App: session '[a token, not shown]' does not exist",
+    'info: App: GET /api/device/[a token, not shown]/status 404',
+    'warn: App: unknown hub method [a token, not shown]. Closing',
+    'info: App: token [a token, not shown] seen',
+    `info: App: session eyJ-not-a-token v1.2.3 ${header} ${header}..x ok`,
+  ]);
+});
