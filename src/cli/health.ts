@@ -22,6 +22,7 @@ import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
 import { shownUrl } from './shown-url.js';
+import { HIDDEN_CHARACTERS, UNICODE_LINE_BREAKS, unicodeEscape } from '../hidden-characters.js';
 
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
@@ -125,18 +126,23 @@ function textOr<T extends string | undefined>(v: unknown, absent: T): string | T
   return typeof v === 'string' ? printable(v) : absent;
 }
 
+/** Line ends, Unicode's too: an answer's text is one cell of a table. */
+const ANSWER_LINE_BREAKS = new RegExp(`[\\r\\n${UNICODE_LINE_BREAKS}]+`);
+const ANSWER_HIDDEN = new RegExp(HIDDEN_CHARACTERS, 'g');
+
 /**
  * One line without control characters: an answer's text must neither break the table nor reach the
- * terminal as escape sequences (colours, cursor moves, a retitled window) or reordering marks.
+ * terminal as escape sequences (colours, cursor moves, a retitled window), reordering marks or lone
+ * surrogates (U+FFFD on a terminal, hiding what came).
  */
 export function printable(text: string): string {
   return text
-    .split(/[\r\n]+/)
+    .split(ANSWER_LINE_BREAKS)
     .map((part) => part.trim())
     .filter(Boolean)
     .join(' ')
     .replace(/\t/g, ' ')
-    .replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    .replace(ANSWER_HIDDEN, unicodeEscape);
 }
 
 /** `url` without its user name and password, as it may be shown. */

@@ -4,6 +4,7 @@
 // only in its public form. That form is defined beside what uses the value (publicServerUrl in
 // src/upstream/public-url.ts), a layer above this one, so callers pass it in; where one cannot (the
 // problem lines of loadConfig, when its caller gives none) such a value is not shown at all.
+import { BIDI_CONTROLS, UNICODE_LINE_BREAKS, unicodeEscape } from '../hidden-characters.js';
 import type { SchemaNode } from './schema.js';
 
 export const MASK = '***';
@@ -67,12 +68,12 @@ export function shownName(name: string): string {
  * the line and paragraph separators (a log line turns them into spaces), and the marks that reorder or
  * hide text (bidirectional overrides and isolates, U+200E/F and U+061C).
  */
-const UNSHOWN = /[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSHOWN = new RegExp(`[\\x7f-\\x9f${UNICODE_LINE_BREAKS}${BIDI_CONTROLS}]`, 'g');
 
 /** A value as JSON text that shows every character it holds: those JSON leaves alone escaped as \uXXXX. */
 export function jsonText(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
-  return text.replace(UNSHOWN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNSHOWN, unicodeEscape);
 }
 
 /** JSON text of a value, cut short; the length given is the value's own (a string's characters, not its quotes and escapes). */

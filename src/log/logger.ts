@@ -3,6 +3,7 @@
 import { fstatSync } from 'node:fs';
 import type { LogLevelName } from '../config/types.js';
 import { caseKey } from '../ignore-case.js';
+import { BIDI_CONTROLS, CONTROL_CHARACTERS, HIDDEN_CHARACTERS, UNICODE_LINE_BREAKS, unicodeEscape } from '../hidden-characters.js';
 
 const ORDER: Record<LogLevelName, number> = {
   Trace: 0, Debug: 1, Information: 2, Warning: 3, Error: 4, Critical: 5, None: 6,
@@ -42,7 +43,7 @@ function levelFor(levels: Readonly<Record<string, LogLevelName>>, category: stri
 }
 
 /** Line ends, Unicode's included: each would split one event into several entries and allow forging. */
-const LINE_BREAKS = /[\r\n\u2028\u2029]+/g;
+const LINE_BREAKS = new RegExp(`[\\r\\n${UNICODE_LINE_BREAKS}]+`, 'g');
 /**
  * What a log line must not carry as is, since messages quote what clients sent (ids, names, close
  * reasons): C0 and C1 controls (terminal escape sequences, NUL, backspace), the invisible marks that
@@ -50,10 +51,10 @@ const LINE_BREAKS = /[\r\n\u2028\u2029]+/g;
  * and isolates, U+200E/F and the Arabic letter mark U+061C, which reorders as U+200F does), and lone
  * surrogates, which have no UTF-8 form and would reach the journal as U+FFFD, hiding what came.
  */
-const HIDDEN = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const HIDDEN = new RegExp(HIDDEN_CHARACTERS, 'g');
 const escapeHidden = (c: string): string => {
   const code = c.charCodeAt(0);
-  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : unicodeEscape(c);
 };
 
 /**
@@ -105,7 +106,7 @@ function hideToken(word: string): string {
 const lineText = (msg: string): string => oneLine(withoutTokens(msg));
 
 /** A run of characters written as they are: none hidden, no surrogate (a pair is taken whole below). */
-const PLAIN_RUN = /[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]+/y;
+const PLAIN_RUN = new RegExp(`[^${CONTROL_CHARACTERS}${BIDI_CONTROLS}\\ud800-\\udfff]+`, 'y');
 
 /** `flat` (line ends already spaces) escaped up to MAX_LINE_TEXT, never ending inside an escape or a surrogate pair. */
 function cut(flat: string): string {

@@ -57,6 +57,7 @@ const LAYER_OF: Record<string, Layer> = {
   'monotonic-clock.ts': 'foundation', // durations without loading perf_hooks
   'bounded-file.ts': 'foundation', // reading a file the configuration names, bounded (configuration, certificates)
   'path-entry.ts': 'foundation', // what is at a path itself, a link not followed (configuration file, data files)
+  'hidden-characters.ts': 'foundation', // what no line a person reads carries as it is (log lines, quoted values, the health table)
   'host-names.ts': 'foundation', // what a Host header and an AllowedHosts entry are (host filtering, configuration)
 };
 

@@ -104,3 +104,9 @@ test('a JSON Web Token a client put where a name goes is not written: the line s
     `info: App: session eyJ-not-a-token v1.2.3 ${header} ${header}..x ok`,
   ]);
 });
+
+test('the health table shows an answer as the log does: Unicode line breaks as spaces, lone surrogates escaped', () => {
+  assert.equal(printable('a\u2028fail: forged\u2029b'), 'a fail: forged b');
+  assert.equal(printable('x\ud800y\udc00z \u{1f600}'), 'x\\ud800y\\udc00z \u{1f600}');
+  assert.equal(oneLine('x\ud800y\udc00z \u{1f600}'), 'x\\ud800y\\udc00z \u{1f600}');
+});
