@@ -1,6 +1,7 @@
 // The voice-service check against real WebSocket servers on 127.0.0.1 (ws, port 0).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import https from 'node:https';
@@ -184,5 +185,35 @@ describe('voice-service check', () => {
     } finally {
       WebSocket.prototype.emit = emit;
     }
+  });
+  // maxPayload bounds a message's bytes, not its fragments, and ws reads on after the probe's close
+  // until the server answers it (or the probe's 2 s are up): one message in 1-byte fragments made each
+  // probe hold a Buffer per byte, 115 MB of RSS from 3 MB of traffic, at every /health.
+  it('a server that sends a message in more fragments than the link takes is cut off at once, not held 2 s', async () => {
+    const fragments = 200_000;
+    const frames = [Buffer.from([0x01, 1, 0x61])]; // text, not final, 1 byte
+    for (let i = 1; i < fragments; i++) frames.push(Buffer.from([0x00, 1, 0x61])); // continuation, not final
+    const bytes = Buffer.concat(frames);
+    let closedAt = 0;
+    const server = net.createServer((s) => {
+      s.on('error', () => {});
+      s.on('close', () => (closedAt = performance.now()));
+      s.once('data', (request) => {
+        const key = /sec-websocket-key: (.*)\r\n/i.exec(request.toString())![1]!;
+        const accept = createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
+        s.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+        // The message never ends, and the probe's close frame is read and never answered.
+        s.write(bytes);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/voice`;
+    const result = await createVoiceServiceCheck({ ...base, serverUrl: url })();
+    const verdictAt = performance.now();
+    assert.equal(result.status, 'Healthy');
+    await waitUntil(() => closedAt > 0, 'the probe to drop the connection', 5000, 10);
+    // Cut off as the reads pass 4,096 fragments: milliseconds, where the close grace is 2,000 ms.
+    assert.ok(closedAt - verdictAt < 1000, `the probe held the connection ${Math.round(closedAt - verdictAt)} ms`);
   });
 });
