@@ -358,6 +358,8 @@ export class UpstreamVoiceLink {
           `the reconnect did not prove stable, failure ${this.budget.failuresAt(now)} of ${attempts}`,
       );
     } else {
+      // Up for good (or the first connection): a new outage, whose failures are counted from none.
+      this.budget.outageOver();
       this.reconnectLog.warn(`session ${this.sessionId}: upstream connection lost (${cause}) after ${durationText(upMs)}; reconnecting`);
     }
     this.onTrial = false;
@@ -408,7 +410,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Failed';
     const spent = attempts === 0
       ? 'reconnecting is switched off'
-      : `${attempts} reconnect attempts failed: ${last} (within ${durationText(windowMs)})`;
+      : `${attempts} reconnect attempts failed: ${last} (${this.budget.windowHolds(monotonicMs()) ? `within ${durationText(windowMs)}` : 'in a row'})`;
     this.options.logger.warn(`session ${this.sessionId}: giving up on the upstream${this.refusedDuringOutage()}`);
     this.options.onFailed(`upstream connection lost (${cause}); ${spent}`);
   }

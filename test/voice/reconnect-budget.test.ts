@@ -25,9 +25,29 @@ describe('ReconnectBudget', () => {
     budget.fail(1000);
     budget.fail(2000);
     budget.fail(3000);
+    // A connection proved stable after them: they are another outage's, counted by the window alone.
+    budget.outageOver();
     assert.equal(budget.next(60_999), undefined);
     assert.deepEqual(budget.next(61_000), { attempt: 3, delayMs: 400 }, 'the failure at 1000 has left the window');
     assert.deepEqual(budget.next(63_000), { attempt: 1, delayMs: 125 });
+  });
+
+  // Its attempts are spaced by the back-off and the connect timeout: a ConnectTimeout of 30 s, or 20
+  // attempts at the 10 s cap, spread them wider than a 1 min window, which then never held `attempts`
+  // of them, and a dead upstream was retried for ever with "attempt 3 of 3" again and again.
+  it('the failures of one outage count however far apart they are; after outageOver only the window counts', () => {
+    const budget = new ReconnectBudget(POLICY, () => 0);
+    budget.fail(0);
+    budget.fail(40_000);
+    assert.deepEqual(budget.next(80_000), { attempt: 3, delayMs: 400 }, 'the failure at 0 has left the window, not the outage');
+    assert.equal(budget.windowHolds(80_000), false);
+    budget.fail(80_000);
+    assert.equal(budget.failuresAt(80_000), 3);
+    assert.equal(budget.next(80_000), undefined, 'three failures in a row spend the budget');
+    assert.equal(budget.windowHolds(80_000), false, 'the window alone holds two of them');
+    budget.outageOver();
+    assert.deepEqual(budget.next(80_000), { attempt: 3, delayMs: 400 }, 'the window still holds two');
+    assert.deepEqual(budget.next(140_000), { attempt: 1, delayMs: 125 });
   });
 
   it('with 0 attempts there is never a next attempt', () => {

@@ -301,6 +301,22 @@ test('a reconnect that proves stable costs nothing: the next drop starts again a
   await l.close();
 });
 
+test('an upstream that stays down spends the budget even when its attempts are spaced wider than the window', async (t) => {
+  const server = await upstream();
+  const { logger, lines } = recordingLogger();
+  // A 1 ms window: no two failures are ever in it, as a 1 min one holds too few of 20 attempts at the
+  // 10 s back-off cap, or of 3 with a 30 s ConnectTimeout. Before, the link retried such a server for ever.
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { logger, reconnect: { ...POLICY, windowMs: 1, initialDelayMs: 5, maxDelayMs: 5 } });
+  t.after(() => l.close()); // a link that never gives up would otherwise retry after the test
+  await l.connect();
+  await server.close(); // the first connection is cut, and every attempt is refused
+  await waitUntil(() => failures.length === 1 || l.stats.failedReconnects > 6, 'onFailed', 5000);
+  assert.equal(l.stats.failedReconnects, 3);
+  assert.match(failures[0] ?? '', /^upstream connection lost \(closed with 1006\); 3 reconnect attempts failed: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(in a row\)$/);
+  assert.deepEqual(lines.filter((x) => /reconnect attempt \d of 3 failed/.test(x)).map((x) => /attempt (\d of \d)/.exec(x)?.[1]), ['1 of 3', '2 of 3', '3 of 3']);
+  assert.equal(l.state, 'Failed');
+});
+
 test('with ReconnectAttempts 0 a lost connection fails the link at once', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
