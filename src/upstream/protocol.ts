@@ -83,15 +83,24 @@ const bad = (reason: string): Invalid => ({ kind: 'invalid', reason });
 const describeType = (type: unknown): string =>
   typeof type === 'string' ? `unknown type '${type}'` : 'missing type';
 
+/**
+ * An optional property of an upstream frame: `null` is read as absent, as the HTTP API reads it, since a
+ * .NET server's serializer writes `null` for every property left unset (`"final":null`), and a frame
+ * refused for it would lose that server's text, errors and audio without a word to its devices.
+ */
+const optional = (value: unknown): unknown => value ?? undefined;
+
 function optionalFormat(obj: Json): { sampleRate?: number; channels?: number } | Invalid {
   const out: { sampleRate?: number; channels?: number } = {};
-  if (obj.sampleRate !== undefined) {
-    if (!(OPUS_SAMPLE_RATES as readonly unknown[]).includes(obj.sampleRate)) return bad('audio with an unsupported sampleRate');
-    out.sampleRate = obj.sampleRate as number;
+  const sampleRate = optional(obj.sampleRate);
+  const channels = optional(obj.channels);
+  if (sampleRate !== undefined) {
+    if (!(OPUS_SAMPLE_RATES as readonly unknown[]).includes(sampleRate)) return bad('audio with an unsupported sampleRate');
+    out.sampleRate = sampleRate as number;
   }
-  if (obj.channels !== undefined) {
-    if (obj.channels !== 1 && obj.channels !== 2) return bad('audio with an unsupported channel count');
-    out.channels = obj.channels;
+  if (channels !== undefined) {
+    if (channels !== 1 && channels !== 2) return bad('audio with an unsupported channel count');
+    out.channels = channels;
   }
   return out;
 }
@@ -112,17 +121,19 @@ export function parseUpstreamMessage(text: string): UpstreamMessage | Invalid {
       const data = isCanonicalBase64(obj.data, packet.length) ? obj.data : packet.toString('base64');
       return { kind: 'audio', data, packet, ...format };
     }
-    case 'text':
+    case 'text': {
       if (typeof obj.text !== 'string') return bad('text without a text string');
       // Relayed to devices as it is: the one rule for text every transport accepts (well-formed.ts).
       if (!isWellFormed(obj.text)) return bad(`text: the text ${ILL_FORMED_TEXT}`);
-      if (obj.final !== undefined && typeof obj.final !== 'boolean') return bad('text with a non-boolean final');
+      const final = optional(obj.final);
+      if (final !== undefined && typeof final !== 'boolean') return bad('text with a non-boolean final');
       // A server that does not mark partial results only sends complete ones.
-      return { kind: 'text', text: obj.text, final: obj.final ?? true };
+      return { kind: 'text', text: obj.text, final: final ?? true };
+    }
     case 'error': {
       if (typeof obj.message !== 'string') return bad('error without a message string');
       if (!isWellFormed(obj.message)) return bad(`error: the message ${ILL_FORMED_TEXT}`);
-      const code = obj.code;
+      const code = optional(obj.code);
       if (code === undefined) return { kind: 'error', message: obj.message };
       if (typeof code !== 'string' && typeof code !== 'number') return bad('error with a code that is not a string or number');
       if (typeof code === 'string' && !isWellFormed(code)) return bad(`error: the code ${ILL_FORMED_TEXT}`);

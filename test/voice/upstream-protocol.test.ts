@@ -61,6 +61,14 @@ test('parseUpstreamMessage table', () => {
     ['{"type":"error","message":"\\udfff"}', { kind: 'invalid', reason: 'error: the message must be well-formed Unicode text (it holds a lone UTF-16 surrogate)' }],
     ['{"type":"error","message":"m","code":"E\\ud800"}', { kind: 'invalid', reason: 'error: the code must be well-formed Unicode text (it holds a lone UTF-16 surrogate)' }],
     ['{"type":"text","text":"\\ud83d\\ude00"}', { kind: 'text', text: '\u{1F600}', final: true }],
+    // `null` for an optional property, as a .NET server's serializer writes one left unset: absent.
+    ['{"type":"text","text":"hi","final":null}', { kind: 'text', text: 'hi', final: true }],
+    ['{"type":"error","message":"m","code":null}', { kind: 'error', message: 'm' }],
+    ['{"type":"audio","data":"AQID","sampleRate":null,"channels":null}', { kind: 'audio', data: 'AQID', packet: Buffer.from([1, 2, 3]) }],
+    ['{"type":"audio","data":"AQID","sampleRate":null,"channels":2}', { kind: 'audio', data: 'AQID', packet: Buffer.from([1, 2, 3]), channels: 2 }],
+    // ... and not for a required one.
+    ['{"type":"text","text":null}', { kind: 'invalid', reason: 'text without a text string' }],
+    ['{"type":"audio","data":null}', { kind: 'invalid', reason: 'audio without data' }],
   ];
   for (const [text, expected] of rows) assert.deepEqual(parseUpstreamMessage(text), expected, text);
 });
