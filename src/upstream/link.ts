@@ -410,7 +410,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Failed';
     const spent = attempts === 0
       ? 'reconnecting is switched off'
-      : `${attempts} reconnect attempts failed: ${last} (${this.budget.windowHolds(monotonicMs()) ? `within ${durationText(windowMs)}` : 'in a row'})`;
+      : `${attempts === 1 ? '1 reconnect attempt' : `${attempts} reconnect attempts`} failed: ${last} (${this.budget.windowHolds(monotonicMs()) ? `within ${durationText(windowMs)}` : 'in a row'})`;
     this.options.logger.warn(`session ${this.sessionId}: giving up on the upstream${this.refusedDuringOutage()}`);
     this.options.onFailed(`upstream connection lost (${cause}); ${spent}`);
   }

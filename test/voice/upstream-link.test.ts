@@ -317,6 +317,16 @@ test('an upstream that stays down spends the budget even when its attempts are s
   assert.equal(l.state, 'Failed');
 });
 
+test('with ReconnectAttempts 1 the end reason counts one attempt, in the singular', async (t) => {
+  const server = await upstream();
+  const { l, failures } = link(`ws://127.0.0.1:${server.port}`, { reconnect: { ...POLICY, attempts: 1, initialDelayMs: 5, maxDelayMs: 5 } });
+  t.after(() => l.close());
+  await l.connect();
+  await server.close();
+  await waitUntil(() => failures.length === 1, 'onFailed', 5000);
+  assert.match(failures[0]!, /^upstream connection lost \(closed with 1006\); 1 reconnect attempt failed: connect ECONNREFUSED 127\.0\.0\.1:\d+ \(within 60 s\)$/);
+});
+
 test('with ReconnectAttempts 0 a lost connection fails the link at once', async (t) => {
   const server = await upstream();
   t.after(() => server.close());
