@@ -8,29 +8,13 @@ import { describe, it } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer } from '../../src/upstream/echo-server.js';
 import { VoiceSessionService } from '../../src/voice/sessions.js';
-import { MemorySessionRepository, recordingLogger, testBudgets } from './helpers.js';
+import { loggedSessionService } from './helpers.js';
 
 describe('session start and stop lines under a storm of starts', () => {
   it('60 lines a minute, then one sum with the count; every session is still recorded', async (t) => {
     const echo = await startEchoServer({ host: '127.0.0.1', port: 0, logger: silentLogger });
     t.after(() => echo.close());
-    const repo = new MemorySessionRepository();
-    const { logger, lines } = recordingLogger();
-    const service = new VoiceSessionService({
-      config: {
-        serverUrl: `ws://127.0.0.1:${echo.port}/voice`,
-        apiKey: 'k',
-        connectTimeoutMs: 2000,
-        sessionIdleTimeoutMs: 60_000,
-        deviceReconnectGraceMs: 5000,
-        enableVoice: () => true,
-        budgets: testBudgets(),
-      },
-      sessions: repo,
-      deviceGeneration: () => 1,
-      voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
-      logger,
-    });
+    const { service, lines } = loggedSessionService(`ws://127.0.0.1:${echo.port}/voice`);
     t.after(() => service.shutdown());
     const starts = 80;
     const ids: string[] = [];
