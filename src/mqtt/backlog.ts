@@ -7,6 +7,8 @@
 import type { OutgoingMessage } from './queue.js';
 
 export type Owed =
+  /** `online` on the hub's availability topic, owed again when another client said otherwise (publisher.ts). */
+  | { kind: 'hubAvailability' }
   | { kind: 'hubDiscovery' }
   | { kind: 'hubState' }
   | { kind: 'deviceDiscovery'; id: string }
@@ -19,6 +21,8 @@ export type Count = (item: Owed) => number;
 
 const keyOf = (item: Owed): string => {
   switch (item.kind) {
+    case 'hubAvailability':
+      return 'h:a';
     case 'hubDiscovery':
       return 'h:d';
     case 'hubState':
