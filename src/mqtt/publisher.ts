@@ -6,6 +6,7 @@ import os from 'node:os';
 import type { Logger } from '../log/logger.js';
 import { UNACKNOWLEDGED_LIMIT_MS } from './acknowledgements.js';
 import { AtMostEvery } from './at-most-every.js';
+import { AVAILABILITY_RESEND_INTERVAL_MS, AvailabilityWatch, ONLINE } from './availability-watch.js';
 import { stripEnds } from '../trim.js';
 import { RetainedBacklog, type Owed } from './backlog.js';
 import { brokerShown, unsendableSetting } from './broker-settings.js';
@@ -26,11 +27,7 @@ import type { OutgoingMessage } from './queue.js';
 import { StaleDiscovery } from './stale-discovery.js';
 import { deviceStateTopic, haStatusTopic, hubStateTopic, sessionEventTopic, shownTopic, statusTopic } from './topics.js';
 import { durationText } from '../log/duration.js';
-import { ThrottledLog } from '../log/throttled.js';
-import { monotonicMs } from '../monotonic-clock.js';
 import type { SkippedMessage } from './packet-limit.js';
-
-const ONLINE = Buffer.from('online');
 
 export interface MqttPublisherOptions {
   brokerAddress: string;
@@ -120,17 +117,6 @@ const CLOSE_TIMEOUT_MS = 2000;
  * that to restart.
  */
 const HOME_ASSISTANT_RESEND_INTERVAL_MS = 10_000;
-/**
- * `<prefix>/status` is the availability topic of every entity the hub announces, and any client of the
- * broker can publish to it: a retained `offline` someone else left there (another hub sharing the prefix
- * shutting down, a forged message, a tool clearing retained topics) made Home Assistant show the hub and all
- * its devices unavailable for as long as the connection lasted, Home Assistant's restarts included. The
- * hub watches the topic and says `online` again, at most once a second however many such messages come.
- * Not at once: a broker shutting down publishes the hub's own last will (`offline`) to the hub's own
- * subscription as it closes the connection, and the next connection says `online` anyway. So the answer
- * comes at the end of the interval, and only if the connection that heard the message is still up.
- */
-const AVAILABILITY_RESEND_INTERVAL_MS = 1000;
 
 export class MqttPublisher {
   private readonly names: TopicNames;
@@ -147,13 +133,12 @@ export class MqttPublisher {
   private mostKnown = 0;
   /** Re-sends for Home Assistant's birth message, one per interval however many arrive. */
   private readonly homeAssistantResend: AtMostEvery;
-  /** `online` again on the hub's availability topic after another client said otherwise: waiting for the end of the interval. */
-  private availabilityTimer: NodeJS.Timeout | undefined;
-  /** What the last such message was, for the log line of the answer. */
-  private availabilityHeard = '';
-  private readonly availabilityResendMs: number;
-  /** Lines about other clients overwriting the hub's availability: they can do so as fast as the network carries. */
-  private readonly availabilityLog: ThrottledLog;
+  /**
+   * Answers another client's word other than `online` on the hub's availability topic; none when that topic
+   * is also Home Assistant's own status topic (both prefixes alike): Home Assistant's `offline` there is
+   * its own, not a word about the hub.
+   */
+  private readonly availability: AvailabilityWatch | undefined;
   /** The hub's latest state, re-sent with the devices'. */
   private hubState: HubState | undefined;
   private readonly broker: string;
@@ -173,9 +158,17 @@ export class MqttPublisher {
     };
     this.log = options.logger;
     this.homeAssistantResend = new AtMostEvery(options.homeAssistantResendIntervalMs ?? HOME_ASSISTANT_RESEND_INTERVAL_MS, () => this.resendForHomeAssistant());
-    this.availabilityResendMs = options.availabilityResendIntervalMs ?? AVAILABILITY_RESEND_INTERVAL_MS;
-    this.availabilityLog = new ThrottledLog(options.logger, 5, 60_000, () => monotonicMs(),
-      (count, seconds, last) => `${count} more times in the last ${seconds} s another MQTT client said the hub was not online; the last: ${last}`);
+    const availabilityTopic = statusTopic(this.names.topicPrefix);
+    this.availability = availabilityTopic === haStatusTopic(this.names.discoveryPrefix) ? undefined : new AvailabilityWatch(options.logger, {
+      shownTopic: shownTopic(availabilityTopic),
+      intervalMs: options.availabilityResendIntervalMs ?? AVAILABILITY_RESEND_INTERVAL_MS,
+      mayAnswer: () => !this.closing && this.connection.connected,
+      answer: () => {
+        // Through the backlog: owed once however often it is asked for, sent when the broker takes it.
+        this.backlog.owe({ kind: 'hubAvailability' });
+        this.outbox.pump();
+      },
+    });
     this.backlog = new RetainedBacklog(
       (item) => this.resolve(item),
       (item) => (item.kind === 'deviceDiscovery' ? SENSOR_OBJECTS.length : item.kind === 'hubDiscovery' ? HUB_SENSOR_OBJECTS.length : 1),
@@ -338,8 +331,7 @@ export class MqttPublisher {
   /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages wait for `undelivered`. */
   close(): Promise<void> {
     this.homeAssistantResend.close();
-    this.stopAvailabilityAnswer();
-    this.availabilityLog.flush();
+    this.availability?.close();
     this.staleDiscovery.close();
     this.outbox.close();
     this.closing ??= (async () => {
@@ -364,9 +356,8 @@ export class MqttPublisher {
     this.outbox.transmit({ topic: statusTopic(this.names.topicPrefix), payload: 'online', retain: true });
     // Subscribed after that `online` (mqtt.js writes both in call order, the broker handles them in turn), so
     // the retained message the subscription brings is normally our own: what anyone else says there later
-    // is answered (onMessage). Not when the topic is also Home Assistant's own status topic (both prefixes
-    // alike): Home Assistant's `offline` there is its own, not a word about the hub.
-    if (this.watchesAvailability()) this.connection.subscribe(statusTopic(this.names.topicPrefix));
+    // is answered (availability-watch.ts).
+    if (this.availability) this.connection.subscribe(statusTopic(this.names.topicPrefix));
     // The broker may have restarted without persistence and lost every retained message: all known
     // state is owed again.
     this.oweAll();
@@ -411,15 +402,14 @@ export class MqttPublisher {
     this.lastError = text;
     this.outbox.disconnected();
     this.staleDiscovery.disconnected();
-    // The next connection says `online` as it opens.
-    this.stopAvailabilityAnswer();
+    this.availability?.disconnected();
   }
 
   private onMessage(topic: string, payload: Buffer, retained: boolean): void {
     if (this.closing) return;
-    if (this.watchesAvailability() && topic === statusTopic(this.names.topicPrefix)) {
+    if (this.availability && topic === statusTopic(this.names.topicPrefix)) {
       // Retained or not: Home Assistant acts on a live `offline` as on a retained one.
-      if (!payload.equals(ONLINE)) this.availabilityOverwritten(`${payload.length} bytes`);
+      this.availability.message(payload);
       return;
     }
     if (retained && payload.length > 0 && this.staleDiscovery.foundOwnConfig(topic, payload)) return;
@@ -436,42 +426,8 @@ export class MqttPublisher {
 
   /** A message skipped for its size (packet-limit.ts): on the availability topic it is no `online` either. */
   private onSkipped(m: SkippedMessage): void {
-    if (!this.closing && this.watchesAvailability() && m.topic === statusTopic(this.names.topicPrefix)) this.availabilityOverwritten(`${m.bytes} bytes, skipped unread`);
+    if (!this.closing && this.availability && m.topic === statusTopic(this.names.topicPrefix)) this.availability.skipped(m.bytes);
     this.staleDiscovery.onSkipped(m);
-  }
-
-  /** Whether the hub watches `<prefix>/status` (not when it is Home Assistant's status topic too). */
-  private watchesAvailability(): boolean {
-    return statusTopic(this.names.topicPrefix) !== haStatusTopic(this.names.discoveryPrefix);
-  }
-
-  /**
-   * Something other than `online` on the hub's availability topic: answered at the end of the interval
-   * (AVAILABILITY_RESEND_INTERVAL_MS), once for all that come meanwhile, unless the connection ends first.
-   */
-  private availabilityOverwritten(what: string): void {
-    this.availabilityHeard = what;
-    if (this.availabilityTimer !== undefined) return;
-    this.availabilityTimer = setTimeout(() => {
-      this.availabilityTimer = undefined;
-      this.resendAvailability();
-    }, this.availabilityResendMs);
-    this.availabilityTimer.unref();
-  }
-
-  private stopAvailabilityAnswer(): void {
-    clearTimeout(this.availabilityTimer);
-    this.availabilityTimer = undefined;
-  }
-
-  /** `online` again, through the backlog: owed once however often it is asked for, sent when the broker takes it. */
-  private resendAvailability(): void {
-    if (this.closing || !this.connection.connected) return;
-    this.availabilityLog.warn(
-      `another MQTT client published something other than 'online' (${this.availabilityHeard}) on ${shownTopic(statusTopic(this.names.topicPrefix))}, ` +
-        `the availability of this hub's Home Assistant entities; publishing 'online' again`);
-    this.backlog.owe({ kind: 'hubAvailability' });
-    this.outbox.pump();
   }
 
   /**
