@@ -184,7 +184,7 @@ export class HubConnection {
     if (admission === 'send' && this.stateValue === ConnectionState.Connected) this.sendFrame(frame);
     if (admission !== 'overflow') return;
     this.env.counters.replayOverflows++;
-    this.env.logger.warn(`${this.connectionId}: ${link.describe()}: ending the connection`);
+    this.env.closings.warn(`${this.connectionId}: ${link.describe()}: ending the connection`);
     this.close(ErrorText.clientTooSlow, true);
   }
 
@@ -462,7 +462,8 @@ export class HubConnection {
   private closeTooSlow(): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.env.counters.slowClientsClosed++;
-    this.env.logger.warn(`${this.connectionId}: ${this.socket.bufferedAmount()} bytes unsent, closing the slow connection`);
+    // Throttled with the other closings: clients that stop reading can be opened one after another.
+    this.env.closings.warn(`${this.connectionId}: ${this.socket.bufferedAmount()} bytes unsent, closing the slow connection`);
     this.close(ErrorText.clientTooSlow, true);
   }
 

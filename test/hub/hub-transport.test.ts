@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { corsPolicy } from '../../src/http/cors.js';
+import { createLogger } from '../../src/log/logger.js';
 import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { RawClient, connectClient, startHub, upgradeChallenge, type RawFrame, type TestHub } from './helpers.js';
 import { sleep, waitUntil, withTimeout } from '../support/wait.js';
@@ -446,6 +447,36 @@ describe('back-pressure', () => {
       const frames = await drain(c, 15_000);
       const last = json(frames.at(-1)!).at(-1);
       assert.deepEqual(last, { type: 7, error: 'Server closed the connection: client too slow to receive messages.', allowReconnect: true });
+    } finally {
+      hub.stop();
+    }
+  });
+});
+
+describe('back-pressure, many clients', () => {
+  it('closing clients that do not read is logged as the other closings are: 20 lines a minute, then a sum', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ levels: { Default: 'Trace' }, write: (l) => lines.push(l), journald: false, timestamps: false });
+    const hub = await startHub({ maxBufferedBytes: 16 * 1024, logger });
+    const clients = 22;
+    try {
+      for (let i = 1; i <= clients; i++) {
+        const c = await RawClient.connect(wsUrl(hub));
+        await c.handshake();
+        (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+        // 300 x 64 KiB: more than the kernel's socket buffers hold, so uWS has to buffer.
+        c.send(`{"type":1,"target":"Flood","arguments":[300,65536]}${RS}`);
+        await waitUntil(() => hub.server.stats().slowClientsClosed === i, `slow client ${i} closed`, 10_000);
+        c.ws.terminate();
+      }
+      const slow = (): string[] => lines.filter((l) => l.includes('closing the slow connection'));
+      // Before, each was a warning of its own: a client could open one after another.
+      assert.equal(slow().length, 20, lines.join('\n'));
+      // No connection is left, so closing them all sums up the window at once.
+      hub.server.closeAll({ allowReconnect: false });
+      const sums = lines.filter((l) => l.includes('more connections closed for misbehaving'));
+      assert.equal(sums.length, 1, lines.join('\n'));
+      assert.match(sums[0]!, /^warn: \w+: 2 more connections closed for misbehaving in the last \d+ s; the last: .*closing the slow connection$/);
     } finally {
       hub.stop();
     }
