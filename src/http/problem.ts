@@ -49,9 +49,14 @@ export function statusOf(code: ErrorCode): number {
 
 export function problem(status: number, detail?: string, extra?: Partial<Problem>): Problem {
   const d = DEFAULTS[status] ?? DEFAULTS[500]!;
-  const p: Problem = { type: d.type, title: d.title, status, traceId: newTraceId() };
-  if (detail !== undefined) p.detail = detail;
-  return { ...p, ...extra };
+  // Members in the order ASP.NET Core writes them (ProblemDetails' JsonPropertyOrder: type, title,
+  // status, detail; then ValidationProblemDetails' errors; the traceId extension data always last),
+  // since clients and log tooling written against ASP.NET see the body as text too.
+  const p: Partial<Problem> = { type: extra?.type ?? d.type, title: extra?.title ?? d.title, status: extra?.status ?? status };
+  const text = extra?.detail ?? detail;
+  if (text !== undefined) p.detail = text;
+  if (extra?.errors !== undefined) p.errors = extra.errors;
+  return { ...p, traceId: extra?.traceId ?? newTraceId() } as Problem;
 }
 
 /** `traceId`: the request's (trace-context.ts); a new one without it. */

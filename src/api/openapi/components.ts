@@ -28,8 +28,8 @@ export const RESPONSE_SCHEMAS: Record<string, Record<string, unknown>> = {
       title: { type: 'string', example: 'One or more validation errors occurred.' },
       status: { type: 'integer', example: 400 },
       detail: { type: 'string' },
-      traceId: { type: 'string' },
       errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+      traceId: { type: 'string' },
     },
   },
   DeviceInfo: {
