@@ -61,14 +61,15 @@ async function runOne(check: HealthCheck, timeoutMs: number): Promise<HealthEntr
   } finally {
     clearTimeout(timer);
   }
-  const entry: HealthEntry = {
+  // Members in the order the interface lists them: status, description, duration, data, exception (when
+  // there is one), tags.
+  return {
     status: result.status,
     description: result.description,
     duration: formatTimeSpan(monotonicMs() - started),
     data: result.data ?? {},
+    ...(result.exception !== undefined ? { exception: result.exception } : {}),
     // The registration's tags whatever the outcome, a timeout or a throw included.
     tags: [...(result.tags ?? check.tags ?? [])],
   };
-  if (result.exception !== undefined) entry.exception = result.exception;
-  return entry;
 }

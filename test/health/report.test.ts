@@ -50,6 +50,9 @@ describe('runHealth', () => {
     assert.deepEqual(report.entries.database!.data, {});
     assert.deepEqual(report.entries.database!.tags, []);
     assert.equal(report.entries.mqtt!.exception, 'boom');
+    // Members in the order the interface lists them, the exception before the tags.
+    assert.deepEqual(Object.keys(voice), ['status', 'description', 'duration', 'data', 'tags']);
+    assert.deepEqual(Object.keys(report.entries.mqtt!), ['status', 'description', 'duration', 'data', 'exception', 'tags']);
   });
 
   it('turns a throwing check into Unhealthy and a hanging one into Unhealthy after the timeout', async () => {
