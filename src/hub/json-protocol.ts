@@ -26,9 +26,14 @@ function requireString(obj: Json, name: string): string {
   return v;
 }
 
+/**
+ * A property that may be absent but, when present, must be a string. `null` is no string: ASP.NET Core
+ * reads `invocationId` and `error` with its ReadAsString, which refuses every token but a String (null
+ * included, where its ReadAsInt32 and ReadAsInt64 take null as absent), so the connection is closed.
+ */
 function optionalString(obj: Json, name: string): string | undefined {
   const v = obj[name];
-  if (v === undefined || v === null) return undefined;
+  if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new InvalidDataError(`Expected '${name}' to be of type String.`);
   return v;
 }
@@ -127,8 +132,8 @@ function present<T>(obj: Json, name: string): T {
   return v as T;
 }
 
-/** After checkKnownProperties: a string, or null or absent. */
-const checkedString = (obj: Json, name: string): string | undefined => (obj[name] ?? undefined) as string | undefined;
+/** After checkKnownProperties: a string, or absent. */
+const checkedString = (obj: Json, name: string): string | undefined => obj[name] as string | undefined;
 
 /**
  * After checkKnownProperties: the id of a message that answers or refers to an invocation. ASP.NET
@@ -136,8 +141,7 @@ const checkedString = (obj: Json, name: string): string | undefined => (obj[name
  * Invocation may go without.
  */
 function presentInvocationId(obj: Json): string {
-  const id = present<string | null>(obj, 'invocationId');
-  if (id === null) throw new InvalidDataError("Expected 'invocationId' to be of type String.");
+  const id = present<string>(obj, 'invocationId');
   if (id === '') throw new InvalidDataError("Missing required property 'invocationId'.");
   return id;
 }
@@ -193,9 +197,12 @@ function checkAsWritten(text: string): void {
   }
 }
 
-/** A `type` written again: null passes (the parsed object's `type` is what requireMessageType reads). */
+/**
+ * A `type` written again is checked as the last one is: ASP.NET reads each with ReadAsInt32 and refuses a
+ * null one ("Expected 'type' to be of type Number."), wherever it stands.
+ */
 const checkTypeWritten = (obj: Json): void => {
-  if (obj.type !== null) requireMessageType(obj);
+  requireMessageType(obj);
 };
 
 const isNumberToken = (value: string): boolean => {

@@ -30,6 +30,12 @@ describe('JSON: known properties are checked whatever the message type, as ASP.N
     ['an Invocation with a sequenceId that is a fraction', '{"type":1,"invocationId":"i","target":"Echo","arguments":[2],"sequenceId":1.5}'],
     ['an Invocation with null headers', '{"type":1,"invocationId":"i","target":"Echo","arguments":[2],"headers":null}'],
     ['an Invocation with null streamIds', '{"type":1,"invocationId":"i","target":"Echo","arguments":[2],"streamIds":null}'],
+    // ReadAsString refuses null as it refuses a number: only the integers (type aside) take null as absent.
+    ['an Invocation with a null invocationId', '{"type":1,"invocationId":null,"target":"Echo","arguments":[2]}'],
+    ['a Ping with a null invocationId', '{"type":6,"invocationId":null}'],
+    ['a Close with a null error', '{"type":7,"error":null}'],
+    ['a Completion with a null error', '{"type":3,"invocationId":"i","error":null}'],
+    ['a Ping whose type is written null before it is written 6', '{"type":null,"type":6}'],
   ];
   for (const [name, bad] of closing) {
     it(`closes on ${name}`, async () => {
@@ -38,7 +44,8 @@ describe('JSON: known properties are checked whatever the message type, as ASP.N
   }
 
   it('properties of the right type, or null where ASP.NET takes null, change nothing on any type', async () => {
-    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"target":"Echo","arguments":[],"invocationId":null,"error":null,"headers":{"a":"b"},"streamIds":[],"sequenceId":3}')), [ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"target":"Echo","arguments":[],"invocationId":"x","error":"e","headers":{"a":"b"},"streamIds":[],"sequenceId":3}')), [ECHOED]);
+    assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":6,"sequenceId":null}')), [ECHOED]);
     assert.deepEqual(await answersTo(hub, 'json', jsonRecord('{"type":99,"allowReconnect":true,"invocationId":"x","sequenceId":null}')), [ECHOED]);
   });
 
