@@ -4,7 +4,7 @@
 // completion (SignalR's hub protocol: non-blocking invocations).
 import type { Logger } from '../log/logger.js';
 import { HUB_PARAMETERS, bindArguments } from './binder.js';
-import { ErrorText, HubError } from './errors.js';
+import { ErrorText, HubError, InvalidDataError } from './errors.js';
 import {
   MessageType,
   completionWithError,
@@ -42,7 +42,8 @@ export class HubDispatcher {
   /**
    * The completion to send, or undefined for non-blocking invocations; a promise of it only when the
    * method returns one. A method that returns at once (SendAudioData, per packet) completes in the same
-   * call, with no promise and no microtask. Never throws, never rejects.
+   * call, with no promise and no microtask. Throws only InvalidDataError, before the method runs, for
+   * stream ids the protocol could not read (streamIdsFailure); never rejects.
    */
   invoke(ctx: HubCallContext, message: InvocationMessage | StreamInvocationMessage): CompletionMessage | undefined | Promise<CompletionMessage | undefined> {
     const { target } = message;
@@ -65,6 +66,9 @@ export class HubDispatcher {
       this.logger.debug(`'${target}' from ${ctx.connectionId}: argument ${illFormed.join('.')} ${ILL_FORMED_TEXT}`);
       return failure(id, ErrorText.bindingFailure(target));
     }
+    // The arguments bound, so ASP.NET's reader goes on to the stream ids: unreadable ones are a protocol
+    // error, thrown for the reader to close the connection with (before any completion, as there).
+    if (message.streamIdsFailure !== undefined) throw new InvalidDataError(message.streamIdsFailure);
     if (message.type === MessageType.StreamInvocation) return failure(id, ErrorText.streamingInvocationOfNonStreamingMethod(target));
     const streams = message.streamIds?.length ?? 0;
     if (streams > 0) return failure(id, ErrorText.clientStreams(target, streams));

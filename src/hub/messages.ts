@@ -27,6 +27,12 @@ export interface InvocationMessage {
   readonly streamIds?: string[];
   /** Why the arguments could not be read (see BindingFailure); the arguments are then empty. */
   readonly bindingFailure?: BindingFailure;
+  /**
+   * MessagePack: why the stream ids after the arguments could not be read. ASP.NET's reader reads them
+   * only once the arguments bound (an invocation that does not bind is answered as one, its stream ids
+   * never read), so the dispatcher closes the connection for them only past the binding.
+   */
+  readonly streamIdsFailure?: string;
 }
 
 export interface StreamInvocationMessage {
@@ -38,6 +44,12 @@ export interface StreamInvocationMessage {
   readonly streamIds?: string[];
   /** Why the arguments could not be read (see BindingFailure); the arguments are then empty. */
   readonly bindingFailure?: BindingFailure;
+  /**
+   * MessagePack: why the stream ids after the arguments could not be read. ASP.NET's reader reads them
+   * only once the arguments bound (an invocation that does not bind is answered as one, its stream ids
+   * never read), so the dispatcher closes the connection for them only past the binding.
+   */
+  readonly streamIdsFailure?: string;
 }
 
 /**

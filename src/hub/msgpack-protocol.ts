@@ -97,6 +97,20 @@ function streamIdsAt(items: unknown[]): string[] | undefined {
 }
 
 /**
+ * The stream ids, or why they cannot be read: ASP.NET reads them after binding the arguments to the
+ * method, and not at all when that fails (an unknown method, a wrong count or type), so unreadable ones
+ * are the dispatcher's to judge (streamIdsFailure), not a reason to close here.
+ */
+function streamIdsOf(items: unknown[]): { streamIds?: string[]; streamIdsFailure?: string } {
+  try {
+    return { streamIds: streamIdsAt(items) };
+  } catch (e) {
+    if (e instanceof InvalidDataError) return { streamIdsFailure: e.message };
+    throw e;
+  }
+}
+
+/**
  * A missing id reads as a failed Int64 too, as in ASP.NET (`[8]` and `[8, nil]` alike). Its format and
  * range are judged on the bytes (requireWireFormats): past 2^53 the number is the nearest double, which
  * acknowledges, or is past, all there is as the exact id would.
@@ -148,7 +162,7 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
         ...(typeof id === 'string' ? { invocationId: id } : {}),
         target,
         ...args,
-        streamIds: args.bindingFailure === undefined ? streamIdsAt(items) : undefined,
+        ...(args.bindingFailure === undefined ? streamIdsOf(items) : {}),
       };
     }
     case MessageType.StreamInvocation: {
@@ -163,7 +177,7 @@ export function decodeMessagePackItems(items: unknown, argumentsFailure?: Bindin
         invocationId,
         target,
         ...args,
-        streamIds: args.bindingFailure === undefined ? streamIdsAt(items) : undefined,
+        ...(args.bindingFailure === undefined ? streamIdsOf(items) : {}),
       };
     }
     case MessageType.StreamItem:
