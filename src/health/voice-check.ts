@@ -6,7 +6,7 @@ import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarge
 import { watchFragments } from '../upstream/fragment-limit.js';
 import { taggedCheck, type CheckResult, type HealthCheck } from './checks.js';
 import { publicServerUrl } from '../upstream/public-url.js';
-import { connectionErrorText } from '../errors.js';
+import { connectionErrorText, errorText } from '../errors.js';
 import { monotonicMs } from '../monotonic-clock.js';
 
 export interface VoiceCheckOptions {
@@ -78,18 +78,19 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
       ws.terminate();
     }, options.timeoutMs);
     ws.on('open', () => {
-      finish({ status: 'Healthy', description: `WebSocket connection to ${shown} opened`, data: data(), tags: TAGS });
       // ws goes on reading until the server answers the close, for up to 2 s, and maxPayload bounds a
       // message's bytes, not its fragments: a server that sent 1 MiB in one-byte fragments made one probe
       // hold a million Buffers (115 MB of RSS from 3 MB of traffic), every time /health asked. The probe
       // wants nothing from the server now, so a message in more fragments than the link takes ends it.
+      // A ws without the receiver it reads fails every session's link at its connect, so it fails this too.
       try {
         watchFragments(ws, () => ws.terminate());
-      } catch {
-        // A ws without the receiver it reads: take no chances, the verdict is in.
+      } catch (e) {
+        finish(unhealthy(errorText(e)));
         ws.terminate();
         return;
       }
+      finish({ status: 'Healthy', description: `WebSocket connection to ${shown} opened`, data: data(), tags: TAGS });
       ws.close(1000);
       // A server that never answers the close frame must not keep the socket for ws' 30 s close timeout.
       setTimeout(() => ws.terminate(), 2000).unref();
