@@ -96,12 +96,16 @@ function streamIdsAt(items: unknown[]): string[] | undefined {
   return ids as string[];
 }
 
+const NO_STREAM_IDS: { streamIds?: string[]; streamIdsFailure?: string } = Object.freeze({});
+
 /**
  * The stream ids, or why they cannot be read: ASP.NET reads them after binding the arguments to the
  * method, and not at all when that fails (an unknown method, a wrong count or type), so unreadable ones
  * are the dispatcher's to judge (streamIdsFailure), not a reason to close here.
  */
 function streamIdsOf(items: unknown[]): { streamIds?: string[]; streamIdsFailure?: string } {
+  // Most invocations (every SendAudioData of the official clients) carry none: nothing to make per message.
+  if (items.length < 6) return NO_STREAM_IDS;
   try {
     return { streamIds: streamIdsAt(items) };
   } catch (e) {
