@@ -6,7 +6,7 @@ import type { OptionSpecs } from './options.js';
 import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_IO_ERROR, EXIT_SOFTWARE, EXIT_UNREACHABLE, EXIT_USAGE } from './load.js';
 import { EXIT_CODES } from './sim-interrupt.js';
 import { SIMULATE_COUNTERS } from './sim-tally.js';
-import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
+import { DEFAULT_DROP_FOR_MS, DEFAULT_LATE_MS, MAX_SIMULATED_DEVICES, SHIPPED_MAX_DEVICES, MAX_SIMULATED_SECONDS } from './sim-defaults.js';
 
 export interface CommandSpec<S extends OptionSpecs = OptionSpecs> {
   name: string;
@@ -114,7 +114,7 @@ export const SIMULATE = command({
   details: 'Reports losses and round-trip latency.',
   options: {
     url: { kind: 'url', default: 'http://127.0.0.1:5000', describe: "the service's base address" },
-    devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: `simulated devices, 1 to ${MAX_SIMULATED_DEVICES}; each registers (DeviceManagement.MaxDevices is 10 as shipped)` },
+    devices: { kind: 'integer', default: 1, min: 1, max: MAX_SIMULATED_DEVICES, describe: `simulated devices, 1 to ${MAX_SIMULATED_DEVICES}; each registers (DeviceManagement.MaxDevices is ${SHIPPED_MAX_DEVICES} as shipped)` },
     seconds: { kind: 'number', default: 10, above: 0, max: MAX_SIMULATED_SECONDS, describe: `seconds of audio each device streams: more than 0, at most ${MAX_SIMULATED_SECONDS} (a day)` },
     protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
     'api-key': { kind: 'string', secret: true, describe: 'X-API-Key, when the service has ApiKeys' },

@@ -1,5 +1,6 @@
 // The simulator's defaults that its --help states: here, apart from src/cli/simulate.ts, so that the
 // command list (read by every start, `serve` included) does not pull in the simulator and its SignalR client.
+import { CONFIG_SCHEMA } from '../config/schema.js';
 export const DEFAULT_DROP_FOR_MS = 1000;
 export const DEFAULT_LATE_MS = 1000;
 /**
@@ -13,3 +14,6 @@ export const MAX_SIMULATED_DEVICES = 500;
  * longer timer delays than about 24.8 days fire at once in Node.
  */
 export const MAX_SIMULATED_SECONDS = 86_400;
+
+/** The device limit each simulated device counts against, as shipped (its words quote it). */
+export const SHIPPED_MAX_DEVICES = CONFIG_SCHEMA.properties.DeviceManagement.properties.MaxDevices.default;

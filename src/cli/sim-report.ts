@@ -2,8 +2,11 @@
 // added up, and the table the CLI prints.
 import { oneLine } from '../log/logger.js';
 import type { SimProtocol } from './sim-client.js';
+import { SHIPPED_MAX_DEVICES } from './sim-defaults.js';
 import type { SimDevice } from './sim-device.js';
 import type { PacketCounts, ResponseCounts } from './sim-tally.js';
+
+const MAX_DEVICES_SHIPPED = `DeviceManagement.MaxDevices (${SHIPPED_MAX_DEVICES} as shipped)`;
 
 export interface SimulationReport {
   url: string;
@@ -141,13 +144,13 @@ export function formatSimulationReport(r: SimulationReport): string {
   for (const f of r.failures.slice(0, 10)) out.push(`device ${f.deviceId} failed: ${f.reason}`);
   if (r.failures.length > 10) out.push(`... and ${r.failures.length - 10} more failed device(s)`);
   if (r.failures.some((f) => /HTTP 409/.test(f.reason))) {
-    out.push('registrations count against DeviceManagement.MaxDevices (10 as shipped): raise it (--DeviceManagement.MaxDevices 100) or delete old devices');
+    out.push(`registrations count against ${MAX_DEVICES_SHIPPED}: raise it (--DeviceManagement.MaxDevices 100) or delete old devices`);
   }
   const deleteByHand = 'delete them with DELETE /api/device/<id> and an admin token (voice-hub token admin)';
   if (r.deletionSkipped && r.leftRegistered.length > 0) {
     out.push(
       `no --admin-token: the ${r.leftRegistered.length} simulated device(s) (${r.leftRegistered[0]!.deviceId}...) stay registered and count against ` +
-        `DeviceManagement.MaxDevices (10 as shipped); ${deleteByHand}`,
+        `${MAX_DEVICES_SHIPPED}; ${deleteByHand}`,
     );
   } else if (!r.deletionSkipped) {
     if (r.deleted > 0) out.push(`${r.deleted} simulated device(s) deleted`);
@@ -156,7 +159,7 @@ export function formatSimulationReport(r: SimulationReport): string {
     for (const left of r.leftRegistered) byReason.set(left.reason, [...(byReason.get(left.reason) ?? []), left.deviceId]);
     for (const [reason, ids] of byReason) out.push(`could not delete ${ids.length} simulated device(s) (${ids.join(', ')}): ${reason}`);
     if (r.leftRegistered.length > 0) {
-      out.push(`${r.leftRegistered.length} simulated device(s) stay registered and count against DeviceManagement.MaxDevices (10 as shipped); ${deleteByHand}`);
+      out.push(`${r.leftRegistered.length} simulated device(s) stay registered and count against ${MAX_DEVICES_SHIPPED}; ${deleteByHand}`);
     } else if (r.deleted === 0) {
       out.push('no simulated device was registered: nothing to delete');
     }
