@@ -96,7 +96,7 @@ function streamIdsAt(items: unknown[]): string[] | undefined {
   return ids as string[];
 }
 
-const NO_STREAM_IDS: { streamIds?: string[]; streamIdsFailure?: string } = Object.freeze({});
+const NO_STREAM_IDS: { streamIds?: string[]; streamIdsFailure?: string } = Object.freeze({ streamIds: undefined });
 
 /**
  * The stream ids, or why they cannot be read: ASP.NET reads them after binding the arguments to the
