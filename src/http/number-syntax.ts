@@ -3,6 +3,8 @@
 // number of both spellings, so the spelling is read here from the text: a second parse of it, made only
 // when the text has such a number, in which each one is a marker string instead. The request schemas'
 // integer fields then judge the marker (schemas.ts); a number field takes `20.0` as the number it is.
+// So is a number past Int32 (`2147483648`, `1e400`), which System.Text.Json cannot convert either, where
+// the validator takes it as an integer (Infinity too) and would judge only its range or list of values.
 import { randomBytes } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import { parseInTextOrder } from './member-order.js';
@@ -16,13 +18,29 @@ const TOKEN = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
 /**
  * True for every text holding a number token that may be whole though written with a fraction or an
- * exponent (and for some that hold none): an exponent; a fraction of zeros alone (`16000.0`); or 16
- * digits in a row, the dot aside (`15999.9999999999999` is 16000). A token without an exponent, with
+ * exponent, or be past Int32 (and for some that hold none): an exponent; a fraction of zeros alone
+ * (`16000.0`); 16 digits in a row, the dot aside (`15999.9999999999999` is 16000); or 10 digits in a row
+ * (`2147483648`; no fewer make a number past Int32). A token without an exponent, with
  * a fraction not all zeros and 15 digits at most is never whole: a double keeps 15 significant digits
  * (DBL_DIG), so the decimal is what the double rounds back to, and it is not whole. `"temperature":41.5`
  * is thus spared the scan of every token below (3 % of a status update's CPU).
  */
-const MAYBE_WHOLE_WITH_FRACTION = /\d[eE]|\.0+(?!\d)|(?:\d\.?){16}/;
+const MAYBE_WHOLE_WITH_FRACTION = /\d[eE]|\.0+(?!\d)|(?:\d\.?){16}|\d{10}/;
+
+/** The range of .NET's Int32, the type of every integer field of the interface. */
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * Whether System.Text.Json refuses a number token for an Int32 that the validator takes for an integer
+ * (ajv's integer check passes Infinity, which `1e400` parses to): one written with a fraction or an
+ * exponent, or one past Int32. A fraction that stays one (`16000.5`) the validator refuses itself.
+ */
+function noInt32(token: string): boolean {
+  const value = Number(token);
+  if (!Number.isInteger(value) && Number.isFinite(value)) return false;
+  return /[.eE]/.test(token) || !(value >= INT32_MIN && value <= INT32_MAX);
+}
 
 /** What parseBody saw of each body object: its twin with the markers, for the bodies that have any. */
 const twins = new WeakMap<object, unknown>();
@@ -36,7 +54,7 @@ export function parseBody(text: string): unknown {
   if (typeof value === 'object' && value !== null && MAYBE_WHOLE_WITH_FRACTION.test(text)) {
     let marked = false;
     const twinText = text.replace(TOKEN, (token) => {
-      if (token.startsWith('"') || !/[.eE]/.test(token) || !Number.isInteger(Number(token))) return token;
+      if (token.startsWith('"') || !noInt32(token)) return token;
       marked = true;
       return JSON.stringify(MARKER);
     });

@@ -37,6 +37,28 @@ describe('whole numbers written with a fraction or an exponent', () => {
     assertProblem(await start('{"sampleRate":16000,"channels":1.0}'), 400, { ...INVALID, errors: { 'sessionConfig.channels': ['must be integer'] } });
   });
 
+  // System.Text.Json cannot convert a number past Int32 for an int field either, in any spelling: one
+  // failed conversion, not a range. JSON.parse makes `1e400` Infinity, which the validator took for an
+  // integer and judged by its list of values or its maximum alone.
+  it('a number past Int32 in an integer field is refused as no integer, whatever its spelling', async () => {
+    for (const rate of ['1e400', '-1e400', '1E+400', '2147483648', '-2147483649', '99999999999999999999', `1${'0'.repeat(400)}`]) {
+      assertProblem(await start(`{"sampleRate":${rate}}`), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
+    }
+    const settings = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/device', text, admin);
+    assertProblem(await settings('{"maxDevices":1e400}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
+    assertProblem(await settings('{"maxDevices":2147483648}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
+    // An earlier occurrence of a name is read by System.Text.Json too: past Int32 it fails the body,
+    // though the last one, the value bound, is fine (this was a 200 setting maxDevices to 5).
+    assertProblem(await settings('{"maxDevices":2147483648,"maxDevices":5}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
+    assertProblem(await settings('{"maxDevices":99999999999,"MaxDevices":5}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
+    // Within Int32 a number is judged by its range as before, the largest and smallest included.
+    assertProblem(await settings('{"maxDevices":2147483647}'), 400, { ...INVALID, errors: { maxDevices: ['must be <= 100000'] } });
+    assertProblem(await settings('{"maxDevices":-2147483648}'), 400, { ...INVALID, errors: { maxDevices: ['must be >= 0'] } });
+    assertProblem(await send('PUT', '/api/config/mqtt', '{"port":4294967297}', admin), 400, { ...INVALID, errors: { port: ['must be integer or null'] } });
+    // A field of any number judges its range: 1e400 is over 200 degrees there.
+    assertProblem(await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":1e400}', device), 400, { ...INVALID, errors: { temperature: ['must be <= 200'] } });
+  });
+
   it('are judged where the body puts them: names in any case, the last of a repeated name, a null field', async () => {
     assertProblem(await send('POST', '/api/voice/start', '{"DeviceId":"num-1","SessionConfig":{"SAMPLERATE":16000.0}}', device), 400, {
       ...INVALID,

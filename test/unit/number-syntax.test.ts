@@ -30,12 +30,13 @@ function numberToken(random: () => number): string {
   return `${random() < 0.2 ? '-' : ''}${whole}${fraction}${exponent}`;
 }
 
-test('a number with a fraction or an exponent gets a marker exactly when JSON.parse makes it whole', () => {
+test('a number with a fraction or an exponent gets a marker exactly when JSON.parse makes it whole, and one past Int32', () => {
   const random = generator(20261130);
   let whole = 0;
   for (let i = 0; i < 20_000; i++) {
     const token = numberToken(random);
-    const expected = /[.eE]/.test(token) && Number.isInteger(Number(token));
+    const value = Number(token);
+    const expected = Number.isInteger(value) && (/[.eE]/.test(token) || Math.abs(value) > 2 ** 31 - 1 + (value < 0 ? 1 : 0));
     if (expected) whole++;
     const body = parseBody(`{"status":"online","temperature":41.5,"n":${token}}`);
     assert.equal(markedTwin(body) !== undefined, expected, token);
