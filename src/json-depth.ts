@@ -1,11 +1,18 @@
 // The nesting limits of what clients send. ASP.NET Core reads JSON (hub messages, the hub handshake,
-// request bodies) with System.Text.Json, whose default MaxDepth is 64: a value nesting more objects and
+// request bodies) with System.Text.Json, whose default MaxDepth is 64 (32 for request bodies, below): a value nesting more objects and
 // arrays than that (the outermost counts) is an error, even where the deep part sits in a property
 // nobody reads. Its MessagePack hub protocol reads with MessagePack-CSharp's UntrustedData security,
 // whose MaximumObjectGraphDepth is 500. Besides matching the reference, a limit keeps what is done per
 // nested level (a path to an ill-formed string, a validator's walk) bounded.
 
 export const MAX_JSON_DEPTH = 64;
+/**
+ * Request bodies nest less: ASP.NET Core MVC reads them with its own JsonOptions, whose MaxDepth is
+ * MvcOptions.DefaultMaxModelBindingRecursionDepth, 32, not System.Text.Json's 64 (the hub's JSON
+ * protocol and the configuration files keep 64). A body nesting 33 levels, even in a property no
+ * request names, is a 400 there.
+ */
+export const MAX_BODY_DEPTH = 32;
 export const MAX_MESSAGEPACK_DEPTH = 500;
 
 /**

@@ -4,7 +4,7 @@
 // object). JSON.parse keeps the last value of a name written twice but leaves it at the place of its
 // first: `{"rate":8000,"Rate":12000,"rate":16000}` became {rate: 16000, Rate: 12000}, and 12000 won.
 // The values a later occurrence hid are noted (hidden-members.ts): their type still counts.
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { hiddenNotes, markHoldsHidden, noteHiddenMember } from './hidden-members.js';
 
 /** A JSON string token; in valid JSON no quote stands outside one. */
@@ -18,7 +18,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function parseInTextOrder(text: string): unknown {
   const value: unknown = JSON.parse(text);
   // Deeper than the limit the body is refused anyway (schemas.ts), and is not walked here.
-  if (typeof value !== 'object' || value === null || nestsDeeperThan(value, MAX_JSON_DEPTH)) return value;
+  if (typeof value !== 'object' || value === null || nestsDeeperThan(value, MAX_BODY_DEPTH)) return value;
   const members = memberCount(value);
   // Each name is followed by a colon: as many colons as members, and no name can have been written twice.
   // Most bodies end here, without the scan of every string below (it doubled the parse of a status update).

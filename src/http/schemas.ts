@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { DomainError } from '../errors.js';
 import { requestValidator } from './validator.js';
 import { ILL_FORMED_TEXT, illFormedTextPaths } from '../well-formed.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../json-depth.js';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
@@ -50,8 +50,8 @@ function validatorFor(schemaName: string): ValidateFunction {
  * the body came from parseBody.
  */
 export function validateBody(schemaName: string, body: unknown): void {
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-    throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_JSON_DEPTH} objects and arrays.`] });
+  if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+    throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value nests more than ${MAX_BODY_DEPTH} objects and arrays.`] });
   }
   if (holdsMoreValuesThan(body, MAX_BODY_VALUES)) {
     throw new DomainError('invalid_argument', 'The request body is invalid.', { $: [`The JSON value holds more than ${MAX_BODY_VALUES} values.`] });
