@@ -5,6 +5,7 @@
 // object that held them, for the validator to read each one as the property's type (schemas.ts).
 import type { ErrorObject } from 'ajv';
 import { caseKey } from '../ignore-case.js';
+import { quotedNumber } from './quoted-numbers.js';
 import type { JsonSchema } from './request-schemas.js';
 
 const hidden = new WeakMap<object, Array<[string, unknown]>>();
@@ -69,7 +70,8 @@ const typeOf = (value: unknown): string =>
  */
 export function hiddenValueTypeErrors(schema: JsonSchema, value: unknown, path: ReadonlyArray<string | number>): ErrorObject[] {
   const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
-  const type = typeOf(value);
+  // A number written as a string is read as one where the field takes a number (quoted-numbers.ts).
+  const type = typeOf((typeof value === 'string' ? quotedNumber(schema, value) : undefined) ?? value);
   if (types.length > 0 && !types.includes(type) && !(type === 'integer' && types.includes('number'))) {
     const instancePath = path.map((p) => `/${p}`).join('');
     return [{ keyword: 'type', instancePath, schemaPath: '#/type', params: { type: types.length === 1 ? types[0] : types }, message: `must be ${types.join(',')}` }];

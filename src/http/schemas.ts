@@ -7,6 +7,7 @@ import { MAX_BODY_DEPTH, nestsDeeperThan } from '../json-depth.js';
 import { dropNulls } from './null-as-absent.js';
 import { fractionSyntaxErrors, markedTwin } from './number-syntax.js';
 import { foldPropertyNames } from './property-case.js';
+import { readQuotedNumbers } from './quoted-numbers.js';
 import { hiddenNotes, hiddenValues, hiddenValueTypeErrors, holdsHidden } from './hidden-members.js';
 import { REQUEST_SCHEMAS, type JsonSchema } from './request-schemas.js';
 import { pointerSegments } from '../config/validate.js';
@@ -47,7 +48,8 @@ function validatorFor(schemaName: string): ValidateFunction {
  * string in the body, named by the schema or not, must be well-formed text: that is a property of
  * string validation here, not of particular fields, so no id, name or message can be stored changed.
  * An integer field given `16000.0` or `1.6e4` is refused as ASP.NET refuses it (number-syntax.ts), when
- * the body came from parseBody.
+ * the body came from parseBody. A number written as a string is read as that number where the field
+ * takes one (quoted-numbers.ts), as ASP.NET Core's web defaults read it.
  */
 export function validateBody(schemaName: string, body: unknown): void {
   if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
@@ -64,6 +66,7 @@ export function validateBody(schemaName: string, body: unknown): void {
   for (const value of twin === undefined ? [body] : [body, twin]) {
     foldPropertyNames(schema, value);
     dropNulls(schema, value);
+    readQuotedNumbers(schema, value);
   }
   const valid = validate(body);
   const errors = validate.errors ?? [];
