@@ -59,8 +59,9 @@ export class DeviceRegistry {
   /**
    * Deletions not yet answered: their devices' sessions are still ending. Registering the id again
    * meanwhile made a device whose sessions the deletion ended, and whose id its listeners cleared.
+   * Each with its write, settled (never rejected) once the disk has taken or refused it: see deletionWritten.
    */
-  private readonly deleting = new Set<string>();
+  private readonly deleting = new Map<string, Promise<void>>();
   private readonly listeners: DeviceListener[];
   private readonly now: () => Date;
   /** The last time written, and its text: status updates come many to a millisecond under load. */
@@ -154,9 +155,11 @@ export class DeviceRegistry {
 
   async delete(id: string): Promise<DeviceView> {
     const current = this.require(id);
-    this.deleting.add(id);
     try {
-      await this.deps.repo.delete(id);
+      // The store drops the device (and its sessions) from memory at once, before the write.
+      const written = this.deps.repo.delete(id);
+      this.deleting.set(id, written.then(() => undefined, () => undefined));
+      await written;
       for (const l of this.listeners) {
         try {
           await l.deviceDeleted?.(id);
@@ -168,6 +171,16 @@ export class DeviceRegistry {
       this.deleting.delete(id);
     }
     return toView(current);
+  }
+
+  /**
+   * Settles once the deletion of `id` being written is on disk or refused by it; undefined when none is.
+   * Meanwhile the device is gone from the store but not for good: a deletion the disk refuses (503) is
+   * undone, and gives the device back with its session records as they were before it. What belongs to
+   * the device (a session's final record) is decided once this has settled, not from the device's absence.
+   */
+  deletionWritten(id: string): Promise<void> | undefined {
+    return this.deleting.get(id);
   }
 
   /** A fresh token for a device whose current token is still valid (or at an admin's request). */

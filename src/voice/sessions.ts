@@ -42,6 +42,12 @@ export interface VoiceSessionDeps {
    * (a new generation) is another device, whose sessions the old one's start must not open.
    */
   deviceGeneration: (deviceId: string) => number | undefined;
+  /**
+   * Settles once a deletion of the device being written is on disk or refused by it; undefined when none
+   * is. Until then the device is missing from the store without being gone for good: a deletion the disk
+   * refuses gives it back, with its sessions' records as they were before it.
+   */
+  deletionWritten?: (deviceId: string) => Promise<void> | undefined;
   /** From the `voice` configuration category. */
   voiceDefaults: () => { sampleRate: number; channels: number };
   /** Listeners from the start; more may be added with `addListener`. */
@@ -116,6 +122,7 @@ export class VoiceSessionService {
     // A record held for a device deleted since is its data, gone with it: not written back.
     this.unsavedEnds = new UnsavedEnds(
       async (record) => {
+        await deps.deletionWritten?.(record.deviceId);
         if (deps.deviceGeneration(record.deviceId) !== undefined) await deps.sessions.save(record, true);
       },
       deps.logger,
@@ -378,7 +385,22 @@ export class VoiceSessionService {
    * came back, to be read, stopped and joined with the tokens of a device registered again under the id.
    */
   private save(session: VoiceSession, durable = false): Promise<void> {
-    return this.ownedByItsDevice(session) ? this.deps.sessions.save(session.snapshot(), durable) : Promise.resolve();
+    const write = (): Promise<void> => (this.ownedByItsDevice(session) ? this.deps.sessions.save(session.snapshot(), durable) : Promise.resolve());
+    // While a deletion of its device is being written, the device's absence says nothing yet: see ownedOnceDecided.
+    const deletion = this.deps.deletionWritten?.(session.deviceId);
+    return deletion ? deletion.then(write) : write();
+  }
+
+  /**
+   * Whether the session is its device's, once a deletion of the device being written has been taken or
+   * refused by the disk. Judged from the device's absence meanwhile, a session that ended then wrote no
+   * final record; the disk refusing the deletion gave the device back with the session's record as it was
+   * before, Active: a stop answered 200 with `state: Active`, a message 409 "not active (Active)", and
+   * JoinSession sent SessionJoined for a session that had ended, until a restart ended it a second time.
+   */
+  private async ownedOnceDecided(session: VoiceSession): Promise<boolean> {
+    await this.deps.deletionWritten?.(session.deviceId);
+    return this.ownedByItsDevice(session);
   }
 
   private ownedByItsDevice(session: VoiceSession): boolean {
@@ -432,7 +454,7 @@ export class VoiceSessionService {
     this.live.delete(session.id);
     if (this.byDevice.get(session.deviceId) === session) this.byDevice.delete(session.deviceId);
     const record = session.snapshot();
-    if (!this.ownedByItsDevice(session)) return;
+    if (!(await this.ownedOnceDecided(session))) return;
     try {
       // On disk at once, as the start was: an ended session must not come back as running (or unknown) after a crash.
       await this.deps.sessions.save(record, true);

@@ -43,6 +43,7 @@ export async function createVoice(config: AppConfig, deps: VoiceDeps): Promise<V
     },
     sessions: deps.store.sessions,
     deviceGeneration: (id) => registry.generation(id),
+    deletionWritten: (id) => registry.deletionWritten(id),
     voiceDefaults: () => {
       const v = categories.voice();
       return { sampleRate: v.audioSampleRate, channels: v.audioChannels };
