@@ -159,7 +159,12 @@ export class DeviceRegistry {
       // The store drops the device (and its sessions) from memory at once, before the write.
       const written = this.deps.repo.delete(id);
       this.deleting.set(id, written.then(() => undefined, () => undefined));
-      await written;
+      try {
+        await written;
+      } catch (e) {
+        this.back(id);
+        throw e;
+      }
       for (const l of this.listeners) {
         try {
           await l.deviceDeleted?.(id);
@@ -198,6 +203,22 @@ export class DeviceRegistry {
     if (principal.role === 'admin') return true;
     const current = this.generation(principal.sub);
     return current !== undefined && current === principal.gen;
+  }
+
+  /**
+   * A deletion the disk refused is undone: the device is back as it was. It was missing from the store
+   * while the deletion was written, and what read the devices then acted on its absence: an MQTT broker
+   * switched to meanwhile was given every device but this one, and never its state or discovery. Told as
+   * a change, the listeners publish it again (the broker it never left just gets its state once more).
+   */
+  private back(id: string): void {
+    let device: DeviceRecord | undefined;
+    try {
+      device = this.deps.repo.get(id);
+    } catch {
+      return; // the store is closed (shutdown): nothing to publish any more
+    }
+    if (device) this.notify((l) => l.deviceChanged?.(device));
   }
 
   /** Now as toISOString writes it (an invalid date throws as that does: NaN never equals the last). */
