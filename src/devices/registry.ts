@@ -124,7 +124,13 @@ export class DeviceRegistry {
       // until the write is on disk would count it twice and refuse a registration that fits.
       const inserted = this.deps.repo.insert(device);
       this.pending.delete(id);
-      await inserted;
+      const applied = this.isCurrent(device);
+      try {
+        await inserted;
+      } catch (e) {
+        if (applied && !this.isCurrent(device)) this.undone(id);
+        throw e;
+      }
       this.notify((l) => l.deviceChanged?.(device));
       return grant;
     } finally {
@@ -203,6 +209,31 @@ export class DeviceRegistry {
     if (principal.role === 'admin') return true;
     const current = this.generation(principal.sub);
     return current !== undefined && current === principal.gen;
+  }
+
+  /** Whether `device` is in the store (in memory: its write may still be under way). */
+  private isCurrent(device: DeviceRecord): boolean {
+    try {
+      return this.deps.repo.generation(device.id) === device.tokenGeneration;
+    } catch {
+      return false; // the store is closed
+    }
+  }
+
+  /**
+   * A registration the disk refused (503) is undone: the device never was. It was in the store while its
+   * write was under way, and what read the devices then acted on it: an MQTT broker switched to meanwhile
+   * was given its retained state and Home Assistant discovery, so Home Assistant showed a device that did
+   * not exist. Told as a deletion, the listeners take back what they did for it.
+   */
+  private undone(id: string): void {
+    for (const l of this.listeners) {
+      try {
+        void Promise.resolve(l.deviceDeleted?.(id)).catch(() => undefined);
+      } catch {
+        // best-effort, as for a deletion: the registration's own failure is the answer
+      }
+    }
   }
 
   /**
