@@ -119,7 +119,7 @@ export const SIMULATE = command({
     protocol: { kind: 'choice', choices: ['json', 'messagepack'], default: 'json', describe: 'SignalR hub protocol' },
     'api-key': { kind: 'string', secret: true, describe: 'X-API-Key, when the service has ApiKeys' },
     'admin-token': { kind: 'string', secret: true, describe: 'admin token (voice-hub token admin): delete the simulated devices afterwards' },
-    'drop-every': { kind: 'number', above: 0, describe: 'cut every hub connection this often (seconds), through a local TCP relay, as a flaky Wi-Fi would; devices reconnect and join their session again' },
+    'drop-every': { kind: 'number', above: 0, describe: 'cut every hub connection this often (seconds, longer than --drop-for), through a local TCP relay, as a flaky Wi-Fi would; devices reconnect and join their session again' },
     'drop-for': { kind: 'integer', min: 0, describe: `how long each cut lasts: new connections wait this long (ms, default ${DEFAULT_DROP_FOR_MS}; needs --drop-every)` },
     'stateful-reconnect': { kind: 'boolean', describe: 'the clients also ask for SignalR stateful reconnect (withStatefulReconnect), to compare; where the hub does not offer it they reconnect and rejoin as without it' },
     'late-after': { kind: 'number', default: DEFAULT_LATE_MS, above: 0, describe: 'a packet or response that arrives more than this many ms after its send counts as late' },

@@ -72,9 +72,32 @@ export function simulateOptionProblem(o: SimulateOptions): string | undefined {
   if (o.dropForMs !== undefined) {
     if (o.dropEverySeconds === undefined) return '--drop-for needs --drop-every';
     if (!(o.dropForMs >= 0) || o.dropForMs >= o.dropEverySeconds * 1000) return '--drop-for must be from 0 to less than --drop-every (in ms)';
+  } else if (o.dropEverySeconds !== undefined && DEFAULT_DROP_FOR_MS >= o.dropEverySeconds * 1000) {
+    // The default cut is a cut too: one as long as the schedule would overlap the next and never let a device back.
+    return `--drop-every must be longer than a cut, --drop-for (${DEFAULT_DROP_FOR_MS} ms unless given), not ${o.dropEverySeconds} s`;
   }
   if (o.lateMs !== undefined && !(o.lateMs > 0)) return '--late-after must be more than 0 ms';
   return undefined;
+}
+
+/**
+ * Calls `drop` at every multiple of `everySeconds` after `t0` (monotonic ms) that is before `seconds`,
+ * one timer at a time: a timer made for each drop up front took memory by the number of drops, which a
+ * short `--drop-every` in a long run made millions (gigabytes, and a start that never came). Each time is
+ * counted from `t0`, not from the last drop, so a late timer does not shift the rest. Returns the cancel.
+ */
+export function scheduleDrops(t0: number, everySeconds: number, seconds: number, drop: () => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (k: number): void => {
+    const at = k * everySeconds;
+    if (!(at < seconds)) return;
+    timer = setTimeout(() => {
+      drop();
+      arm(k + 1);
+    }, Math.max(0, t0 + at * 1000 - monotonicMs()));
+  };
+  arm(1);
+  return () => clearTimeout(timer);
 }
 
 function hasCredentials(url: string): boolean {
@@ -133,20 +156,18 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       const total = Math.max(1, Math.round((seconds * 1000) / SIM_PACKET_MS));
       log(`${ready.length} device(s) streaming ${total} packets each (${SIM_PACKET_MS} ms per packet, real time)`);
       const t0 = monotonicMs() + 50;
-      // Drops at every multiple of dropEvery into the streaming, the last one before its end.
-      const dropTimers: NodeJS.Timeout[] = [];
-      for (let at = options.dropEverySeconds ?? seconds; relay && at < seconds; at += options.dropEverySeconds!) {
-        dropTimers.push(setTimeout(() => {
+      const cancelDrops = relay && options.dropEverySeconds !== undefined
+        ? scheduleDrops(t0, options.dropEverySeconds, seconds, () => {
           drops++;
           log(`drop ${drops}: cutting every hub connection, new ones wait ${dropForMs} ms`);
           relay.dropAll(dropForMs);
-        }, Math.max(0, t0 + at * 1000 - monotonicMs())));
-      }
+        })
+        : undefined;
       try {
         // Devices are not in step in real life: spread their packet clocks over one packet interval.
         await Promise.all(ready.map((d, i) => d.stream(total, t0 + (i * SIM_PACKET_MS) / ready.length, SIM_PACKET_MS, stop)));
       } finally {
-        for (const timer of dropTimers) clearTimeout(timer);
+        cancelDrops?.();
       }
       streamedMs = Math.max(0, monotonicMs() - t0);
       const drainMs = options.drainMs ?? DEFAULT_DRAIN_MS;
