@@ -75,9 +75,11 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
   }
   if (!report) {
     const type = res.headers.get('content-type');
+    // printable() trims, so each part's separating space goes outside it.
+    const redirect = redirectNote(res, target);
     return {
       code: EXIT_UNREACHABLE,
-      text: `${shown} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''}${printable(redirectNote(res, target))} without a voice-hub ` +
+      text: `${shown} answered HTTP ${res.status}${type ? ` (${printable(type)})` : ''}${redirect ? ` ${printable(redirect)}` : ''} without a voice-hub ` +
         'health report (JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
     };
   }

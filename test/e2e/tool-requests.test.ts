@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
+import { healthCommand } from '../../src/cli/health.js';
 import { apiRequest } from '../../src/cli/sim-device.js';
 import { runSimulation } from '../../src/cli/simulate.js';
 import { makeSelfSigned } from '../https/helpers.js';
@@ -61,6 +62,21 @@ describe('a service that redirects plain HTTP to HTTPS', () => {
     await assert.rejects(apiRequest(api, 'POST', '/api/device/register', body), {
       status: 308,
       message: `POST /api/device/register: HTTP 308 (a redirect to https://127.0.0.1:${svc.app.httpsPort}/api/device/register, not followed: give the address it names)`,
+    });
+  });
+
+  it("health's refusal of a redirect names where it points, set apart by a space", async () => {
+    // /health itself is not redirected; a --url with a path before it is. The note lost its space
+    // ("HTTP 308(a redirect ...") to the trimming that keeps a hostile answer's text on one line.
+    const dir = tmpDir();
+    const { cert, key } = makeSelfSigned(dir);
+    const svc = await startService({
+      flags: { 'Server.HttpsPort': 0, 'Server.Certificate.Path': cert, 'Server.Certificate.KeyPath': key, 'Server.HttpsRedirect': true, 'Mqtt.BrokerAddress': '' },
+    });
+    assert.deepEqual(await healthCommand(`${svc.url}/api/health`), {
+      code: 3,
+      text: `${svc.url}/api/health answered HTTP 308 (a redirect to https://127.0.0.1:${svc.app.httpsPort}/api/health, not followed: give the address it names) ` +
+        'without a voice-hub health report (JSON with a status of Healthy, Degraded or Unhealthy and its entries)\n',
     });
   });
 });
