@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { CONFIG } from '../../src/cli/commands.js';
 import { EXIT_CONFIG, EXIT_DATA, EXIT_IN_USE, EXIT_IO_ERROR, EXIT_SOFTWARE, EXIT_USAGE } from '../../src/cli/load.js';
 import { SHUTDOWN_SIGNALS } from '../../src/process/signals.js';
 import { REPO_ROOT } from '../support/docs.js';
@@ -26,5 +27,16 @@ describe('the manual page', () => {
       assert.match(text, new RegExp(`(^|[^0-9])${code}([^0-9]|$)`), `exit status ${code}`);
     }
     for (const signal of SHUTDOWN_SIGNALS) assert.ok(text.includes(signal), `${signal} in: ${text}`);
+  });
+
+  it('EXIT STATUS names every data file 65 is for, as `config check --help` does', () => {
+    // The help: "a database, signing key or instance id file serve would not use". The page once named
+    // only the first two, though a damaged instance-id stops the service with 65 as well.
+    const meaning = CONFIG.exits.find(([code]) => code === EXIT_DATA)![1];
+    const files = /^a (.+) file serve would not use$/.exec(meaning);
+    assert.ok(files, meaning);
+    const text = section('EXIT STATUS');
+    for (const file of files[1]!.split(/, | or /)) assert.ok(text.includes(file), `${file} in: ${text}`);
+    assert.ok(section('FILES').includes('instance-id'), 'FILES names the instance id file');
   });
 });
