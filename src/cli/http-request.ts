@@ -11,13 +11,18 @@
 // failures are the same as before.
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
+import tls from 'node:tls';
 
 export interface ToolRequestInit {
   method?: string;
   headers?: Record<string, string>;
   body?: string | ArrayBuffer | Uint8Array;
   signal?: AbortSignal;
+  /** Where to connect instead of the URL's host and port (relayAgent); none: a connection of its own. */
+  agent?: http.Agent;
 }
 
 /** Statuses whose answer has no body; a Response refuses to be made with one. */
@@ -38,7 +43,7 @@ export function toolRequest(url: string | URL, init: ToolRequestInit = {}): Prom
       return reject(new TypeError('request failed', { cause: new Error(`not an http(s) URL: ${target.protocol}`) }));
     }
     // No pooled connection: a tool makes a few requests, and a kept-alive socket would hold its process open.
-    const req = client.request(target, { method, headers, agent: false });
+    const req = client.request(target, { method, headers, agent: init.agent ?? false });
     const onAbort = (): void => {
       req.destroy();
       reject(signal!.reason);
@@ -82,4 +87,44 @@ export function redirectNote(res: Response, url: string | URL): string {
   } catch {
     return ' (a redirect to an address that is not a URL, not followed)';
   }
+}
+
+/** A TCP endpoint to dial. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
+/**
+ * An agent whose connections go to `via` (the simulator's drop relay on 127.0.0.1) whatever host and
+ * port the URL names, while the request stays the URL's: its Host header, and over TLS the name sent
+ * (SNI) and the name the certificate is checked against. Rewriting the URL to the relay's address instead
+ * had TLS check the certificate for 127.0.0.1, which a certificate made for the Pi's name does not list:
+ * `simulate --drop-every` against `https://voicepi.local:5001` failed every device's negotiation.
+ * No pooling (keepAlive off), as toolRequest's own connections.
+ */
+export function relayAgent(secure: boolean, via: Endpoint): http.Agent {
+  const redirect = <T extends { host?: string | null; hostname?: string | null; port?: number | string | null }>(options: T): T & Endpoint => ({
+    ...options,
+    host: via.host,
+    port: via.port,
+  });
+  if (!secure) {
+    return new (class extends http.Agent {
+      override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+        return super.createConnection(redirect(options), callback);
+      }
+    })();
+  }
+  return new (class extends https.Agent {
+    override createConnection(options: http.ClientRequestArgs & tls.ConnectionOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+      const name = (options.hostname ?? options.host ?? '').replace(/^\[|\]$/g, '');
+      return super.createConnection({
+        ...redirect(options),
+        // SNI carries a name, never an address; the certificate is checked against the URL's host either way.
+        servername: isIP(name) ? '' : name,
+        checkServerIdentity: (_host: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(name, cert),
+      }, callback);
+    }
+  })();
 }

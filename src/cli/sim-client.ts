@@ -9,10 +9,11 @@ import {
   type HttpRequest, type HubConnection, type ILogger,
 } from '@microsoft/signalr';
 import { MessagePackHubProtocol } from '@microsoft/signalr-protocol-msgpack';
+import type { Agent } from 'node:http';
 import WebSocket from 'ws';
 import { UPSTREAM_MAX_MESSAGE_BYTES } from '../upstream/websocket.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
-import { redirectNote, toolRequest } from './http-request.js';
+import { redirectNote, relayAgent, toolRequest, type Endpoint } from './http-request.js';
 
 export type SimProtocol = 'json' | 'messagepack';
 
@@ -27,10 +28,19 @@ export interface SimClientOptions {
   statefulReconnect?: boolean;
   /** Where the client's own warnings and errors go; nothing when absent. */
   log?: (line: string) => void;
+  /**
+   * Connect here (the drop relay) instead of to the URL's host and port, the URL otherwise kept: its Host
+   * header and, over TLS, the name the certificate is checked against.
+   */
+  via?: Endpoint;
 }
 
 /** signalr's HttpClient over the tools' requests (negotiate is the only HTTP request it makes here). */
 class FetchClient extends HttpClient {
+  constructor(private readonly agent: Agent | undefined) {
+    super();
+  }
+
   async send(request: HttpRequest): Promise<HttpResponse> {
     if (!request.url || !request.method) throw new Error('request without url or method');
     const abort = new AbortController();
@@ -47,6 +57,7 @@ class FetchClient extends HttpClient {
         headers: { 'X-Requested-With': 'XMLHttpRequest', ...request.headers },
         body: request.content,
         signal: abort.signal,
+        ...(this.agent ? { agent: this.agent } : {}),
       });
       const answer = await readAtMost(response, abort);
       if ('failed' in answer) throw answer.failed;
@@ -96,11 +107,11 @@ class BoundedWebSocket extends WebSocket {
 // latter, since the simulator uses the WebSocket transport only.
 type Globals = { __webpack_require__?: unknown; __non_webpack_require__?: unknown };
 
-function withBundledModules<T>(build: () => T): T {
+function withBundledModules<T>(build: () => T, webSocket: typeof BoundedWebSocket = BoundedWebSocket): T {
   const g = globalThis as Globals;
   const saved = { w: g.__webpack_require__, n: g.__non_webpack_require__ };
   g.__webpack_require__ = () => undefined;
-  g.__non_webpack_require__ = (name: string): unknown => (name === 'ws' ? BoundedWebSocket : undefined);
+  g.__non_webpack_require__ = (name: string): unknown => (name === 'ws' ? webSocket : undefined);
   try {
     return build(); // synchronous: HttpConnection looks the modules up in its constructor
   } finally {
@@ -124,16 +135,25 @@ export const RECONNECT_DELAYS_MS: readonly number[] = [0, 250, 500, ...Array.fro
 
 /** Builds (does not start) an official client connection for the hub at `url`. */
 export function buildSimConnection(url: string, options: SimClientOptions): HubConnection {
+  const agent = options.via ? relayAgent(/^(wss|https):/i.test(url), options.via) : undefined;
+  // The client hands its socket class the URL and its headers only: the agent is added here.
+  const webSocket = agent
+    ? class extends BoundedWebSocket {
+      constructor(address: string, protocols?: string | string[], wsOptions?: WebSocket.ClientOptions) {
+        super(address, protocols, { ...wsOptions, agent });
+      }
+    }
+    : BoundedWebSocket;
   let builder = new HubConnectionBuilder()
     .withUrl(hubHttpUrl(url), {
       transport: HttpTransportType.WebSockets,
       skipNegotiation: options.skipNegotiation ?? false,
-      httpClient: new FetchClient(),
+      httpClient: new FetchClient(agent),
       ...(options.accessToken ? { accessTokenFactory: () => options.accessToken! } : {}),
     })
     .configureLogging(clientLogger(options.log));
   if (options.protocol === 'messagepack') builder = builder.withHubProtocol(new MessagePackHubProtocol());
   if (options.reconnect) builder = builder.withAutomaticReconnect([...RECONNECT_DELAYS_MS]);
   if (options.statefulReconnect) builder = builder.withStatefulReconnect();
-  return withBundledModules(() => builder.build());
+  return withBundledModules(() => builder.build(), webSocket);
 }

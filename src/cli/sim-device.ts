@@ -7,7 +7,7 @@ import type { HubConnection } from '@microsoft/signalr';
 import { errorText } from '../errors.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
 import { deadline } from './deadline.js';
-import { redirectNote, toolRequest } from './http-request.js';
+import { redirectNote, toolRequest, type Endpoint } from './http-request.js';
 import { buildSimConnection, type SimProtocol } from './sim-client.js';
 import { SIM_PACKET_CHANNELS, SIM_PACKET_SAMPLE_RATE } from './sim-packets.js';
 import { SimTally } from './sim-tally.js';
@@ -18,8 +18,11 @@ export interface SimApi {
   readonly baseUrl: string;
   readonly apiKey?: string;
   readonly timeoutMs: number;
-  /** Reach the hub here (`http://host:port`, the drop relay) instead of where the start response says. */
-  readonly hubVia?: string;
+  /**
+   * Connect to the hub here (the drop relay) instead of where the start response's URL points, which is
+   * kept for the rest (Host header, the TLS certificate's name).
+   */
+  readonly hubVia?: Endpoint;
 }
 
 export interface SimDeviceOptions {
@@ -223,8 +226,8 @@ export class SimDevice {
       const { sessionId } = fieldsOf(answer, { sessionId: 'string' });
       this.sessionId = sessionId;
       const { websocketUrl } = fieldsOf(answer, { websocketUrl: 'string' });
-      const hubUrl = this.api.hubVia ? hubAt(websocketUrl, this.api.hubVia) : websocketUrl;
-      const connection = buildSimConnection(hubUrl, {
+      const connection = buildSimConnection(websocketUrl, {
+        ...(this.api.hubVia ? { via: this.api.hubVia } : {}),
         protocol: this.options.protocol,
         accessToken: this.token,
         log: this.options.log,
@@ -359,11 +362,3 @@ export class SimDevice {
   }
 }
 
-/** The start response's hub address with the host and port of `via` (the relay), path kept. */
-export function hubAt(websocketUrl: string, via: string): string {
-  const url = new URL(websocketUrl);
-  const target = new URL(via);
-  url.protocol = url.protocol === 'wss:' ? 'https:' : url.protocol === 'ws:' ? 'http:' : url.protocol;
-  url.host = target.host;
-  return url.toString();
-}

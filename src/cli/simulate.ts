@@ -137,7 +137,7 @@ export async function runSimulation(options: SimulateOptions): Promise<Simulatio
       baseUrl: options.url.endsWith('/') ? options.url : `${options.url}/`,
       timeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      ...(relay ? { hubVia: `${service.protocol}//127.0.0.1:${relay.port}` } : {}),
+      ...(relay ? { hubVia: { host: '127.0.0.1', port: relay.port } } : {}),
     };
     const run = randomBytes(3).toString('hex');
     const packets = simPackets();
