@@ -14,6 +14,7 @@ import WebSocket from 'ws';
 import { UPSTREAM_MAX_MESSAGE_BYTES } from '../upstream/websocket.js';
 import { readAtMost, tooLargeText } from './bounded-answer.js';
 import { redirectNote, relayAgent, toolRequest, type Endpoint } from './http-request.js';
+import { untrustedCertificateHint } from './untrusted-certificate.js';
 
 export type SimProtocol = 'json' | 'messagepack';
 
@@ -70,6 +71,11 @@ class FetchClient extends HttpClient {
       if (e instanceof HttpError || e === tooLarge) throw e;
       if (timedOut) throw new TimeoutError();
       if (abort.signal.aborted) throw new AbortError();
+      // A failed request says only that it failed ("TypeError: request failed", all the client showed of
+      // a refused connection or a certificate for another name); the reason is in its cause, said here
+      // as the API requests say it.
+      const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+      if (cause) throw new Error(`${request.method} ${request.url}: ${cause.message}${untrustedCertificateHint(cause)}`, { cause });
       throw e;
     } finally {
       clearTimeout(timer);

@@ -90,6 +90,17 @@ describe('simulate: the SignalR client is bounded', () => {
     assert.ok(far.written() < MAX_ANSWER_BYTES + 32 * 1024 * 1024, `the server wrote ${far.written()} bytes`);
   });
 
+  it('a negotiate that cannot connect: start() fails naming the request and why, not only "request failed"', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const connection = buildSimConnection(`http://127.0.0.1:${port}/voice-hub`, { protocol: 'json' });
+    await assert.rejects(withTimeout(connection.start(), 10_000, 'start'), {
+      message: `Failed to complete negotiation with the server: Error: POST http://127.0.0.1:${port}/voice-hub/negotiate?negotiateVersion=1: connect ECONNREFUSED 127.0.0.1:${port}`,
+    });
+  });
+
   const EMPTY_INVOCATION = JSON.stringify({ type: 1, target: 'Big', arguments: [''] });
   /** The length of the text argument that makes the invocation `size` bytes with its separator. */
   const argumentLength = (size: number): number => size - EMPTY_INVOCATION.length - 1;
