@@ -105,4 +105,16 @@ describe('simulate --drop-every against HTTPS with a certificate for a host name
     assert.match(run.stderr, /^drop 1: cutting every hub connection, new ones wait 100 ms$/m, run.stderr);
     assert.equal(run.code, 0);
   });
+
+  it('sends the Host of --url through its relay, which AllowedHosts checks', async () => {
+    // The relay's 127.0.0.1:<port> went out as the Host header: a service whose AllowedHosts lists the
+    // name devices use refused every negotiation with 400 "Invalid Hostname".
+    const { svc } = await startVoiceRig({ flags: { AllowedHosts: 'localhost' } });
+    const report = await runSimulation({
+      url: `http://localhost:${svc.port}`, devices: 1, seconds: 2, dropEverySeconds: 1, dropForMs: 100, statefulReconnect: true,
+      adminToken: await adminToken(svc), log: () => {},
+    });
+    assert.deepEqual(report.failures, []);
+    assert.deepEqual({ lost: report.packets.lost, responsesLost: report.responses.lost, drops: report.drops?.count }, { lost: 0, responsesLost: 0, drops: 1 });
+  });
 });
