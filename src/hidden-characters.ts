@@ -24,3 +24,12 @@ export const HIDDEN_CHARACTERS = `[${CONTROL_CHARACTERS}${BIDI_CONTROLS}]|${LONE
 
 /** `\u202e`: a character as a JSON or JavaScript escape. */
 export const unicodeEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+const HIDDEN_OR_LINE_BREAK = new RegExp(`${HIDDEN_CHARACTERS}|[${UNICODE_LINE_BREAKS}]`, 'g');
+
+/**
+ * `text` with every character above, line breaks included, as its escape: for words of another party's
+ * choosing that the service passes on as its own (an upstream close reason in a session's end reason,
+ * which devices are sent and the database keeps: it reads a text only up to a NUL).
+ */
+export const withHiddenEscaped = (text: string): string => text.replace(HIDDEN_OR_LINE_BREAK, unicodeEscape);

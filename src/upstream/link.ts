@@ -18,6 +18,7 @@ import { limitCloseWait } from './close-wait.js';
 import { LIVENESS_INTERVAL_MS, watchLiveness } from './liveness.js';
 import { loadWebSocket, refusedUpgradeText, upstreamClientOptions, upstreamTarget } from './websocket.js';
 import { SecretScrubber } from './secret-scrubber.js';
+import { withHiddenEscaped } from '../hidden-characters.js';
 import {
   encodeAudio, encodeStart, encodeStop, encodeText, parseUpstreamMessage,
   type SessionStartInfo, type UpstreamMessage,
@@ -345,7 +346,7 @@ export class UpstreamVoiceLink {
     this.stateValue = 'Reconnecting';
     const now = monotonicMs();
     const upMs = now - this.openedAt;
-    const cause = `closed with ${code}${reason ? ` ${this.scrub.closeReason(reason)}` : ''}${failure ? `: ${failure}` : ''}`;
+    const cause = `closed with ${code}${reason ? ` ${withHiddenEscaped(this.scrub.closeReason(reason))}` : ''}${failure ? `: ${failure}` : ''}`;
     const { attempts, stableAfterMs } = this.budget.policy;
     let last = cause;
     if (this.onTrial && !this.budget.isStable(upMs)) {
