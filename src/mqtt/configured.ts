@@ -42,6 +42,9 @@ function countText(messages: readonly OutgoingMessage[]): string {
 const AFTER_NEXT_START = 'sent after the next start';
 const ONCE_A_BROKER_IS_SET = 'sent once a broker is set again';
 
+/** How often the kept messages a publisher took over are looked for in its queue, until the broker has them all. */
+const TAKEN_CHECK_MS = 1000;
+
 /** Settings that connect alike: with no broker address nothing connects, whatever the port or user name. */
 const sameSettings = (a: MqttSettings, b: MqttSettings): boolean =>
   a.brokerAddress === b.brokerAddress && (a.brokerAddress === '' || (a.port === b.port && a.username === b.username));
@@ -65,6 +68,12 @@ export class ConfiguredMqttPublisher {
    */
   private held: Held[] | undefined = [];
   private heldEvents = 0;
+  /**
+   * The kept messages handed to a publisher (and on to the next one a settings change opens) that the
+   * broker may not have yet: they stay in the database until it has them all.
+   */
+  private taken: OutgoingMessage[] = [];
+  private takenWatch: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: ConfiguredMqttDeps) {
     this.hub = new HubStatus(deps.version);
@@ -173,6 +182,7 @@ export class ConfiguredMqttPublisher {
     await this.changing;
     const publisher = this.publisher;
     this.publisher = undefined;
+    this.stopWatchingTaken();
     if (!publisher) return;
     try {
       await publisher.close();
@@ -182,14 +192,38 @@ export class ConfiguredMqttPublisher {
   }
 
   private async keep(messages: OutgoingMessage[], until = AFTER_NEXT_START): Promise<void> {
-    if (messages.length === 0) return;
+    // Called with nothing to keep too: what was taken over and delivered since is kept no more (what was
+    // taken and not delivered is among `messages`, drained from the publisher it went to).
+    this.stopWatchingTaken();
+    this.taken = [];
     const what = countText(messages);
     try {
       await this.deps.kept.keep(messages);
-      this.deps.logger.info(`the MQTT broker did not get ${what}: kept in the database, ${until}`);
+      if (messages.length > 0) this.deps.logger.info(`the MQTT broker did not get ${what}: kept in the database, ${until}`);
     } catch (e) {
-      this.deps.logger.warn(`the MQTT broker did not get ${what}, and keeping them for the next start failed: ${errorText(e)}`);
+      // With nothing new to keep, the messages taken stay kept: the next start sends them once more.
+      if (messages.length > 0) this.deps.logger.warn(`the MQTT broker did not get ${what}, and keeping them for the next start failed: ${errorText(e)}`);
     }
+  }
+
+  /** Once the broker has every kept message taken over, they are no longer kept. */
+  private watchTaken(): void {
+    this.takenWatch ??= setInterval(() => {
+      const publisher = this.publisher;
+      if (!publisher || publisher.holdsAny(this.taken)) return;
+      this.stopWatchingTaken();
+      this.taken = [];
+      try {
+        this.deps.kept.delivered();
+      } catch {
+        // The store is closing: the stop's keep settles them.
+      }
+    }, TAKEN_CHECK_MS).unref();
+  }
+
+  private stopWatchingTaken(): void {
+    clearInterval(this.takenWatch);
+    this.takenWatch = undefined;
   }
 
   /**
@@ -203,7 +237,11 @@ export class ConfiguredMqttPublisher {
     if (!publisher) return;
     // Kept by an earlier run's clean stop: older than anything of this run. Left kept while MQTT is off.
     const kept = this.deps.kept.take();
-    if (kept.length > 0) this.deps.logger.info(`sending ${countText(kept)} that the MQTT broker did not get before the last stop`);
+    if (kept.length > 0) {
+      this.deps.logger.info(`sending ${countText(kept)} that the MQTT broker did not get before the last stop`);
+      this.taken.push(...kept);
+      this.watchTaken();
+    }
     if (kept.length + undelivered.length > 0) publisher.takeOver([...kept, ...undelivered]);
     if (held.length === 0) return;
     const existing = new Set(this.deps.devices().map((d) => d.id));

@@ -140,6 +140,12 @@ export class Outbox {
     this.queue.discardRetained(topic);
   }
 
+  /** Whether one of `messages` (the very objects given to `send`) is queued or not yet acknowledged. */
+  holdsAny(messages: ReadonlySet<OutgoingMessage>): boolean {
+    for (const message of this.unacknowledged) if (messages.has(message)) return true;
+    return this.queue.holdsAny(messages);
+  }
+
   /**
    * What the broker has not acknowledged of the queue's messages, sent or not, in publish order; none are
    * held afterwards. For after `close`.

@@ -328,6 +328,14 @@ export class MqttPublisher {
     });
   }
 
+  /**
+   * Whether one of `messages` (given to `takeOver`) still waits for the broker's acknowledgement: false
+   * once each is acknowledged, given up as any queued message is, or left out by `takeOver`.
+   */
+  holdsAny(messages: readonly OutgoingMessage[]): boolean {
+    return this.outbox.holdsAny(new Set(messages));
+  }
+
   /** Clean shutdown: `offline` (retained) then DISCONNECT; idempotent. Queued messages wait for `undelivered`. */
   close(): Promise<void> {
     this.homeAssistantResend.close();

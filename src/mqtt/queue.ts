@@ -85,6 +85,13 @@ export class OutgoingQueue {
     this.retained.delete(topic);
   }
 
+  /** Whether one of `messages` (the very objects) is still queued. */
+  holdsAny(messages: ReadonlySet<OutgoingMessage>): boolean {
+    for (const entry of this.retained.values()) if (messages.has(entry.message)) return true;
+    for (let i = 0; i < this.events.length; i++) if (messages.has(this.events.at(i)!.message)) return true;
+    return false;
+  }
+
   /** Everything queued, in publish order; the queue is empty afterwards. */
   drain(): OutgoingMessage[] {
     const all: OutgoingMessage[] = [];

@@ -90,14 +90,22 @@ export interface BrokerMessage {
 }
 
 /**
- * Broker messages a clean stop could not deliver, kept for the next start. The store holds them as they
- * are; what they mean is the MQTT adapter's.
+ * Broker messages a clean stop could not deliver, kept for the next start until a broker has them. The
+ * store holds them as they are; what they mean is the MQTT adapter's.
  */
 export interface BrokerMessageRepository {
-  /** Appends `messages` after those kept already. Durable. */
+  /**
+   * Appends `messages` after those kept already, in place of those `take` gave (delivered since, or
+   * among `messages` again). Durable.
+   */
   keep(messages: readonly BrokerMessage[]): Promise<void>;
-  /** The kept messages, oldest first; none are kept afterwards (written at the next flush). */
+  /**
+   * The kept messages not taken yet, oldest first. They stay kept (a crash leaves them for the next
+   * start) until `delivered` or `keep`.
+   */
   take(): BrokerMessage[];
+  /** The broker has what `take` gave: none of it is kept any more (written at the next flush). */
+  delivered(): void;
 }
 
 /** How an attempt to write the database file ended (the file is written whole, see persister.ts). */

@@ -88,4 +88,42 @@ describe('sessions a stop interrupted, on MQTT', () => {
     await third.exited;
     assert.deepEqual(events.on(topic).map((m) => (JSON.parse(m.payload) as { event: string }).event), ['ended']);
   });
+
+  // A start that took the kept messages while the broker was still away wrote their removal at its next
+  // flush: killed then, before any broker had them, it lost them, and no later start sent them.
+  it('a start killed before its broker is back has not dropped the kept `ended` events: a later start sends them', async () => {
+    const { args, first, id, sessionId, topic } = await serviceWithSession();
+    await broker!.stop();
+    await waitUntil(async () => !(await brokerConnected(first.url)), 'the service to see the broker gone');
+    first.proc.kill('SIGTERM');
+    assert.equal(await first.exited, 0);
+    assert.match(first.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
+
+    // The broker still away; the file written after the messages were taken: by the timed flush, and by a registration.
+    const second = await spawnService([...args, '--Storage.FlushInterval', '00:00:00.100']);
+    await waitUntil(() => /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/.test(second.output()), 'the second start to take the kept message');
+    await registerDevice({ url: second.url } as TestService);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    second.proc.kill('SIGKILL');
+    await second.exited;
+
+    await broker!.restart();
+    const events = await Subscriber.connect(broker!.port, ['voice-hub/sessions/+/event']);
+    cleanup.push(() => events.end());
+    const third = await spawnService(args);
+    const ended = await events.waitFor((m) => m.topic === topic, 'the kept ended event after the restart');
+    const event = JSON.parse(ended.payload) as Record<string, unknown>;
+    assert.deepEqual({ ...event, timestamp: typeof event.timestamp }, { event: 'ended', sessionId, deviceId: id, timestamp: 'string', reason: 'service shutdown' });
+    assert.match(third.output(), /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/);
+    third.proc.kill('SIGTERM');
+    assert.equal(await third.exited, 0);
+
+    // Delivered: the next start has nothing kept, and sends nothing twice.
+    const fourth = await spawnService(args);
+    await waitUntil(() => brokerConnected(fourth.url), 'the fourth start to connect');
+    assert.doesNotMatch(fourth.output(), /did not get before the last stop/);
+    fourth.proc.kill('SIGTERM');
+    await fourth.exited;
+    assert.deepEqual(events.on(topic).map((m) => (JSON.parse(m.payload) as { event: string }).event), ['ended']);
+  });
 });
