@@ -18,6 +18,18 @@ const id = (description: string): JsonSchema => ({
   pattern: '^(?!\\.\\.?$)[^\\u0000-\\u001f\\u007f-\\u009f]*$',
   description,
 });
+/**
+ * Free text the database keeps as it is (a device's name, type and location, a session's user): any
+ * character but U+0000. sql.js reads a stored text up to its first NUL, so a name `ab\u0000cd` was
+ * answered 200 and stored as `ab`: the device list, and every start after, showed another value than
+ * the one acknowledged. (Text the database keeps as JSON, capabilities and settings, keeps it escaped.)
+ */
+const storedText = (schema: JsonSchema): JsonSchema => ({
+  type: 'string',
+  ...schema,
+  pattern: '^[^\\u0000]*$',
+  'x-expected': 'must not hold U+0000 (NUL), which the database cannot keep',
+});
 const percent = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, maximum: 100, description });
 
 export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
@@ -26,10 +38,10 @@ export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
     required: ['deviceId', 'deviceName', 'deviceType'],
     properties: {
       deviceId: id('Unique id chosen by the device; becomes the device `id`.'),
-      deviceName: { type: 'string', minLength: 1, maxLength: 256 },
-      deviceType: { type: 'string', minLength: 1, maxLength: 128 },
+      deviceName: storedText({ minLength: 1, maxLength: 256 }),
+      deviceType: storedText({ minLength: 1, maxLength: 128 }),
       capabilities: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 64 }, default: [] },
-      location: { type: 'string', maxLength: 256, default: '' },
+      location: storedText({ maxLength: 256, default: '' }),
     },
   },
   DeviceStatusRequest: {
@@ -48,7 +60,7 @@ export const REQUEST_SCHEMAS: Record<string, JsonSchema> = {
     required: ['deviceId'],
     properties: {
       deviceId: id('The registered device that owns the session.'),
-      userId: { type: 'string', maxLength: 128, default: '' },
+      userId: storedText({ maxLength: 128, default: '' }),
       sessionConfig: {
         type: 'object',
         properties: {

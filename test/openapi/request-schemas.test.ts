@@ -137,7 +137,10 @@ describe('request schemas of the document and the service agree', () => {
 
   test('an optional property is documented as taking null, a required one is not', () => {
     const register = doc.components.schemas.RegisterDeviceRequest.properties;
-    assert.deepEqual(register.location, { type: 'string', nullable: true, maxLength: 256, default: '' });
+    assert.deepEqual(register.location, {
+      type: 'string', nullable: true, maxLength: 256, default: '',
+      pattern: '^[^\\u0000]*$', 'x-expected': 'must not hold U+0000 (NUL), which the database cannot keep',
+    });
     assert.equal(register.deviceId.nullable, undefined);
     const config = doc.components.schemas.StartSessionRequest.properties.sessionConfig;
     assert.equal(config.nullable, true);
