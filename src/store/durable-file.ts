@@ -9,9 +9,13 @@ const tempSuffix = '.tmp-';
 /** checkDirWritable's probe files: `<prefix><pid>-<uuid>`. */
 const PROBE_PREFIX = '.voice-hub-check-';
 
-/** Writes `bytes` to `<file>.tmp-<pid>`, fsyncs it, renames it over `file`, then fsyncs the directory. */
-export async function writeFileDurably(file: string, bytes: Uint8Array): Promise<void> {
-  await replaceDurably(file, async (temp) => {
+/**
+ * Writes `bytes` to `<file>.tmp-<pid>`, fsyncs it, renames it over `file`, then fsyncs the directory.
+ * `renamed` is called once the new content is at the name: a failure after it (the directory's fsync)
+ * leaves the file holding `bytes` although the promise rejects.
+ */
+export async function writeFileDurably(file: string, bytes: Uint8Array, renamed: () => void = () => {}): Promise<void> {
+  await replaceDurably(file, renamed, async (temp) => {
     // Never blocks or writes through: a FIFO at the name (no reader) is ENXIO, a symbolic link ELOOP.
     const fd = await openFile(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
     try {
@@ -25,7 +29,7 @@ export async function writeFileDurably(file: string, bytes: Uint8Array): Promise
 
 /** Copies `source` to `file` as writeFileDurably writes: whole, on disk, its name too, before it resolves. */
 export async function copyFileDurably(source: string, file: string): Promise<void> {
-  await replaceDurably(file, async (temp) => {
+  await replaceDurably(file, () => {}, async (temp) => {
     // A name of its own (a leftover of this pid removed first): an exclusive copy neither blocks nor follows a link.
     await removeFile(temp, { force: true });
     await copyFileTo(source, temp, constants.COPYFILE_EXCL);
@@ -38,8 +42,8 @@ export async function copyFileDurably(source: string, file: string): Promise<voi
   });
 }
 
-/** `fill` writes and syncs `<file>.tmp-<pid>`; it is then renamed over `file` and the directory synced. */
-async function replaceDurably(file: string, fill: (temp: string) => Promise<void>): Promise<void> {
+/** `fill` writes and syncs `<file>.tmp-<pid>`; it is then renamed over `file` (`renamed` told) and the directory synced. */
+async function replaceDurably(file: string, renamed: () => void, fill: (temp: string) => Promise<void>): Promise<void> {
   const temp = `${file}${tempSuffix}${process.pid}`;
   try {
     await fill(temp);
@@ -49,6 +53,7 @@ async function replaceDurably(file: string, fill: (temp: string) => Promise<void
     await unlinkFile(temp).catch(() => {});
     throw e;
   }
+  renamed();
   await syncDirectory(dirname(file));
 }
 

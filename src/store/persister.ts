@@ -163,12 +163,13 @@ export class Persister {
     }
     const covered = this.unconfirmed.length;
     let error: DomainError;
+    let renamed = false;
     try {
       this.assertOwner();
       const bytes = this.db.export();
       this.writing = true;
       try {
-        await writeFileDurably(this.file, bytes);
+        await writeFileDurably(this.file, bytes, () => (renamed = true));
       } finally {
         this.writing = false;
       }
@@ -205,6 +206,37 @@ export class Persister {
     }
     const later = this.waiting;
     this.waiting = [];
+    // Failed after its rename (the directory's fsync): the file holds the changes just reverted, which a
+    // crash or power cut before the next write left there, answered 503 and present at the next start
+    // (a refused registration's id then taken, and the device without its token). Written again before
+    // the refusals are answered; changes made meanwhile wait for the next persist, as usual.
+    if (renamed) await this.restoreFile();
     for (const w of [...waiters, ...later]) w.reject(error);
+  }
+
+  /** Writes memory, its refused changes reverted, over a file that holds them; the next persist writes it in any case. */
+  private async restoreFile(): Promise<void> {
+    // Neither the content last written nor this process's file as marked: noticeLostFile must not take
+    // it for another program's, and whatever writes next writes it whole.
+    this.writesOnDisk = -1;
+    this.written = undefined;
+    const writes = this.db.writes;
+    let renamed = false;
+    try {
+      this.assertOwner();
+      const bytes = this.db.export();
+      this.writing = true;
+      try {
+        await writeFileDurably(this.file, bytes, () => (renamed = true));
+      } finally {
+        this.writing = false;
+      }
+      this.persistCount++;
+      this.bytesWritten += bytes.length;
+      this.writesOnDisk = writes;
+      this.markWritten();
+    } catch (e) {
+      if (!renamed) this.logger.critical(`${this.file} still holds the change(s) just refused, and writing it again failed: ${errorText(e)}; the next write of the file removes them`);
+    }
   }
 }
