@@ -22,15 +22,12 @@ import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
 import { ServiceSignals } from './process/signals.js';
+import { Shutdown } from './process/shutdown.js';
 import { tolerateClosedOutput } from './process/closed-output.js';
 import { failOnUnwrittenOutput } from './cli/unwritten-output.js';
 
 // In the CommonJS bundle __dirname is the bundle's folder; under tsx (tests) it does not exist.
 const bundleDir = typeof __dirname === 'string' ? __dirname : undefined;
-/** After a shutdown signal the service has this long to drain and flush before it exits anyway. */
-const SHUTDOWN_DEADLINE_MS = 10_000;
-/** After a second shutdown signal, how long writing the database may take before the process exits anyway. */
-const FLUSH_DEADLINE_MS = 3_000;
 
 /**
  * Logging.LogLevel.Default of the configuration the command read, else of the environment: Debug or
@@ -106,39 +103,15 @@ async function serve(cli: CliConfig): Promise<void> {
   logger.debug(`holding ${lock.file}`);
   const app = createApp(loaded, { logger, bundleDir, lock });
   const notifier = systemdNotifier(process.env, logger);
+  const shutdown = new Shutdown({ logger, stop: () => app.stop(), closeStore: () => app.closeStore(), exit: (code) => process.exit(code) });
   signals.handle = (signal, count) => {
-    if (count === 2) {
-      // Ctrl-C twice, or SIGHUP then SIGTERM: requests and sessions are not waited for any more, but
-      // what was acknowledged (telemetry answered 200) is written before the process goes.
-      logger.warn(`${signal} again: not waiting for requests and sessions; writing the database, then exiting`);
-      const deadline = setTimeout(() => process.exit(1), FLUSH_DEADLINE_MS);
-      app.closeStore().then(
-        () => process.exit(1),
-        (e: unknown) => {
-          clearTimeout(deadline);
-          logger.error(`writing the database failed: ${errorText(e)}`);
-          process.exit(1);
-        },
-      );
-      return;
-    }
+    if (count === 2) return shutdown.again(signal);
     if (count > 2) {
       logger.warn(`${signal} a third time: exiting at once`);
       process.exit(1);
     }
     notifier?.stopping();
-    logger.info(`${signal} received: draining and flushing`);
-    setTimeout(() => {
-      logger.error(`shutdown took longer than ${SHUTDOWN_DEADLINE_MS} ms: exiting`);
-      process.exit(1);
-    }, SHUTDOWN_DEADLINE_MS).unref();
-    app.stop().then(
-      () => process.exit(0),
-      (e: unknown) => {
-        logger.error(`shutdown failed: ${e instanceof Error ? e.message : String(e)}`);
-        process.exit(1);
-      },
-    );
+    shutdown.begin(signal);
   };
   // The service logs its stack, at every level: its log is where a bug report starts.
   process.off('uncaughtException', exitOnFailure);
