@@ -274,7 +274,7 @@ describe('internal errors (bugs), in every command: exit 70 and one line; the st
     `voice-hub: internal error (a bug: please report it; Logging__LogLevel__Default=Debug in the environment prints its stack): ${what}\n`;
   // simulate's relay and the echo server listen; a TypeError there is no refusal of the machine.
   const listenBug = "require('node:net').Server.prototype.listen = function () { throw new TypeError('injected\\nbug'); };";
-  const commands = [['simulate', '--url', 'http://127.0.0.1:9', '--seconds', '1', '--drop-every', '1'], ['echo-server', '--port', '0']];
+  const commands = [['simulate', '--url', 'http://127.0.0.1:9', '--seconds', '1', '--drop-every', '2'], ['echo-server', '--port', '0']];
 
   it('thrown where the command awaits: simulate exited 2, echo-server 1 with a stack; both now 70 and one line', async () => {
     for (const args of commands) {
