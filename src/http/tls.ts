@@ -82,6 +82,30 @@ function unservableKey(key: KeyObject): string | undefined {
 const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
 const END_CERTIFICATE = '-----END CERTIFICATE-----';
 
+/** What BoringSSL's PEM reader trims from the end of a line before comparing it: every byte up to space. */
+const TRAILING_BLANKS = /[\x00-\x20]*$/;
+
+/** Text beside a marker on its line, readable in one log line; a byte-order mark (some editors save one) by name. */
+const shown = (extra: string): string => (extra === '\uFEFF' ? 'a UTF-8 byte-order mark' : JSON.stringify(extra).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+
+/**
+ * What else shares the line of the marker at `start` (`length` long), or undefined when it stands alone.
+ * The HTTPS server's PEM reader (BoringSSL) takes a BEGIN or END line only when the line starts with it
+ * and nothing but blanks follows; Node's reads more leniently, so a block with a byte-order mark or other
+ * text before its BEGIN passed these checks and then was skipped by uWS: a chain's intermediate silently
+ * left out of every handshake (clients: "unable to get local issuer certificate"), or a first
+ * certificate refused with the bare "App construction failed".
+ */
+function besideMarker(text: string, start: number, length: number): string | undefined {
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const lineEnd = text.indexOf('\n', start + length);
+  const before = text.slice(lineStart, start);
+  const after = text.slice(start + length, lineEnd < 0 ? undefined : lineEnd).replace(TRAILING_BLANKS, '');
+  if (before !== '') return `${shown(before)} before it`;
+  if (after !== '') return `${shown(after)} after it`;
+  return undefined;
+}
+
 /**
  * Every certificate of the file, or what is wrong with one. X509Certificate reads only the first; uWS
  * reads the whole chain and refused a damaged intermediate with its bare "App construction failed",
@@ -94,6 +118,10 @@ function readChain(text: string): { certificates: X509Certificate[] } | { proble
     const end = text.indexOf(END_CERTIFICATE, start);
     const which = `certificate ${i + 1} of ${starts.length}`;
     if (end < 0 || (starts[i + 1] ?? Infinity) < end) return { problem: `${which} has no ${END_CERTIFICATE} line` };
+    for (const [marker, at] of [[BEGIN_CERTIFICATE, start], [END_CERTIFICATE, end]] as const) {
+      const extra = besideMarker(text, at, marker.length);
+      if (extra !== undefined) return { problem: `${which}: its ${marker} line has ${extra}; the HTTPS server reads only a line holding just that marker` };
+    }
     try {
       certificates.push(new X509Certificate(text.slice(start, end + END_CERTIFICATE.length)));
     } catch (e) {
@@ -153,7 +181,10 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
     if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
       throw new Error('the key is encrypted; store it unencrypted (openssl pkey -in key.pem -out plain.pem), readable only by the service');
     }
-    if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(keyText)) throw new Error('no PEM private key in it');
+    const begin = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.exec(keyText);
+    if (!begin) throw new Error('no PEM private key in it');
+    const extra = besideMarker(keyText, begin.index, begin[0].length);
+    if (extra !== undefined) throw new Error(`its ${begin[0]} line has ${extra}; the HTTPS server reads only a line holding just that marker`);
     privateKey = createPrivateKey(keyText);
     const unservable = unservableKey(privateKey);
     if (unservable) throw new Error(unservable);

@@ -167,6 +167,43 @@ describe('certificate chains', () => {
     assert.equal(problemOf(() => loadTlsFiles(server(cut, leaf.key))), `Server.Certificate.Path: ${cut}: certificate 2 of 2 has no -----END CERTIFICATE----- line`);
   });
 
+  // BoringSSL (uWS) takes a BEGIN or END line only when it holds just the marker; Node's reader is more
+  // lenient. Before, a byte-order mark before the CA passed config check and the service started serving
+  // the leaf alone (curl: "unable to get local issuer certificate"); one before the first certificate
+  // stopped it with the bare "App construction failed".
+  const BOM = '\uFEFF';
+  const caText = readFileSync(ca.cert, 'utf8');
+  const bomBeforeCa = chainFile('bom-chain.crt', leafText + BOM + caText);
+  const MARKER_ONLY = 'the HTTPS server reads only a line holding just that marker';
+
+  it('a BEGIN or END line holding more than its marker is named, with what else it holds', () => {
+    assert.equal(problemOf(() => loadTlsFiles(server(bomBeforeCa, leaf.key))),
+      `Server.Certificate.Path: ${bomBeforeCa}: certificate 2 of 2: its -----BEGIN CERTIFICATE----- line has a UTF-8 byte-order mark before it; ${MARKER_ONLY}`);
+    const bomFirst = chainFile('bom-first.crt', BOM + leafText);
+    assert.equal(problemOf(() => loadTlsFiles(server(bomFirst, leaf.key))),
+      `Server.Certificate.Path: ${bomFirst}: certificate 1 of 1: its -----BEGIN CERTIFICATE----- line has a UTF-8 byte-order mark before it; ${MARKER_ONLY}`);
+    const textBefore = chainFile('text-before.crt', `${leafText}CA: ${caText}`);
+    assert.equal(problemOf(() => loadTlsFiles(server(textBefore, leaf.key))),
+      `Server.Certificate.Path: ${textBefore}: certificate 2 of 2: its -----BEGIN CERTIFICATE----- line has "CA: " before it; ${MARKER_ONLY}`);
+    const textAfter = chainFile('text-after.crt', leafText + caText.replace(/-----END CERTIFICATE-----\n$/, '-----END CERTIFICATE----- (CA)\n'));
+    assert.equal(problemOf(() => loadTlsFiles(server(textAfter, leaf.key))),
+      `Server.Certificate.Path: ${textAfter}: certificate 2 of 2: its -----END CERTIFICATE----- line has " (CA)" after it; ${MARKER_ONLY}`);
+    const bomKey = chainFile('bom.key', BOM + readFileSync(leaf.key, 'utf8'));
+    assert.equal(problemOf(() => loadTlsFiles(server(leaf.cert, bomKey))),
+      `Server.Certificate.KeyPath: ${bomKey} holds no usable private key: its -----BEGIN PRIVATE KEY----- line has a UTF-8 byte-order mark before it; ${MARKER_ONLY}`);
+    // Blanks after a marker and CRLF line ends are read by both.
+    const blanks = chainFile('blanks-chain.crt', (leafText + caText).replace(/-----\n/g, '----- \t\r\n'));
+    assert.equal(loadTlsFiles(server(blanks, leaf.key))!.certFile, blanks);
+  });
+
+  it('config check and the service stop with exit code 78 on a byte-order mark before the CA', async () => {
+    for (const command of [['config', 'check'], []]) {
+      const { code, stderr } = await runBundle([...command, '--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir(), '--cert', bomBeforeCa, '--key', leaf.key]);
+      assert.equal(code, 78, stderr);
+      assert.equal(stderr, `invalid configuration:\n  Server.Certificate.Path: ${bomBeforeCa}: certificate 2 of 2: its -----BEGIN CERTIFICATE----- line has a UTF-8 byte-order mark before it; ${MARKER_ONLY}\n`);
+    }
+  });
+
   it('config check and the service stop with exit code 78 on a damaged chain', async () => {
     for (const command of [['config', 'check'], []]) {
       const { code, stderr } = await runBundle([...command, '--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir(), '--cert', damaged, '--key', leaf.key]);
