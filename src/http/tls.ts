@@ -192,6 +192,13 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
     throw new ConfigError([`${keyName}: ${keyFile} holds no usable private key: ${message(e)}`]);
   }
   if (!x509.checkPrivateKey(privateKey)) {
+    // A chain written in the wrong order (`cat intermediate.crt server.crt`) holds the key's certificate,
+    // just not first, where the HTTPS server takes the one it serves from: say so rather than "not a pair".
+    const at = chain.certificates.findIndex((c) => c.checkPrivateKey(privateKey));
+    if (at > 0) {
+      const n = chain.certificates.length;
+      throw new ConfigError([`${CERT_KEY}: ${certFile}: the private key in ${keyFile} belongs to certificate ${at + 1} of ${n} (${chain.certificates[at]!.subject.replace(/\n/g, ', ')}), not to the first; put the server certificate first, then the intermediates that signed it (cat server.crt intermediate.crt > chain.crt)`]);
+    }
     throw new ConfigError([`${keyName}: the private key in ${keyFile} does not belong to the certificate in ${certFile}`]);
   }
   // Read just now, so it exists; what matters is the bits for "others" (docs/https.md installs it 0640).

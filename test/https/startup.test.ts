@@ -196,6 +196,17 @@ describe('certificate chains', () => {
     assert.equal(loadTlsFiles(server(blanks, leaf.key))!.certFile, blanks);
   });
 
+  it('a chain in the wrong order names the certificate the key belongs to and the order to write', () => {
+    // Before: "the private key ... does not belong to the certificate", though the file held its certificate.
+    const reversed = chainFile('reversed-chain.crt', caText + leafText);
+    assert.equal(problemOf(() => loadTlsFiles(server(reversed, leaf.key))),
+      `Server.Certificate.Path: ${reversed}: the private key in ${leaf.key} belongs to certificate 2 of 2 (CN=localhost), not to the first; ` +
+      'put the server certificate first, then the intermediates that signed it (cat server.crt intermediate.crt > chain.crt)');
+    // A key of none of them is still not a pair.
+    assert.equal(problemOf(() => loadTlsFiles(server(reversed, other.key))),
+      `Server.Certificate.KeyPath: the private key in ${other.key} does not belong to the certificate in ${reversed}`);
+  });
+
   it('config check and the service stop with exit code 78 on a byte-order mark before the CA', async () => {
     for (const command of [['config', 'check'], []]) {
       const { code, stderr } = await runBundle([...command, '--host', '127.0.0.1', '--port', '0', '--data-dir', tmpDir(), '--cert', bomBeforeCa, '--key', leaf.key]);
