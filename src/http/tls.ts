@@ -79,8 +79,12 @@ function unservableKey(key: KeyObject): string | undefined {
   return `it is ${what}, which the HTTPS server cannot sign with; use an RSA key, an EC key on ${onCurves}, or an Ed25519 key`;
 }
 
-const BEGIN_CERTIFICATE = '-----BEGIN CERTIFICATE-----';
-const END_CERTIFICATE = '-----END CERTIFICATE-----';
+/**
+ * The labels of a certificate block the HTTPS server (BoringSSL) reads: all three for the server
+ * certificate, only the first two further down the chain, where it skips any other block without a word.
+ */
+const CERTIFICATE_BEGIN = /-----BEGIN ((?:X509 |TRUSTED )?CERTIFICATE)-----/g;
+const TRUSTED = 'TRUSTED CERTIFICATE';
 
 /** What BoringSSL's PEM reader trims from the end of a line before comparing it: every byte up to space. */
 const TRAILING_BLANKS = /[\x00-\x20]*$/;
@@ -112,18 +116,25 @@ function besideMarker(text: string, start: number, length: number): string | und
  * which `config check` had passed.
  */
 function readChain(text: string): { certificates: X509Certificate[] } | { problem: string } {
-  const starts = [...text.matchAll(new RegExp(BEGIN_CERTIFICATE, 'g'))].map((m) => m.index);
+  const blocks = [...text.matchAll(CERTIFICATE_BEGIN)].map((m) => ({ start: m.index, begin: m[0], label: m[1]! }));
+  const starts = blocks.map((b) => b.start);
   const certificates: X509Certificate[] = [];
-  for (const [i, start] of starts.entries()) {
-    const end = text.indexOf(END_CERTIFICATE, start);
+  for (const [i, { start, begin, label }] of blocks.entries()) {
+    const endMarker = `-----END ${label}-----`;
+    const end = text.indexOf(endMarker, start);
     const which = `certificate ${i + 1} of ${starts.length}`;
-    if (end < 0 || (starts[i + 1] ?? Infinity) < end) return { problem: `${which} has no ${END_CERTIFICATE} line` };
-    for (const [marker, at] of [[BEGIN_CERTIFICATE, start], [END_CERTIFICATE, end]] as const) {
+    if (end < 0 || (starts[i + 1] ?? Infinity) < end) return { problem: `${which} has no ${endMarker} line` };
+    for (const [marker, at] of [[begin, start], [endMarker, end]] as const) {
       const extra = besideMarker(text, at, marker.length);
       if (extra !== undefined) return { problem: `${which}: its ${marker} line has ${extra}; the HTTPS server reads only a line holding just that marker` };
     }
+    // `openssl x509 -trustout` writes one; uWS left such an intermediate out of every handshake
+    // (clients: "unable to get local issuer certificate") while these checks passed it.
+    if (i > 0 && label === TRUSTED) {
+      return { problem: `${which} is a ${TRUSTED} (with OpenSSL trust settings), which the HTTPS server leaves out of the chain it sends; write it as a plain certificate (openssl x509 -in ca.crt -out plain.crt)` };
+    }
     try {
-      certificates.push(new X509Certificate(text.slice(start, end + END_CERTIFICATE.length)));
+      certificates.push(new X509Certificate(text.slice(start, end + endMarker.length)));
     } catch (e) {
       return { problem: `${which} is not a valid certificate (${message(e)})` };
     }

@@ -196,6 +196,22 @@ describe('certificate chains', () => {
     assert.equal(loadTlsFiles(server(blanks, leaf.key))!.certFile, blanks);
   });
 
+  it('a TRUSTED CERTIFICATE further down the chain is refused; as the server certificate it is served', () => {
+    // Before: config check passed it and uWS left the CA out of every handshake without a word.
+    const trusted = (file: string): string => execFileSync('openssl', ['x509', '-in', file, '-trustout', '-addtrust', 'serverAuth'], { encoding: 'utf8' });
+    const trustedCa = chainFile('trusted-ca-chain.crt', leafText + trusted(ca.cert));
+    assert.equal(problemOf(() => loadTlsFiles(server(trustedCa, leaf.key))),
+      `Server.Certificate.Path: ${trustedCa}: certificate 2 of 2 is a TRUSTED CERTIFICATE (with OpenSSL trust settings), which the HTTPS server leaves out ` +
+      'of the chain it sends; write it as a plain certificate (openssl x509 -in ca.crt -out plain.crt)');
+    const trustedLeaf = chainFile('trusted-leaf-chain.crt', trusted(leaf.cert) + caText);
+    assert.equal(loadTlsFiles(server(trustedLeaf, leaf.key))!.certFile, trustedLeaf);
+    // The old "X509 CERTIFICATE" label is read in a chain, so it is checked as one.
+    const x509Ca = chainFile('x509-ca-chain.crt', leafText + caText.replace(/ CERTIFICATE-----/g, ' X509 CERTIFICATE-----'));
+    assert.equal(loadTlsFiles(server(x509Ca, leaf.key))!.certFile, x509Ca);
+    const damagedX509 = chainFile('damaged-x509-chain.crt', `${leafText}-----BEGIN X509 CERTIFICATE-----\nMIIBbad=\n-----END X509 CERTIFICATE-----\n`);
+    assert.match(problemOf(() => loadTlsFiles(server(damagedX509, leaf.key))), /: certificate 2 of 2 is not a valid certificate \(.+\)$/);
+  });
+
   it('a chain in the wrong order names the certificate the key belongs to and the order to write', () => {
     // Before: "the private key ... does not belong to the certificate", though the file held its certificate.
     const reversed = chainFile('reversed-chain.crt', caText + leafText);
