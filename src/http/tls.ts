@@ -98,24 +98,34 @@ const shown = (extra: string): string => (extra === '\uFEFF' ? 'a UTF-8 byte-ord
  * and nothing but blanks follows; Node's reads more leniently, so a block with a byte-order mark or other
  * text before its BEGIN passed these checks and then was skipped by uWS: a chain's intermediate silently
  * left out of every handshake (clients: "unable to get local issuer certificate"), or a first
- * certificate refused with the bare "App construction failed".
+ * certificate refused with the bare "App construction failed". `byteOrderMarkRead`: the reader is
+ * Node's OpenSSL, which takes a byte-order mark before the line (and only that).
  */
-function besideMarker(text: string, start: number, length: number): string | undefined {
+function besideMarker(text: string, start: number, length: number, byteOrderMarkRead = false): string | undefined {
   const lineStart = text.lastIndexOf('\n', start - 1) + 1;
   const lineEnd = text.indexOf('\n', start + length);
   const before = text.slice(lineStart, start);
   const after = text.slice(start + length, lineEnd < 0 ? undefined : lineEnd).replace(TRAILING_BLANKS, '');
-  if (before !== '') return `${shown(before)} before it`;
+  if (before !== '' && !(byteOrderMarkRead && before === '\uFEFF')) return `${shown(before)} before it`;
   if (after !== '') return `${shown(after)} after it`;
   return undefined;
 }
 
 /**
+ * Who reads a certificate file after these checks: the HTTPS server (uWS' BoringSSL) reads a chain, Node's
+ * TLS (OpenSSL) the CA file of the upstream. OpenSSL takes a byte-order mark before a BEGIN line and a
+ * TRUSTED CERTIFICATE anywhere, BoringSSL neither; both stop at a damaged certificate or skip a block
+ * whose BEGIN or END line holds anything else.
+ */
+type Reader = 'https-server' | 'node-tls';
+const READER_NAME: Record<Reader, string> = { 'https-server': 'the HTTPS server', 'node-tls': 'TLS' };
+
+/**
  * Every certificate of the file, or what is wrong with one. X509Certificate reads only the first; uWS
  * reads the whole chain and refused a damaged intermediate with its bare "App construction failed",
- * which `config check` had passed.
+ * which `config check` had passed, and Node's TLS stopped reading a CA file at one, trusting none after it.
  */
-function readChain(text: string): { certificates: X509Certificate[] } | { problem: string } {
+function readChain(text: string, reader: Reader): { certificates: X509Certificate[] } | { problem: string } {
   const blocks = [...text.matchAll(CERTIFICATE_BEGIN)].map((m) => ({ start: m.index, begin: m[0], label: m[1]! }));
   const starts = blocks.map((b) => b.start);
   const certificates: X509Certificate[] = [];
@@ -125,12 +135,12 @@ function readChain(text: string): { certificates: X509Certificate[] } | { proble
     const which = `certificate ${i + 1} of ${starts.length}`;
     if (end < 0 || (starts[i + 1] ?? Infinity) < end) return { problem: `${which} has no ${endMarker} line` };
     for (const [marker, at] of [[begin, start], [endMarker, end]] as const) {
-      const extra = besideMarker(text, at, marker.length);
-      if (extra !== undefined) return { problem: `${which}: its ${marker} line has ${extra}; the HTTPS server reads only a line holding just that marker` };
+      const extra = besideMarker(text, at, marker.length, reader === 'node-tls');
+      if (extra !== undefined) return { problem: `${which}: its ${marker} line has ${extra}; ${READER_NAME[reader]} reads only a line holding just that marker` };
     }
     // `openssl x509 -trustout` writes one; uWS left such an intermediate out of every handshake
     // (clients: "unable to get local issuer certificate") while these checks passed it.
-    if (i > 0 && label === TRUSTED) {
+    if (reader === 'https-server' && i > 0 && label === TRUSTED) {
       return { problem: `${which} is a ${TRUSTED} (with OpenSSL trust settings), which the HTTPS server leaves out of the chain it sends; write it as a plain certificate (openssl x509 -in ca.crt -out plain.crt)` };
     }
     try {
@@ -185,7 +195,7 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
   } catch (e) {
     throw new ConfigError([`${CERT_KEY}: ${certFile} is not a PEM certificate (${message(e)})`]);
   }
-  const chain = readChain(certText);
+  const chain = readChain(certText, 'https-server');
   if ('problem' in chain) throw new ConfigError([`${CERT_KEY}: ${certFile}: ${chain.problem}`]);
   let privateKey: KeyObject;
   try {
@@ -241,9 +251,12 @@ export function loadCaFile(caFile: string): Buffer | undefined {
     throw new ConfigError([`${key}: cannot read ${file}: ${unreadableReason((e as NodeJS.ErrnoException).code, MAX_PEM_BYTES, 'a certificate file')}`]);
   }
   try {
-    new X509Certificate(bytes); // the first certificate; Node's TLS reads all of them
+    new X509Certificate(bytes);
   } catch (e) {
     throw new ConfigError([`${key}: ${file} is not a PEM certificate (${message(e)})`]);
   }
+  // Node's TLS reads all of them, up to the first it cannot: a CA after that one was not trusted.
+  const all = readChain(bytes.toString('utf8'), 'node-tls');
+  if ('problem' in all) throw new ConfigError([`${key}: ${file}: ${all.problem}`]);
   return bytes;
 }

@@ -1,11 +1,13 @@
 // The upstream voice server over wss:// with a private CA (issue 7): VoiceService.CaFile makes it work;
 // without it, sessions fail to start with 502 and /health's voice entry says why, in TLS's words.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { createApp } from '../../src/app.js';
 import { ConfigError } from '../../src/config/load.js';
+import { loadCaFile } from '../../src/http/tls.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server.js';
 import { testConfig } from '../support/service.js';
@@ -69,6 +71,40 @@ describe('upstream over wss:// with a private CA', () => {
     assert.equal(entry.status, 'Unhealthy');
     assert.match(entry.description, tlsError);
     assert.match(entry.exception, tlsError);
+  });
+
+  it('a CaFile with a certificate TLS would stop at or skip is refused, naming it; what TLS reads is accepted', () => {
+    // Node's TLS reads the file up to the first certificate it cannot read, and skips one whose BEGIN or
+    // END line holds more: before, the CA after it was silently not trusted, and every session failed
+    // at start with "unable to get local issuer certificate" while the configuration had passed.
+    const other = readFileSync(leaf.cert, 'utf8');
+    const caText = readFileSync(ca.cert, 'utf8');
+    const file = (name: string, text: string): string => {
+      const f = path.join(dir, name);
+      writeFileSync(f, text);
+      return f;
+    };
+    const refused = (f: string): string => {
+      try {
+        loadCaFile(f);
+      } catch (e) {
+        assert.ok(e instanceof ConfigError, String(e));
+        return e.problems.join('\n');
+      }
+      return 'accepted';
+    };
+    const damaged = file('ca-after-damaged.pem', `${other}-----BEGIN CERTIFICATE-----\nMIIBbad=\n-----END CERTIFICATE-----\n${caText}`);
+    assert.match(refused(damaged), new RegExp(`^VoiceService\\.CaFile: ${damaged}: certificate 2 of 3 is not a valid certificate \\(.+\\)$`));
+    const indented = file('ca-indented.pem', other + caText.replace('-----BEGIN', '  -----BEGIN'));
+    assert.equal(refused(indented), `VoiceService.CaFile: ${indented}: certificate 2 of 2: its -----BEGIN CERTIFICATE----- line has "  " before it; TLS reads only a line holding just that marker`);
+    const trailing = file('ca-trailing.pem', other + caText.replace(/-----END CERTIFICATE-----\n$/, '-----END CERTIFICATE----- (CA)\n'));
+    assert.equal(refused(trailing), `VoiceService.CaFile: ${trailing}: certificate 2 of 2: its -----END CERTIFICATE----- line has " (CA)" after it; TLS reads only a line holding just that marker`);
+    const cut = file('ca-cut.pem', caText + other.replace(/-----END CERTIFICATE-----\n$/, ''));
+    assert.equal(refused(cut), `VoiceService.CaFile: ${cut}: certificate 2 of 2 has no -----END CERTIFICATE----- line`);
+    // OpenSSL reads a byte-order mark before a BEGIN line, and TRUSTED CERTIFICATE blocks.
+    assert.equal(refused(file('ca-bom.pem', `${other}\uFEFF${caText}`)), 'accepted');
+    const trusted = execFileSync('openssl', ['x509', '-in', ca.cert, '-trustout'], { encoding: 'utf8' });
+    assert.equal(refused(file('ca-trusted.pem', other + trusted)), 'accepted');
   });
 
   it('a CaFile that is missing or not a certificate is a configuration problem at start', async () => {
