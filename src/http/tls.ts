@@ -202,10 +202,14 @@ export function loadTlsFiles(server: AppConfig['Server']): TlsFiles | undefined 
     if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(keyText)) {
       throw new Error('the key is encrypted; store it unencrypted (openssl pkey -in key.pem -out plain.pem), readable only by the service');
     }
-    const begin = /-----BEGIN [A-Z ]*PRIVATE KEY-----/.exec(keyText);
+    const begin = /-----BEGIN ([A-Z ]*PRIVATE KEY)-----/.exec(keyText);
     if (!begin) throw new Error('no PEM private key in it');
-    const extra = besideMarker(keyText, begin.index, begin[0].length);
-    if (extra !== undefined) throw new Error(`its ${begin[0]} line has ${extra}; the HTTPS server reads only a line holding just that marker`);
+    const endMarker = `-----END ${begin[1]!}-----`;
+    const end = keyText.indexOf(endMarker, begin.index);
+    for (const [marker, at] of [[begin[0], begin.index], [endMarker, end]] as const) {
+      const extra = at < 0 ? undefined : besideMarker(keyText, at, marker.length);
+      if (extra !== undefined) throw new Error(`its ${marker} line has ${extra}; the HTTPS server reads only a line holding just that marker`);
+    }
     privateKey = createPrivateKey(keyText);
     const unservable = unservableKey(privateKey);
     if (unservable) throw new Error(unservable);

@@ -191,6 +191,10 @@ describe('certificate chains', () => {
     const bomKey = chainFile('bom.key', BOM + readFileSync(leaf.key, 'utf8'));
     assert.equal(problemOf(() => loadTlsFiles(server(leaf.cert, bomKey))),
       `Server.Certificate.KeyPath: ${bomKey} holds no usable private key: its -----BEGIN PRIVATE KEY----- line has a UTF-8 byte-order mark before it; ${MARKER_ONLY}`);
+    // Before: "DECODER routines::unsupported", which says nothing of where.
+    const trailingKey = chainFile('trailing.key', readFileSync(leaf.key, 'utf8').replace(/-----END PRIVATE KEY-----\n$/, '-----END PRIVATE KEY----- server\n'));
+    assert.equal(problemOf(() => loadTlsFiles(server(leaf.cert, trailingKey))),
+      `Server.Certificate.KeyPath: ${trailingKey} holds no usable private key: its -----END PRIVATE KEY----- line has " server" after it; ${MARKER_ONLY}`);
     // Blanks after a marker and CRLF line ends are read by both.
     const blanks = chainFile('blanks-chain.crt', (leafText + caText).replace(/-----\n/g, '----- \t\r\n'));
     assert.equal(loadTlsFiles(server(blanks, leaf.key))!.certFile, blanks);
