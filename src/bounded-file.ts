@@ -39,6 +39,11 @@ export function unreadableReason(code: string | undefined, maxBytes: number, wha
     case 'ENOENT': return 'it does not exist';
     case 'EACCES': return 'permission denied';
     case 'EISDIR': return 'it is a directory';
+    // The path itself is wrong: a bare code here was all start-up said (`cannot read x.pem/key: ENOTDIR`).
+    case 'ENOTDIR': return 'a part of its path is a file, not a directory';
+    case 'ELOOP': return 'its path has a loop of symbolic links';
+    case 'ENAMETOOLONG': return 'its path or a name in it is too long';
+    case 'EIO': return 'an input/output error (a failing SD card or disk?)';
     case NOT_A_REGULAR_FILE: return 'it is not a regular file';
     case FILE_TOO_LARGE: return `it has more than ${maxBytes / 1024 / 1024} MiB, far more than ${what}`;
     default: return code ?? 'unknown error';

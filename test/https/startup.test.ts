@@ -2,7 +2,7 @@
 // non-PEM or mismatched certificate or key stops start-up with a clear line and exit code 78.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { loadTlsFiles } from '../../src/http/tls.js';
@@ -55,6 +55,15 @@ describe('loadTlsFiles', () => {
     // Read whole, /dev/zero or /dev/urandom took the process to 16 GB and std::bad_alloc.
     assert.equal(problemOf(() => loadTlsFiles(server('/dev/zero', good.key))), 'Server.Certificate.Path: cannot read /dev/zero: it is not a regular file');
     assert.equal(problemOf(() => loadTlsFiles(server(good.cert, '/dev/urandom'))), 'Server.Certificate.KeyPath: cannot read /dev/urandom: it is not a regular file');
+    // Before, the bare codes: "cannot read .../good.crt/key.pem: ENOTDIR", "ELOOP", "ENAMETOOLONG".
+    const underFile = path.join(good.cert, 'key.pem');
+    assert.equal(problemOf(() => loadTlsFiles(server(good.cert, underFile))), `Server.Certificate.KeyPath: cannot read ${underFile}: a part of its path is a file, not a directory`);
+    const loop = path.join(dir, 'loop-a.pem');
+    symlinkSync(path.join(dir, 'loop-b.pem'), loop);
+    symlinkSync(loop, path.join(dir, 'loop-b.pem'));
+    assert.equal(problemOf(() => loadTlsFiles(server(loop, good.key))), `Server.Certificate.Path: cannot read ${loop}: its path has a loop of symbolic links`);
+    const long = path.join(dir, 'x'.repeat(300));
+    assert.equal(problemOf(() => loadTlsFiles(server(long, good.key))), `Server.Certificate.Path: cannot read ${long}: its path or a name in it is too long`);
     assert.match(problemOf(() => loadTlsFiles(server(notPem, good.key))), /^Server\.Certificate\.Path: .*not\.pem is not a PEM certificate/);
     assert.match(problemOf(() => loadTlsFiles(server(good.cert, notPem))), /^Server\.Certificate\.KeyPath: .*not\.pem holds no usable private key/);
     assert.match(problemOf(() => loadTlsFiles(server(good.cert))), /^Server\.Certificate\.Path \(no Server\.Certificate\.KeyPath: the key is read from the certificate file\): .* holds no usable private key/);
