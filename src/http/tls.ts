@@ -86,8 +86,16 @@ function unservableKey(key: KeyObject): string | undefined {
 const CERTIFICATE_BEGIN = /-----BEGIN ((?:X509 |TRUSTED )?CERTIFICATE)-----/g;
 const TRUSTED = 'TRUSTED CERTIFICATE';
 
-/** What BoringSSL's PEM reader trims from the end of a line before comparing it: every byte up to space. */
-const TRAILING_BLANKS = /[\x00-\x20]*$/;
+/**
+ * `text` without what BoringSSL's PEM reader trims from the end of a line before comparing it: every
+ * character up to space. A loop, not a regular expression: `/[\x00-\x20]*$/` retries from each blank of
+ * a long run that something else ends (quadratic).
+ */
+function trimBlanksEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) <= 0x20) end--;
+  return text.slice(0, end);
+}
 
 /** Text beside a marker on its line, readable in one log line; a byte-order mark (some editors save one) by name. */
 const shown = (extra: string): string => (extra === '\uFEFF' ? 'a UTF-8 byte-order mark' : JSON.stringify(extra).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
@@ -105,7 +113,7 @@ function besideMarker(text: string, start: number, length: number, byteOrderMark
   const lineStart = text.lastIndexOf('\n', start - 1) + 1;
   const lineEnd = text.indexOf('\n', start + length);
   const before = text.slice(lineStart, start);
-  const after = text.slice(start + length, lineEnd < 0 ? undefined : lineEnd).replace(TRAILING_BLANKS, '');
+  const after = trimBlanksEnd(text.slice(start + length, lineEnd < 0 ? undefined : lineEnd));
   if (before !== '' && !(byteOrderMarkRead && before === '\uFEFF')) return `${shown(before)} before it`;
   if (after !== '') return `${shown(after)} after it`;
   return undefined;
