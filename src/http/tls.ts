@@ -7,6 +7,7 @@ import path from 'node:path';
 import { readBoundedFile, unreadableReason } from '../bounded-file.js';
 import { ConfigError } from '../config/load.js';
 import { weakSignatureOf } from './signature-digest.js';
+import { unicodeEscape } from '../hidden-characters.js';
 import type { AppConfig } from '../config/types.js';
 
 export interface TlsFiles {
@@ -98,7 +99,7 @@ function trimBlanksEnd(text: string): string {
 }
 
 /** Text beside a marker on its line, readable in one log line; a byte-order mark (some editors save one) by name. */
-const shown = (extra: string): string => (extra === '\uFEFF' ? 'a UTF-8 byte-order mark' : JSON.stringify(extra).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+const shown = (extra: string): string => (extra === '\uFEFF' ? 'a UTF-8 byte-order mark' : JSON.stringify(extra).replace(/[^\x20-\x7e]/g, unicodeEscape));
 
 /**
  * What else shares the line of the marker at `start` (`length` long), or undefined when it stands alone.
