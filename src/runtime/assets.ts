@@ -32,6 +32,8 @@ interface AppendedEntry {
 }
 
 interface AppendedAssets {
+  /** The executable they were read from: the program file, which is not always process.execPath. */
+  readonly file: string;
   readonly fd: number;
   readonly entries: ReadonlyMap<string, AppendedEntry>;
 }
@@ -67,7 +69,7 @@ export function openAppendedAssets(file: string): AppendedAssets | undefined {
       if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`damaged asset payload in ${file}: ${name} has no SHA-256`);
       entries.set(name, { offset: start + offset, length, sha256 });
     }
-    return { fd, entries };
+    return { file, fd, entries };
   } catch (e) {
     closeSync(fd);
     if (e instanceof Error && e.message.startsWith('damaged')) throw e;
@@ -82,7 +84,7 @@ function readAppended(assets: AppendedAssets, name: string): Buffer | undefined 
   let done = 0;
   while (done < out.length) {
     const n = readSync(assets.fd, out, done, out.length - done, entry.offset + done);
-    if (n === 0) throw new Error(`asset ${name} is cut short in ${process.execPath}`);
+    if (n === 0) throw new Error(`asset ${name} is cut short in ${assets.file}`);
     done += n;
   }
   return out;
@@ -157,10 +159,21 @@ function appendedEntry(name: string): AppendedEntry | undefined {
   return src.kind === 'appended' ? src.assets.entries.get(name) : undefined;
 }
 
+/**
+ * The file of the program this process runs: the single executable that carries the assets, else
+ * process.execPath (node, for the bundle). Started through an explicit dynamic loader, process.execPath
+ * names the loader: what is "beside the program" (config/appsettings.json) and the path the program
+ * runs as are the executable's, not the loader's.
+ */
+export function programFile(): string {
+  const src = currentSource();
+  return src.kind === 'appended' ? src.assets.file : process.execPath;
+}
+
 /** The program's code inside this single executable (src/runtime/sea-main.ts runs it). */
 export function embeddedProgram(): Buffer {
   const program = embeddedAsset(PROGRAM_ASSET);
-  if (!program) throw new Error(`${process.execPath} does not carry the program (${PROGRAM_ASSET}) among its assets`);
+  if (!program) throw new Error(`${programFile()} does not carry the program (${PROGRAM_ASSET}) among its assets`);
   return program;
 }
 
@@ -210,7 +223,7 @@ interface Location {
 function location(name: string, bundleDir: string | undefined): Location {
   const entry = manifestEntry(name);
   if (runsFromExecutable()) {
-    return { kind: 'embedded', where: `asset ${name} inside ${process.execPath}`, hint: 'embedded by scripts/build-binaries.mjs' };
+    return { kind: 'embedded', where: `asset ${name} inside ${programFile()}`, hint: 'embedded by scripts/build-binaries.mjs' };
   }
   if (bundleDir !== undefined) {
     const file = path.join(path.resolve(bundleDir), name);
@@ -335,7 +348,7 @@ export function unpackContentAddressed(
   }
   const bytes = read();
   const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== expected.sha256) throw new Error(`${fileName} inside ${process.execPath} is damaged: its SHA-256 is ${actual}, the build recorded ${expected.sha256}`);
+  if (actual !== expected.sha256) throw new Error(`${fileName} inside ${programFile()} is damaged: its SHA-256 is ${actual}, the build recorded ${expected.sha256}`);
   return writePrivateFile(dir, name, bytes, 0o500, supersedes);
 }
 

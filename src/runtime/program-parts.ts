@@ -5,7 +5,7 @@
 // from node_modules as usual.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { assetFile, requireAsset, runsFromExecutable } from './assets.js';
+import { assetFile, programFile, requireAsset, runsFromExecutable } from './assets.js';
 import { bundleText, runCommonJs } from './run-program.js';
 
 const loaded = new Map<string, Record<string, unknown>>();
@@ -31,5 +31,5 @@ function requireFile(name: string): Record<string, unknown> {
  * src/runtime/sea-main.ts runs the program. A part needs nothing but Node's own modules.
  */
 function compileEmbedded(name: string): Record<string, unknown> {
-  return runCommonJs(bundleText(requireAsset(name)), path.join(process.execPath, name), process.execPath).exports;
+  return runCommonJs(bundleText(requireAsset(name)), path.join(programFile(), name), programFile()).exports;
 }

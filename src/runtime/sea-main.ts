@@ -3,13 +3,15 @@
 // the program was copied into the V8 heap by Node while its pages in the mapped executable stayed
 // resident too (1.6 MiB); read with pread from the payload, only the heap copy remains.
 import { withPriority } from '../log/logger.js';
-import { embeddedProgram, markSingleExecutable, nativeCacheDir } from './assets.js';
+import { embeddedProgram, markSingleExecutable, nativeCacheDir, programFile } from './assets.js';
 import { runProgram } from './run-program.js';
 
 markSingleExecutable();
 // Read inside the call, not into a module variable: this module's scope outlives start-up and would keep
-// the program's 1 MB of bytes beside its text for the life of the process.
-runProgram(readProgram(), process.execPath, nativeCacheDir());
+// the program's 1 MB of bytes beside its text for the life of the process. It runs as the executable's
+// file (its __dirname is where config/appsettings.json is looked for beside it), which is not
+// process.execPath when started through an explicit dynamic loader.
+runProgram(readProgram(), programFile(), nativeCacheDir());
 
 /** The program's bytes; an executable without them stops here, saying why. */
 function readProgram(): Buffer {

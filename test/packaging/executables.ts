@@ -346,6 +346,19 @@ export function nativeTest(platform: Platform): void {
       );
     });
 
+    // x64 runs through Debian 13's dynamic loader (as on a machine whose own glibc is too old): there
+    // process.execPath names the loader, and the folder beside the program is still the executable's.
+    it(`reads config/appsettings.json beside its folder when the working directory has none${launch(platform).wrapper.length ? ', though started through a dynamic loader' : ''}`, async () => {
+      const sb = sandbox(platform);
+      const root = path.dirname(path.dirname(sb.exe));
+      mkdirSync(path.join(root, 'config'));
+      writeFileSync(path.join(root, 'config', 'appsettings.json'), '{ "Server": { "Port": 5123 } }\n');
+      const res = await runExecutable(sb, ['config', 'check', '--Mqtt.BrokerAddress', '']);
+      assert.equal(res.code, 0, res.stderr);
+      assert.equal(res.stdout.split('\n')[0], `# configuration file: ${root}/config/appsettings.json`);
+      assert.match(res.stdout, /^Server\.Port = 5123 {2}\(file\)$/m);
+    });
+
     it('keeps a registered device across a restart, and speaks MessagePack on the hub', async (t: TestContext) => {
       const sb = sandbox(platform);
       const first = await startExecutable(sb);
