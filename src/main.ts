@@ -104,14 +104,16 @@ async function serve(cli: CliConfig): Promise<void> {
   const app = createApp(loaded, { logger, bundleDir, lock });
   const notifier = systemdNotifier(process.env, logger);
   const shutdown = new Shutdown({ logger, stop: () => app.stop(), closeStore: () => app.closeStore(), exit: (code) => process.exit(code) });
-  signals.handle = (signal, count) => {
-    if (count === 2) return shutdown.again(signal);
-    if (count > 2) {
-      logger.warn(`${signal} a third time: exiting at once`);
-      process.exit(1);
-    }
-    notifier?.stopping();
-    shutdown.begin(signal);
+  const handleSignals = (): void => {
+    signals.handle = (signal, count) => {
+      if (count === 2) return shutdown.again(signal);
+      if (count > 2) {
+        logger.warn(`${signal} a third time: exiting at once`);
+        process.exit(1);
+      }
+      notifier?.stopping();
+      shutdown.begin(signal);
+    };
   };
   // The service logs its stack, at every level: its log is where a bug report starts.
   process.off('uncaughtException', exitOnFailure);
@@ -119,9 +121,12 @@ async function serve(cli: CliConfig): Promise<void> {
     logger.critical(`uncaught exception: ${e.stack ?? e.message}`);
     app.stop().finally(() => process.exit(EXIT_SOFTWARE));
   });
-  // Told to stop while it took the data directory: the handler above is stopping it; nothing to start.
-  if (signals.count > 0) return;
+  // Told to stop while it took the data directory: nothing to start, the handler stops it.
+  if (signals.count > 0) return handleSignals();
   try {
+    // A signal while it starts waits for the start to end (ServiceSignals keeps it): a stop alongside
+    // the start's own writes exited 0, logging `stopped`, in the middle of them, and left the database's,
+    // the signing key's or the instance id's temporary file (or none of those files) behind.
     await app.start();
   } catch (e) {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
@@ -144,6 +149,7 @@ async function serve(cli: CliConfig): Promise<void> {
     throw new CliExit(1, `start-up failed: ${errorText(e)}`);
   }
   notifier?.ready();
+  handleSignals();
   // Not in the way of the first requests: the trim and the visits of the thread heaps take 30-40 ms.
   if (settleMemory) {
     setTimeout(() => {
