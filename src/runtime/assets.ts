@@ -308,12 +308,16 @@ export function assertBuildComplete(bundleDir: string | undefined = BUNDLE_DIR):
   throw new Error(`this build is incomplete: missing ${missing.join(', ')} (${hint})`);
 }
 
-/** Where unpacked native code goes: systemd's CacheDirectory=, else a private folder in the temp dir. */
+/**
+ * Where unpacked native code goes: systemd's CacheDirectory=, else a private folder in the temp dir;
+ * absolute, from the working directory at start: a relative one (TMPDIR=tmp by hand) gave a relative
+ * addon path, which createRequire refuses, and the executable did not start.
+ */
 export function nativeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   // With several CacheDirectory= entries systemd joins them with ':'; the first is ours.
   const systemd = env.CACHE_DIRECTORY?.split(':')[0];
-  if (systemd) return systemd;
-  return path.join(os.tmpdir(), `voice-hub-${process.getuid?.() ?? 'user'}`);
+  if (systemd) return path.resolve(systemd);
+  return path.resolve(os.tmpdir(), `voice-hub-${process.getuid?.() ?? 'user'}`);
 }
 
 /**

@@ -188,4 +188,16 @@ describe('content-addressed addon cache', () => {
     assert.equal(nativeCacheDir({ CACHE_DIRECTORY: '/var/cache/voice-hub:/var/cache/other' }), '/var/cache/voice-hub');
     assert.match(nativeCacheDir({}), new RegExp(`/voice-hub-${process.getuid!()}$`));
   });
+
+  it('makes a relative CACHE_DIRECTORY or TMPDIR absolute, from the working directory', () => {
+    assert.equal(nativeCacheDir({ CACHE_DIRECTORY: 'cache:other' }), path.join(process.cwd(), 'cache'));
+    const tmp = process.env.TMPDIR;
+    process.env.TMPDIR = 'tmp';
+    try {
+      assert.equal(nativeCacheDir({}), path.join(process.cwd(), 'tmp', `voice-hub-${process.getuid!()}`));
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+    }
+  });
 });

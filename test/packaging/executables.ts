@@ -334,6 +334,19 @@ export function nativeTest(platform: Platform): void {
       assert.deepEqual(readdirSync(cache).length, 1, 'one addon, no temp files left behind');
     });
 
+    it('unpacks its addon under the working directory when CACHE_DIRECTORY or TMPDIR is relative', async () => {
+      const sb = sandbox(platform);
+      const cases: [Record<string, string>, string][] = [
+        [{ CACHE_DIRECTORY: 'cache' }, path.join(sb.cwd, 'cache')],
+        [{ TMPDIR: 'tmp' }, path.join(sb.cwd, 'tmp', `voice-hub-${process.getuid!()}`)],
+      ];
+      for (const [env, dir] of cases) {
+        const res = await runExecutable(sb, ['--version'], env);
+        assert.equal(res.code, 0, res.stderr);
+        assert.match(res.stdout, new RegExp(`^uWebSockets\\.js native \\(${dir}/${addonOf(platform)}-[0-9a-f]{16}\\.node\\)$`, 'm'), res.stdout);
+      }
+    });
+
     it('names the cache directory and what to do when the addon cannot be unpacked there', async () => {
       const sb = sandbox(platform);
       const notADir = path.join(sb.cwd, 'cache-file');
