@@ -21,7 +21,7 @@ import { assertListenAddress, PortInUseError } from './process/port-owner.js';
 import { claimOwnership, portConflict } from './process/ownership.js';
 import { GLIBC_TUNABLES_TEXT, SETTLE_DELAY_MS, TRIM_INTERVAL_MS, tuneMalloc, type Settled } from './runtime/malloc-tuning.js';
 import { systemdNotifier } from './systemd/notify.js';
-import { ServiceSignals } from './process/signals.js';
+import { ServiceSignals, type ShutdownSignal } from './process/signals.js';
 import { Shutdown } from './process/shutdown.js';
 import { tolerateClosedOutput } from './process/closed-output.js';
 import { failOnUnwrittenOutput } from './cli/unwritten-output.js';
@@ -104,16 +104,28 @@ async function serve(cli: CliConfig): Promise<void> {
   const app = createApp(loaded, { logger, bundleDir, lock });
   const notifier = systemdNotifier(process.env, logger);
   const shutdown = new Shutdown({ logger, stop: () => app.stop(), closeStore: () => app.closeStore(), exit: (code) => process.exit(code) });
+  const onSignal = (signal: ShutdownSignal, count: number): void => {
+    if (count === 2) return shutdown.again(signal);
+    if (count > 2) {
+      logger.warn(`${signal} a third time: exiting at once`);
+      process.exit(1);
+    }
+    notifier?.stopping();
+    shutdown.begin(signal);
+  };
+  // While it starts, a signal waits for the start to end (a stop alongside the start's own writes exited
+  // 0, logging `stopped`, in the middle of them, and left the database's, the signing key's or the
+  // instance id's temporary file, or none of those files, behind); a third still exits at once, as the
+  // way out of a start that hangs (a name server that does not answer).
+  const held: Array<[ShutdownSignal, number]> = [];
+  const holdWhileStarting = (signal: ShutdownSignal, count: number): void => {
+    if (count > 2) return onSignal(signal, count);
+    if (count === 1) logger.info(`${signal} received while starting: stopping once the start has ended`);
+    held.push([signal, count]);
+  };
   const handleSignals = (): void => {
-    signals.handle = (signal, count) => {
-      if (count === 2) return shutdown.again(signal);
-      if (count > 2) {
-        logger.warn(`${signal} a third time: exiting at once`);
-        process.exit(1);
-      }
-      notifier?.stopping();
-      shutdown.begin(signal);
-    };
+    signals.handle = onSignal;
+    for (const [signal, count] of held.splice(0)) onSignal(signal, count);
   };
   // The service logs its stack, at every level: its log is where a bug report starts.
   process.off('uncaughtException', exitOnFailure);
@@ -123,10 +135,8 @@ async function serve(cli: CliConfig): Promise<void> {
   });
   // Told to stop while it took the data directory: nothing to start, the handler stops it.
   if (signals.count > 0) return handleSignals();
+  signals.handle = holdWhileStarting;
   try {
-    // A signal while it starts waits for the start to end (ServiceSignals keeps it): a stop alongside
-    // the start's own writes exited 0, logging `stopped`, in the middle of them, and left the database's,
-    // the signing key's or the instance id's temporary file (or none of those files) behind.
     await app.start();
   } catch (e) {
     // A certificate or CA file that cannot be used is a configuration problem: 78, not retried.
