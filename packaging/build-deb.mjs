@@ -8,14 +8,26 @@
 // either is an upgrade of both.
 //
 // Contents: /usr/bin/voice-hub, /lib/systemd/system/voice-hub.service, /etc/voice-hub/appsettings.json
-// (a conffile: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the man
-// page, copyright, changelog, the port-80 drop-in (/usr/share/voice-hub), lintian overrides, maintainer scripts.
+// (the conffile: CONFFILE below, the same in every release), /usr/share/voice-hub/appsettings.json (every
+// key with its default: the shipped config/appsettings.json with Storage.DataDir=/var/lib/voice-hub), the
+// man page, copyright, changelog, the port-80 drop-in (/usr/share/voice-hub), lintian overrides,
+// maintainer scripts.
+//
+// Why the conffile is not the full configuration: dpkg asks what to do with a conffile that both the
+// admin and the new package changed, and config/appsettings.json changes in nearly every release (each
+// new key is added to it). Nearly every Pi has its conffile edited (the broker, an API key), so nearly
+// every upgrade stopped at that question, and where no one can answer it (apt-get -y under
+// DEBIAN_FRONTEND=noninteractive, unattended-upgrades) dpkg failed with "end of file on stdin at conffile
+// prompt": the package left unconfigured and the service still running the replaced executable. A key
+// the file leaves out takes its built-in default, so the conffile holds only what the package sets.
 //
 // Usage: node packaging/build-deb.mjs [--out DIR] [--no-lintian] [--version V] [--compression xz|gzip|none]
-//        [x64 arm64 x64-legacy arm64-legacy armv7-legacy]   (the keys of scripts/sea-runtime.mjs)
+//        [--defaults FILE] [x64 arm64 x64-legacy arm64-legacy armv7-legacy]   (the keys of scripts/sea-runtime.mjs)
 // --version builds the same files as a later version V (an upgrade to install over the released one, as
 // the booted-package test does); its changelog gets an entry saying so. --compression none saves the
-// minute xz takes for each 90 MB executable, where the package is only installed by a test.
+// minute xz takes for each 90 MB executable, where the package is only installed by a test. --defaults
+// takes the full configuration from FILE instead of config/appsettings.json (the booted-package test: a
+// later release whose defaults changed).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -36,8 +48,16 @@ const { values, positionals } = parseArgs({
     'no-lintian': { type: 'boolean', default: false },
     version: { type: 'string' },
     compression: { type: 'string', default: 'xz' },
+    defaults: { type: 'string', default: path.join(root, 'config/appsettings.json') },
   },
 });
+
+/**
+ * /etc/voice-hub/appsettings.json: only what the package sets (the port the docs and the README's curl
+ * name, the unit's data directory), never anything that follows config/appsettings.json, so that dpkg
+ * never has a new version of it to ask about (see the head of this file).
+ */
+const CONFFILE = JSON.stringify({ Server: { Port: 5000 }, Storage: { DataDir: '/var/lib/voice-hub' } }, null, 2) + '\n';
 const outDir = path.resolve(values.out);
 if (!['xz', 'gzip', 'none'].includes(values.compression)) throw new Error(`--compression ${values.compression}: xz, gzip or none`);
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -165,9 +185,11 @@ function stageAndBuild(target, exe, stage) {
   copyFileSync(exe, path.join(stage, 'usr/bin/voice-hub'));
   chmodSync(path.join(stage, 'usr/bin/voice-hub'), 0o755);
   put(path.join(stage, 'lib/systemd/system/voice-hub.service'), readFileSync(path.join(root, 'systemd/voice-hub.service')));
-  const config = JSON.parse(readFileSync(path.join(root, 'config/appsettings.json'), 'utf8'));
+  const config = JSON.parse(readFileSync(path.resolve(values.defaults), 'utf8'));
   config.Storage = { ...config.Storage, DataDir: '/var/lib/voice-hub' };
-  put(path.join(stage, 'etc/voice-hub/appsettings.json'), JSON.stringify(config, null, 2) + '\n');
+  put(path.join(stage, 'etc/voice-hub/appsettings.json'), CONFFILE);
+  // Not under /usr/share/doc (which may be left out): the reference an admin copies keys from.
+  put(path.join(stage, 'usr/share/voice-hub/appsettings.json'), JSON.stringify(config, null, 2) + '\n');
   put(path.join(stage, 'usr/share/man/man1/voice-hub.1.gz'), gzipSync(readFileSync(path.join(here, 'voice-hub.1')), { level: 9 }));
   put(path.join(doc, 'changelog.gz'), gzipSync(changelogOf(target), { level: 9 }));
   const runtimeDir = path.dirname(nodeRuntime(target, path.join(root, '.cache', 'node-runtimes')));

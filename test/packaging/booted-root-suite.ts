@@ -70,8 +70,14 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
     before(async () => {
       assert.equal(process.getuid?.(), 0, 'needs root: debootstrap, namespaces, mounts');
       const exe = path.join(ROOT, `dist/voice-hub-linux-${key}`);
+      // The upgrade as a later release: one whose defaults changed (as nearly every release adds or
+      // changes a key in config/appsettings.json), which dpkg must not turn into a conffile question.
+      const defaults = JSON.parse(readFileSync(path.join(ROOT, 'config/appsettings.json'), 'utf8')) as { DeviceManagement: { MaxDevices: number } };
+      defaults.DeviceManagement.MaxDevices += 1;
+      writeFileSync(path.join(debs, 'later-defaults.json'), JSON.stringify(defaults, null, 2));
       for (const version of [RELEASE, `${RELEASE}+1`]) {
-        const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, ...(version === RELEASE ? [] : ['--version', version]), key];
+        const later = ['--version', version, '--defaults', path.join(debs, 'later-defaults.json')];
+        const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, ...(version === RELEASE ? [] : later), key];
         execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
       }
       if (fromLegacy) {
@@ -230,13 +236,22 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       const key = (): string => booted.sh('sha256sum /var/lib/voice-hub/signing.key').split(' ')[0] ?? '';
       const keyBefore = key();
       // The admin's edit: another port. dpkg must keep it (a conffile) and the service must use it.
-      booted.sh(`sed -i 's/"Port": 5000,/"Port": 5080,/' /etc/voice-hub/appsettings.json`);
+      booted.sh(`sed -E -i 's/"Port": 5000(,?)$/"Port": 5080\\1/' /etc/voice-hub/appsettings.json`);
       const edited = booted.sh('cat /etc/voice-hub/appsettings.json');
-      assert.match(edited, /"Port": 5080,/);
+      assert.match(edited, /"Port": 5080,?$/m);
 
+      const reference = (): string => booted.sh('grep -o \'"MaxDevices": [0-9]*\' /usr/share/voice-hub/appsettings.json').trim();
+      const referenceBefore = reference();
+
+      // With DEBIAN_FRONTEND=noninteractive and nothing on stdin, as unattended upgrades run it: a
+      // conffile question would fail it ("end of file on stdin at conffile prompt").
       const upgrade = booted.run(['dpkg', '-i', `/root/${deb(UPGRADE)}`], { timeoutMs: 120_000 });
       assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
-      assert.doesNotMatch(upgrade.stdout + upgrade.stderr, /did not start/);
+      assert.doesNotMatch(upgrade.stdout + upgrade.stderr, /did not start|conffile|Configuration file/);
+      // The new defaults arrived in the reference; the conffile is the admin's, and no .dpkg-new beside it.
+      t.diagnostic(`reference /usr/share/voice-hub/appsettings.json: ${referenceBefore} -> ${reference()}`);
+      assert.notEqual(reference(), referenceBefore);
+      assert.equal(booted.sh('ls -A /etc/voice-hub').trim(), 'appsettings.json');
       const installed = booted.sh("dpkg-query -W -f '${Version}' voice-hub");
       const h = health(5080);
       const status = booted.run(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '--max-time', '15', '-X', 'PUT', '-H', 'Content-Type: application/json',
@@ -257,8 +272,8 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       const file = '/etc/voice-hub/appsettings.json';
       const good = booted.sh(`cat ${file}`);
       // Out of range: the service exits 78 (invalid configuration), which the unit does not retry.
-      booted.sh(`sed -i 's/"Port": 5080,/"Port": 99999,/' ${file}`);
-      assert.match(booted.sh(`cat ${file}`), /"Port": 99999,/);
+      booted.sh(`sed -E -i 's/"Port": 5080(,?)$/"Port": 99999\\1/' ${file}`);
+      assert.match(booted.sh(`cat ${file}`), /"Port": 99999,?$/m);
       // The configuration restored and the service started whatever the checks found: the later steps need it.
       let start: Result;
       try {
@@ -291,7 +306,7 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
         );
         assert.doesNotMatch(reinstall.stdout, /did not start/);
       } finally {
-        booted.sh(`sed -i 's/"Port": 99999,/"Port": 5080,/' ${file}`);
+        booted.sh(`sed -E -i 's/"Port": 99999(,?)$/"Port": 5080\\1/' ${file}`);
         start = booted.run(['systemctl', 'start', UNIT], { timeoutMs: 120_000 });
       }
       assert.equal(booted.sh(`cat ${file}`), good);
