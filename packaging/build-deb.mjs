@@ -203,7 +203,8 @@ function stageAndBuild(target, exe, stage) {
   const installedKiB = payload.reduce((n, f) => n + Math.ceil(statSync(path.join(stage, f)).size / 1024), 0);
   put(path.join(stage, 'DEBIAN/md5sums'), payload.map((f) => `${createHash('md5').update(readFileSync(path.join(stage, f))).digest('hex')}  ${f}\n`).join(''));
   put(path.join(stage, 'DEBIAN/conffiles'), '/etc/voice-hub/appsettings.json\n');
-  for (const script of ['postinst', 'prerm', 'postrm']) put(path.join(stage, 'DEBIAN', script), readFileSync(path.join(here, script)), 0o755);
+  const conffileMd5 = createHash('md5').update(CONFFILE).digest('hex');
+  for (const script of ['preinst', 'postinst', 'prerm', 'postrm']) put(path.join(stage, 'DEBIAN', script), readFileSync(path.join(here, script), 'utf8').replace('@CONFFILE_MD5@', conffileMd5).replace('@CONFFILE@', CONFFILE), 0o755);
   put(
     path.join(stage, 'DEBIAN/control'),
     `Package: voice-hub

@@ -46,6 +46,8 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
   const suffix = target.legacy ? '~legacy' : '';
   const VERSION = `${RELEASE}${suffix}`;
   const UPGRADE = `${RELEASE}+1${suffix}`;
+  /** An earlier version of the package whose conffile was the whole configuration (made in before()). */
+  const CONFFILE_ERA = `${RELEASE}~full${suffix}`;
   // Bounded for a first run on a fresh machine under a parallel suite: debootstrap, three packages, the steps.
   describe(`the .deb of voice-hub-linux-${key} installed and booted under systemd in Debian ${suite}`, { timeout: 600_000 }, () => {
     let booted: BootedRoot;
@@ -84,11 +86,20 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
         const args = [path.join(ROOT, 'packaging/build-deb.mjs'), '--no-lintian', '--compression', 'none', '--out', debs, fromLegacy];
         execFileSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], timeout: 240_000 });
       }
+      // A package as released up to 0.2.0: the conffile was the whole configuration (every key), no preinst.
+      const unpacked = path.join(debs, 'conffile-era');
+      execFileSync('dpkg-deb', ['-R', path.join(debs, deb(VERSION)), unpacked]);
+      copyFileSync(path.join(unpacked, 'usr/share/voice-hub/appsettings.json'), path.join(unpacked, 'etc/voice-hub/appsettings.json'));
+      rmSync(path.join(unpacked, 'DEBIAN/preinst'));
+      const control = path.join(unpacked, 'DEBIAN/control');
+      writeFileSync(control, readFileSync(control, 'utf8').replace(/^Version: .*$/m, `Version: ${CONFFILE_ERA}`));
+      execFileSync('dpkg-deb', ['--root-owner-group', '-Znone', '--build', unpacked, path.join(debs, deb(CONFFILE_ERA))], { stdio: 'ignore' });
+      rmSync(unpacked, { recursive: true, force: true });
       const fresh = freshDebianRoot(suite);
       rootDir = fresh.root;
       setup.push(`root: ${fresh.how}`);
       // Moved, not copied: each uncompressed package is about 100 MB.
-      for (const version of [VERSION, UPGRADE, ...(fromLegacy ? [`${RELEASE}~legacy`] : [])]) renameSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
+      for (const version of [VERSION, UPGRADE, CONFFILE_ERA, ...(fromLegacy ? [`${RELEASE}~legacy`] : [])]) renameSync(path.join(debs, deb(version)), path.join(fresh.root, 'root', deb(version)));
       mkdirSync(path.join(fresh.root, 'opt/echo'));
       copyFileSync(exe, path.join(fresh.root, 'opt/echo/voice-hub'));
       writeFileSync(path.join(fresh.root, 'etc/systemd/system/voice-echo.service'), ECHO_UNIT);
@@ -389,6 +400,33 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       }
       // Installed again, as the README's commands left it: the next step starts with a purge.
       const again = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+      assert.equal(again.status, 0, again.stdout + again.stderr);
+    });
+
+    it('upgrading from a package whose conffile was the whole configuration keeps the edited file, without a dpkg question', (t: TestContext) => {
+      const file = '/etc/voice-hub/appsettings.json';
+      const purge = booted.run(['apt-get', 'purge', '-y', 'voice-hub'], { timeoutMs: 120_000 });
+      assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+      const first = booted.run(['dpkg', '-i', `/root/${deb(CONFFILE_ERA)}`], { timeoutMs: 120_000 });
+      assert.equal(first.status, 0, first.stdout + first.stderr);
+      booted.sh(`sed -E -i 's/"Port": 5000,$/"Port": 5080,/' ${file}`);
+      const edited = booted.sh(`cat ${file}`);
+      assert.match(edited, /"Port": 5080,$/m);
+      // Nothing on stdin, as an unattended upgrade: a question would fail it.
+      const upgrade = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+      assert.equal(upgrade.status, 0, upgrade.stdout + upgrade.stderr);
+      const status = booted.sh("dpkg-query -W -f '${db:Status-Abbrev}${Version}' voice-hub");
+      // On 5080: restarted by the postinst, with the admin's configuration.
+      const h = health(5080);
+      t.diagnostic(`dpkg -i ${deb(VERSION)} over ${CONFFILE_ERA} with its whole-configuration conffile edited: exit ${upgrade.status}; ${status}; configuration ${booted.sh(`cat ${file}`) === edited ? 'kept' : 'CHANGED'}; /health on 5080: ${h.line}`);
+      assert.doesNotMatch(upgrade.stdout + upgrade.stderr, /conffile prompt|Configuration file/);
+      assert.equal(status, `ii ${VERSION}`);
+      assert.equal(booted.sh(`cat ${file}`), edited);
+      assert.equal(booted.sh(`stat -c '%a %U:%G' ${file}`).trim(), '640 root:voice-hub');
+      assert.equal(booted.sh('ls -A /etc/voice-hub').trim(), 'appsettings.json');
+      assert.equal(h.status, 200);
+      // Back to the shipped configuration for the steps after this one.
+      const again = booted.run(['sh', '-c', 'apt-get purge -y voice-hub && dpkg -i /root/' + deb(VERSION)], { timeoutMs: 120_000 });
       assert.equal(again.status, 0, again.stdout + again.stderr);
     });
 

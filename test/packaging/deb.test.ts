@@ -3,6 +3,7 @@
 // assets and libatomic), then read back with dpkg-deb and judged by lintian; and `make install`'s script
 // staged into a folder.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import { before, describe, it } from 'node:test';
 import { ROOT } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 
+/** The conffile of every release: only what the package sets (packaging/build-deb.mjs says why). */
+const CONFFILE = '{\n  "Server": {\n    "Port": 5000\n  },\n  "Storage": {\n    "DataDir": "/var/lib/voice-hub"\n  }\n}\n';
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 function sh(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
@@ -61,7 +64,12 @@ describe('Debian packages', () => {
     assert.match(postinst, /deb-systemd-helper enable 'voice-hub\.service'/);
     assert.match(postinst, /deb-systemd-invoke \$_action 'voice-hub\.service'/);
     assert.match(sh('dpkg-deb', ['--info', deb('amd64'), 'postrm']), /"purge".*\n(.*\n)*\s+for dir in \/var\/lib\/voice-hub \/var\/cache\/voice-hub; do\n(.*\n)*\s+rm -rf "\$dir"/);
-    for (const script of ['postinst', 'prerm', 'postrm']) {
+    // The preinst carries the conffile as built, and its checksum, with no placeholder left.
+    const preinst = sh('dpkg-deb', ['--info', deb('amd64'), 'preinst']);
+    assert.doesNotMatch(preinst, /@CONFFILE/);
+    assert.ok(preinst.includes(`<<'CONFFILE'\n${CONFFILE}CONFFILE\n`), preinst);
+    assert.ok(preinst.includes(`"$shipped" != "${createHash('md5').update(CONFFILE).digest('hex')}"`), preinst);
+    for (const script of ['preinst', 'postinst', 'prerm', 'postrm']) {
       const res = spawnSync('sh', ['-n'], { input: sh('dpkg-deb', ['--info', deb('amd64'), script]), encoding: 'utf8' });
       assert.equal(res.status, 0, `${script}: ${res.stderr}`);
     }
@@ -79,7 +87,7 @@ describe('Debian packages', () => {
     assert.match(version, /^uWebSockets\.js native \(/m);
     // The conffile holds only what the package sets, nothing of config/appsettings.json, which changes in
     // nearly every release: dpkg then never asks an admin who edited it (build-deb.mjs says why).
-    assert.equal(readFileSync(path.join(root, 'etc/voice-hub/appsettings.json'), 'utf8'), '{\n  "Server": {\n    "Port": 5000\n  },\n  "Storage": {\n    "DataDir": "/var/lib/voice-hub"\n  }\n}\n');
+    assert.equal(readFileSync(path.join(root, 'etc/voice-hub/appsettings.json'), 'utf8'), CONFFILE);
     // Every key with its default, beside it as the reference to copy from.
     const shipped = JSON.parse(readFileSync(path.join(ROOT, 'config/appsettings.json'), 'utf8'));
     assert.deepEqual(JSON.parse(readFileSync(path.join(root, 'usr/share/voice-hub/appsettings.json'), 'utf8')), { ...shipped, Storage: { ...shipped.Storage, DataDir: '/var/lib/voice-hub' } });
