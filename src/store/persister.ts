@@ -163,20 +163,9 @@ export class Persister {
     }
     const covered = this.unconfirmed.length;
     let error: DomainError;
-    let renamed = false;
+    const write = { renamed: false };
     try {
-      this.assertOwner();
-      const bytes = this.db.export();
-      this.writing = true;
-      try {
-        await writeFileDurably(this.file, bytes, () => (renamed = true));
-      } finally {
-        this.writing = false;
-      }
-      this.persistCount++;
-      this.bytesWritten += bytes.length;
-      this.writesOnDisk = writes;
-      this.markWritten();
+      await this.writeWhole(writes, write);
       // The journal's last word on the file must not stay "failed" once writing works again.
       if (this.lastWrite?.ok === false) {
         this.failures.flush();
@@ -210,7 +199,7 @@ export class Persister {
     // crash or power cut before the next write left there, answered 503 and present at the next start
     // (a refused registration's id then taken, and the device without its token). Written again before
     // the refusals are answered; changes made meanwhile wait for the next persist, as usual.
-    if (renamed) await this.restoreFile();
+    if (write.renamed) await this.restoreFile();
     for (const w of [...waiters, ...later]) w.reject(error);
   }
 
@@ -220,23 +209,30 @@ export class Persister {
     // it for another program's, and whatever writes next writes it whole.
     this.writesOnDisk = -1;
     this.written = undefined;
-    const writes = this.db.writes;
-    let renamed = false;
+    const write = { renamed: false };
     try {
-      this.assertOwner();
-      const bytes = this.db.export();
-      this.writing = true;
-      try {
-        await writeFileDurably(this.file, bytes, () => (renamed = true));
-      } finally {
-        this.writing = false;
-      }
-      this.persistCount++;
-      this.bytesWritten += bytes.length;
-      this.writesOnDisk = writes;
-      this.markWritten();
+      await this.writeWhole(this.db.writes, write);
     } catch (e) {
-      if (!renamed) this.logger.critical(`${this.file} still holds the change(s) just refused, and writing it again failed: ${errorText(e)}; the next write of the file removes them`);
+      if (!write.renamed) this.logger.critical(`${this.file} still holds the change(s) just refused, and writing it again failed: ${errorText(e)}; the next write of the file removes them`);
     }
+  }
+
+  /**
+   * The database as it is in memory, written over the file (durably), standing for `writes`;
+   * `write.renamed` tells whether the file at the name holds it, should the write fail after the rename.
+   */
+  private async writeWhole(writes: number, write: { renamed: boolean }): Promise<void> {
+    this.assertOwner();
+    const bytes = this.db.export();
+    this.writing = true;
+    try {
+      await writeFileDurably(this.file, bytes, () => (write.renamed = true));
+    } finally {
+      this.writing = false;
+    }
+    this.persistCount++;
+    this.bytesWritten += bytes.length;
+    this.writesOnDisk = writes;
+    this.markWritten();
   }
 }
