@@ -430,6 +430,36 @@ export function bootedRootSuite(suite: string, key: string, fromLegacy?: string)
       assert.equal(again.status, 0, again.stdout + again.stderr);
     });
 
+    // Data and cache folders already there, owned by nobody:nogroup (one with a file of nobody's in it):
+    // systemd 257 (Debian 13) mounts such a folder idmapped into the service instead of changing its
+    // owner, and the signing key, database and native addons were written owned by nobody on disk.
+    it('installs over data and cache folders owned by nobody: they become the service user\'s on disk, not idmapped', (t: TestContext) => {
+      // dpkg, not apt: run on its own (--test-name-pattern) this step finds the package not installed.
+      const purge = booted.run(['dpkg', '--purge', 'voice-hub'], { timeoutMs: 120_000 });
+      assert.equal(purge.status, 0, purge.stdout + purge.stderr);
+      booted.sh('for d in /var/lib/voice-hub /var/cache/voice-hub; do mkdir -m 0755 $d && touch $d/left-behind && chown -R nobody:nogroup $d; done');
+      const install = booted.run(['dpkg', '-i', `/root/${deb(VERSION)}`], { timeoutMs: 120_000 });
+      assert.equal(install.status, 0, install.stdout + install.stderr);
+      const h = health();
+      const pid = booted.show(UNIT, ['MainPID']).MainPID;
+      const mounts = booted.sh(`grep -E ' /var/(lib|cache)/voice-hub ' /proc/${pid}/mountinfo`).trim().split('\n');
+      const foreign = booted.sh("find /var/lib/voice-hub /var/cache/voice-hub \\( ! -user voice-hub -o ! -group voice-hub \\) -printf '%p %u:%g\\n'").trim();
+      const owners = booted.sh('stat -c "%n %U:%G %a" /var/lib/voice-hub/signing.key /var/cache/voice-hub/left-behind').trim().split('\n');
+      t.diagnostic(`folders owned by nobody:nogroup beforehand: dpkg -i exit 0; /health ${h.line}; on disk: ${owners.join(', ')}; not voice-hub's: ${foreign || 'none'}`);
+      assert.deepEqual(
+        install.stderr.split('\n').filter((l) => l.startsWith('voice-hub: /var/')),
+        ['voice-hub: /var/lib/voice-hub held files of another owner: now owned by voice-hub:voice-hub', 'voice-hub: /var/cache/voice-hub held files of another owner: now owned by voice-hub:voice-hub'],
+      );
+      assert.equal(h.status, 200);
+      assert.equal(foreign, '');
+      assert.deepEqual(owners, ['/var/lib/voice-hub/signing.key voice-hub:voice-hub 600', '/var/cache/voice-hub/left-behind voice-hub:voice-hub 644']);
+      assert.equal(mounts.length, 2, mounts.join('\n'));
+      for (const line of mounts) assert.doesNotMatch(line, /idmapped/);
+      // Installed again from nothing, for the steps after this one.
+      const again = booted.run(['sh', '-c', 'apt-get purge -y voice-hub && dpkg -i /root/' + deb(VERSION)], { timeoutMs: 120_000 });
+      assert.equal(again.status, 0, again.stdout + again.stderr);
+    });
+
     if (fromLegacy) {
       it(`installed over the legacy package (${fromLegacy}) it is an upgrade: one package, data and signing key kept`, (t: TestContext) => {
         const legacy = `${RELEASE}~legacy`;
