@@ -6,7 +6,7 @@
 import type { ErrorObject } from 'ajv';
 import { caseKey } from '../ignore-case.js';
 import { quotedNumber } from './quoted-numbers.js';
-import type { JsonSchema } from './request-schemas.js';
+import { schemaTypes, type JsonSchema } from './request-schemas.js';
 
 const hidden = new WeakMap<object, Array<[string, unknown]>>();
 /** Bodies whose objects hold hidden values somewhere: most hold none, and are not walked for them. */
@@ -69,7 +69,7 @@ const typeOf = (value: unknown): string =>
  * than the text that held them.
  */
 export function hiddenValueTypeErrors(schema: JsonSchema, value: unknown, path: ReadonlyArray<string | number>): ErrorObject[] {
-  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
+  const types = schemaTypes(schema);
   // A number written as a string is read as one where the field takes a number (quoted-numbers.ts).
   const type = typeOf((typeof value === 'string' ? quotedNumber(schema, value) : undefined) ?? value);
   if (types.length > 0 && !types.includes(type) && !(type === 'integer' && types.includes('number'))) {

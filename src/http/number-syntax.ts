@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ErrorObject } from 'ajv';
 import { parseInTextOrder } from './member-order.js';
-import type { JsonSchema } from './request-schemas.js';
+import { schemaTypes, type JsonSchema } from './request-schemas.js';
 
 /** Unlike any string a client can know to send: a fresh nonce of each process. */
 const MARKER = `\u0000whole-number-with-fraction-syntax-${randomBytes(8).toString('hex')}`;
@@ -81,7 +81,7 @@ const isWholeWithFraction = (value: unknown): boolean => value === MARKER;
  */
 export function fractionSyntaxErrors(schema: JsonSchema, twin: unknown, path: ReadonlyArray<string | number> = []): ErrorObject[] {
   if (isWholeWithFraction(twin)) {
-    const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
+    const types = schemaTypes(schema);
     if (!types.includes('integer') || types.includes('number')) return [];
     return [{ keyword: 'type', instancePath: path.map((p) => `/${p}`).join(''), schemaPath: '#/type', params: { type: types.length === 1 ? types[0] : types }, message: `must be ${types.join(',')}` }];
   }

@@ -7,20 +7,17 @@
 // and an exponent, finite. Anything else stays a string and gets the validator's type error, as the
 // failed conversion does there. The named literals (`"NaN"`, `"Infinity"`), which it also reads under
 // that option, stay strings here: no range takes them, so they are a 400 either way.
-import type { JsonSchema } from './request-schemas.js';
+import { schemaTypes, type JsonSchema } from './request-schemas.js';
 
 const INT32_TEXT = /^[+-]?\d+$/;
 const NUMBER_TEXT = /^[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
-const typesOf = (schema: JsonSchema): string[] =>
-  typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
 
 /**
  * The number a string is for a field of `schema`, as System.Text.Json reads a quoted number; undefined
  * where it reads none: a field that takes text or no number, or a text that is no number of its type.
  */
 export function quotedNumber(schema: JsonSchema, text: string): number | undefined {
-  const types = typesOf(schema);
+  const types = schemaTypes(schema);
   if (types.includes('string')) return undefined;
   if (types.includes('number')) {
     if (!NUMBER_TEXT.test(text)) return undefined;

@@ -7,6 +7,10 @@ import { CATEGORY_SCHEMAS } from '../settings/schemas.js';
 
 export type JsonSchema = Record<string, unknown>;
 
+/** The JSON types a schema's `type` names (`'integer'`, `['number', 'null']`), none when it names none. */
+export const schemaTypes = (schema: JsonSchema): string[] =>
+  typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
+
 const id = (description: string): JsonSchema => ({
   type: 'string',
   minLength: 1,
