@@ -29,7 +29,8 @@ const HIDDEN_OR_LINE_BREAK = new RegExp(`${HIDDEN_CHARACTERS}|[${UNICODE_LINE_BR
 
 /**
  * `text` with every character above, line breaks included, as its escape: for words of another party's
- * choosing that the service passes on as its own (an upstream close reason in a session's end reason,
- * which devices are sent and the database keeps: it reads a text only up to a NUL).
+ * choosing shown or passed on as one piece of text (a cell of the health command's table; an upstream
+ * close reason in a session's end reason, which devices are sent and the database keeps: it reads a text
+ * only up to a NUL).
  */
 export const withHiddenEscaped = (text: string): string => text.replace(HIDDEN_OR_LINE_BREAK, unicodeEscape);

@@ -22,7 +22,7 @@ import { deadline } from './deadline.js';
 import { redirectNote, toolRequest } from './http-request.js';
 import { untrustedCertificateHint } from './untrusted-certificate.js';
 import { shownUrl } from './shown-url.js';
-import { HIDDEN_CHARACTERS, UNICODE_LINE_BREAKS, unicodeEscape } from '../hidden-characters.js';
+import { UNICODE_LINE_BREAKS, withHiddenEscaped } from '../hidden-characters.js';
 
 const STATUSES: readonly string[] = ['Healthy', 'Degraded', 'Unhealthy'] satisfies HealthStatus[];
 /** What the table shows for a field that is missing or not text. */
@@ -130,7 +130,6 @@ function textOr<T extends string | undefined>(v: unknown, absent: T): string | T
 
 /** Line ends, Unicode's too: an answer's text is one cell of a table. */
 const ANSWER_LINE_BREAKS = new RegExp(`[\\r\\n${UNICODE_LINE_BREAKS}]+`);
-const ANSWER_HIDDEN = new RegExp(HIDDEN_CHARACTERS, 'g');
 
 /**
  * One line without control characters: an answer's text must neither break the table nor reach the
@@ -138,13 +137,13 @@ const ANSWER_HIDDEN = new RegExp(HIDDEN_CHARACTERS, 'g');
  * surrogates (U+FFFD on a terminal, hiding what came).
  */
 export function printable(text: string): string {
-  return text
+  const line = text
     .split(ANSWER_LINE_BREAKS)
     .map((part) => part.trim())
     .filter(Boolean)
     .join(' ')
-    .replace(/\t/g, ' ')
-    .replace(ANSWER_HIDDEN, unicodeEscape);
+    .replace(/\t/g, ' ');
+  return withHiddenEscaped(line);
 }
 
 /** `url` without its user name and password, as it may be shown. */
