@@ -2,28 +2,15 @@
 // answers 400 to `16000.0` or `1.6e4` in an int field, where JSON.parse alone makes them 16000. A field
 // that takes any number takes them as the numbers they are. The raw JSON texts are sent as written.
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { InjectResponse } from '../../src/http/inject.js';
 import { assertProblem } from '../support/problem.js';
-import { startService, type TestService } from '../support/service.js';
-import { adminToken } from '../support/tokens.js';
-
-const INVALID = { title: 'One or more validation errors occurred.', detail: 'The request body is invalid.' };
+import { INVALID, rawBodies } from './raw-bodies.js';
 
 describe('whole numbers written with a fraction or an exponent', () => {
-  let svc: TestService;
-  let admin: string;
-  let device: string;
-  before(async () => {
-    svc = await startService();
-    admin = await adminToken(svc);
-    const reg = await send('POST', '/api/device/register', '{"deviceId":"num-1","deviceName":"Num","deviceType":"speaker"}');
-    assert.equal(reg.status, 200, reg.body);
-    device = (reg.json() as { deviceToken: string }).deviceToken;
-  });
-  const send = (method: string, url: string, text: string, token?: string): Promise<InjectResponse> =>
-    svc.app.inject({ method, url, body: text, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-  const start = (sessionConfig: string): Promise<InjectResponse> => send('POST', '/api/voice/start', `{"deviceId":"num-1","sessionConfig":${sessionConfig}}`, device);
+  const rig = rawBodies('{"deviceId":"num-1","deviceName":"Num","deviceType":"speaker"}');
+  const send = rig.send;
+  const start = (sessionConfig: string): Promise<InjectResponse> => send('POST', '/api/voice/start', `{"deviceId":"num-1","sessionConfig":${sessionConfig}}`, rig.device);
 
   it('are refused in an integer field, in every spelling, with the message a fractional number gets', async () => {
     for (const rate of ['16000.0', '1.6e4', '1.6E+4', '16000e0', '1600000e-2', '16000.000', '160.00e2']) {
@@ -44,7 +31,7 @@ describe('whole numbers written with a fraction or an exponent', () => {
     for (const rate of ['1e400', '-1e400', '1E+400', '2147483648', '-2147483649', '99999999999999999999', `1${'0'.repeat(400)}`]) {
       assertProblem(await start(`{"sampleRate":${rate}}`), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
     }
-    const settings = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/device', text, admin);
+    const settings = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/device', text, rig.admin);
     assertProblem(await settings('{"maxDevices":1e400}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
     assertProblem(await settings('{"maxDevices":2147483648}'), 400, { ...INVALID, errors: { maxDevices: ['must be integer or null'] } });
     // An earlier occurrence of a name is read by System.Text.Json too: past Int32 it fails the body,
@@ -54,18 +41,18 @@ describe('whole numbers written with a fraction or an exponent', () => {
     // Within Int32 a number is judged by its range as before, the largest and smallest included.
     assertProblem(await settings('{"maxDevices":2147483647}'), 400, { ...INVALID, errors: { maxDevices: ['must be <= 100000'] } });
     assertProblem(await settings('{"maxDevices":-2147483648}'), 400, { ...INVALID, errors: { maxDevices: ['must be >= 0'] } });
-    assertProblem(await send('PUT', '/api/config/mqtt', '{"port":4294967297}', admin), 400, { ...INVALID, errors: { port: ['must be integer or null'] } });
+    assertProblem(await send('PUT', '/api/config/mqtt', '{"port":4294967297}', rig.admin), 400, { ...INVALID, errors: { port: ['must be integer or null'] } });
     // A field of any number judges its range: 1e400 is over 200 degrees there.
-    assertProblem(await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":1e400}', device), 400, { ...INVALID, errors: { temperature: ['must be <= 200'] } });
+    assertProblem(await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":1e400}', rig.device), 400, { ...INVALID, errors: { temperature: ['must be <= 200'] } });
   });
 
   it('are judged where the body puts them: names in any case, the last of a repeated name, a null field', async () => {
-    assertProblem(await send('POST', '/api/voice/start', '{"DeviceId":"num-1","SessionConfig":{"SAMPLERATE":16000.0}}', device), 400, {
+    assertProblem(await send('POST', '/api/voice/start', '{"DeviceId":"num-1","SessionConfig":{"SAMPLERATE":16000.0}}', rig.device), 400, {
       ...INVALID,
       errors: { 'sessionConfig.sampleRate': ['must be integer'] },
     });
     assertProblem(await start('{"sampleRate":16000,"sampleRate":16000.0}'), 400, { ...INVALID, errors: { 'sessionConfig.sampleRate': ['must be integer'] } });
-    const voice = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/voice', text, admin);
+    const voice = (text: string): Promise<InjectResponse> => send('PUT', '/api/config/voice', text, rig.admin);
     assertProblem(await voice('{"audioSampleRate":24000.0}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
     // The first of two is not the value bound, but System.Text.Json reads it as an integer all the same.
     assertProblem(await voice('{"audioSampleRate":24000.0,"audioSampleRate":24000}'), 400, { ...INVALID, errors: { audioSampleRate: ['must be integer or null'] } });
@@ -77,7 +64,7 @@ describe('whole numbers written with a fraction or an exponent', () => {
   });
 
   it('are taken as numbers where any number is, and digits inside strings are text', async () => {
-    const res = await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":2.0e1,"batteryLevel":50.0,"cpuUsage":1E1}', device);
+    const res = await send('PUT', '/api/device/num-1/status', '{"status":"online","temperature":2.0e1,"batteryLevel":50.0,"cpuUsage":1E1}', rig.device);
     assert.equal(res.status, 200, res.body);
     assert.deepEqual((res.json() as { metrics: unknown }).metrics, { batteryLevel: 50, temperature: 20, memoryUsage: null, cpuUsage: 10 });
     const reg = await send('POST', '/api/device/register', String.raw`{"deviceId":"num-2","deviceName":"a\"16000.0\\","deviceType":"1.6e4","location":"\u0031.0"}`);

@@ -3,29 +3,16 @@
 // level of the body and in an earlier occurrence of a name alike. A text that is no number of the field's
 // type (a fraction or white space for an int, past Int32, not finite) is the type error it was.
 import assert from 'node:assert/strict';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { InjectResponse } from '../../src/http/inject.js';
 import { assertProblem } from '../support/problem.js';
-import { startService, type TestService } from '../support/service.js';
-import { adminToken } from '../support/tokens.js';
-
-const INVALID = { title: 'One or more validation errors occurred.', detail: 'The request body is invalid.' };
+import { INVALID, rawBodies } from './raw-bodies.js';
 
 describe('numbers written as strings', () => {
-  let svc: TestService;
-  let admin: string;
-  let device: string;
-  before(async () => {
-    svc = await startService();
-    admin = await adminToken(svc);
-    const reg = await send('POST', '/api/device/register', '{"deviceId":"quoted-1","deviceName":"123","deviceType":"45"}');
-    assert.equal(reg.status, 200, reg.body);
-    device = (reg.json() as { deviceToken: string }).deviceToken;
-  });
-  const send = (method: string, url: string, text: string, token?: string): Promise<InjectResponse> =>
-    svc.app.inject({ method, url, body: text, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } });
-  const status = (text: string): Promise<InjectResponse> => send('PUT', '/api/device/quoted-1/status', text, device);
-  const settings = (category: string, text: string): Promise<InjectResponse> => send('PUT', `/api/config/${category}`, text, admin);
+  const rig = rawBodies('{"deviceId":"quoted-1","deviceName":"123","deviceType":"45"}');
+  const send = rig.send;
+  const status = (text: string): Promise<InjectResponse> => send('PUT', '/api/device/quoted-1/status', text, rig.device);
+  const settings = (category: string, text: string): Promise<InjectResponse> => send('PUT', `/api/config/${category}`, text, rig.admin);
 
   it('are read as the numbers they write, in number and integer fields', async () => {
     const res = await status('{"status":"online","batteryLevel":"85","temperature":"-21.5","memoryUsage":"1e1","cpuUsage":"+0.5"}');
@@ -42,7 +29,7 @@ describe('numbers written as strings', () => {
     assert.equal(escaped.status, 200, escaped.body);
     assert.equal((escaped.json() as { audioSampleRate: number }).audioSampleRate, 12000);
     // Nested: the quoted sample rate is read, and the quoted channel count is judged by its values.
-    assertProblem(await send('POST', '/api/voice/start', '{"deviceId":"quoted-1","sessionConfig":{"sampleRate":"16000","channels":"3"}}', device), 400, {
+    assertProblem(await send('POST', '/api/voice/start', '{"deviceId":"quoted-1","sessionConfig":{"sampleRate":"16000","channels":"3"}}', rig.device), 400, {
       ...INVALID,
       errors: { 'sessionConfig.channels': ['must be one of 1, 2'] },
     });
@@ -63,7 +50,7 @@ describe('numbers written as strings', () => {
       assertProblem(await status(`{"status":"online","temperature":${text}}`), 400, { ...INVALID, errors: { temperature: ['must be number or null'] } });
     }
     // A text field takes digits as text: the device registered above is named "123".
-    const list = await send('GET', '/api/device/list', '', admin);
+    const list = await send('GET', '/api/device/list', '', rig.admin);
     assert.equal((list.json() as { devices: Array<{ name: string; type: string }> }).devices[0]!.name, '123');
   });
 

@@ -45,6 +45,28 @@ describe('sessions a stop interrupted, on MQTT', () => {
     return { args, first, id, sessionId, topic, sub: watcher };
   };
 
+  /** The broker gone, a clean stop: it keeps the one `ended` event the broker did not get, and says so. */
+  const stoppedWithBrokerAway = async (service: SpawnedService): Promise<void> => {
+    await broker!.stop();
+    await waitUntil(async () => !(await brokerConnected(service.url)), 'the service to see the broker gone');
+    service.proc.kill('SIGTERM');
+    assert.equal(await service.exited, 0);
+    assert.match(service.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
+  };
+
+  /** The broker back, a start: the kept `ended` event reaches a subscriber, and the start says it sent it. */
+  const keptEventSentAfterRestart = async (args: string[], session: { id: string; sessionId: string; topic: string }): Promise<{ events: Subscriber; service: SpawnedService }> => {
+    await broker!.restart();
+    const events = await Subscriber.connect(broker!.port, ['voice-hub/sessions/+/event']);
+    cleanup.push(() => events.end());
+    const service = await spawnService(args);
+    const ended = await events.waitFor((m) => m.topic === session.topic, 'the kept ended event after the restart');
+    const event = JSON.parse(ended.payload) as Record<string, unknown>;
+    assert.deepEqual({ ...event, timestamp: typeof event.timestamp }, { event: 'ended', sessionId: session.sessionId, deviceId: session.id, timestamp: 'string', reason: 'service shutdown' });
+    assert.match(service.output(), /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/);
+    return { events, service };
+  };
+
   it('the next start publishes their `ended` event, with the reason it records', async () => {
     const { args, first, id, sessionId, topic, sub } = await serviceWithSession();
     first.proc.kill('SIGKILL');
@@ -63,20 +85,9 @@ describe('sessions a stop interrupted, on MQTT', () => {
   // A clean stop ends its sessions too; with the broker away it could not hand their `ended` events over.
   it('a clean stop while the broker is away keeps their `ended` events, and the next start sends them once', async () => {
     const { args, first, id, sessionId, topic } = await serviceWithSession();
-    await broker!.stop();
-    await waitUntil(async () => !(await brokerConnected(first.url)), 'the service to see the broker gone');
-    first.proc.kill('SIGTERM');
-    assert.equal(await first.exited, 0);
-    assert.match(first.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
+    await stoppedWithBrokerAway(first);
 
-    await broker!.restart();
-    const events = await Subscriber.connect(broker!.port, ['voice-hub/sessions/+/event']);
-    cleanup.push(() => events.end());
-    const second = await spawnService(args);
-    const ended = await events.waitFor((m) => m.topic === topic, 'the kept ended event after the restart');
-    const event = JSON.parse(ended.payload) as Record<string, unknown>;
-    assert.deepEqual({ ...event, timestamp: typeof event.timestamp }, { event: 'ended', sessionId, deviceId: id, timestamp: 'string', reason: 'service shutdown' });
-    assert.match(second.output(), /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/);
+    const { events, service: second } = await keptEventSentAfterRestart(args, { id, sessionId, topic });
     second.proc.kill('SIGTERM');
     assert.equal(await second.exited, 0);
     assert.doesNotMatch(second.output(), /did not get 1 MQTT message/, 'the broker was there at this stop');
@@ -93,11 +104,7 @@ describe('sessions a stop interrupted, on MQTT', () => {
   // flush: killed then, before any broker had them, it lost them, and no later start sent them.
   it('a start killed before its broker is back has not dropped the kept `ended` events: a later start sends them', async () => {
     const { args, first, id, sessionId, topic } = await serviceWithSession();
-    await broker!.stop();
-    await waitUntil(async () => !(await brokerConnected(first.url)), 'the service to see the broker gone');
-    first.proc.kill('SIGTERM');
-    assert.equal(await first.exited, 0);
-    assert.match(first.output(), /the MQTT broker did not get 1 MQTT message\(s\) \(1 session event\(s\)\): kept in the database, sent after the next start/);
+    await stoppedWithBrokerAway(first);
 
     // The broker still away; the file written after the messages were taken: by the timed flush, and by a registration.
     const second = await spawnService([...args, '--Storage.FlushInterval', '00:00:00.100']);
@@ -107,14 +114,7 @@ describe('sessions a stop interrupted, on MQTT', () => {
     second.proc.kill('SIGKILL');
     await second.exited;
 
-    await broker!.restart();
-    const events = await Subscriber.connect(broker!.port, ['voice-hub/sessions/+/event']);
-    cleanup.push(() => events.end());
-    const third = await spawnService(args);
-    const ended = await events.waitFor((m) => m.topic === topic, 'the kept ended event after the restart');
-    const event = JSON.parse(ended.payload) as Record<string, unknown>;
-    assert.deepEqual({ ...event, timestamp: typeof event.timestamp }, { event: 'ended', sessionId, deviceId: id, timestamp: 'string', reason: 'service shutdown' });
-    assert.match(third.output(), /sending 1 MQTT message\(s\) \(1 session event\(s\)\) that the MQTT broker did not get before the last stop/);
+    const { events, service: third } = await keptEventSentAfterRestart(args, { id, sessionId, topic });
     third.proc.kill('SIGTERM');
     assert.equal(await third.exited, 0);
 
