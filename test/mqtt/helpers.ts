@@ -8,7 +8,10 @@ import type { LogLevelName } from '../../src/config/types.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log/logger.js';
 import { stoppedListeningText } from '../../src/mqtt/connection-reasons.js';
 import type { MqttDevice } from '../../src/mqtt/discovery.js';
+import { ConfiguredMqttPublisher } from '../../src/mqtt/configured.js';
 import { MqttPublisher, type MqttPublisherOptions } from '../../src/mqtt/publisher.js';
+import type { MqttSettings } from '../../src/settings/categories.js';
+import type { BrokerMessageRepository } from '../../src/store/types.js';
 import { waitUntil } from '../support/wait.js';
 
 export interface Received {
@@ -121,3 +124,22 @@ export const device = (id: string, over: Partial<MqttDevice> = {}): MqttDevice =
   cpuUsage: 12.5,
   ...over,
 });
+
+/**
+ * The service's MQTT side as wiring builds it, without devices: a ConfiguredMqttPublisher for the broker on
+ * `port` that keeps what it could not deliver in `kept` (a store's broker messages), started. Its topic
+ * prefix is a fresh one (publisherOptions).
+ */
+export function startedConfiguredPublisher(port: number, kept: BrokerMessageRepository, logger: Logger): { mqtt: ConfiguredMqttPublisher; settings: MqttSettings; prefix: string } {
+  const options = publisherOptions(port, { logger });
+  const mqtt = new ConfiguredMqttPublisher({
+    create: (settings) => new MqttPublisher({ ...options, ...settings }),
+    devices: () => [],
+    version: options.version,
+    kept,
+    logger,
+  });
+  const settings: MqttSettings = { brokerAddress: '127.0.0.1', port, username: '' };
+  mqtt.start(settings);
+  return { mqtt, settings, prefix: options.topicPrefix };
+}

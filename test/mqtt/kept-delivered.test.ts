@@ -4,16 +4,13 @@
 // bundle). A real mosquitto, paused with SIGSTOP; the store is a real one on disk.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ConfiguredMqttPublisher } from '../../src/mqtt/configured.js';
-import { MqttPublisher } from '../../src/mqtt/publisher.js';
-import type { MqttSettings } from '../../src/settings/categories.js';
 import { openStore } from '../../src/store/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { onDisk } from '../store/helpers.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { scratchDir } from '../support/tmp.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { capturedLog, publisherOptions, Subscriber } from './helpers.js';
+import { capturedLog, startedConfiguredPublisher, Subscriber } from './helpers.js';
 
 describe('kept MQTT messages taken by a start', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -37,16 +34,7 @@ describe('kept MQTT messages taken by a start', () => {
     cleanup.push(() => sub.end());
     broker.pause();
     const { lines, logger } = capturedLog();
-    const options = publisherOptions(broker.port, { logger });
-    const mqtt = new ConfiguredMqttPublisher({
-      create: (settings) => new MqttPublisher({ ...options, ...settings }),
-      devices: () => [],
-      version: options.version,
-      kept: store.brokerMessages,
-      logger,
-    });
-    const settings: MqttSettings = { brokerAddress: '127.0.0.1', port: broker.port, username: '' };
-    mqtt.start(settings);
+    const { mqtt } = startedConfiguredPublisher(broker.port, store.brokerMessages, logger);
     cleanup.push(() => mqtt.close());
     assert.ok(lines.some((l) => l.includes('sending 1 MQTT message(s) (1 session event(s)) that the MQTT broker did not get before the last stop')), lines.join('\n'));
 

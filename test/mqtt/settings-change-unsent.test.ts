@@ -5,8 +5,7 @@
 // broker never got. A real mosquitto, stopped with SIGSTOP; the store is a real one on disk.
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ConfiguredMqttPublisher } from '../../src/mqtt/configured.js';
-import { MqttPublisher } from '../../src/mqtt/publisher.js';
+import type { ConfiguredMqttPublisher } from '../../src/mqtt/configured.js';
 import type { SessionEventMessage } from '../../src/mqtt/session-events.js';
 import type { MqttSettings } from '../../src/settings/categories.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
@@ -14,7 +13,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { scratchDir } from '../support/tmp.js';
 import { sleep, waitUntil } from '../support/wait.js';
-import { capturedLog, publisherOptions } from './helpers.js';
+import { capturedLog, startedConfiguredPublisher } from './helpers.js';
 
 describe('an MQTT settings change that no new broker follows', () => {
   const cleanup: (() => Promise<unknown> | void)[] = [];
@@ -32,19 +31,10 @@ describe('an MQTT settings change that no new broker follows', () => {
       await dir.cleanup();
     });
     const { lines, logger } = capturedLog();
-    const options = publisherOptions(broker.port, { logger });
-    const mqtt = new ConfiguredMqttPublisher({
-      create: (settings) => new MqttPublisher({ ...options, ...settings }),
-      devices: () => [],
-      version: options.version,
-      kept: store.brokerMessages,
-      logger,
-    });
-    const settings: MqttSettings = { brokerAddress: '127.0.0.1', port: broker.port, username: '' };
-    mqtt.start(settings);
+    const { mqtt, settings, prefix } = startedConfiguredPublisher(broker.port, store.brokerMessages, logger);
     cleanup.push(() => mqtt.close());
     await waitUntil(() => mqtt.current()?.state().connected === true && mqtt.current()?.stats().queued === 0, 'connected, its own messages sent');
-    return { mqtt, broker, store, lines, settings, prefix: options.topicPrefix };
+    return { mqtt, broker, store, lines, settings, prefix };
   };
 
   const at = '2026-12-03T08:00:00.000Z';
