@@ -143,6 +143,10 @@ function fieldErrors(schema: JsonSchema, errors: ErrorObject[], illFormed: Array
       message = patternExpected(schema, e.schemaPath) ?? message;
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    } else if (e.keyword === 'uniqueItems') {
+      // ajv's own text ("items ## 2 and 0 are identical") reads as a fault of the service; its j is the later item.
+      const { i, j } = e.params as { i: number; j: number };
+      message = `must NOT have duplicate items: item ${j} repeats item ${i}`;
     }
     add(field || '$', message);
   }

@@ -54,7 +54,7 @@ describe('configuration categories', () => {
       ['voice', { wakeWords: Array.from({ length: 33 }, (_, i) => `w${i}`) }, { wakeWords: ['must NOT have more than 32 items'] }],
       ['voice', { wakeWords: [''] }, { 'wakeWords[0]': ['must NOT have fewer than 1 characters'] }],
       // A wake word a device could never hear as written: twice, white space at an end or alone, a line break inside.
-      ['voice', { wakeWords: ['hey hub', 'computer', 'hey hub'] }, { wakeWords: ['must NOT have duplicate items (items ## 2 and 0 are identical)'] }],
+      ['voice', { wakeWords: ['hey hub', 'computer', 'hey hub'] }, { wakeWords: ['must NOT have duplicate items: item 2 repeats item 0'] }],
       ...[' hey hub', 'hey hub\u00a0', '   ', 'hey\nhub', 'hey\u2028hub', 'hey\u0085hub'].map((word): [string, unknown, Record<string, string[]>] => [
         'voice',
         { wakeWords: ['computer', word] },
