@@ -73,10 +73,15 @@ export function isWebSocketHandshake(req: HttpRequest): boolean {
 /** How the negotiate route's answers end, their status aside (see endBounded). */
 export type Ending = Omit<AnswerEnd, 'status'>;
 
+/**
+ * Writes an answer of the hub's HTTP routes. Every one says `nosniff`, as the API's answers do
+ * (pipeline.ts): a browser takes each body as the type it is sent as, never sniffs one for HTML.
+ */
 export function reply(res: HttpResponse, status: number, body: string, headers: Record<string, string>, type = 'text/plain; charset=utf-8', end: Ending = {}): void {
   res.writeStatus(statusLine(status, ''));
   for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
   if (body) res.writeHeader('Content-Type', type);
+  res.writeHeader('X-Content-Type-Options', 'nosniff');
   endBounded(res, body, { ...end, status });
 }
 

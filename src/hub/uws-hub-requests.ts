@@ -25,7 +25,7 @@ interface OpenedRequest {
 
 /** The API's 413 (problem.ts), on a connection that closes (`end` says so). */
 const refuseBody = (ctx: HubRoutesContext, res: HttpResponse, headers: Record<string, string>, end: Ending): void =>
-  reply(res, 413, JSON.stringify(problem(413, tooLarge(ctx.options.maxBodyBytes).message)), { ...headers, 'X-Content-Type-Options': 'nosniff' }, 'application/problem+json', end);
+  reply(res, 413, JSON.stringify(problem(413, tooLarge(ctx.options.maxBodyBytes).message)), headers, 'application/problem+json', end);
 
 /**
  * What every plain HTTP request on the hub's paths goes through first, as on every API route: ambiguous

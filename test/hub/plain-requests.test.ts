@@ -97,6 +97,38 @@ describe('plain requests to the hub path', () => {
     assert.match(opened.rest.toString('latin1'), /^HTTP\/1\.1 101 Switching Protocols\r\n/);
   });
 
+  it('every answer of the hub\'s HTTP routes says nosniff, as the API\'s do: negotiate, the plain path, a preflight and a refused upgrade', async () => {
+    const evil = { origin: 'http://evil.example' };
+    const plain: Array<[string, string, Record<string, string>, number]> = [
+      ['POST', '/voice-hub/negotiate?negotiateVersion=1', {}, 200],
+      ['POST', '/voice-hub/negotiate?negotiateVersion=-1', {}, 200],
+      ['POST', '/voice-hub/negotiate?negotiateVersion=1', evil, 403],
+      ['POST', '/voice-hub/negotiate?negotiateVersion=1', { authorization: 'Bearer forged' }, 401],
+      ['GET', '/voice-hub/negotiate', {}, 405],
+      ['OPTIONS', '/voice-hub/negotiate', { ...evil, 'access-control-request-method': 'POST' }, 204],
+      ['GET', '/voice-hub', {}, 400],
+      ['GET', '/voice-hub?id=nope', {}, 404],
+      ['PUT', '/voice-hub', {}, 405],
+    ];
+    for (const [method, path, headers, status] of plain) {
+      const res = await call(svc.url, method, path, { headers });
+      const what = `${method} ${path} ${JSON.stringify(headers)}`;
+      assert.equal(res.status, status, what);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', what);
+    }
+    const upgrade = ['Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='];
+    const refused: Array<[string, readonly string[], number]> = [
+      ['/voice-hub', [...upgrade, 'Origin: http://evil.example'], 403],
+      ['/voice-hub?access_token=forged', upgrade, 401],
+      ['/voice-hub?id=nope', upgrade, 404],
+    ];
+    for (const [target, headers, status] of refused) {
+      const res = await rawAnswer(svc.port, 'GET', target, headers);
+      assert.equal(res.status, status, target);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', target);
+    }
+  });
+
   it('leaves the WebSocket and other paths as they were', async () => {
     const hub = await connectHub(svc);
     assert.equal(hub.state, 'Connected');
