@@ -3,12 +3,13 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
-import { acceptsGzip, loadSwaggerAsset, SWAGGER_ASSETS } from '../../src/api/routes/swagger.js';
+import { acceptsGzip, loadSwaggerAsset, PAGE_POLICY, SWAGGER_ASSETS } from '../../src/api/routes/swagger.js';
 import { call } from '../support/http.js';
 import { startService, type TestService } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
@@ -40,11 +41,21 @@ describe('Swagger UI files', () => {
       assert.equal(res.status, 200, p);
       assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8');
       assert.equal(res.headers.get('cache-control'), 'no-cache');
+      assert.equal(res.headers.get('content-security-policy'), PAGE_POLICY, p);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY', p);
       for (const file of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'swagger-initializer.js']) {
         assert.ok(res.text.includes(`"/swagger/${file}"`), `${p} links ${file}`);
       }
       assert.doesNotMatch(res.text, /https?:\/\//, 'no link leaves the service');
     }
+    const page = await call(service.url, 'GET', '/swagger', { headers: identity });
+    const revalidated = await call(service.url, 'GET', '/swagger', { headers: { ...identity, 'if-none-match': page.headers.get('etag')! } });
+    assert.equal(revalidated.status, 304);
+    assert.equal(revalidated.headers.get('content-security-policy'), PAGE_POLICY, 'a 304 keeps the policy (RFC 9110 section 15.4.5)');
+    assert.equal(revalidated.headers.get('x-frame-options'), 'DENY');
+    assert.equal(PAGE_POLICY,
+      "default-src 'none'; script-src 'self'; style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='; img-src 'self' data: blob:; " +
+      "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     const init = await call(service.url, 'GET', '/swagger/swagger-initializer.js', { headers: identity });
     assert.equal(init.status, 200);
     assert.equal(init.headers.get('content-type'), 'text/javascript; charset=utf-8');
@@ -144,6 +155,12 @@ describe('Swagger UI in Chromium', () => {
     page.on('request', (r) => requests.push(r.url()));
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
+    // Whatever the policy blocks would break a part of the UI: every violation is reported to the test.
+    const violations: string[] = [];
+    await page.exposeFunction('reportViolation', (v: string) => violations.push(v));
+    await page.addInitScript({
+      content: "document.addEventListener('securitypolicyviolation', (e) => reportViolation(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));",
+    });
 
     const response = await page.goto(`${service.url}/swagger`);
     assert.equal(response?.status(), 200);
@@ -171,10 +188,66 @@ describe('Swagger UI in Chromium', () => {
     assert.ok(readFileSync(shot).subarray(1, 4).toString() === 'PNG', 'a screenshot was taken');
     t.diagnostic(`screenshot: ${shot}`);
 
+    // Try it out on an operation with a body, and the Authorize dialog: more of the UI under the policy.
+    const register = page.locator('#operations-Devices-registerDevice');
+    await register.locator('.opblock-summary-control').click();
+    await register.getByRole('button', { name: 'Try it out' }).click();
+    await register.getByRole('button', { name: 'Execute' }).click();
+    assert.equal((await register.locator('.live-responses-table tbody tr.response .response-col_status').first().innerText()).trim(), '200');
+    await page.locator('.btn.authorize').first().click();
+    await page.locator('.modal-ux').waitFor();
+    await page.keyboard.press('Escape');
+
     assert.deepEqual(pageErrors, []);
+    assert.deepEqual(violations, [], 'the UI does nothing its Content-Security-Policy forbids');
     const foreign = requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).hostname !== '127.0.0.1');
     assert.deepEqual(foreign, [], 'the page asked hosts other than the service');
     assert.ok(requests.some((u) => u.endsWith('/swagger/v1/swagger.json')));
     assert.ok(requests.some((u) => u.endsWith('/health')));
+  });
+
+  test('a page on another origin cannot frame the UI, and the UI runs no inline script', { timeout: 180_000 }, async () => {
+    browser ??= await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      timeout: 60_000,
+    });
+    // The hostile page: another loopback origin that frames /swagger (clickjacking: its own content laid
+    // over the UI's buttons, which a technician clicks with a token given to Authorize).
+    const hostile = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(`<!doctype html><iframe id="ui" src="${service.url}/swagger" width="800" height="600"></iframe>`);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(30_000);
+      const frameAnswer = page.waitForResponse((r) => r.url() === `${service.url}/swagger`);
+      await page.goto(`http://127.0.0.1:${(hostile.address() as AddressInfo).port}/`);
+      assert.equal((await frameAnswer).status(), 200);
+      await page.waitForTimeout(1000);
+      const frame = page.frames().find((f) => f !== page.mainFrame());
+      assert.ok(frame, 'the iframe is there');
+      assert.equal(await frame.locator('#swagger-ui').count(), 0, 'the UI is not shown in another origin\'s frame');
+      assert.equal(frame.url(), 'chrome-error://chromewebdata/', 'Chromium shows its error page in the frame');
+
+      // Opened directly, the UI works; script that is not one of its files (what an injection would add) does not run.
+      const ui = await browser.newPage();
+      await ui.goto(`${service.url}/swagger`);
+      await ui.locator('#operations-Health-health').waitFor();
+      const ran = await ui.evaluate<boolean>(`new Promise((resolve) => {
+        window.injected = false;
+        const script = document.createElement('script');
+        script.textContent = 'window.injected = true';
+        document.body.appendChild(script);
+        setTimeout(() => resolve(window.injected === true), 100);
+      })`);
+      assert.equal(ran, false, 'an inline script is refused by the page\'s policy');
+      await page.close();
+      await ui.close();
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
   });
 });

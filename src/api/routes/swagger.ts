@@ -32,6 +32,23 @@ const ASSET_CACHE = 'public, max-age=86400';
 const PAGE_CACHE = 'no-cache';
 
 /**
+ * The page's Content-Security-Policy. Its scripts and styles are the service's own files (the
+ * initializer too, never inline), and it fetches only from the service (the document, Try it out): so
+ * whatever text a response or the document holds, no script from elsewhere runs in the service's origin,
+ * and nothing is sent elsewhere. Swagger UI sets element styles from script (allowed without
+ * 'unsafe-inline': they go through the CSSOM) and shows images from data: and blob: URLs (its icons, an
+ * image a response holds). Its one inline style element, the colours of the logo in its top bar
+ * (`.logo_small_svg__cls-2{fill:#fff}...`), is allowed by its hash: an upgrade of swagger-ui-dist that
+ * changes it fails test/openapi/swagger-ui.test.ts, where Chromium reports every violation.
+ * `frame-ancestors 'none'` (and X-Frame-Options for browsers without CSP 2): no page on another origin
+ * may frame the UI, whose buttons send requests with the token a technician gave it (clickjacking).
+ */
+export const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='; img-src 'self' data: blob:; connect-src 'self'; " +
+  "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_HEADERS: Readonly<Record<string, string>> = { 'Content-Security-Policy': PAGE_POLICY, 'X-Frame-Options': 'DENY' };
+
+/**
  * The bytes of a Swagger UI file, through the asset lookup: inside a single executable, in `swagger/`
  * beside the bundle (`bundleDir`), or from swagger-ui-dist under development. Throws for a name outside
  * SWAGGER_ASSETS or a file the build lacks.
@@ -63,7 +80,7 @@ function page(): string {
 `;
 }
 
-// Not inline in the page, so a Content-Security-Policy without 'unsafe-inline' can be added later.
+// Not inline in the page, so that the page's Content-Security-Policy (PAGE_POLICY) needs no 'unsafe-inline'.
 function initializer(): string {
   return `window.onload = function () {
   window.ui = SwaggerUIBundle({
@@ -89,6 +106,8 @@ interface StaticFile {
   readonly etag: string;
   readonly contentType: string;
   readonly cacheControl: string;
+  /** Headers of the page itself (PAGE_HEADERS), on its 200 and 304 alike. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** node:zlib, loaded by the first page served rather than with the routes: most hubs never show Swagger. */
@@ -99,11 +118,12 @@ const zlib = (): typeof import('node:zlib') => createRequire(import.meta.url)('n
  * browsers ask for gzip, and the UI's files are read back from the build for a client that does not,
  * instead of 2.5 MB staying in the heap for good after the first visit to /swagger.
  */
-function staticFile(bytes: Buffer, contentType: string, cacheControl: string, reread?: () => Buffer): StaticFile {
+function staticFile(bytes: Buffer, contentType: string, cacheControl: string, reread?: () => Buffer, headers?: Readonly<Record<string, string>>): StaticFile {
   const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
   const gzipped = !contentType.startsWith('image/') && bytes.length > 1024 ? zlib().gzipSync(bytes) : undefined;
-  if (gzipped && reread) return { bytes: reread, gzipped, etag, contentType, cacheControl };
-  return { bytes: () => bytes, gzipped, etag, contentType, cacheControl };
+  const extra = headers ? { headers } : {};
+  if (gzipped && reread) return { bytes: reread, gzipped, etag, contentType, cacheControl, ...extra };
+  return { bytes: () => bytes, gzipped, etag, contentType, cacheControl, ...extra };
 }
 
 /** Whether Accept-Encoding allows gzip (RFC 9110 12.5.3: a q of 0 refuses). */
@@ -134,7 +154,7 @@ function serve(file: StaticFile, request: RequestInfo): Reply {
   const gzip = file.gzipped !== undefined && acceptsGzip(request.headers['accept-encoding']);
   // The compressed bytes are another representation, so they get their own validator.
   const etag = gzip ? `${file.etag.slice(0, -1)}-gz"` : file.etag;
-  const headers: Record<string, string> = { 'Cache-Control': file.cacheControl, ETag: etag };
+  const headers: Record<string, string> = { ...file.headers, 'Cache-Control': file.cacheControl, ETag: etag };
   if (file.gzipped) headers.Vary = 'Accept-Encoding';
   if (etagMatches(request.headers['if-none-match'], etag)) return { status: 304, headers };
   if (gzip) headers['Content-Encoding'] = 'gzip';
@@ -157,7 +177,7 @@ export function swaggerRoutes(getDocument: () => object, opts: SwaggerOptions = 
     if (!file) files.set(key, (file = make()));
     return file;
   };
-  const indexPage = (): StaticFile => cached('index.html', () => staticFile(Buffer.from(page()), CONTENT_TYPES['.html']!, PAGE_CACHE));
+  const indexPage = (): StaticFile => cached('index.html', () => staticFile(Buffer.from(page()), CONTENT_TYPES['.html']!, PAGE_CACHE, undefined, PAGE_HEADERS));
   const common = { tag: 'Documentation', auth: {}, documented: false } as const;
   const uiPage = (path: string, operationId: string): Route => ({
     ...common,
