@@ -5,6 +5,8 @@
 // answered without CORS headers, so the browser withholds the answer from the page; a preflight is
 // answered 204 either way, with the allow headers only for an allowed origin.
 
+import { sameIgnoringCase } from '../ignore-case.js';
+
 /** Every method the API and negotiate use. */
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 /** What the API's clients (bearer tokens, API key, JSON bodies) and the SignalR client send. */
@@ -17,10 +19,10 @@ export interface CorsPolicy {
   listed(origin: string): boolean;
   /**
    * Whether a request from `origin` may open a hub connection: no Origin (not a browser), the page's own
-   * origin (`origin` names the request's Host), or a listed origin. Browsers apply no CORS to WebSockets,
-   * so the hub checks this itself.
+   * origin (`origin` names the request's scheme, `secure` saying which, and its Host), or a listed
+   * origin. Browsers apply no CORS to WebSockets, so the hub checks this itself.
    */
-  admits(origin: string, host: string): boolean;
+  admits(origin: string, host: string, secure: boolean): boolean;
   /** Headers for an answer to a request with `origin` ('' when none): CORS headers when it is listed. */
   headers(origin: string): Readonly<Record<string, string>>;
   /** Headers for a preflight (`OPTIONS` with `Access-Control-Request-Method`), answered 204. */
@@ -54,7 +56,7 @@ export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
       : vary(origin);
   return {
     listed,
-    admits: (origin, host) => origin === '' || origin === FIRMWARE_ORIGIN || listed(origin) || sameHost(origin, host),
+    admits: (origin, host, secure) => origin === '' || origin === FIRMWARE_ORIGIN || listed(origin) || sameOrigin(origin, host, secure),
     headers,
     preflight: (origin) =>
       listed(origin)
@@ -63,14 +65,28 @@ export function corsPolicy(allowedOrigins: readonly string[]): CorsPolicy {
   };
 }
 
-/** True when `origin` names the host (and port) the request was sent to: the page is the service's own. */
-function sameHost(origin: string, host: string): boolean {
+/**
+ * True when `origin` is the origin the request was sent to, scheme included: the page is the service's
+ * own. The Host header names no scheme, and leaves out the scheme's default port: `http://pi` and
+ * `https://pi` both send `Host: pi`, so without the scheme a page of another server on the other
+ * default port (`https://pi` beside a service on port 80) passed as the service's own.
+ */
+function sameOrigin(origin: string, host: string, secure: boolean): boolean {
   try {
-    return host !== '' && new URL(origin).host === host.toLowerCase();
+    const url = new URL(origin);
+    return host !== '' && url.protocol === (secure ? 'https:' : 'http:') && url.host === host.toLowerCase();
   } catch {
     return false;
   }
 }
+
+/**
+ * Whether the page a request came from was reached over TLS: the request came over TLS, or a proxy in
+ * front that terminated it says so (the first `X-Forwarded-Proto` entry, set by the proxy nearest the
+ * client, as the HTTPS redirect and `websocketUrl` read it). A browser cannot add that header to a
+ * WebSocket handshake, nor to a cross-origin negotiate without a preflight that an unlisted origin fails.
+ */
+export const overTls = (secure: boolean, forwardedProto: string): boolean => secure || sameIgnoringCase(forwardedProto.split(',')[0]!.trim(), 'https');
 
 /** `headers` with the policy's `cors` headers added; a `Vary` of both lists both, as caches need. */
 export function withCorsHeaders(headers: Readonly<Record<string, string>> | undefined, cors: Readonly<Record<string, string>>): Record<string, string> {

@@ -5,7 +5,7 @@ import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../ht
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { readBody, startBodyRead, tooLarge, type ResponseState } from '../http/body.js';
 import { problem } from '../http/problem.js';
-import { isPreflight } from '../http/cors.js';
+import { isPreflight, overTls } from '../http/cors.js';
 import { sameRoutePath } from '../http/route-path.js';
 import { addressKey } from './address-slots.js';
 import { plainHubAnswer } from './connection-endpoint.js';
@@ -81,10 +81,11 @@ export const negotiateRoute = (ctx: HubRoutesContext, secure: boolean) => ctx.gu
   const authorization = req.getHeader('authorization');
   const query = new URLSearchParams(req.getQuery() ?? '');
   const host = req.getHeader('host');
+  const tls = overTls(secure, req.getHeader('x-forwarded-proto'));
   openRequest(ctx, res, req, secure, (res, { method, end, origin, bodyTooLarge, aborted }) => {
     // Refused rather than answered without CORS headers: a negotiation holds a place until it expires,
     // and the WebSocket it leads to would be refused anyway.
-    if (!cors.admits(origin, host)) {
+    if (!cors.admits(origin, host, tls)) {
       reply(res, 403, 'Origin not allowed', cors.headers(origin), undefined, end);
       return;
     }

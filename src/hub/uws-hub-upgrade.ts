@@ -3,6 +3,7 @@
 // token's connection, its user, one reconnect at a time. What it learnt goes to the socket as SocketData.
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
+import { overTls } from '../http/cors.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { bearerChallenge } from '../http/auth.js';
 import { sameRoutePath } from '../http/route-path.js';
@@ -73,7 +74,7 @@ export function hubUpgrade(ctx: HubRoutesContext): HubUpgrade {
       reply(res, status, text, headers);
     };
     // Browsers do not apply CORS to WebSockets, so the origin is checked here.
-    if (!cors.admits(origin, req.getHeader('host'))) return refuse(403, 'Origin not allowed');
+    if (!cors.admits(origin, req.getHeader('host'), overTls(secure, req.getHeader('x-forwarded-proto')))) return refuse(403, 'Origin not allowed');
     const id = connectionIdParam(query);
     const token = bearerToken(authorization, queryParam(query, 'access_token'));
     const reconnect = id === null ? undefined : core.reconnectable(id);

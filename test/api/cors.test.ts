@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it, before } from 'node:test';
 import { problemsOf } from '../config/helpers.js';
 import { call } from '../support/http.js';
+import { rawRequest, statusesIn } from '../support/raw-http.js';
 import { answered, assertProblem } from '../support/problem.js';
 import { startService, type TestService } from '../support/service.js';
 import { adminToken } from '../support/tokens.js';
@@ -155,6 +156,31 @@ describe('CORS by default (no origins)', () => {
     const own = await call(svc.url, 'POST', '/voice-hub/negotiate?negotiateVersion=1', { headers: { origin: `http://127.0.0.1:${svc.port}` } });
     assert.equal(own.status, 200, 'a page of the service itself is not cross-origin');
     assert.deepEqual(corsOf(own.headers), {});
+  });
+
+  it('the service\'s own origin is its scheme, host and port: a page on the other scheme of that host is refused, on negotiate and the WebSocket', async () => {
+    /** The first status of a negotiate (POST) or WebSocket upgrade (GET) naming `host` and `origin`, over a raw socket (fetch sets Host itself). */
+    const statusOf = async (method: 'POST' | 'GET', host: string, origin: string, extra: readonly string[] = []): Promise<number> => {
+      const request = method === 'POST'
+        ? ['POST /voice-hub/negotiate?negotiateVersion=1 HTTP/1.1', 'Content-Length: 0']
+        : ['GET /voice-hub HTTP/1.1', 'Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='];
+      const head = [...request, `Host: ${host}`, `Origin: ${origin}`, ...extra, '', ''].join('\r\n');
+      const answer = await rawRequest(svc.port, head, 5000, 300);
+      return statusesIn(answer.text)[0] ?? 0;
+    };
+    const withPort = `127.0.0.1:${svc.port}`;
+    for (const method of ['POST', 'GET'] as const) {
+      const admitted = method === 'POST' ? 200 : 101;
+      // As behind port 80: a browser names no port in Host for a default port, so http://127.0.0.1 and
+      // https://127.0.0.1 (another server, on 443) both come with `Host: 127.0.0.1`.
+      assert.equal(await statusOf(method, '127.0.0.1', 'http://127.0.0.1'), admitted, `${method}: the service's own page`);
+      assert.equal(await statusOf(method, '127.0.0.1', 'https://127.0.0.1'), 403, `${method}: a page of another server on https`);
+      assert.equal(await statusOf(method, withPort, `http://${withPort}`), admitted, `${method}: own, with a port`);
+      assert.equal(await statusOf(method, withPort, `https://${withPort}`), 403, `${method}: https with the port of plain http`);
+      // Behind a proxy that terminates TLS (its first X-Forwarded-Proto says https), the pages are https ones.
+      assert.equal(await statusOf(method, '127.0.0.1', 'https://127.0.0.1', ['X-Forwarded-Proto: https']), admitted, `${method}: own, behind a TLS proxy`);
+      assert.equal(await statusOf(method, '127.0.0.1', 'http://127.0.0.1', ['X-Forwarded-Proto: https']), 403, `${method}: plain http behind a TLS proxy`);
+    }
   });
 
   it('an OPTIONS that is not a preflight is routed as before: 405, and the report on /health, which answers every method', async () => {

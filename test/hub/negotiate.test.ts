@@ -1,7 +1,7 @@
 // Negotiation bookkeeping and the request helpers: versions, ids, expiry, bounds, tokens, CORS.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CORS_ALLOW_HEADERS, corsPolicy } from '../../src/http/cors.js';
+import { CORS_ALLOW_HEADERS, corsPolicy, overTls } from '../../src/http/cors.js';
 import { NegotiationStore, bearerToken, negotiateResponse, parseNegotiateVersion, queryParam } from '../../src/hub/negotiate.js';
 
 describe('negotiate version, as ASP.NET Core reads it (int.TryParse)', () => {
@@ -116,11 +116,32 @@ describe('CORS', () => {
   });
 
   it('admits no Origin, the service\'s own pages and listed origins', () => {
-    assert.equal(policy.admits('', 'pi.local:5000'), true);
-    assert.equal(policy.admits('http://pi.local:5000', 'pi.local:5000'), true, 'same host and port');
-    assert.equal(policy.admits('http://pi.local:8080', 'pi.local:5000'), true, 'listed');
-    assert.equal(policy.admits('http://evil.example', 'pi.local:5000'), false);
-    assert.equal(policy.admits('null', 'pi.local:5000'), false);
-    assert.equal(policy.admits('http://pi.local:5000', ''), false, 'no Host to be the same as');
+    assert.equal(policy.admits('', 'pi.local:5000', false), true);
+    assert.equal(policy.admits('http://pi.local:5000', 'pi.local:5000', false), true, 'same scheme, host and port');
+    assert.equal(policy.admits('https://pi.local:5001', 'pi.local:5001', true), true, 'same scheme, host and port, over TLS');
+    assert.equal(policy.admits('http://pi.local:8080', 'pi.local:5000', false), true, 'listed');
+    assert.equal(policy.admits('http://pi.local:8080', 'pi.local:5000', true), true, 'listed, whatever the request came over');
+    assert.equal(policy.admits('http://evil.example', 'pi.local:5000', false), false);
+    assert.equal(policy.admits('null', 'pi.local:5000', false), false);
+    assert.equal(policy.admits('http://pi.local:5000', '', false), false, 'no Host to be the same as');
+  });
+
+  it('the service\'s own origin includes its scheme: the other scheme\'s default port is another server', () => {
+    // A service on port 80 and a page of another server at https://pi.local (port 443): both name `Host: pi.local`.
+    assert.equal(policy.admits('https://pi.local', 'pi.local', false), false);
+    assert.equal(policy.admits('http://pi.local', 'pi.local', false), true);
+    assert.equal(policy.admits('http://pi.local', 'pi.local', true), false, 'a service on 443 and a page on port 80');
+    assert.equal(policy.admits('https://pi.local', 'pi.local', true), true);
+    assert.equal(policy.admits('https://pi.local:5000', 'pi.local:5000', false), false);
+    assert.equal(policy.admits('ws://pi.local:5000', 'pi.local:5000', false), false, 'no page has a ws: origin');
+  });
+
+  it('overTls: TLS, or a proxy\'s first X-Forwarded-Proto entry saying https', () => {
+    assert.equal(overTls(true, ''), true);
+    assert.equal(overTls(false, ''), false);
+    assert.equal(overTls(false, 'https'), true);
+    assert.equal(overTls(false, ' HTTPS , http'), true);
+    assert.equal(overTls(false, 'http, https'), false, 'the entry of the proxy nearest the client counts');
+    assert.equal(overTls(true, 'http'), true, 'a request over TLS is over TLS');
   });
 });
