@@ -5,8 +5,6 @@
 // answered without CORS headers, so the browser withholds the answer from the page; a preflight is
 // answered 204 either way, with the allow headers only for an allowed origin.
 
-import { sameIgnoringCase } from '../ignore-case.js';
-
 /** Every method the API and negotiate use. */
 const ALLOW_METHODS = 'GET, POST, PUT, DELETE, OPTIONS';
 /** What the API's clients (bearer tokens, API key, JSON bodies) and the SignalR client send. */
@@ -80,13 +78,6 @@ function sameOrigin(origin: string, host: string, secure: boolean): boolean {
   }
 }
 
-/**
- * Whether the page a request came from was reached over TLS: the request came over TLS, or a proxy in
- * front that terminated it says so (the first `X-Forwarded-Proto` entry, set by the proxy nearest the
- * client, as the HTTPS redirect and `websocketUrl` read it). A browser cannot add that header to a
- * WebSocket handshake, nor to a cross-origin negotiate without a preflight that an unlisted origin fails.
- */
-export const overTls = (secure: boolean, forwardedProto: string): boolean => secure || sameIgnoringCase(forwardedProto.split(',')[0]!.trim(), 'https');
 
 /** `headers` with the policy's `cors` headers added; a `Vary` of both lists both, as caches need. */
 export function withCorsHeaders(headers: Readonly<Record<string, string>> | undefined, cors: Readonly<Record<string, string>>): Record<string, string> {

@@ -1,8 +1,8 @@
 // What every request meets before routing, on the API and on the hub's negotiate and upgrade alike:
 // host filtering (ASP.NET Core's HostFilteringMiddleware over `AllowedHosts`) and, when
 // `Server.HttpsRedirect` is on, the redirect of plain HTTP to the HTTPS listener.
-import { sameIgnoringCase } from '../ignore-case.js';
 import { hostName } from '../host-names.js';
+import { overTls } from './forwarded-proto.js';
 import { hostMatcher } from './hosts.js';
 import { sameRoutePath } from './route-path.js';
 
@@ -69,8 +69,7 @@ export function requestGate(options: GateOptions): RequestGate {
       return { status: 400, text: INVALID_HOST_TEXT, headers: {} };
     }
     const httpsPort = options.httpsRedirectPort?.();
-    if (httpsPort === undefined || request.secure || sameRoutePath(options.neverRedirected, request.path)) return undefined;
-    if (sameIgnoringCase(request.forwardedProto.split(',')[0]!.trim(), 'https')) return undefined;
+    if (httpsPort === undefined || overTls(request.secure, request.forwardedProto) || sameRoutePath(options.neverRedirected, request.path)) return undefined;
     const name = hostName(request.host) ?? options.fallbackHost;
     const authority = httpsPort === 443 ? name : `${name}:${httpsPort}`;
     const query = request.query ? `?${request.query}` : '';

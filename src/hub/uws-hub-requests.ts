@@ -5,7 +5,8 @@ import { asksToClose, headerLines, joinHeaderLines, uwsClosesAfter } from '../ht
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { readBody, startBodyRead, tooLarge, type ResponseState } from '../http/body.js';
 import { problem } from '../http/problem.js';
-import { isPreflight, overTls } from '../http/cors.js';
+import { isPreflight } from '../http/cors.js';
+import { overTls } from '../http/forwarded-proto.js';
 import { sameRoutePath } from '../http/route-path.js';
 import { addressKey } from './address-slots.js';
 import { plainHubAnswer } from './connection-endpoint.js';

@@ -3,7 +3,7 @@
 // token's connection, its user, one reconnect at a time. What it learnt goes to the socket as SocketData.
 import { isDeepStrictEqual } from 'node:util';
 import type { HttpRequest, HttpResponse, us_socket_context_t } from 'uWebSockets.js';
-import { overTls } from '../http/cors.js';
+import { overTls } from '../http/forwarded-proto.js';
 import { refuseIllFramed } from '../http/framing-guard.js';
 import { bearerChallenge } from '../http/auth.js';
 import { sameRoutePath } from '../http/route-path.js';

@@ -1,7 +1,8 @@
 // Negotiation bookkeeping and the request helpers: versions, ids, expiry, bounds, tokens, CORS.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CORS_ALLOW_HEADERS, corsPolicy, overTls } from '../../src/http/cors.js';
+import { CORS_ALLOW_HEADERS, corsPolicy } from '../../src/http/cors.js';
+import { overTls } from '../../src/http/forwarded-proto.js';
 import { NegotiationStore, bearerToken, negotiateResponse, parseNegotiateVersion, queryParam } from '../../src/hub/negotiate.js';
 
 describe('negotiate version, as ASP.NET Core reads it (int.TryParse)', () => {
