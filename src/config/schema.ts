@@ -379,7 +379,7 @@ export const CONFIG_SCHEMA = {
         // SignalR's stateful reconnect, named and defaulted as in ASP.NET Core (HttpConnectionDispatcherOptions,
         // HubOptions, ConnectionOptions), but on: devices on Wi-Fi are who it is for, and clients opt in too.
         AllowStatefulReconnects: bool(true, 'Offer stateful reconnect to clients that ask for it (`withStatefulReconnect()`): a dropped connection keeps its groups and resumes where it was, nothing lost or repeated in either direction.'),
-        StatefulReconnectBufferSize: int(100_000, 1024, 16 * MIB, 'Bytes of sent messages a stateful connection keeps until the client acknowledges them; while this much is unacknowledged further messages wait (up to 1 MiB, then the connection ends).'),
+        StatefulReconnectBufferSize: int(100_000, 1024, 16 * MIB, 'Bytes of sent messages a stateful connection keeps until the client acknowledges them; while more than this is unacknowledged further messages wait (up to 1 MiB, then the connection ends).'),
         DisconnectTimeout: timeSpan('00:00:15', '00:00:00.1000000', '01:00:00', 'How long a stateful connection whose socket dropped waits for its client to reconnect; then it ends and a reconnect gets 404.'),
       },
     },

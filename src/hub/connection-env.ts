@@ -35,7 +35,7 @@ export interface ConnectionLimits {
   /** Until the connection authenticated (a token on the connection, or a group joined). */
   readonly unauthenticatedBudget: MessageBudget;
   readonly authenticatedBudget: MessageBudget;
-  /** Unacknowledged bytes at which a stateful connection stops sending until acks arrive (Hub.StatefulReconnectBufferSize). */
+  /** Unacknowledged bytes past which a stateful connection stops sending until acks arrive (Hub.StatefulReconnectBufferSize). */
   readonly statefulReconnectBufferSize: number;
 }
 

@@ -44,32 +44,38 @@ describe('replay buffer', () => {
     assert.deepEqual(replayed(buffer), []);
   });
 
-  it('holds messages back from the limit on, in order, and lets them out as acks make room', () => {
+  it('holds messages back once more than the limit waits, in order, and lets them out as acks make room', () => {
     const buffer = new ReplayBuffer(30, 1000);
-    assert.deepEqual([1, 2, 3, 4, 5].map((n) => buffer.offer(frame(n))), ['send', 'send', 'send', 'held', 'held']);
-    assert.equal(buffer.bytes, 30);
+    assert.deepEqual([1, 2, 3, 4, 5, 6].map((n) => buffer.offer(frame(n))), ['send', 'send', 'send', 'send', 'held', 'held']);
+    assert.equal(buffer.bytes, 40);
     assert.equal(buffer.heldBytes, 20);
-    assert.deepEqual(replayed(buffer), [frame(1), frame(2), frame(3)], 'held messages were never sent');
+    assert.deepEqual(replayed(buffer), [frame(1), frame(2), frame(3), frame(4)], 'held messages were never sent');
     const released: Frame[] = [];
     const push = (f: Frame): void => void released.push(f);
     buffer.ack(1, push);
-    assert.deepEqual(released, [frame(4)], 'one slot freed, one message out');
-    assert.equal(buffer.offer(frame(6)), 'held', 'nothing overtakes a held message');
+    assert.deepEqual(released, [], 'an ack that leaves the limit itself unacknowledged lets nothing out');
+    buffer.ack(2, push);
+    assert.deepEqual(released, [frame(5), frame(6)], 'under the limit: the waiting message, then the next while no more than the limit waits');
+    assert.equal(buffer.offer(frame(7)), 'held', 'more than the limit waits again');
+    buffer.ack(3, push);
+    assert.equal(buffer.offer(frame(8)), 'held', 'nothing overtakes a held message');
+    assert.deepEqual(released, [frame(5), frame(6)], 'the limit itself is left: the waiting message still waits');
     buffer.ack(4, push);
-    assert.deepEqual(released, [frame(4), frame(5), frame(6)]);
+    assert.deepEqual(released, [frame(5), frame(6), frame(7), frame(8)]);
     assert.equal(buffer.heldBytes, 0);
     assert.equal(buffer.firstUnackedId, 5);
-    assert.deepEqual(replayed(buffer), [frame(5), frame(6)]);
+    assert.deepEqual(replayed(buffer), [frame(5), frame(6), frame(7), frame(8)]);
   });
 
   it('refuses a message past the hold limit and keeps what it had', () => {
     const buffer = new ReplayBuffer(10, 25);
     assert.equal(buffer.offer(frame(1)), 'send');
-    assert.equal(buffer.offer(frame(2)), 'held');
+    assert.equal(buffer.offer(frame(2)), 'send');
     assert.equal(buffer.offer(frame(3)), 'held');
-    assert.equal(buffer.offer(frame(4)), 'overflow');
+    assert.equal(buffer.offer(frame(4)), 'held');
+    assert.equal(buffer.offer(frame(5)), 'overflow');
     assert.equal(buffer.heldBytes, 20);
-    assert.equal(buffer.bytes, 10);
+    assert.equal(buffer.bytes, 20);
   });
 
   it('counts text by its UTF-8 bytes and binary by its length', () => {
@@ -78,7 +84,8 @@ describe('replay buffer', () => {
     assert.equal(frameBytes(new Uint8Array(7)), 7);
     const buffer = new ReplayBuffer(6, 100);
     assert.equal(buffer.offer('€€'), 'send');
-    assert.equal(buffer.offer('a'), 'held', '6 bytes are unacknowledged: the limit');
+    assert.equal(buffer.offer('a'), 'send', '6 bytes are unacknowledged: the limit, not more');
+    assert.equal(buffer.offer('b'), 'held', '7 bytes are unacknowledged: more than the limit');
   });
 
   it('keeps references to the frames it is given (a group frame is shared, not copied)', () => {

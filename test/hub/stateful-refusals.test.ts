@@ -308,6 +308,27 @@ describe('stateful reconnect back-pressure', () => {
       h.stop();
     }
   });
+  // ASP.NET's MessageBuffer waits only while more than its limit is unacknowledged (`_bufferedByteCount >
+  // _bufferLimit`), and a waiting message goes once an ack leaves less: the limit itself held the next
+  // message back here, one message short of what ASP.NET Core sends.
+  it('sends while no more than the buffer size waits, and lets a held message out once an ack leaves less', async () => {
+    const flood = `{"type":1,"target":"Flood","arguments":["${'x'.repeat(300)}"]}${RS}`;
+    const h = await startHub({ statefulReconnect: { bufferSize: 2 * Buffer.byteLength(flood), disconnectTimeoutMs: 5000 } });
+    try {
+      const { client } = await statefulRaw(h);
+      client.send(`{"type":1,"invocationId":"f","target":"Flood","arguments":[3,300]}${RS}`);
+      // Two messages make the limit: the third still goes; then more than the limit waits, and the completion with it.
+      const sent = await readRecords(client, 3, false);
+      assert.deepEqual(sent.map((r) => (r as { target: string }).target), ['Flood', 'Flood', 'Flood']);
+      await assert.rejects(readRecords(client, 1, false), /no frame/, 'the completion waits for an ack');
+      client.send(`{"type":8,"sequenceId":1}${RS}`);
+      await assert.rejects(readRecords(client, 1, false), /no frame/, 'the limit itself is left unacknowledged: it still waits');
+      client.send(`{"type":8,"sequenceId":2}${RS}`);
+      assert.deepEqual(await readRecords(client, 1, false), [{ type: 3, invocationId: 'f', result: null }]);
+    } finally {
+      h.stop();
+    }
+  });
 });
 
 // A replay is written at once: with Hub.StatefulReconnectBufferSize over the slow-client bound (1 MiB;

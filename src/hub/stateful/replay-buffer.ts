@@ -1,8 +1,8 @@
 // The sending half of SignalR's stateful reconnect for one connection: every sequenced message sent
 // (invocations, completions, stream items and cancels; not pings, acks, sequences or closes) is kept
 // until the client acknowledges it, so it can be sent again after a reconnect. Bounded in bytes, as
-// ASP.NET Core's MessageBuffer: while `limit` bytes or more wait for an ack, further messages are held
-// back (not sent) until acks make room, which is ASP.NET's back-pressure; what is held back is bounded
+// ASP.NET Core's MessageBuffer: while more than `limit` bytes wait for an ack, further messages are held
+// back (not sent) until an ack leaves less, which is ASP.NET's back-pressure; what is held back is bounded
 // too (`holdLimit`), and a message past it is refused: the caller ends the connection, so the loss is
 // seen by the client (its reconnect fails and it starts afresh) and never silent.
 import { FrameQueue, frameBytes, type Frame } from './frame-queue.js';
@@ -18,7 +18,7 @@ export class ReplayBuffer {
   private firstId = 1;
 
   constructor(
-    /** Unacknowledged bytes at which sending pauses (Hub.StatefulReconnectBufferSize). */
+    /** Unacknowledged bytes past which sending pauses (Hub.StatefulReconnectBufferSize). */
     readonly limit: number,
     /** Held-back bytes past which a message is refused. */
     readonly holdLimit: number,
@@ -44,8 +44,9 @@ export class ReplayBuffer {
    */
   offer(frame: Frame): Admission {
     const size = frameBytes(frame);
-    // Order is kept: nothing overtakes a held message.
-    if (this.held.length === 0 && this.unacked.bytes < this.limit) {
+    // Order is kept: nothing overtakes a held message. ASP.NET writes a message unless more than the
+    // limit is unacknowledged (`_bufferedByteCount > _bufferLimit` waits): the limit itself still sends.
+    if (this.held.length === 0 && this.unacked.bytes <= this.limit) {
       this.unacked.push(frame, size);
       return 'send';
     }
@@ -56,18 +57,21 @@ export class ReplayBuffer {
 
   /**
    * The client received everything up to `sequenceId`: forget those messages, then hand `send` the held
-   * messages that now fit, in order. An id past the last message sent acknowledges them all.
+   * messages that now fit, in order. An id past the last message sent acknowledges them all. As in
+   * ASP.NET, the message that waited goes once the ack left less than the limit unacknowledged, and each
+   * after it, a write of its own there, while no more than the limit is.
    */
   ack(sequenceId: number, send: (frame: Frame) => void): void {
     while (this.unacked.length > 0 && this.firstId <= sequenceId) {
       this.unacked.shift();
       this.firstId++;
     }
-    while (this.held.length > 0 && this.unacked.bytes < this.limit) {
+    if (this.held.length === 0 || this.unacked.bytes >= this.limit) return;
+    do {
       const frame = this.held.shift()!;
       this.unacked.push(frame, frameBytes(frame));
       send(frame);
-    }
+    } while (this.held.length > 0 && this.unacked.bytes <= this.limit);
   }
 
   /** The sequence id of the first message a replay sends (the next id when there is none): what the Sequence message announces. */
