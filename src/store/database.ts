@@ -136,16 +136,28 @@ export class SqlDb {
    * constants of this package, never input.
    */
   captureRow(table: string, keyColumn: string, key: string): () => void {
-    const before = this.one(`SELECT * FROM ${table} WHERE ${keyColumn} = ?`, [key]);
+    const before = this.one(`SELECT rowid, * FROM ${table} WHERE ${keyColumn} = ?`, [key]);
     return () => {
       this.run(`DELETE FROM ${table} WHERE ${keyColumn} = ?`, [key]);
-      if (!before) return;
-      const columns = Object.keys(before);
-      this.run(
-        `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
-        columns.map((c) => before[c] as Param),
-      );
+      if (before) this.restoreRow(table, keyColumn, before);
     };
+  }
+
+  /**
+   * Puts back a row read with `SELECT rowid, *`, under its rowid: that is its place in the order lists
+   * and the session history follow, and put back under a new one, a device whose deletion was undone
+   * moved to the end of the list. Under a new one all the same when another row has the rowid now: a
+   * flush meanwhile gives the highest rowid, freed by a deletion, to the record it writes. `replace`:
+   * a row with the same key is replaced (INSERT OR REPLACE).
+   */
+  restoreRow(table: string, keyColumn: string, row: Row, replace = false): void {
+    const { rowid, ...values } = row;
+    const holder = this.one(`SELECT ${keyColumn} AS k FROM ${table} WHERE rowid = ?`, [rowid as Param]);
+    const columns = [...(holder === undefined || (replace && holder.k === values[keyColumn]) ? ['rowid'] : []), ...Object.keys(values)];
+    this.run(
+      `INSERT${replace ? ' OR REPLACE' : ''} INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      columns.map((c) => (c === 'rowid' ? rowid : values[c]) as Param),
+    );
   }
 
   /** The whole database as SQLite file bytes. Must not be called inside a transaction. */

@@ -39,10 +39,16 @@ export class SqlDeviceRepository implements DeviceRepository {
     return this.row(id)?.tokenGeneration;
   }
 
+  /**
+   * In the order the devices were registered: by rowid, which each insert takes next and VACUUM keeps in
+   * order, not by registered_at. That is the wall clock's, which a Pi without a real-time clock has wrong
+   * until NTP steps it, back as well as forward: ordered by it, a device registered after a step back was
+   * listed before those registered earlier.
+   */
   list(): DeviceRecord[] {
     this.ctx.assertOpen();
     return this.ctx.db
-      .all(`SELECT ${COLUMNS} FROM devices ORDER BY registered_at, id`)
+      .all(`SELECT ${COLUMNS} FROM devices ORDER BY rowid`)
       .map((row) => this.withTelemetry(toDevice(row)));
   }
 

@@ -76,15 +76,14 @@ export class SqlSessionRepository implements SessionRepository {
    */
   removeDevice(deviceId: string): () => void {
     const { db } = this.ctx;
-    const rows = db.all('SELECT * FROM sessions WHERE device_id = ? ORDER BY rowid', [deviceId]);
+    // With their rowids, their places in the history (see pruneSessionHistory): put back under new ones,
+    // an undone deletion's records counted as the last to end, and the next prune kept them instead.
+    const rows = db.all('SELECT rowid, * FROM sessions WHERE device_id = ? ORDER BY rowid', [deviceId]);
     const queued = [...this.pending].filter(([, s]) => current(s).deviceId === deviceId);
     for (const [id] of queued) this.pending.delete(id);
     db.run('DELETE FROM sessions WHERE device_id = ?', [deviceId]);
     return () => {
-      for (const row of rows) {
-        const columns = Object.keys(row);
-        db.run(`INSERT OR REPLACE INTO sessions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, columns.map((c) => row[c] as Param));
-      }
+      for (const row of rows) db.restoreRow('sessions', 'id', row, true);
       for (const [id, s] of queued) if (!this.pending.has(id)) this.pending.set(id, s);
       if (queued.length > 0) this.ctx.queued();
     };

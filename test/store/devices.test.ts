@@ -1,7 +1,7 @@
 // Device repository against a real database file: round trips across reopen, generations, conflicts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
@@ -49,6 +49,44 @@ test('insert, get, list, count and delete survive close and reopen', async () =>
     assert.deepEqual(store.devices.list().map((d) => d.id), ['dev-1', 'dev-2']);
     await store.close();
   } finally {
+    await dir.cleanup();
+  }
+});
+
+test('devices are listed in the order they were registered, not by the clock time they were registered at', async () => {
+  // A Pi without a real-time clock: registered at the time it saved at shutdown, then NTP set the clock
+  // back (a bad source, an admin) and later forward. Ordered by registered_at, the list put each device
+  // registered after a step back before those registered before it.
+  const dir = await scratchDir();
+  const away = `${dir.path}-away`;
+  try {
+    let store = await open(dir.path);
+    await store.devices.insert(device('dev-b', { registeredAt: '2026-12-03T19:00:00.000Z' }));
+    await store.devices.insert(device('dev-c', { registeredAt: '1970-01-01T00:00:14.000Z' }));
+    await store.devices.insert(device('dev-a', { registeredAt: '2026-12-03T19:00:00.000Z' }));
+    await store.devices.insert(device('dev-d', { registeredAt: '2020-01-01T00:00:00.000Z' }));
+    const registered = ['dev-b', 'dev-c', 'dev-a', 'dev-d'];
+    assert.deepEqual(store.devices.list().map((d) => d.id), registered);
+    await store.close();
+
+    store = await open(dir.path);
+    assert.deepEqual(store.devices.list().map((d) => d.id), registered);
+    // A deletion the disk refuses is undone: the device is back in its place, not last.
+    await rename(dir.path, away);
+    await writeFile(dir.path, 'not a directory');
+    await assert.rejects(store.devices.delete('dev-c'), (e: unknown) => isDomainError(e) && e.code === 'unavailable');
+    assert.deepEqual(store.devices.list().map((d) => d.id), registered);
+    await unlink(dir.path);
+    await rename(away, dir.path);
+    await store.devices.insert(device('dev-e', { registeredAt: '1999-01-01T00:00:00.000Z' }));
+    await store.close();
+
+    store = await open(dir.path);
+    assert.deepEqual(store.devices.list().map((d) => d.id), [...registered, 'dev-e']);
+    await store.close();
+  } finally {
+    await unlink(dir.path).catch(() => {});
+    await rename(away, dir.path).catch(() => {});
     await dir.cleanup();
   }
 });
