@@ -14,6 +14,7 @@ import type { SessionListener } from './session-events.js';
 import { ReceiverPace, type ReceiversUnsent } from './receiver-pace.js';
 import { UpstreamInbound, type DecodeBudget, type InboundStats } from './upstream-inbound.js';
 import type { DropCounts } from './upstream-drops.js';
+import { notBefore } from './session-dates.js';
 import { UpstreamVoiceLink, type LinkStats, type UpstreamLinkOptions } from '../upstream/link.js';
 
 export interface AudioSent {
@@ -87,6 +88,8 @@ export class VoiceSession {
   private readonly pace: ReceiverPace | undefined;
   /** Reading upstream is paused on the decoder's account (its queue is full). */
   private decoderBehind = false;
+  /** The latest time the record or its events are dated with (ms since the epoch): see session-dates.ts. */
+  private datedUpTo: number;
 
   constructor(private readonly options: VoiceSessionOptions) {
     this.record = copySessionRecord(options.record);
@@ -94,6 +97,7 @@ export class VoiceSession {
     this.deviceId = this.record.deviceId;
     this.deviceGeneration = options.deviceGeneration;
     this.decoder = options.decoder;
+    this.datedUpTo = Date.parse(this.record.startTime);
     const { sampleRate, channels } = this.record.config;
     const unsent = options.receiversUnsent;
     this.pace = unsent ? new ReceiverPace(unsent, () => this.applyPause()) : undefined;
@@ -195,7 +199,7 @@ export class VoiceSession {
       this.idleTimer = setTimeout(() => void this.finish('Stopped', 'idle timeout'), this.options.idleTimeoutMs);
       this.idleTimer.unref();
     }
-    this.options.emit({ type: 'started', sessionId: this.id, deviceId: this.deviceId, userId: this.record.userId, at: this.options.now() });
+    this.options.emit({ type: 'started', sessionId: this.id, deviceId: this.deviceId, userId: this.record.userId, at: this.dated() });
   }
 
   /**
@@ -247,6 +251,13 @@ export class VoiceSession {
     return this.link;
   }
 
+  /** Now, for the record or an event, never before a time the session was dated with already. */
+  private dated(): Date {
+    const at = notBefore(this.options.now(), this.datedUpTo);
+    this.datedUpTo = at.getTime();
+    return at;
+  }
+
   private touch(): void {
     this.idleTimer?.refresh();
   }
@@ -254,7 +265,7 @@ export class VoiceSession {
   private finish(state: 'Stopped' | 'Failed', reason: string): Promise<void> {
     if (this.ending) return this.ending;
     const wasActive = this.record.state === 'Active';
-    const at = this.options.now();
+    const at = this.dated();
     this.record.state = state;
     this.record.endTime = at.toISOString();
     this.record.endReason = reason;

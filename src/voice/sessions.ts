@@ -19,6 +19,7 @@ import { UnsavedEnds } from './unsaved-ends.js';
 import type { ReceiversUnsent } from './receiver-pace.js';
 import { ThrottledLog } from '../log/throttled.js';
 import { monotonicMs } from '../monotonic-clock.js';
+import { notBefore } from './session-dates.js';
 
 /** The ReceiversUnsent of the session named, asked once when it starts. */
 type SessionReceiversUnsent = (sessionId: string) => ReceiversUnsent;
@@ -167,7 +168,9 @@ export class VoiceSessionService {
     // All saved at once, so the store's group commit writes them together: one save after another
     // rewrote the whole file once per session before the service listened (1,000 sessions left open by
     // a crash: 1,000 writes of 400 KB, 18 s of start-up here, minutes on an SD card).
-    const ended = open.map((s): SessionRecord => ({ ...s, state: 'Stopped', endTime: at.toISOString(), endReason: reason }));
+    // None dated before its start: the clock of a Pi without a real-time clock may start in the past.
+    const endedAt = open.map((s) => notBefore(at, s.startTime));
+    const ended = open.map((s, i): SessionRecord => ({ ...s, state: 'Stopped', endTime: endedAt[i]!.toISOString(), endReason: reason }));
     const saved = await Promise.allSettled(ended.map((record) => this.deps.sessions.save(record, true)));
     // A full or read-only disk must not keep the service from starting (and systemd from ever starting it
     // again once its restart limit is spent): these records are history, held and written as any session
@@ -177,10 +180,10 @@ export class VoiceSessionService {
     if (failed.length > 0) {
       this.deps.logger.error(`recording ${failed.length} interrupted session(s) as stopped failed (kept, and written when storage recovers): ${errorText(failed[0]!.reason)}`);
     }
-    for (const s of open) {
+    open.forEach((s, i) => {
       // One that never got past Starting told nobody it started, so its end is nobody's news either.
-      if (s.state === 'Active') this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at });
-    }
+      if (s.state === 'Active') this.listeners.emit({ type: 'ended', sessionId: s.id, deviceId: s.deviceId, state: 'Stopped', reason, at: endedAt[i]! });
+    });
     if (open.length > failed.length) this.deps.logger.info(`recorded ${open.length - failed.length} interrupted session(s) as stopped`);
     return open.length;
   }

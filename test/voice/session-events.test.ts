@@ -17,7 +17,7 @@ function steppingClock(): () => Date {
   return () => new Date((t += 1000));
 }
 
-async function setup(t: TestContext, options: { serverUrl?: string; idleMs?: number } = {}) {
+async function setup(t: TestContext, options: { serverUrl?: string; idleMs?: number; now?: () => Date } = {}) {
   let serverUrl = options.serverUrl;
   let echo: Awaited<ReturnType<typeof startEchoServer>> | undefined;
   if (!serverUrl) {
@@ -36,7 +36,7 @@ async function setup(t: TestContext, options: { serverUrl?: string; idleMs?: num
     deviceGeneration: () => 1,
     voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
     logger,
-    now: steppingClock(),
+    now: options.now ?? steppingClock(),
   });
   service.addListener(events.listener);
   t.after(() => service.shutdown());
@@ -111,4 +111,23 @@ test('a listener that throws is logged with its stack; the session and the other
   const logged = lines.filter((l) => l.includes(`session ${id}: a listener failed on 'audioProcessed': TypeError: listener bug`));
   assert.equal(logged.length, 1);
   assert.match(lines.join('\n'), /TypeError: listener bug\s+at /, 'with its stack');
+});
+
+test('a clock set back while a session runs never dates its end before its start', async (t) => {
+  // NTP correcting a Pi that started without a real-time clock, or a bad time source: the end of a
+  // session dated by the clock alone came before its start, and its `ended` event before its `started`.
+  const clock = { ms: Date.parse('2030-05-06T07:08:00.000Z') };
+  const { events, service } = await setup(t, { now: () => new Date(clock.ms) });
+  const record = await service.start({ deviceId: 'dev-1', userId: 'user-1' });
+  clock.ms = Date.parse('2029-01-01T00:00:00.000Z');
+  const final = await service.stop(record.id, 'stopped by the user');
+  assert.deepEqual([final.startTime, final.endTime], ['2030-05-06T07:08:00.000Z', '2030-05-06T07:08:00.000Z']);
+  assert.deepEqual(events.domain.filter((e) => e.type === 'started' || e.type === 'ended').map((e) => [e.type, (e as { at: Date }).at.toISOString()]),
+    [['started', '2030-05-06T07:08:00.000Z'], ['ended', '2030-05-06T07:08:00.000Z']]);
+
+  // A session started after the step is dated by the clock as it is now.
+  const next = await service.start({ deviceId: 'dev-1', userId: 'user-1' });
+  clock.ms += 5000;
+  const nextFinal = await service.stop(next.id, 'stopped by the user');
+  assert.deepEqual([nextFinal.startTime, nextFinal.endTime], ['2029-01-01T00:00:00.000Z', '2029-01-01T00:00:05.000Z']);
 });

@@ -323,6 +323,27 @@ test('stopAllForDevice, shutdown and recordInterrupted record how sessions ended
   assert.equal(repo.saves.at(-1)?.durable, true);
 });
 
+test('a session a crash left open is not recorded as ending before it started when the clock starts in the past', async (t) => {
+  // A Pi without a real-time clock boots at the time it saved, or 1970, until NTP corrects it.
+  const repo = new MemorySessionRepository();
+  const events = new RecordingEvents();
+  const open = { id: 'left-open', deviceId: 'dev-1', userId: 'u', state: 'Active' as const, startTime: '2026-12-03T19:00:00.000Z',
+    endTime: null, endReason: null, config: { audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: false, serverUrl: 'ws://127.0.0.1:9/' }, audioPacketsSent: 3 };
+  await repo.save(open);
+  await repo.save({ ...open, id: 'older', startTime: '1969-12-31T23:59:59.000Z' });
+  const restarted = new VoiceSessionService({
+    config: { serverUrl: 'ws://127.0.0.1:9', apiKey: '', connectTimeoutMs: 100, sessionIdleTimeoutMs: 0, deviceReconnectGraceMs: 30_000, enableVoice: () => true, budgets: testBudgets() },
+    sessions: repo, deviceGeneration: () => 1, voiceDefaults: () => ({ sampleRate: 16000, channels: 1 }),
+    listeners: [events.listener], logger: silentLogger, now: () => new Date('1970-01-01T00:00:07.000Z'),
+  });
+  t.after(() => restarted.shutdown());
+  assert.equal(await restarted.recordInterrupted(), 2);
+  assert.deepEqual(['left-open', 'older'].map((id) => [repo.records.get(id)?.startTime, repo.records.get(id)?.endTime]),
+    [['2026-12-03T19:00:00.000Z', '2026-12-03T19:00:00.000Z'], ['1969-12-31T23:59:59.000Z', '1970-01-01T00:00:07.000Z']]);
+  assert.deepEqual(events.ofType('ended').map((e) => [e.sessionId, e.at.toISOString()]),
+    [['left-open', '2026-12-03T19:00:00.000Z'], ['older', '1970-01-01T00:00:07.000Z']]);
+});
+
 test('sessions a crash left open are recorded as ended with one write of the database, not one each', async (t) => {
   const dir = await scratchDir();
   const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger: silentLogger });
