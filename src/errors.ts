@@ -49,12 +49,14 @@ export function errorText(e: unknown): string {
  * function, a source file and a newline (`write EPROTO 80EC...:error:0A00010B:SSL
  * routines:ssl3_get_record:wrong version number:../deps/openssl/...:350:`): its reason is what it says.
  */
-export function connectionErrorText(e: unknown): string {
+export function connectionErrorText(e: unknown, now: () => Date = () => new Date()): string {
   if (e instanceof AggregateError && !e.message) {
-    const parts = e.errors.map((x: unknown) => connectionErrorText(x));
+    const parts = e.errors.map((x: unknown) => connectionErrorText(x, now));
     return [...new Set(parts)].join('; ') || 'connection failed';
   }
   const text = e instanceof Error ? e.message || e.name : String(e);
+  const clock = certificateDatesNote(e, now);
+  if (clock) return text.trim() + clock;
   const at = text.indexOf(OPENSSL_MARK);
   const openssl = at < 0 ? null : OPENSSL_ENTRY.exec(text.slice(at + OPENSSL_MARK.length));
   if (!openssl) return text.trim();
@@ -64,6 +66,23 @@ export function connectionErrorText(e: unknown): string {
   while (end > 0 && HEX_DIGITS.includes(text[end - 1]!)) end--;
   const before = text.slice(0, end).trim();
   return `${before ? `${before}: ` : ''}TLS failed: ${reason}${detail!.trim() ? ` (${detail!.trim()})` : ''}`;
+}
+
+/**
+ * Node's codes for a certificate outside its validity period, which is judged by this machine's clock:
+ * a Raspberry Pi has no real-time clock and starts in the past (the time it saved at shutdown, or 1970)
+ * until NTP sets it, and every connection to a `wss://` voice server then failed with a bare "certificate
+ * is not yet valid", which reads as the server's fault. What follows the clock's reading, per code.
+ */
+const CERTIFICATE_DATES = new Map<unknown, string>([
+  ['CERT_NOT_YET_VALID', ': if that is in the past, it is this machine that is wrong, until NTP sets its clock'],
+  ['CERT_HAS_EXPIRED', ''],
+]);
+
+/** What to add to the text of `e` when it is a certificate outside its validity period: the clock that judged it. */
+export function certificateDatesNote(e: unknown, now: () => Date = () => new Date()): string {
+  const dates = CERTIFICATE_DATES.get((e as { code?: unknown } | null | undefined)?.code);
+  return dates === undefined ? '' : ` (this machine's clock says ${now().toISOString()}${dates})`;
 }
 
 /** An entry of OpenSSL's error queue: `<thread>:error:<code>:<library>:<function>:<reason>:<file>:<line>:<detail>`. */

@@ -1,7 +1,10 @@
 // A service on HTTPS whose certificate this machine does not trust (self-signed, or signed by a LAN CA:
 // docs/https.md sets up both) fails a request with TLS's own words ("self-signed certificate"), which
 // read as a broken service. The commands that ask a service (health, simulate) add how to trust it;
-// verification stays on, as docs/https.md insists.
+// verification stays on, as docs/https.md insists. A certificate outside its dates gets the reading of
+// the clock that judged it (a Pi without a real-time clock is in the past until NTP sets it).
+
+import { certificateDatesNote } from '../errors.js';
 
 /** Node's codes for a certificate chain that verified up to no CA this machine trusts. */
 const UNTRUSTED = new Set([
@@ -19,9 +22,12 @@ export function isUntrustedCertificate(cause: unknown): boolean {
   return typeof code === 'string' && UNTRUSTED.has(code);
 }
 
-/** What to add to a failed request's reason when `cause` (fetch's error cause) is an untrusted certificate. */
-export function untrustedCertificateHint(cause: unknown): string {
+/**
+ * What to add to a failed request's reason when `cause` (fetch's error cause) is an untrusted certificate,
+ * or one outside its validity period by this machine's clock (certificateDatesNote).
+ */
+export function untrustedCertificateHint(cause: unknown, now?: () => Date): string {
   return isUntrustedCertificate(cause)
     ? '; the certificate is not trusted here: give the command its certificate or CA as NODE_EXTRA_CA_CERTS=/path/to/voice-hub.crt (never turn verification off)'
-    : '';
+    : certificateDatesNote(cause, now);
 }

@@ -13,7 +13,7 @@ import { startEchoServer, type EchoServer } from '../../src/upstream/echo-server
 import { testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
-import { atEnd, makeCaAndLeaf, request, startLoggedService } from './helpers.js';
+import { atEnd, makeCaAndLeaf, makeNotYetValid, request, startLoggedService } from './helpers.js';
 
 const dir = tmpDir();
 const { ca, leaf } = makeCaAndLeaf(dir);
@@ -122,5 +122,35 @@ describe('upstream over wss:// with a private CA', () => {
       });
       await app.stop();
     }
+  });
+});
+
+describe('an upstream certificate not valid yet by this machine clock', () => {
+  it('is said to be judged by the clock, with its reading: at session start (502) and in /health', async () => {
+    // A Pi without a real-time clock starts in the past (the time it saved, or 1970) until NTP sets its
+    // clock: a bare "certificate is not yet valid" read as the voice server's fault.
+    const future = makeNotYetValid(dir, 'future-upstream');
+    const server = await startEchoServer({
+      host: '127.0.0.1', port: 0, logger: silentLogger, tls: { cert: readFileSync(future.cert), key: readFileSync(future.key) },
+    });
+    atEnd(() => server.close());
+    const svc = await startLoggedService({
+      flags: { 'VoiceService.ServerUrl': `wss://127.0.0.1:${server.port}/voice`, 'VoiceService.CaFile': future.cert, 'Mqtt.BrokerAddress': '' },
+    });
+    const why = /^certificate is not yet valid \(this machine's clock says (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z): if that is in the past, it is this machine that is wrong, until NTP sets its clock\)$/;
+    const before = Date.now();
+    const start = await registerAndStart(svc.url, 'wss-future');
+    assert.equal(start.status, 502, start.text);
+    const detail = String(start.json.detail);
+    assert.ok(detail.startsWith('upstream voice server unreachable: '), detail);
+    const said = why.exec(detail.slice('upstream voice server unreachable: '.length));
+    assert.ok(said, detail);
+    assert.ok(Math.abs(Date.parse(said[1]!) - before) < 60_000, `the reading is the clock's: ${said[1]}`);
+    const health = await request(`${svc.url}/health`);
+    assert.equal(health.status, 503);
+    const entry = health.json.entries['voice-service'];
+    assert.equal(entry.status, 'Unhealthy');
+    assert.match(entry.description, why);
+    assert.equal(entry.exception, entry.description);
   });
 });
