@@ -92,7 +92,10 @@ export async function listenAll(
     if (tls.weakSignature !== undefined) {
       logger.warn(`the HTTPS certificate ${tls.certFile}: ${tls.weakSignature}, which TLS clients (curl, Python and Node on Debian and Raspberry Pi OS) refuse ("CA signature digest algorithm too weak"); have it signed with SHA-256`);
     }
-    if (tls.validTo.getTime() < Date.now()) logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it`);
+    // Said with the clock's reading, as below: a bad time source may have set it ahead.
+    if (tls.validTo.getTime() < Date.now()) {
+      logger.warn(`the HTTPS certificate ${tls.certFile} expired on ${tls.validTo.toISOString()}: devices will refuse it (or this machine's clock, ${new Date().toISOString()}, is wrong)`);
+    }
     // A Pi without a real-time clock starts in the past until it reaches a time server.
     if (tls.validFrom.getTime() > Date.now()) {
       logger.warn(`the HTTPS certificate ${tls.certFile} is valid only from ${tls.validFrom.toISOString()}: devices will refuse it until then (or this machine's clock, ${new Date().toISOString()}, is wrong)`);

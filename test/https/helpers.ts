@@ -42,9 +42,10 @@ export function makeSelfSigned(dir: string, name = 'self', newKey: string[] = ['
 
 /**
  * Self-signed for localhost, valid only from 2030 (what a Pi without a real-time clock meets until it
- * reaches a time server): `openssl ca` is the one tool of OpenSSL 3.0 that takes a start date.
+ * reaches a time server), or between the dates given: `openssl ca` is the one tool of OpenSSL 3.0 that
+ * takes a start date.
  */
-export function makeNotYetValid(dir: string, name = 'future'): CertFiles {
+export function makeNotYetValid(dir: string, name = 'future', start = '20300101000000Z', end = '20310101000000Z'): CertFiles {
   const files = { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
   const csr = path.join(dir, `${name}.csr`);
   openssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', files.key, '-out', csr, '-subj', '/CN=localhost']);
@@ -56,8 +57,13 @@ export function makeNotYetValid(dir: string, name = 'future'): CertFiles {
     'default_md = sha256', 'policy = any', 'unique_subject = no', '[any]', 'commonName = supplied', '',
   ].join('\n'));
   writeFileSync(path.join(dir, `${name}.serial`), '01\n');
-  openssl(['ca', '-batch', '-config', config, '-selfsign', '-keyfile', files.key, '-in', csr, '-startdate', '20300101000000Z', '-enddate', '20310101000000Z', '-out', files.cert]);
+  openssl(['ca', '-batch', '-config', config, '-selfsign', '-keyfile', files.key, '-in', csr, '-startdate', start, '-enddate', end, '-out', files.cert]);
   return files;
+}
+
+/** Self-signed for localhost, valid in 2000 only: expired, or the clock a bad time source set ahead. */
+export function makeExpired(dir: string, name = 'expired'): CertFiles {
+  return makeNotYetValid(dir, name, '20000101000000Z', '20010101000000Z');
 }
 
 /**

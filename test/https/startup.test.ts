@@ -11,7 +11,7 @@ import { loadNativeUws } from '../../src/http/uws-native.js';
 import { createEndpoints } from '../../src/wiring/endpoints.js';
 import { runBundle, spawnService, testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
-import { makeCaAndLeaf, makeNotYetValid, makeSelfSigned, request } from './helpers.js';
+import { makeCaAndLeaf, makeExpired, makeNotYetValid, makeSelfSigned, request } from './helpers.js';
 
 const dir = tmpDir();
 const good = makeSelfSigned(dir, 'good');
@@ -258,6 +258,15 @@ describe('the bundle', () => {
     const future = makeNotYetValid(dir);
     const svc = await spawnService(['--cert', future.cert, '--key', future.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
     assert.match(svc.output(), new RegExp(`warn: .*the HTTPS certificate ${future.cert} is valid only from 2030-01-01T00:00:00\\.000Z: devices will refuse it until then \\(or this machine's clock, \\d{4}-.*Z, is wrong\\)\n`));
+    svc.proc.kill('SIGTERM');
+    assert.equal(await svc.exited, 0);
+  });
+
+  it('an expired certificate: started, with a warning naming the date and the clock', async () => {
+    // The clock may be the one that is wrong: a bad time source set it ahead.
+    const old = makeExpired(dir);
+    const svc = await spawnService(['--cert', old.cert, '--key', old.key, '--https-port', '0', '--Mqtt.BrokerAddress', '', '--VoiceService.EnableVoice', 'false']);
+    assert.match(svc.output(), new RegExp(`warn: .*the HTTPS certificate ${old.cert} expired on 2001-01-01T00:00:00\\.000Z: devices will refuse it \\(or this machine's clock, \\d{4}-.*Z, is wrong\\)\n`));
     svc.proc.kill('SIGTERM');
     assert.equal(await svc.exited, 0);
   });
