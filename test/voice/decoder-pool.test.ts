@@ -11,7 +11,7 @@ import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
 import { DecoderPool, type AudioDecoder, type DecoderPoolOptions } from '../../src/voice/opus/decoder-pool.js';
 import { BACKLOG_PAUSE, UpstreamInbound } from '../../src/voice/upstream-inbound.js';
 import type { UpstreamMessage } from '../../src/upstream/protocol.js';
-import { recordingLogger, speechPackets } from './helpers.js';
+import { recordingLogger, speechPackets, wasmTrapPackets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 const packets = speechPackets();
@@ -35,15 +35,15 @@ function pool(t: TestContext, options: Partial<DecoderPoolOptions> = {}) {
 }
 
 /** A session's inbound side on `decoder`, recording what its group would be sent. */
-async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2048) {
-  await decoder.reconfigure(16000, 1);
+async function session(t: TestContext, decoder: AudioDecoder, inFlightFrames = 2048, format = { sampleRate: 16000, channels: 1 }) {
+  await decoder.reconfigure(format.sampleRate, format.channels);
   const events: { target: string; payload: unknown }[] = [];
   const backlog: boolean[] = [];
   const { logger, lines } = recordingLogger();
   const pipe = new UpstreamInbound({
     sessionId: 's',
     decoder,
-    format: { sampleRate: 16000, channels: 1 },
+    format,
     budget: { queuePackets: 32, queueBytes: 256 * 1024, rebuildsPerSecond: 4, inFlightFrames },
     emit: (event) => {
       const out = hubEventOf(event);
@@ -174,6 +174,55 @@ test('a thread that fails is replaced: its packets are counted lost, one Error, 
   s.pipe.push(audio(6));
   await waitUntil(() => s.of('AudioResponse').length === 6 - lost + 1, 'a packet after the failure');
   assert.equal(s.pipe.stats.decoderRebuilds, 1);
+});
+
+/** The packets that make the wasm libopus trap, for a session at 48 kHz stereo. */
+const trapFrames = (): UpstreamMessage[] => wasmTrapPackets().map((packet) => ({ kind: 'audio', data: packet.toString('base64'), packet }));
+const STEREO_48K = { sampleRate: 48000, channels: 2 };
+const TRAP_ERROR = 'upstream audio could not be decoded: the wasm Opus decoder failed (memory access out of bounds); its decoders are rebuilt';
+
+test('a packet that makes the wasm decoder trap on a thread: the thread makes every decoder anew, nothing of the others is lost', async (t) => {
+  const { decoders, started } = pool(t, { threads: 1 });
+  const victim = await session(t, decoders.create());
+  const hostile = await session(t, decoders.create(), 2048, STEREO_48K);
+  victim.pipe.push(audio(0));
+  await waitUntil(() => victim.of('AudioResponse').length === 1, 'the first packet');
+  // One batch: the victim's packets wait on the thread behind the one that traps.
+  for (const frame of trapFrames()) hostile.pipe.push(frame);
+  for (let i = 1; i <= 5; i++) victim.pipe.push(audio(i));
+  await waitUntil(() => victim.of('AudioResponse').length === 6, 'every packet of the victim');
+  assert.deepEqual(victim.of('Error'), []);
+  assert.deepEqual(hostile.of('Error'), [TRAP_ERROR]);
+  assert.equal(hostile.of('AudioResponse').length, 2, 'the two packets before it were decoded');
+  assert.ok(hostile.lines.some((l) => l.includes(`session s: ${TRAP_ERROR}; further drops are counted`)), hostile.lines.join('\n'));
+  // Its PCM from packet 1 on is a fresh decoder's (its state went with the instance), and its own.
+  const fresh = await session(t, pool(t, { threads: 0 }).decoders.create());
+  for (let i = 1; i <= 5; i++) fresh.pipe.push(audio(i));
+  assert.deepEqual(victim.of('AudioResponse').slice(1), fresh.of('AudioResponse'));
+  // Before, the thread's one wasm instance stayed broken: every packet of every session on it failed with
+  // that error, and so did every session opened on it afterwards.
+  const late = await session(t, decoders.create());
+  late.pipe.push(audio(0));
+  hostile.pipe.push(trapFrames()[0]!);
+  await waitUntil(() => late.of('AudioResponse').length === 1 && hostile.of('AudioResponse').length === 3, 'a new session and the hostile one decode');
+  assert.equal(started.length, 1, 'the thread went on');
+  assert.equal(decoders.stats.threadFailures, 0);
+});
+
+test('inline (threads = 0), a trap rebuilds every session\'s decoder before its next packet: nothing of theirs is lost', async (t) => {
+  const { decoders } = pool(t, { threads: 0 });
+  const victim = await session(t, decoders.create());
+  const hostile = await session(t, decoders.create(), 2048, STEREO_48K);
+  victim.pipe.push(audio(0));
+  for (const frame of trapFrames()) hostile.pipe.push(frame);
+  assert.deepEqual(hostile.of('Error'), [TRAP_ERROR]);
+  for (let i = 1; i <= 5; i++) victim.pipe.push(audio(i));
+  await waitUntil(() => victim.of('AudioResponse').length === 6, 'every packet of the victim');
+  assert.deepEqual(victim.of('Error'), []);
+  assert.equal(victim.pipe.stats.decoderRebuilds, 1);
+  const late = await session(t, decoders.create());
+  late.pipe.push(audio(0));
+  assert.equal(late.of('AudioResponse').length, 1, 'a session opened afterwards decodes');
 });
 
 test('close() stops the threads; what they held is lost, nothing new is accepted', async (t) => {

@@ -144,6 +144,16 @@ export function speechPackets(): Buffer[] {
   return (JSON.parse(readFileSync(url, 'utf8')) as string[]).map((b64) => Buffer.from(b64, 'base64'));
 }
 
+/**
+ * Three packets (CELT, SILK, hybrid; 48 kHz stereo) that make the bundled wasm libopus trap ("memory
+ * access out of bounds") on the third, one after the other in one decoder; the system libopus decodes
+ * them. Found by decoding random packets with both (opus-wasm.ts, OpusTrapError).
+ */
+export function wasmTrapPackets(): Buffer[] {
+  const url = new URL('../fixtures/wasm-opus-trap.packets.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as string[]).map((b64) => Buffer.from(b64, 'base64'));
+}
+
 /** Deterministic pseudo-random numbers in [-0.5, 0.5) (a linear congruential generator). */
 function noise(seed: number): () => number {
   let state = seed >>> 0;

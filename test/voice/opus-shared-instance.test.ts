@@ -1,16 +1,17 @@
 // Many sessions' decoder states in one libopus wasm instance per decoding context (opus-wasm.ts): each
 // session decodes exactly as it would alone in an instance of its own (opus-decoder's OpusDecoder, the
 // way every session used to decode), states are freed whole, an instance that is full hands the next
-// session to another, and 300 sessions share one decoder thread.
+// session to another, 300 sessions share one decoder thread, and an instance that traps is left for a
+// new one without taking the other sessions' decoding, or the next session's start, with it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { OpusDecoder } from 'opus-decoder';
 import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import { DecoderPool } from '../../src/voice/opus/decoder-pool.js';
 import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
-import { opusInstanceCount, statesPerInstance } from '../../src/voice/opus/opus-wasm.js';
+import { opusInstanceCount, OpusTrapError, statesPerInstance } from '../../src/voice/opus/opus-wasm.js';
 import { newSoftClipMemory, toInt16Pcm } from '../../src/voice/opus/pcm.js';
-import { recordingLogger, speechPackets, synthPackets } from './helpers.js';
+import { recordingLogger, speechPackets, synthPackets, wasmTrapPackets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
 
 type Format = readonly [rate: 8000 | 16000 | 24000 | 48000, channels: 1 | 2];
@@ -113,4 +114,41 @@ test('300 sessions on one decoder thread each decode their packets in order, as 
   got.forEach((g, k) => g.forEach((pcm, i) => assert.ok(pcm.equals(expected[k % 20]![i]!), `session ${k} packet ${i}`)));
   decoders.forEach((d) => d.free());
   assert.deepEqual(lines, []);
+});
+
+test('a packet that makes the instance trap breaks only that instance: every session rebuilds on a new one and decodes as alone', async () => {
+  const speech = speechPackets().slice(0, 5);
+  const expected = await alone(speech, [16000, 1]);
+  const victim = await opened([16000, 1]);
+  assert.ok(victim.decode(speech[0]!).equals(expected[0]!));
+  const hostile = await opened([48000, 2]);
+  const [a, b, c] = wasmTrapPackets();
+  hostile.decode(a!);
+  hostile.decode(b!);
+  assert.throws(() => hostile.decode(c!), (e: unknown) => {
+    assert.ok(e instanceof OpusTrapError);
+    assert.equal(e.code, 'unavailable');
+    assert.equal(e.message, 'the wasm Opus decoder failed (memory access out of bounds); its decoders are rebuilt');
+    return true;
+  });
+  // The instance is gone: its sessions' states with it, which they say, and nothing calls into it again.
+  assert.equal(opusInstanceCount(), 0);
+  for (const d of [hostile, victim]) {
+    assert.equal(d.state, 'Unconfigured');
+    assert.equal(d.matches(d === hostile ? 48000 : 16000, d === hostile ? 2 : 1), false);
+  }
+  assert.throws(() => victim.decode(speech[1]!), { message: 'Opus decoder is not ready (Unconfigured)' });
+  // A new session opens (on a new instance), and the victim rebuilds there and decodes as a fresh decoder would.
+  const next = await opened([16000, 1]);
+  assert.equal(opusInstanceCount(), 1);
+  await victim.reconfigure(16000, 1);
+  assert.equal(victim.state, 'Ready');
+  speech.forEach((p, i) => {
+    assert.ok(next.decode(p).equals(expected[i]!), `the new session, packet ${i}`);
+    assert.ok(victim.decode(p).equals(expected[i]!), `the rebuilt session, packet ${i}`);
+  });
+  await hostile.reconfigure(48000, 2);
+  hostile.decode(a!);
+  for (const d of [hostile, victim, next]) d.free();
+  assert.equal(opusInstanceCount(), 1);
 });

@@ -6,6 +6,7 @@ import { parentPort } from 'node:worker_threads';
 import { errorText } from '../../errors.js';
 import { SessionOpusDecoder } from './decoder.js';
 import { JOB_FIELDS, Op, type ToPool, type ToThread } from './decode-messages.js';
+import { OpusTrapError } from './opus-wasm.js';
 
 const port = parentPort;
 if (!port) throw new Error('decode-worker runs only as a worker thread');
@@ -16,7 +17,8 @@ let running = false;
 
 port.on('message', (message: ToThread) => {
   batches.push(message);
-  if (!running) void run();
+  // A decoder lost to a wasm trap that cannot be made anew ends the thread with the error: see rebuildLost().
+  if (!running) run().catch((e: unknown) => setImmediate(() => { throw e; }));
 });
 
 /** The results being gathered, sent at the end of a batch or before waiting for a decoder to open. */
@@ -81,6 +83,7 @@ async function run(): Promise<void> {
           out.ok(undefined);
         } catch (e) {
           out.failed(errorText(e));
+          if (e instanceof OpusTrapError) await rebuildLost();
         }
       } else if (op === Op.Decode) {
         const length = jobs[j + 2]!;
@@ -92,6 +95,7 @@ async function run(): Promise<void> {
           out.ok(decoder.decode(packet, out.alloc));
         } catch (e) {
           out.failed(errorText(e));
+          if (e instanceof OpusTrapError) await rebuildLost();
         }
       } else if (op === Op.Refuse) {
         out.failed('refused');
@@ -103,4 +107,18 @@ async function run(): Promise<void> {
     out.send();
   }
   running = false;
+}
+
+/**
+ * A wasm trap took the decoder states of its instance with it (opus-wasm.ts), those of other sessions on
+ * this thread too, which the pool does not know of: it would go on sending their packets to states that
+ * are gone. So every decoder that lost its state is made anew, in its format, before the next job (the
+ * answers so far go out first), and its session goes on with a fresh decoder, as after a rebuild. One
+ * that cannot be made ends the thread with the error: the pool replaces it and its sessions rebuild there.
+ */
+async function rebuildLost(): Promise<void> {
+  out.send();
+  for (const decoder of decoders.values()) {
+    if (decoder.state === 'Unconfigured' && decoder.sampleRate !== 0) await decoder.reconfigure(decoder.sampleRate, decoder.channels);
+  }
 }

@@ -61,13 +61,16 @@ export class SessionOpusDecoder {
   /** Bumped by every (re)configure so a slow, superseded initialisation does not win. */
   private generation = 0;
 
-  get state(): DecoderState { return this.stateValue; }
+  /** A state whose wasm instance broke (OpusTrapError) is gone: Unconfigured, so its owner rebuilds it. */
+  get state(): DecoderState {
+    return this.stateValue === 'Ready' && this.decoder?.instance.broken ? 'Unconfigured' : this.stateValue;
+  }
   get sampleRate(): number { return this.rate; }
   get channels(): number { return this.channelCount; }
 
   /** True when decode() would produce PCM at this rate and channel count without reconfiguring. */
   matches(sampleRate: number, channels: number): boolean {
-    return this.stateValue === 'Ready' && this.rate === sampleRate && this.channelCount === channels;
+    return this.state === 'Ready' && this.rate === sampleRate && this.channelCount === channels;
   }
 
   /** Initialises (or re-initialises) the decoder for a rate and channel count; resolves once usable. */
@@ -98,8 +101,9 @@ export class SessionOpusDecoder {
   /** Decodes one Opus packet to 16-bit little-endian interleaved PCM (in memory from `alloc`, if given). */
   decode(packet: Uint8Array, alloc?: PcmAlloc): Buffer {
     const decoder = this.decoder;
-    if (this.stateValue !== 'Ready' || !decoder) {
-      throw new DomainError('unavailable', `Opus decoder is not ready (${this.stateValue})`);
+    const state = this.state;
+    if (state !== 'Ready' || !decoder) {
+      throw new DomainError('unavailable', `Opus decoder is not ready (${state})`);
     }
     const problem = packetProblem(packet.length, this.channelCount);
     if (problem) throw problem;

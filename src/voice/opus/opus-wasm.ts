@@ -14,6 +14,13 @@
 // memory (room for the allocator's fragmentation after many opens and closes of both sizes, and for the
 // scratch buffer each create allocates for a moment); the next session's state goes to another
 // instance, opened on demand, and an extra instance that holds no state any more is dropped.
+//
+// The package's libopus can trap on hostile input: three packets (CELT, then SILK, then hybrid, at
+// 48 kHz) end a decode with "memory access out of bounds", and from then on every call into that
+// instance traps too, creating a state included. Sharing an instance, one session's packets would
+// break every session of the context and every session started after it. So an instance that traps is
+// broken for good (OpusTrapError): it is dropped from the context at once, its states read as gone
+// (SessionOpusDecoder rebuilds its decoder on another instance) and nothing calls into it again.
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
 
@@ -43,6 +50,17 @@ export function statesPerInstance(channels: 1 | 2): number {
   return Math.floor(STATE_BUDGET_BYTES / STATE_BYTES[channels]);
 }
 
+/**
+ * A call into an instance ended in a wasm trap: the instance is broken (see above). Thrown for the call
+ * that trapped; the decoder states of that instance are gone with it.
+ */
+export class OpusTrapError extends DomainError {
+  constructor(trap: unknown) {
+    super('unavailable', `the wasm Opus decoder failed (${errorText(trap)}); its decoders are rebuilt`, undefined, trap);
+    this.name = 'OpusTrapError';
+  }
+}
+
 /** The exports of opus-decoder 0.7.12's wasm module (pinned exactly) that decoding needs. */
 interface OpusExports {
   HEAP: ArrayBuffer;
@@ -65,6 +83,8 @@ export class OpusInstance {
   private stateBytes = 0;
   /** Set when the memory had no room for a state (never expected within STATE_BUDGET_BYTES). */
   private outOfMemory = false;
+  /** Set once a call into the instance trapped: its states are gone and it is never called again. */
+  broken = false;
   private readonly input: Uint8Array;
   private readonly output: Float32Array;
   private readonly inputPtr: number;
@@ -89,7 +109,7 @@ export class OpusInstance {
 
   /** False when no state of this channel count may be created here. */
   hasRoom(channels: 1 | 2): boolean {
-    return !this.outOfMemory && this.stateBytes + STATE_BYTES[channels] <= STATE_BUDGET_BYTES;
+    return !this.broken && !this.outOfMemory && this.stateBytes + STATE_BYTES[channels] <= STATE_BUDGET_BYTES;
   }
 
   /** A new decoder state, or 0 when this instance has no room for one. */
@@ -98,7 +118,7 @@ export class OpusInstance {
     // The create export overwrites the mapping it is given (a stereo state left [0, 0] behind, and
     // the next stereo state decoded its right channel from the left stream).
     this.mapping.set(FAMILY_0_MAPPING);
-    const ptr = this.wasm.opus_frame_decoder_create(sampleRate, channels, 1, channels - 1, this.mappingPtr, 0, 0);
+    const ptr = this.guarded(() => this.wasm.opus_frame_decoder_create(sampleRate, channels, 1, channels - 1, this.mappingPtr, 0, 0));
     if (ptr === 0) {
       this.outOfMemory = true;
       return 0;
@@ -115,11 +135,12 @@ export class OpusInstance {
     return ptr;
   }
 
-  /** Frees a state with everything it allocated (its own scratch buffer went at create). */
+  /** Frees a state with everything it allocated (its own scratch buffer went at create); a broken instance is only counted down. */
   destroy(ptr: number): void {
     const channels = this.heap32[(ptr >> 2) + STATE_CHANNELS_FIELD] as 1 | 2;
-    this.wasm.opus_frame_decoder_destroy(ptr);
     this.states--;
+    if (this.broken) return;
+    this.guarded(() => this.wasm.opus_frame_decoder_destroy(ptr));
     this.stateBytes -= STATE_BYTES[channels];
     this.outOfMemory = false;
   }
@@ -131,7 +152,22 @@ export class OpusInstance {
    */
   decode(ptr: number, packet: Uint8Array): number {
     this.input.set(packet);
-    return this.wasm.opus_frame_decode_float_deinterleaved(ptr, this.inputPtr, packet.length, this.outputPtr);
+    return this.guarded(() => this.wasm.opus_frame_decode_float_deinterleaved(ptr, this.inputPtr, packet.length, this.outputPtr));
+  }
+
+  /** A call into the instance; a trap breaks it for good and leaves the context (OpusTrapError). */
+  private guarded<T>(call: () => T): T {
+    if (this.broken) throw new DomainError('unavailable', 'the wasm Opus decoder of this state failed earlier');
+    try {
+      return call();
+    } catch (e) {
+      // A trap, or anything else that unwound a call midway: the C stack pointer and the allocator's
+      // state are left as they were at that moment, so no call into the instance is safe any more.
+      this.broken = true;
+      const at = instances.indexOf(this);
+      if (at >= 0) instances.splice(at, 1);
+      throw new OpusTrapError(e);
+    }
   }
 
   get decoded(): Float32Array { return this.output; }
@@ -143,7 +179,7 @@ export class OpusInstance {
   }
 }
 
-/** The instances of this thread's context; the first is kept for the life of the thread. */
+/** The instances of this thread's context; the first is kept for the life of the thread (unless it breaks). */
 const instances: OpusInstance[] = [];
 let opening: Promise<OpusInstance> | undefined;
 
