@@ -4,7 +4,7 @@
 // the sessions down, shutdown, and threads = 0 decoding on the event loop.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import { hubEventOf } from '../../src/api/hub-session-bridge.js';
 import { decoderThreads } from '../../src/voice/budgets.js';
 import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
@@ -164,9 +164,9 @@ test('a thread that fails is replaced: its packets are counted lost, one Error, 
   started[0]!.postMessage({ jobs: null });
   await waitUntil(() => s.pipe.drops.total.thread + s.of('AudioResponse').length === 6, 'the five packets answered or lost');
   await waitUntil(() => decoders.stats.threadFailures === 1, 'the failure counted');
-  assert.equal(started.length, 2, 'a new thread was started');
+  assert.equal(started.length, 1, 'a new thread starts with the next packet, not before');
   assert.ok(lines.some((l) => /Opus decoder thread 1 failed: TypeError/.test(l)), lines.join('\n'));
-  assert.ok(lines.some((l) => l.includes('Opus decoder thread 1 stopped with exit code 1; starting a new one (its 1 sessions rebuild their decoders)')));
+  assert.ok(lines.some((l) => l.includes('Opus decoder thread 1 stopped with exit code 1; a new one starts with the next packet for it (its 1 sessions rebuild their decoders)')));
   const lost = s.pipe.drops.total.thread;
   assert.ok(lost >= 1, 'packets the thread held were lost');
   assert.deepEqual(s.of('Error'), ['upstream audio lost: the decoder thread stopped (exit code 1)']);
@@ -174,6 +174,49 @@ test('a thread that fails is replaced: its packets are counted lost, one Error, 
   s.pipe.push(audio(6));
   await waitUntil(() => s.of('AudioResponse').length === 6 - lost + 1, 'a packet after the failure');
   assert.equal(s.pipe.stats.decoderRebuilds, 1);
+  assert.equal(started.length, 2, 'a new thread was started');
+});
+
+test('a thread that cannot start fails its jobs as lost and is tried again with the next packet: no exception, no restart loop', async (t) => {
+  // How the next thread starts: as usual, refused as Node refuses a thread past the process' limit, or dying at once.
+  let mode: 'start' | 'EAGAIN' | 'die' = 'EAGAIN';
+  const { decoders, lines, started } = pool(t, {
+    threads: 1,
+    startThread: () => {
+      if (mode === 'EAGAIN') throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+      const worker = mode === 'die' ? new Worker('throw new Error("cannot start")', { eval: true }) : startDecodeThread();
+      started.push(worker);
+      return worker;
+    },
+  });
+  // At the first session the decoder cannot be made: a 503 for its start (it was a 500, an unhandled error).
+  await assert.rejects(decoders.create().reconfigure(16000, 1), {
+    name: 'DomainError', code: 'unavailable', message: 'Opus decoder could not be initialised: the decoder thread could not be started (EAGAIN)',
+  });
+  assert.deepEqual(lines, ['fail: App: Opus decoder thread 1 could not be started: EAGAIN']);
+  mode = 'start';
+  const s = await session(t, decoders.create());
+  s.pipe.push(audio(0));
+  await waitUntil(() => s.of('AudioResponse').length === 1, 'the first packet');
+  // The thread dies and its replacement cannot start: before, that exception escaped the exit event and ended the process.
+  mode = 'EAGAIN';
+  started.at(-1)!.postMessage({ jobs: null });
+  await waitUntil(() => decoders.stats.threadFailures === 1, 'the thread died');
+  s.pipe.push(audio(1));
+  await waitUntil(() => s.pipe.drops.totalDropped === 1, 'the packet dropped');
+  assert.deepEqual(s.of('Error'), ['upstream audio could not be decoded: Opus decoder could not be initialised: the decoder thread could not be started (EAGAIN)']);
+  // A thread that dies as it starts is started again for work only: it used to be restarted at once, again and
+  // again (about 40 times and 80 log lines a second here), for as long as the service ran.
+  mode = 'die';
+  s.pipe.push(audio(2));
+  await waitUntil(() => decoders.stats.threadFailures === 2, 'the new thread died');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(started.length, 2, 'one thread for the session, one for its packet');
+  assert.equal(decoders.stats.threadFailures, 2);
+  mode = 'start';
+  s.pipe.push(audio(3));
+  await waitUntil(() => s.of('AudioResponse').length === 2, 'a packet once threads start again');
+  assert.equal(s.pipe.drops.totalDropped, 2);
 });
 
 /** The packets that make the wasm libopus trap, for a session at 48 kHz stereo. */

@@ -191,6 +191,36 @@ test('closing a native pool fails what its threads held as lost; nothing new is 
   await pool.close();
 });
 
+test('an addon thread that cannot be started fails its jobs as lost, logged; the next batch tries again', async () => {
+  // What the addon throws when uv_thread_create fails (the process at its limit of threads): before, the
+  // exception left the end of the turn it was flushed in, and the service ended on it at its first session.
+  const real = native();
+  let refuse = true;
+  const addon = { ...real.addon, submit: (...args: Parameters<NativeOpus['addon']['submit']>) => {
+    if (refuse) throw new Error('opus-decode: cannot start a decoder thread');
+    real.addon.submit(...args);
+  } };
+  const { logger, lines } = recordingLogger();
+  const pool = new DecoderPool({ threads: 1, queuePerThread: 512, logger, native: { ...real, addon } });
+  const d = pool.create();
+  await assert.rejects(d.reconfigure(16000, 1), {
+    name: 'DomainError', code: 'unavailable',
+    message: 'Opus decoder could not be initialised: the decoder thread could not be started (opus-decode: cannot start a decoder thread)',
+  });
+  assert.deepEqual(lines, ['fail: App: Opus decoder thread 1 could not be started: opus-decode: cannot start a decoder thread']);
+  refuse = false;
+  await d.reconfigure(16000, 1);
+  const packets = speechPackets().slice(0, 3);
+  assert.deepEqual(await decodeAll(d, packets), referenceDecode(packets, 16000, 1).map((pcm) => ({ pcm })));
+  refuse = true;
+  const out: string[] = [];
+  d.decode(packets[0]!, (e) => out.push(`${e!.constructor.name}: ${e!.message}`));
+  await waitUntil(() => out.length === 1, 'the packet answered');
+  assert.deepEqual(out, ['DecoderThreadError: the decoder thread could not be started (opus-decode: cannot start a decoder thread)']);
+  d.free();
+  await pool.close();
+});
+
 test('once libopus is loaded, the process keeps it: another library is refused, naming the loaded one', () => {
   // A missing library and one that is not libopus: test/e2e/opus-library.test.ts, each in a process of its own.
   native();

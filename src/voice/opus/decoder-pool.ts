@@ -110,8 +110,8 @@ export class DecoderPool {
     this.nativeThreads ??= new NativeThreads(native, threads, {
       deliver: (index, answer) => this.slots[index]?.answered(answer),
       waiting: () => this.slots.some((slot) => slot.waitingFor > 0),
-    });
-    return this.nativeThreads.engine(thread.index);
+    }, logger);
+    return this.nativeThreads.engine(thread);
   }
 }
 

@@ -17,9 +17,15 @@ export interface ThreadEngine {
   stop(): Promise<void>;
 }
 
-/** A worker thread with the wasm decoder; replaced, with its sessions' decoders rebuilt, if it dies. */
+/**
+ * A worker thread with the wasm decoder, started by the first batch; if it dies, its sessions' decoders
+ * are rebuilt on the next one, which the next batch starts. Starting a thread can fail (Node throws
+ * EAGAIN when the process may have no more threads): the batch's jobs then fail as lost, and the next
+ * batch tries again. So a thread that cannot start, or dies as it starts, costs a try per batch sent to
+ * it, not a loop of restarts, and never an exception on the event loop.
+ */
 export class WorkerThreadEngine implements ThreadEngine {
-  private worker: Worker;
+  private worker: Worker | undefined;
   private stopping = false;
 
   constructor(
@@ -27,18 +33,23 @@ export class WorkerThreadEngine implements ThreadEngine {
     private readonly index: number,
     private readonly logger: Logger,
     private readonly startThread: () => Worker = startDecodeThread,
-  ) {
-    this.worker = this.start();
-  }
+  ) {}
 
   send(jobs: number[], packets: Uint8Array): void {
+    if (!this.worker) {
+      try {
+        this.worker = this.start();
+      } catch (e) {
+        return startFailed(this.thread, this.logger, e);
+      }
+    }
     const message: ToThread = { jobs, packets: packets.buffer as ArrayBuffer };
     this.worker.postMessage(message, [message.packets]);
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    await this.worker.terminate();
+    await this.worker?.terminate();
   }
 
   private start(): Worker {
@@ -52,18 +63,29 @@ export class WorkerThreadEngine implements ThreadEngine {
       if (worker === this.worker && !this.stopping) this.logger.error(`Opus decoder thread ${this.index + 1} failed: ${e.stack ?? errorText(e)}`);
     });
     worker.on('exit', (code) => {
-      if (worker === this.worker && !this.stopping) this.replace(code);
+      if (worker === this.worker && !this.stopping) this.stopped(code);
     });
     return worker;
   }
 
-  /** The thread died: what it held is lost, its sessions start again on a new thread. */
-  private replace(code: number): void {
+  /** The thread died: what it held is lost, its sessions start again on a new thread (the next batch starts it). */
+  private stopped(code: number): void {
+    this.worker = undefined;
     this.thread.replaced();
     this.thread.failWaiting(`the decoder thread stopped (exit code ${code})`);
-    this.logger.warn(`Opus decoder thread ${this.index + 1} stopped with exit code ${code}; starting a new one (its ${this.thread.sessions} sessions rebuild their decoders)`);
-    this.worker = this.start();
+    this.logger.warn(`Opus decoder thread ${this.index + 1} stopped with exit code ${code}; a new one starts with the next packet for it (its ${this.thread.sessions} sessions rebuild their decoders)`);
   }
+}
+
+/**
+ * A thread that could not be started for a batch (Node's EAGAIN, or the addon's `cannot start a decoder
+ * thread`, when the process may have no more threads): logged, and the batch's jobs failed as lost, so
+ * that the sessions waiting for them go on (a decoder being opened fails, a voice start with it answers
+ * 503). The next batch tries again. Thrown instead, the error reached the event loop and ended the process.
+ */
+function startFailed(thread: DecodeThread, logger: Logger, e: unknown): void {
+  logger.error(`Opus decoder thread ${thread.index + 1} could not be started: ${errorText(e)}`);
+  thread.failWaiting(`the decoder thread could not be started (${errorText(e)})`);
 }
 
 /**
@@ -80,6 +102,7 @@ export class NativeThreads {
     private readonly native: NativeOpus,
     threads: number,
     private readonly pool: { deliver: (index: number, answer: ToPool) => void; waiting: () => boolean },
+    private readonly logger: Logger,
   ) {
     this.handle = native.addon.createPool(threads, MAX_PACKET_BYTES_PER_CHANNEL, (index, results, pcm) => {
       if (this.stopped) return;
@@ -88,10 +111,14 @@ export class NativeThreads {
     });
   }
 
-  engine(index: number): ThreadEngine {
+  engine(thread: DecodeThread): ThreadEngine {
     return {
       send: (jobs, packets) => {
-        this.native.addon.submit(this.handle, index, Int32Array.from(jobs), packets);
+        try {
+          this.native.addon.submit(this.handle, thread.index, Int32Array.from(jobs), packets);
+        } catch (e) {
+          startFailed(thread, this.logger, e);
+        }
         this.waitFor(this.pool.waiting());
       },
       // The threads are the pool's, stopped with it (stop()).
