@@ -42,7 +42,7 @@ function pools(t: import('node:test').TestContext) {
   return { inline, threads };
 }
 
-const FORMATS: [OpusSampleRate, 1 | 2][] = [[16000, 1], [48000, 2], [8000, 1], [24000, 2]];
+const FORMATS: [OpusSampleRate, 1 | 2][] = [[16000, 1], [48000, 2], [8000, 1], [24000, 2], [48000, 1]];
 
 test('native decoding, inline and on threads, equals libopus opus_decode and the wasm decoder sample for sample', async (t) => {
   const { inline, threads } = pools(t);
@@ -62,12 +62,12 @@ test('native decoding, inline and on threads, equals libopus opus_decode and the
         const got = await decodeAll(decoder, packets);
         const label = `${rate} Hz x ${channels}, ${shape}, ${pool === inline ? 'inline' : 'threads'}`;
         assert.deepEqual(got.map((o) => ('pcm' in o ? o.pcm.toString('hex') : o.error)), reference.map((r) => r.toString('hex')), `${label}: as opus_decode`);
-        // The bundled wasm build of libopus (another build, no SIMD) rounds the stereo float arithmetic a
-        // little differently: the same audio within a few steps of 32,768 (measured: at most 4, SNR 85 dB
-        // and more); mono comes out identical.
+        // The bundled wasm build of libopus (another build, no SIMD) rounds some float arithmetic a little
+        // differently: the same audio within a few steps of 32,768 (measured: at most 4, SNR 85 dB and
+        // more), in stereo and in mono at 48 kHz (CELT); mono SILK (8 and 16 kHz here) comes out identical.
         const pcm = Buffer.concat(got.map((o) => ('pcm' in o ? o.pcm : Buffer.alloc(0))));
         const diff = comparePcm(Buffer.concat(fromWasm), pcm);
-        if (channels === 1) assert.equal(diff.differing, 0, `${label}: as the wasm decoder`);
+        if (channels === 1 && rate <= 16000) assert.equal(diff.differing, 0, `${label}: as the wasm decoder`);
         else assert.ok(diff.maxDiff <= 8 && diff.snrDb > 70, `${label}: near the wasm decoder (${JSON.stringify(diff)})`);
       }
     }
