@@ -9,7 +9,7 @@ import { OpusDecoder } from 'opus-decoder';
 import { SessionOpusDecoder } from '../../src/voice/opus/decoder.js';
 import { DecoderPool } from '../../src/voice/opus/decoder-pool.js';
 import { startDecodeThread } from '../../src/voice/opus/decode-thread.js';
-import { opusInstanceCount, OpusTrapError, statesPerInstance } from '../../src/voice/opus/opus-wasm.js';
+import { OpusInstance, opusInstanceCount, OpusTrapError, statesPerInstance } from '../../src/voice/opus/opus-wasm.js';
 import { newSoftClipMemory, toInt16Pcm } from '../../src/voice/opus/pcm.js';
 import { recordingLogger, speechPackets, synthPackets, wasmTrapPackets } from './helpers.js';
 import { waitUntil } from '../support/wait.js';
@@ -151,4 +151,29 @@ test('a packet that makes the instance trap breaks only that instance: every ses
   hostile.decode(a!);
   for (const d of [hostile, victim, next]) d.free();
   assert.equal(opusInstanceCount(), 1);
+});
+
+test('a trap while a state is freed breaks its instance but does not fail the free: a session ending goes on', () => {
+  // A stand-in for the wasm exports whose destroy traps, as a broken instance's every call does.
+  const heap = new ArrayBuffer(1 << 20);
+  let next = 1024;
+  const instance = new OpusInstance({
+    HEAP: heap,
+    malloc: (bytes: number) => { const ptr = next; next += (bytes + 15) & ~7; return ptr; },
+    free: () => {},
+    opus_frame_decoder_create: (_rate: number, channels: number) => {
+      const ptr = next;
+      next += 64;
+      new Int32Array(heap, ptr, 8).set([0, channels, 0, 0, 0, 16]);
+      return ptr;
+    },
+    opus_frame_decode_float_deinterleaved: () => 0,
+    opus_frame_decoder_destroy: () => { throw new RangeError('memory access out of bounds'); },
+  } as unknown as ConstructorParameters<typeof OpusInstance>[0]);
+  const ptr = instance.create(16000, 1);
+  assert.notEqual(ptr, 0);
+  instance.destroy(ptr);
+  assert.equal(instance.broken, true);
+  assert.equal(instance.states, 0);
+  assert.equal(instance.hasRoom(1), false, 'nothing is created in it again');
 });

@@ -140,7 +140,13 @@ export class OpusInstance {
     const channels = this.heap32[(ptr >> 2) + STATE_CHANNELS_FIELD] as 1 | 2;
     this.states--;
     if (this.broken) return;
-    this.guarded(() => this.wasm.opus_frame_decoder_destroy(ptr));
+    try {
+      this.guarded(() => this.wasm.opus_frame_decoder_destroy(ptr));
+    } catch {
+      // The instance broke (and left the context) with the state in it: nothing more to free, and a
+      // session ending must not fail on it.
+      return;
+    }
     this.stateBytes -= STATE_BYTES[channels];
     this.outOfMemory = false;
   }
