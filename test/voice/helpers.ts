@@ -145,9 +145,10 @@ export function speechPackets(): Buffer[] {
 }
 
 /**
- * Three packets (CELT, SILK, hybrid; 48 kHz stereo) that make the bundled wasm libopus trap ("memory
- * access out of bounds") on the third, one after the other in one decoder; the system libopus decodes
- * them. Found by decoding random packets with both (opus-wasm.ts, OpusTrapError).
+ * Three packets (CELT, SILK, hybrid; 48 kHz stereo) decoded one after the other by one decoder of the
+ * bundled wasm libopus: the second runs its stack 4 KiB past its end, over libopus' tables, and the third
+ * traps ("memory access out of bounds"), unless opus-wasm.ts catches the first. The system libopus
+ * decodes them. Found by decoding random packets with both (opus-wasm.ts, OpusTrapError).
  */
 export function wasmTrapPackets(): Buffer[] {
   const url = new URL('../fixtures/wasm-opus-trap.packets.json', import.meta.url);

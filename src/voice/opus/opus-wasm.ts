@@ -21,6 +21,15 @@
 // break every session of the context and every session started after it. So an instance that traps is
 // broken for good (OpusTrapError): it is dropped from the context at once, its states read as gone
 // (SessionOpusDecoder rebuilds its decoder on another instance) and nothing calls into it again.
+//
+// What breaks it comes before the trap, without one: the wasm's stack is Emscripten's default 64 KiB,
+// from STACK_TOP down to STACK_END, and below it lie libopus' tables. Decoding 48 kHz stereo takes it
+// down to 3.5 KiB from its end (measured), and the second of those packets (120 ms of SILK after CELT)
+// runs 4 KiB past it, over the tables: every session of the instance then decodes with corrupt tables
+// (libopus errors such as OPUS_INTERNAL_ERROR, traps such as "divide by zero"), its own packet decoded
+// as if nothing happened. So the lowest GUARD_BYTES of the stack hold a pattern, checked after every
+// call: a call that reached them went as deep as an overflow, and the instance is taken as broken the
+// same way.
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
 
@@ -40,6 +49,17 @@ const FAMILY_0_MAPPING = [0, 1];
  */
 const STATE_CHANNELS_FIELD = 1;
 const STATE_SCRATCH_FIELD = 5;
+/**
+ * opus-decoder 0.7.12's wasm (pinned exactly): its __stack_pointer starts at 95,616, where the heap
+ * begins, and its static data (libopus' tables) runs from 1,024 to 28,711 with the runtime's zeroed
+ * data after it. A new instance proves the heap is where it should be (OpusInstance).
+ */
+const STACK_TOP = 95616;
+const STACK_END = STACK_TOP - 64 * 1024;
+/** The stack's lowest bytes that no decode reaches (the deepest measured stopped 3.5 KiB above its end). */
+const GUARD_BYTES = 1024;
+const GUARD_WORD = 0x5aa5c33c;
+
 /** What one decoder state takes of an instance's memory, by channel count (measured, rounded up). */
 const STATE_BYTES = [0, 19 * 1024, 28 * 1024] as const;
 /** The states' share of an instance's 28 MiB: see above for why not more. */
@@ -95,6 +115,8 @@ export class OpusInstance {
   private readonly mappingPtr: number;
   private readonly mapping: Uint8Array;
   private readonly heap32: Int32Array;
+  /** The lowest GUARD_BYTES of the stack (see STACK_END). */
+  private readonly guard: Int32Array;
 
   constructor(private readonly wasm: OpusExports) {
     this.inputPtr = this.alloc(MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
@@ -105,6 +127,8 @@ export class OpusInstance {
     this.output = new Float32Array(wasm.HEAP, this.outputPtr, MAX_SAMPLES_PER_CHANNEL * MAX_CHANNELS);
     this.mapping = new Uint8Array(wasm.HEAP, this.mappingPtr, MAX_CHANNELS);
     this.heap32 = new Int32Array(wasm.HEAP);
+    if (this.inputPtr < STACK_TOP) throw new Error('opus-decoder\'s heap does not start above the stack where this service guards it (version other than 0.7.12?)');
+    this.guard = new Int32Array(wasm.HEAP, STACK_END, GUARD_BYTES / 4).fill(GUARD_WORD);
   }
 
   /** False when no state of this channel count may be created here. */
@@ -164,16 +188,25 @@ export class OpusInstance {
   /** A call into the instance; a trap breaks it for good and leaves the context (OpusTrapError). */
   private guarded<T>(call: () => T): T {
     if (this.broken) throw new DomainError('unavailable', 'the wasm Opus decoder of this state failed earlier');
+    let result: T;
     try {
-      return call();
+      result = call();
     } catch (e) {
       // A trap, or anything else that unwound a call midway: the C stack pointer and the allocator's
       // state are left as they were at that moment, so no call into the instance is safe any more.
-      this.broken = true;
-      const at = instances.indexOf(this);
-      if (at >= 0) instances.splice(at, 1);
-      throw new OpusTrapError(e);
+      throw this.fail(e);
     }
+    for (let i = 0; i < this.guard.length; i++) {
+      if (this.guard[i] !== GUARD_WORD) throw this.fail(new Error('its stack overflowed'));
+    }
+    return result;
+  }
+
+  private fail(cause: unknown): OpusTrapError {
+    this.broken = true;
+    const at = instances.indexOf(this);
+    if (at >= 0) instances.splice(at, 1);
+    return new OpusTrapError(cause);
   }
 
   get decoded(): Float32Array { return this.output; }
