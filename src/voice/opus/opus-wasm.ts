@@ -23,13 +23,17 @@
 // (SessionOpusDecoder rebuilds its decoder on another instance) and nothing calls into it again.
 //
 // What breaks it comes before the trap, without one: the wasm's stack is Emscripten's default 64 KiB,
-// from STACK_TOP down to STACK_END, and below it lie libopus' tables. Decoding 48 kHz stereo takes it
-// down to 3.5 KiB from its end (measured), and the second of those packets (120 ms of SILK after CELT)
-// runs 4 KiB past it, over the tables: every session of the instance then decodes with corrupt tables
-// (libopus errors such as OPUS_INTERNAL_ERROR, traps such as "divide by zero"), its own packet decoded
-// as if nothing happened. So the lowest GUARD_BYTES of the stack hold a pattern, checked after every
-// call: a call that reached them went as deep as an overflow, and the instance is taken as broken the
-// same way.
+// from STACK_TOP down to STACK_END, and below it lie libopus' tables and the runtime's static data.
+// Decoding 48 kHz takes it down to 3.5 KiB from its end (measured), and some packets run it past its
+// end (the second of those three, 120 ms of SILK after CELT, 4 KiB past; about one random 48 kHz packet
+// in 500, mono or stereo), writing over the tables: every session of the instance then decodes with
+// corrupt tables (libopus errors such as OPUS_INVALID_PACKET, traps such as "divide by zero"), the
+// packet that did it decoded as if nothing happened. A frame may skip the stack's lowest bytes and write
+// below them, so a guard at the stack's end alone misses some: everything below the stack's end, and
+// its lowest GUARD_BYTES (filled with a pattern), is compared with a copy after every decode (a memcmp
+// of ~30 KiB, ~1 us), and a decode that changed any of it breaks the instance as a trap does. Decoding
+// never writes there (measured: thousands of packets of every rate, valid and random); creating and
+// freeing a state do (the allocator's own data), so the copy is taken anew after each.
 import { DomainError, errorText } from '../../errors.js';
 import type { OpusSampleRate } from '../../opus-format.js';
 
@@ -58,7 +62,9 @@ const STACK_TOP = 95616;
 const STACK_END = STACK_TOP - 64 * 1024;
 /** The stack's lowest bytes that no decode reaches (the deepest measured stopped 3.5 KiB above its end). */
 const GUARD_BYTES = 1024;
-const GUARD_WORD = 0x5aa5c33c;
+const GUARD_BYTE = 0xa5;
+/** What a decode must leave as it was: everything below the stack's end, and the guard (see above). */
+const KEPT_BYTES = STACK_END + GUARD_BYTES;
 
 /** What one decoder state takes of an instance's memory, by channel count (measured, rounded up). */
 const STATE_BYTES = [0, 19 * 1024, 28 * 1024] as const;
@@ -115,8 +121,9 @@ export class OpusInstance {
   private readonly mappingPtr: number;
   private readonly mapping: Uint8Array;
   private readonly heap32: Int32Array;
-  /** The lowest GUARD_BYTES of the stack (see STACK_END). */
-  private readonly guard: Int32Array;
+  /** The memory no decode may change (KEPT_BYTES), and what it held before the decode. */
+  private readonly kept: Buffer;
+  private readonly keptCopy = Buffer.allocUnsafe(KEPT_BYTES);
 
   constructor(private readonly wasm: OpusExports) {
     this.inputPtr = this.alloc(MAX_PACKET_BYTES_PER_CHANNEL * MAX_CHANNELS);
@@ -128,7 +135,9 @@ export class OpusInstance {
     this.mapping = new Uint8Array(wasm.HEAP, this.mappingPtr, MAX_CHANNELS);
     this.heap32 = new Int32Array(wasm.HEAP);
     if (this.inputPtr < STACK_TOP) throw new Error('opus-decoder\'s heap does not start above the stack where this service guards it (version other than 0.7.12?)');
-    this.guard = new Int32Array(wasm.HEAP, STACK_END, GUARD_BYTES / 4).fill(GUARD_WORD);
+    new Uint8Array(wasm.HEAP, STACK_END, GUARD_BYTES).fill(GUARD_BYTE);
+    this.kept = Buffer.from(wasm.HEAP, 0, KEPT_BYTES);
+    this.kept.copy(this.keptCopy);
   }
 
   /** False when no state of this channel count may be created here. */
@@ -154,6 +163,7 @@ export class OpusInstance {
     }
     this.wasm.free(this.heap32[fields + STATE_SCRATCH_FIELD]!);
     this.heap32[fields + STATE_SCRATCH_FIELD] = this.scratchPtr;
+    this.kept.copy(this.keptCopy);
     this.states++;
     this.stateBytes += STATE_BYTES[channels];
     return ptr;
@@ -166,6 +176,7 @@ export class OpusInstance {
     if (this.broken) return;
     try {
       this.guarded(() => this.wasm.opus_frame_decoder_destroy(ptr));
+      this.kept.copy(this.keptCopy);
     } catch {
       // The instance broke (and left the context) with the state in it: nothing more to free, and a
       // session ending must not fail on it.
@@ -182,24 +193,21 @@ export class OpusInstance {
    */
   decode(ptr: number, packet: Uint8Array): number {
     this.input.set(packet);
-    return this.guarded(() => this.wasm.opus_frame_decode_float_deinterleaved(ptr, this.inputPtr, packet.length, this.outputPtr));
+    const samples = this.guarded(() => this.wasm.opus_frame_decode_float_deinterleaved(ptr, this.inputPtr, packet.length, this.outputPtr));
+    if (!this.kept.equals(this.keptCopy)) throw this.fail(new Error('its stack overflowed'));
+    return samples;
   }
 
   /** A call into the instance; a trap breaks it for good and leaves the context (OpusTrapError). */
   private guarded<T>(call: () => T): T {
     if (this.broken) throw new DomainError('unavailable', 'the wasm Opus decoder of this state failed earlier');
-    let result: T;
     try {
-      result = call();
+      return call();
     } catch (e) {
       // A trap, or anything else that unwound a call midway: the C stack pointer and the allocator's
       // state are left as they were at that moment, so no call into the instance is safe any more.
       throw this.fail(e);
     }
-    for (let i = 0; i < this.guard.length; i++) {
-      if (this.guard[i] !== GUARD_WORD) throw this.fail(new Error('its stack overflowed'));
-    }
-    return result;
   }
 
   private fail(cause: unknown): OpusTrapError {
