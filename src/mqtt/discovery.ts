@@ -79,6 +79,16 @@ export function commonConfig(names: TopicNames): Record<string, unknown> {
   };
 }
 
+/**
+ * The value template of a device's sensor. The hub empties a device's retained state topic when the
+ * device goes (deleted, or found stale at connect), and Home Assistant hands that empty payload to every
+ * entity still subscribed to it: with no JSON there `value_json` is undefined, and `{{ value_json.x }}`
+ * made HA log `Template variable error: 'value_json' is undefined when rendering ...` at error level, once
+ * per sensor. Rendered empty instead, which HA's numeric sensors ignore; a metric that is JSON `null`
+ * still renders `None`, shown as unknown.
+ */
+export const deviceValueTemplate = (field: string): string => `{{ value_json.${field} if value_json is defined else '' }}`;
+
 /** Retained discovery configs for one device, one per sensor. */
 export function discoveryMessages(names: TopicNames, device: MqttDevice): DiscoveryMessage[] {
   const deviceBlock = {
@@ -94,7 +104,7 @@ export function discoveryMessages(names: TopicNames, device: MqttDevice): Discov
       name: s.name,
       unique_id: `${haHubNode(names.instanceId)}_${object}`,
       state_topic: deviceStateTopic(names.topicPrefix, device.id),
-      value_template: `{{ value_json.${s.field} }}`,
+      value_template: deviceValueTemplate(s.field),
     };
     if (s.unit !== undefined) {
       config.unit_of_measurement = s.unit;
@@ -108,11 +118,15 @@ export function discoveryMessages(names: TopicNames, device: MqttDevice): Discov
   });
 }
 
-/** Topics whose retained messages describe a device: cleared (empty retained payload) on removal. */
+/**
+ * Topics whose retained messages describe a device: cleared (empty retained payload) on removal, in this
+ * order. The discovery configs go first, so Home Assistant removes the entities before the state they read
+ * is emptied under them (deviceValueTemplate).
+ */
 export function retainedTopicsOf(names: TopicNames, deviceId: string): string[] {
   return [
-    deviceStateTopic(names.topicPrefix, deviceId),
     ...SENSOR_OBJECTS.map((o) => discoveryTopic(names.discoveryPrefix, names.instanceId, haDeviceObject(deviceId, o))),
+    deviceStateTopic(names.topicPrefix, deviceId),
   ];
 }
 

@@ -92,7 +92,7 @@ describe('MqttPublisher with a live broker', () => {
       name: 'Temperature',
       unique_id: `voice-hub_${instanceId}_kitchen_temperature`,
       state_topic: `${prefix}/devices/kitchen/state`,
-      value_template: '{{ value_json.temperature }}',
+      value_template: "{{ value_json.temperature if value_json is defined else '' }}",
       unit_of_measurement: '°C',
       state_class: 'measurement',
       device_class: 'temperature',
@@ -267,6 +267,24 @@ describe('MqttPublisher with a live broker', () => {
     assert.deepEqual(leftovers, [], 'a new subscriber gets nothing retained for the removed device');
     assert.equal(sub.on(`${prefix}/devices/stays/state`).length, 1);
     assert.equal(sub.messages.filter((m) => m.topic.startsWith(`${node}/stays_`)).length, 5);
+  });
+
+  it('removeDevice clears the discovery configs before the state their templates read', async () => {
+    // Home Assistant hands an emptied state to every entity still subscribed to it; the configs first take
+    // the entities away, and the template of one still there renders the empty payload as nothing.
+    const { pub, prefix, node } = await publisher();
+    pub.publishDeviceState(device('gone/1'));
+    await waitUntil(() => pub.stats().published >= 11, 'the hub and the device to be published');
+    const sub = await subscribe([`${prefix}/devices/#`, `${node}/#`]);
+    await sub.barrier(`${prefix}/devices/barrier`);
+    const live = () => sub.messages.filter((m) => !m.retain && !m.topic.endsWith('/barrier'));
+    pub.removeDevice('gone/1');
+    await waitUntil(() => live().length >= 6, 'the six clearing messages');
+    const object = 'gone_1_1818356f9871db00';
+    assert.deepEqual(live().map((m) => [m.topic, m.payload]), [
+      ...['battery', 'temperature', 'memory', 'cpu', 'status'].map((o) => [`${node}/${object}_${o}/config`, '']),
+      [`${prefix}/devices/gone%2F1/state`, ''],
+    ]);
   });
 
   it("re-sends discovery when Home Assistant's birth message arrives", async () => {
