@@ -3,6 +3,7 @@
 import { fstatSync } from 'node:fs';
 import type { LogLevelName } from '../config/types.js';
 import { caseKey } from '../ignore-case.js';
+import { BoundedOutput, MAX_UNWRITTEN_LOG_BYTES } from './bounded-output.js';
 import { BIDI_CONTROLS, CONTROL_CHARACTERS, HIDDEN_CHARACTERS, UNICODE_LINE_BREAKS, unicodeEscape } from '../hidden-characters.js';
 
 const ORDER: Record<LogLevelName, number> = {
@@ -170,17 +171,30 @@ export function withPriority(level: LogLevelName, text: string, journald = stder
   return text.split('\n').map((line) => prefix + lineText(line)).join('\n') + '\n';
 }
 
+/** A line as the log writes it: priority (under the journal), time (elsewhere), level, category, text. */
+function formatLine(level: LogLevelName, category: string, text: string, journald: boolean, timestamps: boolean): string {
+  const time = timestamps ? new Date().toISOString() + ' ' : '';
+  return `${priorityPrefix(level, journald)}${time}${SHORT[level]}: ${category}: ${text}`;
+}
+
+/** The one bounded writer of this process's stderr (bounded-output.ts), shared by every logger writing there. */
+let stderrOutput: BoundedOutput | undefined;
+function stderrWriter(journald: boolean, timestamps: boolean): (line: string) => void {
+  stderrOutput ??= new BoundedOutput(process.stderr, (count) => formatLine('Warning', 'App',
+    `${count} log line(s) dropped: whatever reads stderr (the journal) took nothing while ${MAX_UNWRITTEN_LOG_BYTES} bytes of log waited`,
+    journald, timestamps));
+  const output = stderrOutput;
+  return (line) => output.write(line);
+}
+
 export function createLogger(options: LogOptions, category = 'App'): Logger {
-  const write = options.write ?? ((line: string) => process.stderr.write(line + '\n'));
   const journald = options.journald ?? stderrIsJournal();
   const timestamps = options.timestamps ?? !journald;
+  const write = options.write ?? stderrWriter(journald, timestamps);
   const min = ORDER[levelFor(options.levels, category)];
   const emit = (level: LogLevelName, msg: string): void => {
     if (ORDER[level] < min || level === 'None') return;
-    const text = lineText(msg);
-    const prefix = priorityPrefix(level, journald);
-    const time = timestamps ? new Date().toISOString() + ' ' : '';
-    write(`${prefix}${time}${SHORT[level]}: ${category}: ${text}`);
+    write(formatLine(level, category, lineText(msg), journald, timestamps));
   };
   return {
     trace: (m) => emit('Trace', m),
