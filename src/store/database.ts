@@ -111,6 +111,24 @@ export class SqlDb {
     return this.db.getRowsModified();
   }
 
+  /** Bytes the database file would have now (its pages, free ones included), without exporting it. */
+  size(): number {
+    return Number(this.one('PRAGMA page_count')?.page_count ?? 0) * Number(this.one('PRAGMA page_size')?.page_size ?? 0);
+  }
+
+  /** Pages freed by deletions that stay in the file until a VACUUM. */
+  freePages(): number {
+    return Number(this.one('PRAGMA freelist_count')?.freelist_count ?? 0);
+  }
+
+  /**
+   * VACUUM, not counted as a write: it changes no row, only gives free pages back, and the caller is about
+   * to write the file (a count would make memory look ahead of the file it just wrote).
+   */
+  compact(): void {
+    this.db.exec('VACUUM');
+  }
+
   /** Runs `fn` in one transaction, so a batch of changes costs one journal cycle. */
   transaction<T>(fn: () => T): T {
     this.db.exec('BEGIN');

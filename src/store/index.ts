@@ -37,6 +37,8 @@ export interface StoreOptions {
   flushIntervalMs: number;
   /** Storage.SessionHistory: ended sessions kept (default DEFAULT_SESSION_HISTORY). */
   sessionHistory?: number;
+  /** Storage.MaxDatabaseBytes: writes that would grow the file past this are refused (default MAX_DATABASE_BYTES). */
+  maxDatabaseBytes?: number;
   logger: Logger;
   /** The sql.js wasm bytes (the bundle ships them); by default read from node_modules/sql.js. */
   wasmBinary?: Uint8Array;
@@ -154,7 +156,7 @@ class SqlStore implements OpenedStore {
     fileMatchesMemory: boolean,
   ) {
     this.logger = opts.logger;
-    this.persister = new Persister(db, file, opts.logger, fileMatchesMemory, opts.assertOwner);
+    this.persister = new Persister(db, file, opts.logger, fileMatchesMemory, opts.assertOwner, opts.maxDatabaseBytes);
     const ctx: StoreContext = {
       db,
       commit: (undo) => this.persister.commit(undo),

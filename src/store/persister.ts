@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { DomainError, errorText } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { ThrottledLog } from '../log/throttled.js';
-import type { SqlDb } from './database.js';
+import { MAX_DATABASE_BYTES, type SqlDb } from './database.js';
 import { writeFileDurably } from './durable-file.js';
 import type { WriteOutcome } from './types.js';
 import { monotonicMs } from '../monotonic-clock.js';
@@ -40,6 +40,12 @@ function changeOf(was: FileMark, now: FileMark | 'removed'): string | undefined 
   return undefined;
 }
 
+/**
+ * A write refused because the database would grow past Storage.MaxDatabaseBytes. Nothing was written: the
+ * change is reverted and refused as any failed write, and the file stays one the next start can load.
+ */
+export class DatabaseFullError extends Error {}
+
 interface Waiter {
   resolve(): void;
   reject(error: Error): void;
@@ -58,6 +64,8 @@ export class Persister {
   private running = false;
   /** `db.writes` as of the content last written to the file. */
   private writesOnDisk: number;
+  /** Bytes of the content last written to the file, or of the database as opened. */
+  private sizeOnDisk: number;
   /**
    * The file as this process last wrote (or opened) it. "Nothing changed, no write" holds only while the
    * file is still that one: removed or emptied under the running service, it no longer holds what memory
@@ -83,8 +91,12 @@ export class Persister {
     fileMatchesMemory: boolean,
     /** Throws when the file must not be written (StoreOptions.assertOwner). */
     private readonly assertOwner: () => void = () => {},
+    /** Storage.MaxDatabaseBytes: no write makes the file larger than this (nor than it already is). */
+    private readonly maxBytes = MAX_DATABASE_BYTES,
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
+    // The size as opened: a start on a file already over a lowered limit can still write it, only not grow it.
+    this.sizeOnDisk = db.size();
     if (fileMatchesMemory) this.markWritten();
     this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
@@ -176,7 +188,8 @@ export class Persister {
       for (const w of waiters) w.resolve();
       return;
     } catch (e) {
-      error = new DomainError('unavailable', `storage is not writable: ${errorText(e)}`, undefined, e);
+      const what = e instanceof DatabaseFullError ? 'storage is full' : 'storage is not writable';
+      error = new DomainError('unavailable', `${what}: ${errorText(e)}`, undefined, e);
       this.lastWrite = { ok: false, at: new Date().toISOString(), error: errorText(e) };
     }
     if (this.unconfirmed.length > 0) {
@@ -218,11 +231,32 @@ export class Persister {
   }
 
   /**
+   * Throws DatabaseFullError, before anything is exported, when memory's database is larger than
+   * Storage.MaxDatabaseBytes and than the file already is. The file is read whole into memory at every start
+   * (sql.js), and Node reads at most 2 GiB - 1 into one buffer: a change that took it past that was
+   * acknowledged and then failed every later write and the next start. Pages freed by deletions and by
+   * refused changes stay in the database until a VACUUM: without one, a refusal left it over the limit for
+   * good, and the deletions that would make room were refused too.
+   */
+  private assertFits(): void {
+    const allowed = Math.max(this.maxBytes, this.sizeOnDisk);
+    if (this.db.size() <= allowed) return;
+    if (this.db.freePages() > 0) this.db.compact();
+    const size = this.db.size();
+    if (size <= allowed) return;
+    throw new DatabaseFullError(
+      `the database would be ${size} bytes, more than Storage.MaxDatabaseBytes (${this.maxBytes}); ` +
+        'delete devices (or lower Storage.SessionHistory) to make room',
+    );
+  }
+
+  /**
    * The database as it is in memory, written over the file (durably), standing for `writes`;
    * `write.renamed` tells whether the file at the name holds it, should the write fail after the rename.
    */
   private async writeWhole(writes: number, write: { renamed: boolean }): Promise<void> {
     this.assertOwner();
+    this.assertFits();
     const bytes = this.db.export();
     this.writing = true;
     try {
@@ -233,6 +267,7 @@ export class Persister {
     this.persistCount++;
     this.bytesWritten += bytes.length;
     this.writesOnDisk = writes;
+    this.sizeOnDisk = bytes.length;
     this.markWritten();
   }
 }

@@ -13,6 +13,7 @@ export function createStore(config: AppConfig, logger: Logger, bundleDir: string
     dataDir: config.Storage.DataDir,
     flushIntervalMs: config.Storage.FlushInterval,
     sessionHistory: config.Storage.SessionHistory,
+    maxDatabaseBytes: config.Storage.MaxDatabaseBytes,
     logger: storage,
     wasmBinary: requireAsset(SQL_WASM, bundleDir),
     ...(lock ? { assertOwner: writesOnlyWhileHeld(lock, config.Storage.DataDir, storage) } : {}),
