@@ -232,16 +232,21 @@ export class Persister {
 
   /**
    * Throws DatabaseFullError, before anything is exported, when memory's database is larger than
-   * Storage.MaxDatabaseBytes and than the file already is. The file is read whole into memory at every start
-   * (sql.js), and Node reads at most 2 GiB - 1 into one buffer: a change that took it past that was
-   * acknowledged and then failed every later write and the next start. Pages freed by deletions and by
-   * refused changes stay in the database until a VACUUM: without one, a refusal left it over the limit for
-   * good, and the deletions that would make room were refused too.
+   * Storage.MaxDatabaseBytes and than the file already is. The file is held whole in memory and read whole
+   * at every start (sql.js), and Node writes and reads at most 2 GiB - 1 in one call: the write of a change
+   * that took it past that failed with Node's `The value of "length" is out of range`. Pages freed by
+   * deletions and by refused changes stay in the database until a VACUUM: without one, that refusal left
+   * it over the limit for good, and every later write (the deletions that would make room, the clean stop)
+   * failed the same way.
    */
   private assertFits(): void {
-    const allowed = Math.max(this.maxBytes, this.sizeOnDisk);
-    if (this.db.size() <= allowed) return;
-    if (this.db.freePages() > 0) this.db.compact();
+    // Only a write that carries a change it can refuse (and undo) is held to the bound: telemetry and
+    // session counters were answered 200 already, and a row that grows by a few bytes may take a page
+    // more. Refused, they stayed in memory and failed every timed flush, and every write after them.
+    const allowed = this.unconfirmed.length > 0 ? Math.max(this.maxBytes, this.sizeOnDisk) : MAX_DATABASE_BYTES;
+    // Compacted whenever it is over the bound, not only when that refuses the write: a file written with
+    // free pages would raise the size it may keep.
+    if (this.db.size() > this.maxBytes && this.db.freePages() > 0) this.db.compact();
     const size = this.db.size();
     if (size <= allowed) return;
     throw new DatabaseFullError(

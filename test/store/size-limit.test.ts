@@ -16,7 +16,7 @@ import { answered, assertProblem } from '../support/problem.js';
 import { startService } from '../support/service.js';
 import { scratchDir } from '../support/tmp.js';
 import { adminToken } from '../support/tokens.js';
-import { device } from './helpers.js';
+import { device, onDisk } from './helpers.js';
 
 const LIMIT = 131_072;
 /** The largest capabilities a registration takes: 64 items of 64 control characters, 6 bytes each in the stored JSON. */
@@ -83,6 +83,34 @@ describe('Storage.MaxDatabaseBytes', () => {
       } finally {
         await store.close();
       }
+    } finally {
+      await dir.cleanup();
+    }
+  });
+
+  it('telemetry answered 200 is written even when it grows a file at the limit', async () => {
+    const dir = await scratchDir();
+    try {
+      const first = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger: silentLogger });
+      await Promise.all(Array.from({ length: 800 }, (_, i) => first.devices.insert(device(`dev-${i}`))));
+      await first.close();
+      const file = join(dir.path, 'voice-hub.db');
+      const before = statSync(file).size;
+      assert.ok(before > 65_536, `the file is ${before} bytes`);
+
+      const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger: silentLogger, maxDatabaseBytes: 65_536 });
+      try {
+        for (let i = 0; i < 800; i++) {
+          store.devices.updateTelemetry(`dev-${i}`, { status: 'x'.repeat(32), lastSeen: '2024-05-02T00:00:00.000Z', batteryLevel: 55.5, temperature: 41.25, memoryUsage: 63.5, cpuUsage: 12.75 });
+        }
+        await store.flush();
+        assert.ok(statSync(file).size > before, `the file is ${statSync(file).size} bytes, as before`);
+        // A registration, which it can refuse, still may not grow it.
+        await assert.rejects(store.devices.insert(device('one-more', { capabilities: CAPABILITIES })), (e: unknown) => isDomainError(e) && /^storage is full: /.test(e.message));
+      } finally {
+        await store.close();
+      }
+      assert.equal(await onDisk(dir.path, (s) => s.devices.get('dev-799')?.status), 'x'.repeat(32));
     } finally {
       await dir.cleanup();
     }
