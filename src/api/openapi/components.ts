@@ -155,5 +155,5 @@ export const PROBLEM = {
     },
   } as ResponseDoc,
   /** An operation whose change is on disk before its answer: with the data directory not writable (full, read-only) nothing changes. */
-  storage: { description: 'The database could not be written (data directory full or read-only); nothing was changed', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
+  storage: { description: 'The database could not be written (data directory full or read-only, or the file would grow past Storage.MaxDatabaseBytes); nothing was changed', ...problemJson, schema: ref('ProblemDetails') } as ResponseDoc,
 };
