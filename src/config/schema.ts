@@ -325,7 +325,7 @@ export const CONFIG_SCHEMA = {
         DataDir: str('./data', 'Folder of the database and the generated signing key (`/var/lib/voice-hub` under systemd).', { minLength: 1 }),
         FlushInterval: timeSpan('00:00:05', '00:00:00.0010000', TIMER_MAX, 'Telemetry (status, metrics, lastSeen, and the audioPacketsSent of running sessions) is written to disk at most this often.'),
         SessionHistory: int(100, 0, 100_000, 'Ended voice sessions kept in the database (those that ended first go first, in the order they ended, not by their clock time); every write rewrites the file, so a long history costs SD-card writes.'),
-        MaxDatabaseBytes: int(256 * MIB, 64 * 1024, 2 ** 31 - 1, 'Largest size of the database file: a write that would make it larger (a registration, a session) is refused with 503 `storage is full`. The whole file is held in memory (about three times its size in RSS) and read whole at every start, which cannot read one past 2 GiB - 1.'),
+        MaxDatabaseBytes: int(128 * MIB, 64 * 1024, 2 ** 31 - 1, 'Largest size of the database file: a write that would make it larger (a registration, a session) is refused with 503 `storage is full`. The whole file is held in memory (the RSS peaks at about 4.5 times its size while it is written) and read whole at every start, which cannot read one past 2 GiB - 1.'),
         MinFreeBytes: int(64 * MIB, 0, 1024 * 1024 * MIB, 'Free space in the data dir below which /health reports the database Degraded, before writes fail (0: not checked).'),
       },
     },
