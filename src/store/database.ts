@@ -116,9 +116,9 @@ export class SqlDb {
     return Number(this.one('PRAGMA page_count')?.page_count ?? 0) * Number(this.one('PRAGMA page_size')?.page_size ?? 0);
   }
 
-  /** Pages freed by deletions that stay in the file until a VACUUM. */
-  freePages(): number {
-    return Number(this.one('PRAGMA freelist_count')?.freelist_count ?? 0);
+  /** Bytes of the pages freed by deletions, which stay in the file until a VACUUM (and are reused first). */
+  freeBytes(): number {
+    return Number(this.one('PRAGMA freelist_count')?.freelist_count ?? 0) * Number(this.one('PRAGMA page_size')?.page_size ?? 0);
   }
 
   /**

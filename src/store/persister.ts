@@ -46,6 +46,9 @@ function changeOf(was: FileMark, now: FileMark | 'removed'): string | undefined 
  */
 export class DatabaseFullError extends Error {}
 
+const tooLarge = (size: number, maxBytes: number): DatabaseFullError =>
+  new DatabaseFullError(`the database would be ${size} bytes, more than Storage.MaxDatabaseBytes (${maxBytes}); delete devices (or lower Storage.SessionHistory) to make room`);
+
 interface Waiter {
   resolve(): void;
   reject(error: Error): void;
@@ -141,8 +144,26 @@ export class Persister {
    * reverting it when that persist fails.
    */
   commit(undo: () => void): Promise<void> {
-    this.unconfirmed.push(undo);
-    return this.persist();
+    // Judged change by change, before it joins a write: refused with the batch it was written in, a
+    // registration that did not fit took the concurrent deletions that would make room down with it, so
+    // registrations sent without pause (they need no credentials) kept every deletion from landing.
+    // Judged by what it holds, without its free pages, which the write compacts away (a VACUUM per
+    // refused registration of a flood was seconds of the service's time at the bound).
+    const held = this.db.size() - this.db.freeBytes();
+    if (held <= Math.max(this.maxBytes, this.sizeOnDisk)) {
+      this.unconfirmed.push(undo);
+      return this.persist();
+    }
+    try {
+      undo();
+    } catch (e) {
+      this.logger.critical(`reverting an unsaved change failed: ${errorText(e)}`);
+    }
+    const full = tooLarge(held, this.maxBytes);
+    const error = new DomainError('unavailable', `storage is full: ${full.message}`, undefined, full);
+    this.lastWrite = { ok: false, at: new Date().toISOString(), error: error.message };
+    this.failures.error(`writing ${this.file} failed; 1 unsaved change(s) reverted: ${error.message}`);
+    return Promise.reject(error);
   }
 
   /** Resolves once everything in memory now is on disk (at once when nothing changed). */
@@ -246,13 +267,9 @@ export class Persister {
     const allowed = this.unconfirmed.length > 0 ? Math.max(this.maxBytes, this.sizeOnDisk) : MAX_DATABASE_BYTES;
     // Compacted whenever it is over the bound, not only when that refuses the write: a file written with
     // free pages would raise the size it may keep.
-    if (this.db.size() > this.maxBytes && this.db.freePages() > 0) this.db.compact();
+    if (this.db.size() > this.maxBytes && this.db.freeBytes() > 0) this.db.compact();
     const size = this.db.size();
-    if (size <= allowed) return;
-    throw new DatabaseFullError(
-      `the database would be ${size} bytes, more than Storage.MaxDatabaseBytes (${this.maxBytes}); ` +
-        'delete devices (or lower Storage.SessionHistory) to make room',
-    );
+    if (size > allowed) throw tooLarge(size, this.maxBytes);
   }
 
   /**

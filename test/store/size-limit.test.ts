@@ -115,4 +115,32 @@ describe('Storage.MaxDatabaseBytes', () => {
       await dir.cleanup();
     }
   });
+
+  it('a deletion written with a registration that does not fit is not refused with it', async () => {
+    const dir = await scratchDir();
+    try {
+      const store = await openStore({ dataDir: dir.path, flushIntervalMs: 60_000, logger: silentLogger, maxDatabaseBytes: LIMIT });
+      try {
+        await store.devices.insert(device('small'));
+        let fits = true;
+        for (let i = 0; fits && i < 20; i++) fits = await store.devices.insert(device(`big-${i}`, { capabilities: CAPABILITIES })).then(() => true, () => false);
+        assert.equal(fits, false);
+        // A write under way: the two changes below wait for the next one, together.
+        const inFlight = store.settings.put('voice', { enableVoice: true });
+        const [late, deletion] = await Promise.allSettled([
+          store.devices.insert(device('late', { capabilities: CAPABILITIES })),
+          store.devices.delete('small'),
+        ]);
+        await inFlight;
+        assert.equal(late.status, 'rejected');
+        assert.match(String((late as PromiseRejectedResult).reason.message), FULL);
+        assert.deepEqual(deletion, { status: 'fulfilled', value: true });
+      } finally {
+        await store.close();
+      }
+      assert.deepEqual(await onDisk(dir.path, (s) => [s.devices.get('small'), s.devices.get('late')]), [undefined, undefined]);
+    } finally {
+      await dir.cleanup();
+    }
+  });
 });
