@@ -1,11 +1,11 @@
 // Device repository against a real database file: round trips across reopen, generations, conflicts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, open, tableRows } from './helpers.js';
+import { device, open, tableRows, folderLoss } from './helpers.js';
 import { scratchDir } from '../support/tmp.js';
 
 test('the database file is created on first start, in a data dir created with mode 0750', async () => {
@@ -58,7 +58,7 @@ test('devices are listed in the order they were registered, not by the clock tim
   // back (a bad source, an admin) and later forward. Ordered by registered_at, the list put each device
   // registered after a step back before those registered before it.
   const dir = await scratchDir();
-  const away = `${dir.path}-away`;
+  const loss = folderLoss(dir.path);
   try {
     let store = await open(dir.path);
     await store.devices.insert(device('dev-b', { registeredAt: '2026-12-03T19:00:00.000Z' }));
@@ -72,12 +72,10 @@ test('devices are listed in the order they were registered, not by the clock tim
     store = await open(dir.path);
     assert.deepEqual(store.devices.list().map((d) => d.id), registered);
     // A deletion the disk refuses is undone: the device is back in its place, not last.
-    await rename(dir.path, away);
-    await writeFile(dir.path, 'not a directory');
+    await loss.lose();
     await assert.rejects(store.devices.delete('dev-c'), (e: unknown) => isDomainError(e) && e.code === 'unavailable');
     assert.deepEqual(store.devices.list().map((d) => d.id), registered);
-    await unlink(dir.path);
-    await rename(away, dir.path);
+    await loss.mend();
     await store.devices.insert(device('dev-e', { registeredAt: '1999-01-01T00:00:00.000Z' }));
     await store.close();
 
@@ -85,8 +83,7 @@ test('devices are listed in the order they were registered, not by the clock tim
     assert.deepEqual(store.devices.list().map((d) => d.id), [...registered, 'dev-e']);
     await store.close();
   } finally {
-    await unlink(dir.path).catch(() => {});
-    await rename(away, dir.path).catch(() => {});
+    await loss.cleanup();
     await dir.cleanup();
   }
 });

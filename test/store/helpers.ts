@@ -1,6 +1,6 @@
 // Shared helpers for the storage tests: opening a store, reading what is on disk, sample records, file hashes.
 import { createHash } from 'node:crypto';
-import { cp, readFile } from 'node:fs/promises';
+import { cp, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
@@ -93,5 +93,27 @@ export function session(id: string, overrides: Partial<SessionRecord> = {}): Ses
     config: { audioFormat: 'opus', sampleRate: 16000, channels: 1, autoMode: true, serverUrl: 'ws://127.0.0.1:1/' },
     audioPacketsSent: 0,
     ...overrides,
+  };
+}
+
+/**
+ * The data folder lost the way an unmounted or replaced folder is: `lose()` puts a file where it was, so
+ * every write fails (ENOTDIR) until `mend()` brings it back; `cleanup()` mends whatever the test left.
+ */
+export function folderLoss(path: string): { lose(): Promise<void>; mend(): Promise<void>; cleanup(): Promise<void> } {
+  const away = `${path}-away`;
+  return {
+    async lose() {
+      await rename(path, away);
+      await writeFile(path, 'not a directory');
+    },
+    async mend() {
+      await unlink(path);
+      await rename(away, path);
+    },
+    async cleanup() {
+      await unlink(path).catch(() => {});
+      await rename(away, path).catch(() => {});
+    },
   };
 }

@@ -1,12 +1,12 @@
 // Storage.SessionHistory: only the newest ended sessions are kept, open ones never go, and a file that
 // grew under a larger limit shrinks when it is opened with a smaller one.
 import assert from 'node:assert/strict';
-import { rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/log/logger.js';
 import { openStore, type OpenedStore } from '../../src/store/index.js';
-import { device, onDisk, session } from './helpers.js';
+import { device, onDisk, session, folderLoss } from './helpers.js';
 import { isDomainError } from '../../src/errors.js';
 import { scratchDir } from '../support/tmp.js';
 
@@ -142,26 +142,23 @@ test("a device's deletion the disk refuses gives its sessions back in their plac
   // The records come back from the undo: put back as new rows, they counted as the last to end, and the
   // next prune kept them over sessions that ended after them.
   const dir = await scratchDir();
-  const away = `${dir.path}-away`;
+  const loss = folderLoss(dir.path);
   try {
     const store = await openWithHistory(dir.path, 2);
     await store.devices.insert(device('dev-x'));
     await store.devices.insert(device('dev-y'));
     await store.sessions.save({ ...ended(1), deviceId: 'dev-x' }, true);
     await store.sessions.save({ ...ended(2), deviceId: 'dev-y' }, true);
-    await rename(dir.path, away);
-    await writeFile(dir.path, 'not a directory');
+    await loss.lose();
     await assert.rejects(store.devices.delete('dev-x'), (e: unknown) => isDomainError(e) && e.code === 'unavailable');
-    await unlink(dir.path);
-    await rename(away, dir.path);
+    await loss.mend();
     await store.sessions.save({ ...ended(3), deviceId: 'dev-y' }, true);
     const all = ['ended-1', 'ended-2', 'ended-3'];
     assert.deepEqual(ids(store, all), ['ended-2', 'ended-3']);
     assert.deepEqual(await onDisk(dir.path, (s) => ids(s, all)), ['ended-2', 'ended-3']);
     await store.close();
   } finally {
-    await unlink(dir.path).catch(() => {});
-    await rename(away, dir.path).catch(() => {});
+    await loss.cleanup();
     await dir.cleanup();
   }
 });
@@ -170,56 +167,50 @@ test('an undone save gives the record back under a new rowid when a flush took i
   // With no history kept the ended record is pruned at once: its old rowid, the highest, is free again,
   // and the flush that runs meanwhile gives it to another record, which the undo must not collide with.
   const dir = await scratchDir();
-  const away = `${dir.path}-away`;
+  const loss = folderLoss(dir.path);
   try {
     const store = await openWithHistory(dir.path, 0);
     await store.sessions.save(session('open-x'), true);
     await store.sessions.save(session('open-a'), true);
-    await rename(dir.path, away);
-    await writeFile(dir.path, 'not a directory');
+    await loss.lose();
     const ending = store.sessions.save({ ...session('open-a'), state: 'Stopped', endTime: '2024-05-01T10:05:00.000Z', endReason: 'stopped' }, true);
     await store.sessions.save(session('open-b'));
     const flushed = store.flush();
     await assert.rejects(ending, (e: unknown) => isDomainError(e) && e.code === 'unavailable');
     await assert.rejects(flushed, (e: unknown) => isDomainError(e) && e.code === 'unavailable');
     assert.deepEqual(['open-x', 'open-a', 'open-b'].map((id) => store.sessions.get(id)?.state), ['Active', 'Active', 'Active']);
-    await unlink(dir.path);
-    await rename(away, dir.path);
+    await loss.mend();
     await store.flush();
     assert.deepEqual(await onDisk(dir.path, (s) => ['open-x', 'open-a', 'open-b'].map((id) => s.sessions.get(id)?.state)), ['Active', 'Active', 'Active']);
     await store.close();
   } finally {
-    await unlink(dir.path).catch(() => {});
-    await rename(away, dir.path).catch(() => {});
+    await loss.cleanup();
     await dir.cleanup();
   }
 });
 
 test("an undone device deletion gives its sessions back without replacing a record a flush wrote meanwhile", async () => {
   const dir = await scratchDir();
-  const away = `${dir.path}-away`;
+  const loss = folderLoss(dir.path);
   try {
     const store = await openWithHistory(dir.path, 10);
     await store.devices.insert(device('dev-x'));
     await store.devices.insert(device('dev-y'));
     await store.sessions.save(session('y-1', { deviceId: 'dev-y' }), true);
     await store.sessions.save(session('x-1', { deviceId: 'dev-x' }), true);
-    await rename(dir.path, away);
-    await writeFile(dir.path, 'not a directory');
+    await loss.lose();
     const deleting = store.devices.delete('dev-x');
     await store.sessions.save(session('y-2', { deviceId: 'dev-y' }));
     const flushed = store.flush();
     await assert.rejects(deleting, (e: unknown) => isDomainError(e) && e.code === 'unavailable');
     await assert.rejects(flushed, (e: unknown) => isDomainError(e) && e.code === 'unavailable');
     assert.deepEqual(['y-1', 'x-1', 'y-2'].map((id) => store.sessions.get(id)?.deviceId), ['dev-y', 'dev-x', 'dev-y']);
-    await unlink(dir.path);
-    await rename(away, dir.path);
+    await loss.mend();
     await store.flush();
     assert.deepEqual(await onDisk(dir.path, (s) => ['y-1', 'x-1', 'y-2'].map((id) => s.sessions.get(id)?.deviceId)), ['dev-y', 'dev-x', 'dev-y']);
     await store.close();
   } finally {
-    await unlink(dir.path).catch(() => {});
-    await rename(away, dir.path).catch(() => {});
+    await loss.cleanup();
     await dir.cleanup();
   }
 });

@@ -4,10 +4,10 @@
 // (ENOTDIR, like a vanished mount), or a directory squatting on the temp file's name (EISDIR).
 // The chmod 0555 variant runs when not root.
 import assert from 'node:assert/strict';
-import { chmod, mkdir, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rmdir } from 'node:fs/promises';
 import { test } from 'node:test';
 import { isDomainError } from '../../src/errors.js';
-import { device, onDisk, open, session } from './helpers.js';
+import { device, onDisk, open, session, folderLoss } from './helpers.js';
 import { openStore } from '../../src/store/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { scratchDir } from '../support/tmp.js';
@@ -21,15 +21,14 @@ const unavailable = (e: unknown): boolean => {
 
 test('with the data dir gone, writes are refused and undone; they work again once it is back', async () => {
   const dir = await scratchDir();
-  const away = `${dir.path}-away`;
+  const loss = folderLoss(dir.path);
   try {
     const store = await open(dir.path);
     await store.devices.insert(device('dev-a', { tokenGeneration: 2 }));
     await store.settings.put('voice', { enableVoice: true });
     await store.check();
 
-    await rename(dir.path, away);
-    await writeFile(dir.path, 'not a directory');
+    await loss.lose();
 
     await assert.rejects(store.devices.insert(device('dev-b', { tokenGeneration: 7 })), unavailable);
     assert.equal(store.devices.get('dev-b'), undefined);
@@ -49,15 +48,13 @@ test('with the data dir gone, writes are refused and undone; they work again onc
 
     await assert.rejects(store.check(), new RegExp(`data dir ${dir.path} is not writable: ENOTDIR`));
 
-    await unlink(dir.path);
-    await rename(away, dir.path);
+    await loss.mend();
     await store.check();
     await store.devices.insert(device('dev-b'));
     assert.deepEqual(await onDisk(dir.path, (s) => s.devices.list().map((d) => d.id)), ['dev-a', 'dev-b']);
     await store.close();
   } finally {
-    await unlink(dir.path).catch(() => {});
-    await rename(away, dir.path).catch(() => {});
+    await loss.cleanup();
     await dir.cleanup();
   }
 });
