@@ -87,7 +87,8 @@ export const HEALTH = command({
   options: {
     url: {
       kind: 'url',
-      describe: "the service's address, e.g. http://127.0.0.1:5000 or http://127.0.0.1:5000/health (default: this box's configured host and port); not with --config or configuration keys",
+      zone: true,
+      describe: "the service's address, e.g. http://127.0.0.1:5000 or http://127.0.0.1:5000/health, a link-local one as http://[fe80::1%25eth0]:5000 (default: this box's configured host and port); not with --config or configuration keys",
     },
   },
   config: {

@@ -12,6 +12,7 @@ import { exitCodeFor, formatHealthTable } from '../health/table.js';
 import { INVALID_HOST_TEXT } from '../http/gate.js';
 import { stripEnds } from '../trim.js';
 import { urlHost } from '../url-host.js';
+import { splitZone, withZone } from '../zoned-url.js';
 import { shownName } from '../config/shown.js';
 import { usageError } from './command.js';
 import { HEALTH } from './commands.js';
@@ -69,7 +70,7 @@ async function askHealth(url: string, timeoutMs: number, stop: AbortController, 
   if (!report && res.status === 400 && body.bytes.toString('utf8') === INVALID_HOST_TEXT) {
     return {
       code: EXIT_UNREACHABLE,
-      text: `${shown} refused the host name ${new URL(target).hostname}: the service's AllowedHosts does not list it; ` +
+      text: `${shown} refused the host name ${new URL(splitZone(target).text).hostname}: the service's AllowedHosts does not list it; ` +
         'ask with --url naming a listed host\n',
     };
   }
@@ -149,10 +150,11 @@ export function printable(text: string): string {
 /** `url` without its user name and password, as it may be shown. */
 function withoutCredentials(url: string): string {
   try {
-    const u = new URL(url);
+    const { text, zone } = splitZone(url);
+    const u = new URL(text);
     u.username = '';
     u.password = '';
-    return u.href;
+    return withZone(u.href, zone);
   } catch {
     return url;
   }
@@ -165,13 +167,15 @@ function withoutCredentials(url: string): string {
  * password is bad usage: /health asks for none.
  */
 export function healthUrlFrom(given: string): string {
-  const url = new URL(given);
+  // A link-local address's zone (`http://[fe80::1%25eth0]:5000`) is kept for the request to dial.
+  const { text, zone } = splitZone(given);
+  const url = new URL(text);
   if (url.username || url.password) {
     throw usageError(HEALTH, [`--url must not hold a user name or password (/health asks for none): give ${shownUrl(given)}`]);
   }
   const path = stripEnds(url.pathname, '/', false);
   url.pathname = /\/health$/i.test(path) ? path : `${path}/health`;
-  return url.href;
+  return withZone(url.href, zone);
 }
 
 /**

@@ -15,6 +15,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Readable } from 'node:stream';
 import tls from 'node:tls';
+import { splitZone, zonedAddress } from '../zoned-url.js';
 
 export interface ToolRequestInit {
   method?: string;
@@ -29,10 +30,12 @@ export interface ToolRequestInit {
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
 export function toolRequest(url: string | URL, init: ToolRequestInit = {}): Promise<Response> {
-  const target = new URL(url);
+  // A link-local address's zone (`[fe80::1%25eth0]`) is dialled, never sent: the Host header has none.
+  const { text, zone } = splitZone(String(url));
+  const target = new URL(text);
   const method = (init.method ?? 'GET').toUpperCase();
   const body = init.body === undefined ? undefined : typeof init.body === 'string' ? Buffer.from(init.body) : Buffer.from(init.body as ArrayBuffer);
-  const headers: Record<string, string> = { ...init.headers };
+  const headers: Record<string, string> = { ...(zone === undefined ? {} : { host: target.host }), ...init.headers };
   // As fetch does: a length for every request that may carry a body, so none goes out chunked.
   if (body !== undefined || (method !== 'GET' && method !== 'HEAD')) headers['content-length'] = String(body?.length ?? 0);
   const signal = init.signal;
@@ -43,7 +46,8 @@ export function toolRequest(url: string | URL, init: ToolRequestInit = {}): Prom
       return reject(new TypeError('request failed', { cause: new Error(`not an http(s) URL: ${target.protocol}`) }));
     }
     // No pooled connection: a tool makes a few requests, and a kept-alive socket would hold its process open.
-    const req = client.request(target, { method, headers, agent: init.agent ?? false });
+    const dialled = zone === undefined ? {} : { hostname: zonedAddress(target.hostname, zone) };
+    const req = client.request(target, { method, headers, agent: init.agent ?? false, ...dialled });
     const onAbort = (): void => {
       req.destroy();
       reject(signal!.reason);

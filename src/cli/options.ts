@@ -4,6 +4,7 @@
 // `--port abc` null, `--port=` 0 and fill a default in for a `--port` with no value.
 import { closest } from '../config/spelling.js';
 import { publicServerUrl } from '../upstream/public-url.js';
+import { splitZone } from '../zoned-url.js';
 
 interface Common {
   describe: string;
@@ -13,7 +14,7 @@ interface Common {
 export type OptionSpec =
   | (Common & { kind: 'string'; default?: string })
   /** An http:// or https:// address. */
-  | (Common & { kind: 'url'; default?: string })
+  | (Common & { kind: 'url'; default?: string; /** Takes an IPv6 zone (`[fe80::1%25eth0]`), which the command dials itself. */ zone?: boolean })
   | (Common & { kind: 'integer'; default?: number; min?: number; max?: number })
   /** A decimal number (`1.5`, `1e3`); `above` is an exclusive lower bound. */
   | (Common & { kind: 'number'; default?: number; above?: number; min?: number; max?: number })
@@ -70,7 +71,7 @@ export function readOption(name: string, spec: OptionSpec, raw: unknown): Read<u
     case 'string':
       return text;
     case 'url':
-      return readUrl(name, v);
+      return readUrl(name, v, spec.zone ?? false);
     case 'integer': {
       if (!/^[+-]?\d+$/.test(v.trim())) return bad(`--${name} needs a whole number, not '${v}'`);
       const n = Number(v);
@@ -95,10 +96,10 @@ export function readOption(name: string, spec: OptionSpec, raw: unknown): Read<u
   }
 }
 
-function readUrl(name: string, v: string): Read<string> {
+function readUrl(name: string, v: string, zone: boolean): Read<string> {
   let url: URL;
   try {
-    url = new URL(v);
+    url = new URL(zone ? splitZone(v).text : v);
   } catch {
     // Unparsed, its user info and query cannot be told from the rest: `http//user:password@host`, `http:/x?access_token=`.
     const shown = v.includes('@') ? 'an address with an @ (not quoted: it may hold a password)' : v.includes('?') ? 'an address with a ? (not quoted: its query may hold a token)' : `'${v}'`;

@@ -8,11 +8,15 @@
 // a URL with one), so it names nothing a reader could use. What remains tells an operator which server
 // and endpoint were used, which is all a reader of these places needs.
 
+import { splitZone, withZone } from '../zoned-url.js';
+
 /** `ws://user:pw@host:5050/voice?token=x#f` -> `ws://host:5050/voice`. Idempotent. */
 export function publicServerUrl(url: string): string {
   try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
+    // A zone (`[fe80::1%25eth0]`), which URL parsers refuse, is kept: it names where the address is.
+    const { text, zone } = splitZone(url);
+    const u = new URL(text);
+    return withZone(`${u.protocol}//${u.host}${u.pathname}`, zone);
   } catch {
     // Never the text itself: an unparsable value may still hold a secret.
     return '(invalid URL)';

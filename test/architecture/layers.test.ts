@@ -54,6 +54,7 @@ const LAYER_OF: Record<string, Layer> = {
   'opus-format.ts': 'foundation', // the Opus rates and channel counts, which configuration validates against
   'message-cost.ts': 'foundation', // how the hub's budgets count a message, which configuration describes
   'url-host.ts': 'foundation', // a host as a URL writes it (listeners, the echo server, the broker's label)
+  'zoned-url.ts': 'foundation', // IPv6 zones in URLs, which URL parsers refuse (the tools' requests, shown URLs)
   'monotonic-clock.ts': 'foundation', // durations without loading perf_hooks
   'bounded-file.ts': 'foundation', // reading a file the configuration names, bounded (configuration, certificates)
   'path-entry.ts': 'foundation', // what is at a path itself, a link not followed (configuration file, data files)

@@ -8,12 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { MAX_ANSWER_BYTES } from '../../src/cli/bounded-answer.js';
-import { healthCommand, printable } from '../../src/cli/health.js';
+import { healthCommand, healthUrlFrom, localHealthUrl, printable } from '../../src/cli/health.js';
 import { checkProperty } from '../hardening/property.js';
 import { endlessAnswer } from '../support/endless-answer.js';
 import { runBundle, startService } from '../support/service.js';
 import { withTimeout } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
+import os from 'node:os';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -262,3 +263,38 @@ describe('health against a service whose AllowedHosts does not list the name ask
   });
 });
 
+
+/** A link-local IPv6 address of this machine with its interface (`fe80::...%eth0`), if it has one (loopback has none). */
+function linkLocal(): string | undefined {
+  for (const [name, addresses] of Object.entries(os.networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv6' && a.address.startsWith('fe80:'));
+    if (found) return `${found.address}%${name}`;
+  }
+  return undefined;
+}
+
+// A service on a link-local address (`Server.Host fe80::1%eth0`): `health` said "not reachable at
+// (invalid URL): Invalid URL" (exit 3) of it, and `--url http://[fe80::1%25eth0]:5000` was bad usage
+// (exit 64): Node's URL refuses any zone. The start-up line named `http://[fe80::1%eth0]:5000`, a URL
+// without the `%25` RFC 6874 asks for.
+describe('health of a service on a link-local IPv6 address (a zone: in a URL, [fe80::1%25eth0])', () => {
+  it('the address asked keeps the zone, written %25', () => {
+    assert.equal(localHealthUrl('fe80::1%eth0', 5000), 'http://[fe80::1%25eth0]:5000/health');
+    assert.equal(healthUrlFrom('http://[FE80::1%25eth0]:5000'), 'http://[fe80::1%25eth0]:5000/health');
+    assert.equal(healthUrlFrom('http://[fe80::1%25eth0]:5000/health'), 'http://[fe80::1%25eth0]:5000/health');
+  });
+
+  it('the start-up line names a usable URL, and health asks the service by it and by its configuration', { skip: linkLocal() === undefined && 'no link-local IPv6 address here' }, async () => {
+    const host = linkLocal()!;
+    const service = await startService({ flags: { 'Server.Host': host } });
+    const url = `http://[${host.replace('%', '%25')}]:${service.port}`;
+    assert.ok(service.logs.some((l) => l.endsWith(`listening on ${url}`)), service.logs.join('\n'));
+    const configured = await runBundle(['health'], { Server__Host: host, Server__Port: String(service.port) });
+    const given = await runBundle(['health', '--url', url]);
+    // Unhealthy: no voice server listens at the test configuration's ServerUrl; the table is the service's report.
+    for (const res of [configured, given]) {
+      assert.deepEqual({ code: res.code, stderr: res.stderr }, { code: 2, stderr: '' });
+      assert.match(res.stdout, /^Overall: Unhealthy .*\n\nCOMPONENT .*\nvoice-service +Unhealthy /);
+    }
+  });
+});
