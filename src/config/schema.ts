@@ -198,7 +198,7 @@ export const CONFIG_SCHEMA = {
       description: 'The upstream voice server and voice sessions.',
       additionalProperties: false,
       properties: {
-        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). Shown (in `/health`, session records, `config check`, problem lines and a quoted command line) as scheme, host, port and path at most: a key may be given in its user info or query.', {
+        ServerUrl: str('ws://127.0.0.1:5050/voice', 'Upstream voice server; the default is the built-in echo server (`voice-hub echo-server`). A link-local server is named with its interface as RFC 6874 writes it (`ws://[fe80::1%25eth0]:5050/voice`). Shown (in `/health`, session records, `config check`, problem lines and a quoted command line) as scheme, host, port and path at most: a key may be given in its user info or query.', {
           format: 'ws-url',
           'x-public-form': 'url',
           'x-expected': 'must be a ws:// or wss:// URL without a fragment',

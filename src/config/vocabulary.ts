@@ -4,6 +4,7 @@
 // names ajv.ts writes into that code). So a time span means the same in a configuration file, in
 // PUT /api/config/device and in either form.
 import { allowedHostEntry, allowedHostTexts } from '../host-names.js';
+import { splitZone } from '../zoned-url.js';
 import type { TimeSpanBounds } from './schema.js';
 import { parseTimeSpan } from './timespan.js';
 
@@ -24,7 +25,8 @@ export function isWebSocketUrl(text: string): boolean {
   // character), so its presence is the test, an empty fragment included.
   if (text.includes('#')) return false;
   try {
-    const url = new URL(text);
+    // A link-local server's zone (`[fe80::1%25eth0]`), which URL parsers refuse, is dialled (upstream/websocket.ts).
+    const url = new URL(splitZone(text).text);
     return (url.protocol === 'ws:' || url.protocol === 'wss:') && url.hostname !== '';
   } catch {
     return false;

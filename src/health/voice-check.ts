@@ -68,7 +68,7 @@ async function probe(options: VoiceCheckOptions, shown: string): Promise<CheckRe
     try {
       const target = upstreamTarget(options.serverUrl, options.apiKey);
       address = target.address;
-      ws = new WebSocketClient(address, upstreamClientOptions(target.authorization, options.ca));
+      ws = new WebSocketClient(address, upstreamClientOptions(target.authorization, options.ca, undefined, target.zoned));
     } catch (e) {
       finish(unhealthy(connectionErrorText(e))); // an invalid URL throws synchronously
       return;

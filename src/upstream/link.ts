@@ -224,7 +224,7 @@ export class UpstreamVoiceLink {
       try {
         const target = upstreamTarget(url, apiKey);
         address = target.address;
-        socket = new WebSocketClient(address, { ...upstreamClientOptions(target.authorization, ca, maxFrameBytes), autoPong: false });
+        socket = new WebSocketClient(address, { ...upstreamClientOptions(target.authorization, ca, maxFrameBytes, target.zoned), autoPong: false });
       } catch (e) {
         reject(new Error(`invalid upstream URL: ${errorText(e)}`));
         return;

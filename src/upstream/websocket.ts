@@ -3,7 +3,10 @@
 // silent never uses. Once loaded it stays (a second import is the same module). And the options of every
 // connection we open to VoiceService.ServerUrl.
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
+import net from 'node:net';
 import type WebSocket from 'ws';
+import { splitZone, zonedAddress } from '../zoned-url.js';
 import { percentDecoded, publicServerUrl } from './public-url.js';
 
 let loading: Promise<typeof WebSocket> | undefined;
@@ -23,9 +26,15 @@ export const UPSTREAM_MAX_MESSAGE_BYTES = 1024 * 1024;
  * 100 MiB from a few hundred KB of compressed frames. Redirects are not followed: the key goes where
  * the configuration says, nowhere else.
  */
-export function upstreamClientOptions(authorization: string | undefined, ca: WebSocket.ClientOptions['ca'] | undefined, maxMessageBytes = UPSTREAM_MAX_MESSAGE_BYTES): WebSocket.ClientOptions {
+export function upstreamClientOptions(
+  authorization: string | undefined,
+  ca: WebSocket.ClientOptions['ca'] | undefined,
+  maxMessageBytes = UPSTREAM_MAX_MESSAGE_BYTES,
+  zoned?: ZonedTarget,
+): WebSocket.ClientOptions {
   return {
     headers: authorization ? { Authorization: authorization } : {},
+    ...(zoned === undefined ? {} : { createConnection: zonedConnection(zoned) }),
     ...(ca ? { ca } : {}),
     maxPayload: maxMessageBytes,
     perMessageDeflate: false,
@@ -39,19 +48,54 @@ export function upstreamClientOptions(authorization: string | undefined, ca: Web
  * and decoded first: `ws` would send it as written, percent-escapes and all (RFC 7617 credentials are the
  * decoded text, so a password holding `@` or `:` never matched), and beside our Bearer header as a second one.
  */
-export function upstreamTarget(url: string, apiKey: string): { address: string; authorization: string | undefined } {
+/** The zone of a link-local server's address (`eth0` of `[fe80::1%25eth0]`), and whether it is `wss://`. */
+export interface ZonedTarget {
+  readonly zone: string;
+  readonly secure: boolean;
+}
+
+export function upstreamTarget(url: string, apiKey: string): { address: string; authorization: string | undefined; zoned: ZonedTarget | undefined } {
+  // A link-local server's zone (`ws://[fe80::1%25eth0]:5050/voice`), which `ws`' URL parser refuses, is
+  // taken out here and dialled by upstreamClientOptions (the Host header carries none).
+  const { text, zone } = splitZone(url);
   let u: URL;
   try {
-    u = new URL(url);
+    u = new URL(text);
   } catch {
     // The client names the bad URL in its own error.
-    return { address: url, authorization: apiKey ? `Bearer ${apiKey}` : undefined };
+    return { address: url, authorization: apiKey ? `Bearer ${apiKey}` : undefined, zoned: undefined };
   }
-  if (!u.username && !u.password) return { address: url, authorization: apiKey ? `Bearer ${apiKey}` : undefined };
+  const zoned = zone === undefined ? undefined : { zone, secure: u.protocol === 'wss:' };
+  if (!u.username && !u.password) return { address: text, authorization: apiKey ? `Bearer ${apiKey}` : undefined, zoned };
   const basic = Buffer.from(`${percentDecoded(u.username)}:${percentDecoded(u.password)}`).toString('base64');
   u.username = '';
   u.password = '';
-  return { address: u.href, authorization: apiKey ? `Bearer ${apiKey}` : `Basic ${basic}` };
+  return { address: u.href, authorization: apiKey ? `Bearer ${apiKey}` : `Basic ${basic}`, zoned };
+}
+
+/**
+ * `ws`' createConnection for an address with a zone: it dials `fe80::1%eth0` where `ws` would dial
+ * `fe80::1`, which names no interface. Over TLS no name goes in SNI (an address is never sent there), and
+ * the certificate is checked against the address without its zone, as it would be named in one.
+ */
+function zonedConnection({ zone, secure }: ZonedTarget): NonNullable<WebSocket.ClientOptions['createConnection']> {
+  return (given) => {
+    // What `ws` hands over: its request options, `host` the address without brackets or zone.
+    const options = given as net.TcpNetConnectOpts & { path?: string };
+    const host = options.host ?? '';
+    const dialled = zonedAddress(host, zone);
+    // `path` is the request's, not a socket path (ws clears it the same way).
+    if (!secure) return net.connect({ ...options, host: dialled, path: undefined } as net.TcpNetConnectOpts);
+    // Required here, not imported: node:tls is loaded by `ws` (by then loaded), not at start.
+    const tls = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+    return tls.connect({
+      ...(options as import('node:tls').ConnectionOptions),
+      host: dialled,
+      path: undefined,
+      servername: '',
+      checkServerIdentity: (_name, cert) => tls.checkServerIdentity(host, cert),
+    });
+  };
 }
 
 /**

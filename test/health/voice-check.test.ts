@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { createVoiceServiceCheck } from '../../src/health/checks.js';
 import { UPSTREAM_MAX_MESSAGE_BYTES } from '../../src/upstream/websocket.js';
+import { testConfig } from '../support/service.js';
 import { tmpDir } from '../support/tmp.js';
 import { waitUntil } from '../support/wait.js';
 import { freePort } from '../support/ports.js';
@@ -215,5 +217,61 @@ describe('voice-service check', () => {
     await waitUntil(() => closedAt > 0, 'the probe to drop the connection', 5000, 10);
     // Cut off as the reads pass 4,096 fragments: milliseconds, where the close grace is 2,000 ms.
     assert.ok(closedAt - verdictAt < 1000, `the probe held the connection ${Math.round(closedAt - verdictAt)} ms`);
+  });
+});
+
+/** A link-local IPv6 address of this machine and its interface (`fe80::...`, `eth0`), if it has one (loopback has none). */
+function linkLocal(): { address: string; zone: string } | undefined {
+  for (const [zone, addresses] of Object.entries(os.networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv6' && a.address.startsWith('fe80:'));
+    if (found) return { address: found.address, zone };
+  }
+  return undefined;
+}
+
+// A voice server on a link-local address, `ws://[fe80::1%25eth0]:5050/voice` (RFC 6874): the configuration
+// refused it ("must be a ws:// or wss:// URL without a fragment") and `ws` could not parse it: URL parsers
+// refuse any zone. The zone picks the interface; the Host header carries none.
+describe('voice-service check of a server on a link-local address (a zone)', () => {
+  it('the configuration takes such a ServerUrl', () => {
+    const { loaded } = testConfig({ flags: { 'VoiceService.ServerUrl': 'ws://[fe80::1%25eth0]:5050/voice' } });
+    assert.equal(loaded.config.VoiceService.ServerUrl, 'ws://[fe80::1%25eth0]:5050/voice');
+  });
+
+  it('is Healthy, dialled through the zone, shown with it, the Host without it', { skip: linkLocal() === undefined && 'no link-local IPv6 address here' }, async () => {
+    const { address, zone } = linkLocal()!;
+    const wss = new WebSocketServer({ host: `${address}%${zone}`, port: 0 });
+    await new Promise((r) => wss.once('listening', r));
+    after(() => new Promise<void>((r) => wss.close(() => r())));
+    const hosts: (string | undefined)[] = [];
+    const auths: (string | undefined)[] = [];
+    wss.on('connection', (_socket, req) => {
+      hosts.push(req.headers.host);
+      auths.push(req.headers.authorization);
+    });
+    const port = (wss.address() as net.AddressInfo).port;
+    const serverUrl = `ws://[${address}%25${zone}]:${port}/voice`;
+    const result = await createVoiceServiceCheck({ ...base, serverUrl })();
+    assert.deepEqual({ status: result.status, description: result.description }, { status: 'Healthy', description: `WebSocket connection to ${serverUrl} opened` });
+    assert.deepEqual({ hosts, auths }, { hosts: [`[${address}]:${port}`], auths: ['Bearer upstream-key'] });
+  });
+
+  it('over TLS: the certificate is checked against the address without its zone', { skip: linkLocal() === undefined && 'no link-local IPv6 address here' }, async () => {
+    const { address, zone } = linkLocal()!;
+    const dir = tmpDir();
+    const key = path.join(dir, 'key.pem');
+    const cert = path.join(dir, 'cert.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1',
+      '-subj', '/CN=voice', '-addext', `subjectAltName=IP:${address}`], { stdio: 'pipe' });
+    const server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) });
+    const wss = new WebSocketServer({ server });
+    await new Promise<void>((r) => server.listen(0, `${address}%${zone}`, r));
+    after(() => {
+      wss.close();
+      server.close();
+    });
+    const serverUrl = `wss://[${address}%25${zone}]:${(server.address() as net.AddressInfo).port}/voice`;
+    const trusted = await createVoiceServiceCheck({ ...base, serverUrl, ca: readFileSync(cert) })();
+    assert.deepEqual({ status: trusted.status, description: trusted.description }, { status: 'Healthy', description: `WebSocket connection to ${serverUrl} opened` });
   });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { test } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { DomainError } from '../../src/errors.js';
@@ -17,8 +18,8 @@ const START = { sessionId: 's1', deviceId: 'd1', userId: 'u1', audioFormat: 'opu
 const PACKET = Uint8Array.from([0x48, 1, 2, 3]);
 
 /** A scriptable upstream: records headers and frames of each connection. */
-async function upstream(port = 0) {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port });
+async function upstream(port = 0, host = '127.0.0.1') {
+  const wss = new WebSocketServer({ host, port });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   const conns: { headers: IncomingHttpHeaders; frames: Record<string, unknown>[]; socket: WebSocket; closeCode?: number }[] = [];
   wss.on('connection', (socket, req) => {
@@ -420,4 +421,28 @@ test('pauseReading holds upstream frames back until reading resumes; a paused li
   await l.close();
   assert.ok(performance.now() - started < 900, 'the close handshake was read, not cut off after the grace period');
   await waitUntil(() => server.conns[0]!.closeCode === 1000, 'a 1000 close');
+});
+
+/** A link-local IPv6 address of this machine and its interface (`fe80::...`, `eth0`), if it has one (loopback has none). */
+function linkLocal(): { address: string; zone: string } | undefined {
+  for (const [zone, addresses] of Object.entries(os.networkInterfaces())) {
+    const found = addresses?.find((a) => a.family === 'IPv6' && a.address.startsWith('fe80:'));
+    if (found) return { address: found.address, zone };
+  }
+  return undefined;
+}
+
+// `ws://[fe80::1%25eth0]:5050/voice` (RFC 6874): ws' URL parser refused the zone ("Invalid URL"), and the
+// address without it names no interface. The session's link dials it; the Host header names no zone.
+test('a link-local server with its zone: the link opens and sends start, the Host without the zone', { skip: linkLocal() === undefined && 'no link-local IPv6 address here' }, async (t) => {
+  const { address, zone } = linkLocal()!;
+  const server = await upstream(0, `${address}%${zone}`);
+  t.after(() => server.close());
+  const { l, failures } = link(`ws://[${address}%25${zone}]:${server.port}/voice`);
+  await l.connect();
+  assert.deepEqual({ state: l.state, failures }, { state: 'Open', failures: [] });
+  await waitUntil(() => server.conns[0]?.frames.length === 1, 'the start frame');
+  assert.equal(server.conns[0]!.headers.host, `[${address}]:${server.port}`);
+  assert.deepEqual(server.conns[0]!.frames[0], { type: 'start', ...START });
+  await l.close();
 });
