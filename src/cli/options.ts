@@ -97,6 +97,11 @@ export function readOption(name: string, spec: OptionSpec, raw: unknown): Read<u
 }
 
 function readUrl(name: string, v: string, zone: boolean): Read<string> {
+  // An http address all the same, which this command cannot dial (its clients take no zone): said so,
+  // rather than that it is no http address.
+  if (!zone && splitZone(v).zone !== undefined) {
+    return bad(`--${name} cannot name a link-local address with its interface (${publicServerUrl(v)}): give the service's IPv4, ULA or global IPv6 address, or its name`);
+  }
   let url: URL;
   try {
     url = new URL(zone ? splitZone(v).text : v);

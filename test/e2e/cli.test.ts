@@ -242,6 +242,8 @@ describe('missing and repeated values, mistyped command options: exit 64; mistyp
     [['simulate', '--protocol', 'jsn'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'jsn' (did you mean json?)"],
     [['simulate', '--protocol', 'msgpack'], 'voice-hub simulate', "--protocol must be json or messagepack, not 'msgpack'"],
     [['simulate', '--url', 'ftp://host'], 'voice-hub simulate', "--url needs an http:// or https:// address such as http://127.0.0.1:5000, not 'ftp://host'"],
+    // An http address all the same: it said "needs an http:// or https:// address ..., not 'http://[fe80::1%25eth0]:5000'".
+    [['simulate', '--url', 'http://u:pw@[fe80::1%25eth0]:5000/?token=abc'], 'voice-hub simulate', "--url cannot name a link-local address with its interface (http://[fe80::1%25eth0]:5000/): give the service's IPv4, ULA or global IPv6 address, or its name"],
   ];
   for (const [args, who, problem] of cases) {
     it(args.join(' '), () => assertUsage(args, who, [problem]));
