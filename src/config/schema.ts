@@ -354,6 +354,10 @@ export const CONFIG_SCHEMA = {
         // So that one host cannot take all of those places (twenty hosts are needed now): a device holds
         // one connection, a dashboard a few, and `voice-hub simulate` at its most (500 devices) fits.
         MaximumConnectionsPerAddress: int(512, 0, 1_000_000, 'Hub connections one client address may hold at once (an IPv6 client: its /64 prefix), upgrades being authenticated included; a WebSocket upgrade beyond it is refused with 429 and Retry-After. 0: no limit (behind a reverse proxy every client has the proxy\'s address).'),
+        // Each connection may leave 1 MiB unread before it is closed as too slow; 500 connections of one
+        // device token that never read held 170 MB of a 1 GB Pi that way. Voice fan-out to 300 members
+        // each 64 KiB behind (ASP.NET Core's pause threshold) is 19 MiB: well inside the default.
+        MaximumUnsentBytes: int(32 * MIB, 64 * 1024, 1024 * MIB, 'Bytes waiting to be sent to all hub connections together (queued because their clients read slowly); while more wait, a connection with more than 64 KiB of them is closed as too slow (`client too slow to receive messages.`) at its next message, whatever its own limit (1 MiB).'),
         KeepAliveInterval: timeSpan('00:00:15', '00:00:00.0010000', TIMER_MAX, 'A ping is sent when nothing else was sent for this long.'),
         ClientTimeout: timeSpan('00:00:30', '00:00:00.0010000', TIMER_MAX, 'A client that sent nothing for this long is disconnected, once it has sent a ping: as in ASP.NET Core the timeout starts with its first ping, so a client that never pings (older clients, simple firmware) is kept while it listens; the WebSocket layer ends a socket that delivered nothing for 16 minutes (unless this is over 940 s).'),
         // Budgets per connection: a frame of millions of tiny messages must not cost memory or

@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.js';
 import type { ThrottledLog } from '../log/throttled.js';
 import type { HubProtocol, ProtocolName } from './messages.js';
 import type { MessageBudget } from './rate-limit.js';
+import type { UnsentAccount } from './unsent-account.js';
 
 /**
  * Disconnected: stateful reconnect only, the socket is gone and the connection waits for the client to
@@ -50,6 +51,8 @@ export interface ConnectionEnv {
   /** What anonymous connections spend per client address (reader.ts charges it). */
   readonly addressBudgets: AddressBudgets;
   readonly protocols: Readonly<Record<ProtocolName, HubProtocol>>;
+  /** What the transport holds unsent for all connections together (Hub.MaximumUnsentBytes). */
+  readonly unsent: UnsentAccount;
   readonly now: () => number;
   /** The connection ended for good (not a drop it may come back from): the hub forgets it. */
   readonly ended: (connection: HubConnection) => void;

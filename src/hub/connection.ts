@@ -59,6 +59,8 @@ export class HubConnection {
    * (a replay may be all of Hub.StatefulReconnectBufferSize, up to 16 MiB).
    */
   private replayAllowance = 0;
+  /** What the transport held when last asked, as the hub's account of unsent bytes has it (unsent-account.ts). */
+  private observedUnsent = 0;
   readonly context: HubCallContext;
 
   constructor(
@@ -198,6 +200,11 @@ export class HubConnection {
     this.afterSend(this.socket.send(data, protocol.binary));
   }
 
+  /** The transport wrote some of what it held for `socket`: the hub's account follows. */
+  transportDrained(socket: HubSocket): void {
+    if (socket === this.socket && !this.isClosed()) this.observedUnsent = this.env.unsent.move(this.observedUnsent, socket.bufferedAmount());
+  }
+
   /** The transport dropped a frame it had accepted (its back-pressure limit): the client is too slow. */
   transportDropped(): void {
     this.closeTooSlow();
@@ -225,8 +232,9 @@ export class HubConnection {
       this.close(ErrorText.connectionError, true);
       return;
     }
-    if (this.overTransportBound()) {
-      this.closeTooSlow();
+    const slow = this.slowness();
+    if (slow) {
+      this.closeTooSlow(slow);
       return;
     }
     // A ping only when nothing else went out: any message resets the client's server timeout.
@@ -271,6 +279,8 @@ export class HubConnection {
     if (this.stateful && dropped && this.stateValue === ConnectionState.Connected) {
       this.stateValue = ConnectionState.Disconnected;
       this.disconnectedAt = this.env.now();
+      // What the socket held went with it.
+      this.observedUnsent = this.env.unsent.move(this.observedUnsent, 0);
       // Bytes read and not handled yet are dropped: the client sends every unacknowledged message again.
       this.reader?.clear();
       return true;
@@ -323,6 +333,7 @@ export class HubConnection {
 
   private markClosed(): void {
     this.stateValue = ConnectionState.Closed;
+    this.observedUnsent = this.env.unsent.move(this.observedUnsent, 0);
     this.reader?.clear();
     this.pending = EMPTY;
     this.stateful?.clear();
@@ -447,23 +458,34 @@ export class HubConnection {
     this.env.counters.messagesSent++;
     if (taken === FrameTaken.Joined && this.replayAllowance === 0) return;
     this.lastSentAt = this.env.now();
-    if (taken === FrameTaken.Refused || this.overTransportBound()) this.closeTooSlow();
+    const slow = taken === FrameTaken.Refused ? 'own' : this.slowness();
+    if (slow) this.closeTooSlow(slow);
   }
 
-  /** The transport holds more than a client that reads may leave unread (a reconnect's replay aside, until it drained). */
-  private overTransportBound(): boolean {
+  /**
+   * Whether the connection must close as too slow, from what the transport holds now (recorded in the
+   * hub's account): 'own', more than a client that reads may leave unread (a reconnect's replay aside,
+   * until it drained); 'hub', more than its fair share while all connections together hold more than
+   * Hub.MaximumUnsentBytes (unsent-account.ts).
+   */
+  private slowness(): 'own' | 'hub' | undefined {
     const buffered = this.socket.bufferedAmount();
-    const bound = this.env.limits.maxBufferedBytes;
+    const { unsent, limits } = this.env;
+    this.observedUnsent = unsent.move(this.observedUnsent, buffered);
+    const bound = limits.maxBufferedBytes;
     if (buffered <= bound) this.replayAllowance = 0;
-    return buffered > bound + this.replayAllowance;
+    if (buffered > bound + this.replayAllowance) return 'own';
+    return unsent.overShare(buffered) ? 'hub' : undefined;
   }
 
   /** Back-pressure policy: uWS would silently drop what does not fit, so a client that cannot keep up is closed. */
-  private closeTooSlow(): void {
+  private closeTooSlow(why: 'own' | 'hub' = 'own'): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.env.counters.slowClientsClosed++;
+    const { unsent } = this.env;
+    const held = why === 'hub' ? ` (over ${unsent.fairShare} while all connections hold ${unsent.total}, more than Hub.MaximumUnsentBytes: ${unsent.bound})` : '';
     // Throttled with the other closings: clients that stop reading can be opened one after another.
-    this.env.closings.warn(`${this.connectionId}: ${this.socket.bufferedAmount()} bytes unsent, closing the slow connection`);
+    this.env.closings.warn(`${this.connectionId}: ${this.socket.bufferedAmount()} bytes unsent${held}, closing the slow connection`);
     this.close(ErrorText.clientTooSlow, true);
   }
 

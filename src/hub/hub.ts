@@ -17,6 +17,7 @@ import { createMessagePackProtocol } from './msgpack-protocol.js';
 import { NegotiationStore, type PendingNegotiation } from './negotiate.js';
 import type { CloseReason, HubOptions, VoiceHubServer } from './types.js';
 import { monotonicMs } from '../monotonic-clock.js';
+import { DEFAULT_MAX_UNSENT_BYTES, UnsentAccount } from './unsent-account.js';
 
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 15_000;
 export const DEFAULT_NEGOTIATION_TTL_MS = 30_000;
@@ -86,6 +87,7 @@ export class HubCore {
       // 20 lines per minute at most about connections closed for misbehaving, then a sum.
       closings: new ThrottledLog(options.logger, 20, 60_000, now, closingsSummary),
       protocols: this.protocols,
+      unsent: new UnsentAccount(options.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES),
       // As many addresses as the hub keeps state for clients anyway: each connection and pending
       // negotiation may come from another; past that, an address unused the longest starts afresh.
       addressBudgets: new AddressBudgets(options.budgets.unauthenticatedPerAddress, options.maximumConnections + maxPendingNegotiations),
@@ -266,6 +268,7 @@ export class HubCore {
       pendingNegotiations: this.negotiations.waitingCount(),
       groups: this.groups.groupCount(),
       clientAddresses: this.addresses.size,
+      unsentBytes: this.env.unsent.total,
     }),
     closeAll: (reason: CloseReason, graceMs = 0) => this.closeAll(reason, graceMs),
   };

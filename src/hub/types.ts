@@ -82,6 +82,11 @@ export interface HubOptions {
   /** A connection with more unsent bytes than this is closed as too slow (default 1 MiB). */
   readonly maxBufferedBytes?: number;
   /**
+   * Unsent bytes of all connections together past which one holding more than 64 KiB is closed as too
+   * slow at its next send (Hub.MaximumUnsentBytes; default 32 MiB; unsent-account.ts).
+   */
+  readonly maxUnsentBytes?: number;
+  /**
    * The CORS policy negotiate answers with and the `Origin` check of negotiate and the WebSocket upgrade
    * (the one the HTTP API uses). Without it no origin is listed: only requests without an Origin or
    * from the service's own pages are admitted.

@@ -138,6 +138,15 @@ export function attachHub(target: TemplatedApp | readonly HubListener[], options
         logger.error(`hub message handling failed: ${stack(e)}`);
       }
     },
+    // uWS wrote some of what it held: the hub's account of unsent bytes follows (unsent-account.ts).
+    drain: (ws) => {
+      try {
+        const data = ws.getUserData();
+        if (data.socket) data.connection?.transportDrained(data.socket);
+      } catch (e) {
+        logger.error(`hub drain handling failed: ${stack(e)}`);
+      }
+    },
     close: (ws, code, message) => {
       try {
         const data = ws.getUserData();

@@ -32,6 +32,7 @@ export function createHub(config: AppConfig, deps: HubDeps): VoiceHubServer {
     maximumReceiveMessageSize: config.Hub.MaximumReceiveMessageSize,
     maximumConnections: config.Hub.MaximumConnections,
     maximumConnectionsPerAddress: config.Hub.MaximumConnectionsPerAddress,
+    maxUnsentBytes: config.Hub.MaximumUnsentBytes,
     maximumFrameSize: config.Hub.MaximumFrameSize,
     messagesPerTurn: config.Hub.MessagesPerTurn,
     budgets: {

@@ -26,7 +26,7 @@ const EXPECTED_KEYS = [
   'Mqtt.BrokerAddress', 'Mqtt.Port', 'Mqtt.Username', 'Mqtt.Password', 'Mqtt.TopicPrefix', 'Mqtt.HomeAssistantDiscovery', 'Mqtt.DiscoveryPrefix',
   'ApiKeys', 'Cors.AllowedOrigins', 'Server.Host', 'Server.Port', 'Server.HttpsPort', 'Server.Certificate.Path', 'Server.Certificate.KeyPath',
   'Server.HttpsRedirect', 'Server.MaxBodyBytes', 'Storage.DataDir', 'Storage.FlushInterval', 'Storage.SessionHistory', 'Storage.MaxDatabaseBytes', 'Storage.MinFreeBytes', 'Auth.SigningKey',
-  'Hub.MaximumReceiveMessageSize', 'Hub.MaximumConnections', 'Hub.MaximumConnectionsPerAddress', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
+  'Hub.MaximumReceiveMessageSize', 'Hub.MaximumConnections', 'Hub.MaximumConnectionsPerAddress', 'Hub.MaximumUnsentBytes', 'Hub.KeepAliveInterval', 'Hub.ClientTimeout',
   // Per-connection budgets (issue 12).
   'Hub.MaximumFrameSize', 'Hub.MessagesPerTurn', 'Hub.MessageRate', 'Hub.MessageBurst',
   'Hub.UnauthenticatedMessageRate', 'Hub.UnauthenticatedMessageBurst', 'Hub.UnauthenticatedAddressMessageRate', 'Hub.UnauthenticatedAddressMessageBurst',
