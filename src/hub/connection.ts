@@ -2,10 +2,10 @@
 // before it holds at most a handshake, read by handshake-read.ts), then its MessageReader (reader.ts:
 // the transport is a byte stream, as in ASP.NET; bounded work per frame), per-connection sequential
 // dispatch (ASP.NET runs one invocation per client at a time, so a JoinSession finishes before the next
-// SendAudioData starts), sending with its back-pressure policy, keep-alive pings, client timeout and
-// Close. With SignalR's stateful reconnect negotiated (stateful/), a socket that drops leaves the
-// connection Disconnected, groups and state intact, until a new socket resumes it or the hub's
-// disconnect timeout ends it. What stays here is what reads or changes the connection's state; its
+// SendAudioData starts), sending with its back-pressure policy (send-backlog.ts), keep-alive pings,
+// client timeout and Close. With SignalR's stateful reconnect negotiated (stateful/), a socket that
+// drops leaves the connection Disconnected, groups and state intact, until a new socket resumes it or
+// the hub's disconnect timeout ends it. What stays here is what reads or changes the connection's state; its
 // limits and collaborators are in connection-env.ts, a hub method's view of it in call-context.ts.
 import { callContext } from './call-context.js';
 import { ConnectionState, type ConnectionEnv } from './connection-env.js';
@@ -14,6 +14,7 @@ import { HANDSHAKE_MAX_BYTES, handshakeResponse } from './handshake.js';
 import { readHandshake, type HandshakeRead } from './handshake-read.js';
 import { FrameTaken, type HubSocket } from './hub-socket.js';
 import { MessageReader, type ReaderHost } from './reader.js';
+import { SendBacklog, type Slowness } from './send-backlog.js';
 import { frameBytes, type Frame } from './stateful/frame-queue.js';
 import { StatefulLink } from './stateful/link.js';
 import { isSequenced } from './stateful/receive-sequence.js';
@@ -53,14 +54,7 @@ export class HubConnection {
   /** Set by the handshake when stateful reconnect was negotiated and the client speaks protocol version 2. */
   private stateful: StatefulLink | undefined;
   private disconnectedAt = 0;
-  /**
-   * Bytes of the replay a reconnect wrote at once, which the transport may hold on top of
-   * maxBufferedBytes until it has drained to that bound: the hub's burst, not the client's slowness
-   * (a replay may be all of Hub.StatefulReconnectBufferSize, up to 16 MiB).
-   */
-  private replayAllowance = 0;
-  /** What the transport held when last asked, as the hub's account of unsent bytes has it (unsent-account.ts). */
-  private observedUnsent = 0;
+  private readonly backlog: SendBacklog;
   readonly context: HubCallContext;
 
   constructor(
@@ -74,6 +68,7 @@ export class HubConnection {
     private readonly address?: string,
   ) {
     this.openedAt = this.lastReceivedAt = this.lastSentAt = env.now();
+    this.backlog = new SendBacklog(env.unsent, env.limits.maxBufferedBytes);
     // A token on the connection was verified at negotiate or upgrade time (undefined: none given).
     this.authenticated = user !== undefined;
     this.readerHost = {
@@ -202,7 +197,7 @@ export class HubConnection {
 
   /** The transport wrote some of what it held for `socket`: the hub's account follows. */
   transportDrained(socket: HubSocket): void {
-    if (socket === this.socket && !this.isClosed()) this.observedUnsent = this.env.unsent.move(this.observedUnsent, socket.bufferedAmount());
+    if (socket === this.socket && !this.isClosed()) this.backlog.observe(socket.bufferedAmount());
   }
 
   /** The transport dropped a frame it had accepted (its back-pressure limit): the client is too slow. */
@@ -232,7 +227,7 @@ export class HubConnection {
       this.close(ErrorText.connectionError, true);
       return;
     }
-    const slow = this.slowness();
+    const slow = this.backlog.slowness(this.socket.bufferedAmount());
     if (slow) {
       this.closeTooSlow(slow);
       return;
@@ -280,7 +275,7 @@ export class HubConnection {
       this.stateValue = ConnectionState.Disconnected;
       this.disconnectedAt = this.env.now();
       // What the socket held went with it.
-      this.observedUnsent = this.env.unsent.move(this.observedUnsent, 0);
+      this.backlog.observe(0);
       // Bytes read and not handled yet are dropped: the client sends every unacknowledged message again.
       this.reader?.clear();
       return true;
@@ -309,9 +304,9 @@ export class HubConnection {
     this.lastReceivedAt = this.env.now();
     this.reader?.clear();
     socket.send(protocol.encode({ type: MessageType.Sequence, sequenceId: link.resume() }), protocol.binary);
-    this.replayAllowance = 0;
+    this.backlog.startReplay();
     link.replay((frame) => {
-      this.replayAllowance += frameBytes(frame);
+      this.backlog.replayed(frameBytes(frame));
       socket.send(frame, protocol.binary);
     });
     this.afterSend(FrameTaken.First);
@@ -333,7 +328,7 @@ export class HubConnection {
 
   private markClosed(): void {
     this.stateValue = ConnectionState.Closed;
-    this.observedUnsent = this.env.unsent.move(this.observedUnsent, 0);
+    this.backlog.observe(0);
     this.reader?.clear();
     this.pending = EMPTY;
     this.stateful?.clear();
@@ -456,34 +451,17 @@ export class HubConnection {
    */
   private afterSend(taken: FrameTaken): void {
     this.env.counters.messagesSent++;
-    if (taken === FrameTaken.Joined && this.replayAllowance === 0) return;
+    if (taken === FrameTaken.Joined && !this.backlog.replaying) return;
     this.lastSentAt = this.env.now();
-    const slow = taken === FrameTaken.Refused ? 'own' : this.slowness();
+    const slow = taken === FrameTaken.Refused ? 'own' : this.backlog.slowness(this.socket.bufferedAmount());
     if (slow) this.closeTooSlow(slow);
   }
 
-  /**
-   * Whether the connection must close as too slow, from what the transport holds now (recorded in the
-   * hub's account): 'own', more than a client that reads may leave unread (a reconnect's replay aside,
-   * until it drained); 'hub', more than its fair share while all connections together hold more than
-   * Hub.MaximumUnsentBytes (unsent-account.ts).
-   */
-  private slowness(): 'own' | 'hub' | undefined {
-    const buffered = this.socket.bufferedAmount();
-    const { unsent, limits } = this.env;
-    this.observedUnsent = unsent.move(this.observedUnsent, buffered);
-    const bound = limits.maxBufferedBytes;
-    if (buffered <= bound) this.replayAllowance = 0;
-    if (buffered > bound + this.replayAllowance) return 'own';
-    return unsent.overShare(buffered) ? 'hub' : undefined;
-  }
-
   /** Back-pressure policy: uWS would silently drop what does not fit, so a client that cannot keep up is closed. */
-  private closeTooSlow(why: 'own' | 'hub' = 'own'): void {
+  private closeTooSlow(why: Slowness = 'own'): void {
     if (this.stateValue === ConnectionState.Closed) return;
     this.env.counters.slowClientsClosed++;
-    const { unsent } = this.env;
-    const held = why === 'hub' ? ` (over ${unsent.fairShare} while all connections hold ${unsent.total}, more than Hub.MaximumUnsentBytes: ${unsent.bound})` : '';
+    const held = this.backlog.reason(why);
     // Throttled with the other closings: clients that stop reading can be opened one after another.
     this.env.closings.warn(`${this.connectionId}: ${this.socket.bufferedAmount()} bytes unsent${held}, closing the slow connection`);
     this.close(ErrorText.clientTooSlow, true);
