@@ -126,19 +126,6 @@ describe('bad input at the hub', () => {
 const jsonMessages = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
 const mpMessages = (frame: RawFrame): unknown[] => splitBinaryMessages(frame.data, 1 << 30).messages.map((m) => decode(m));
 
-/** Reads frames until the socket closes (bounded); returns them all. */
-async function untilClosed(client: RawClient, ms = 5000): Promise<RawFrame[]> {
-  const frames: RawFrame[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      frames.push(await client.next(Math.max(1, deadline - Date.now())));
-    } catch {
-      await withTimeout(client.closed, Math.max(1, deadline - Date.now()), 'socket close');
-      return frames;
-    }
-  }
-}
 
 describe('garbage and truncated messages from a raw WebSocket client', () => {
   let rig: VoiceRig;
@@ -166,7 +153,7 @@ describe('garbage and truncated messages from a raw WebSocket client', () => {
       assert.equal((await raw.handshake(protocol)).data.toString(), `{}${RS}`);
       const data = frame(sessionId);
       raw.send(data, typeof data !== 'string');
-      const frames = await untilClosed(raw);
+      const frames = await raw.untilClosed();
       const last = frames.at(-1);
       assert.ok(last, 'a Close message before the socket closed');
       const close = (protocol === 'json' ? jsonMessages(last) : mpMessages(last)).at(-1);
@@ -187,7 +174,7 @@ describe('garbage and truncated messages from a raw WebSocket client', () => {
     assert.deepEqual(messages, [[3, {}, 'cut', 1, "Failed to invoke 'SendAudioData' due to an error on the server."]]);
     raw.send(writeBinaryMessage(encode([6])), true);
     raw.ws.close();
-    await untilClosed(raw);
+    await raw.untilClosed();
     assert.equal(rig.svc.app.sessions.get(sessionId)?.audioPacketsSent, 0, 'the cut message forwarded nothing');
   });
 

@@ -207,6 +207,20 @@ export class RawClient {
     return this.frames.shift()!;
   }
 
+  /** Reads frames until the socket closes (within `ms`); returns them all. */
+  async untilClosed(ms = 5000): Promise<RawFrame[]> {
+    const frames: RawFrame[] = [];
+    const deadline = Date.now() + ms;
+    for (;;) {
+      try {
+        frames.push(await this.next(Math.max(1, deadline - Date.now())));
+      } catch {
+        await withTimeout(this.closed, Math.max(1, deadline - Date.now()), 'socket close');
+        return frames;
+      }
+    }
+  }
+
   /** Performs the JSON or MessagePack handshake and returns the response frame. */
   async handshake(protocol: 'json' | 'messagepack' = 'json'): Promise<RawFrame> {
     this.send(`{"protocol":"${protocol}","version":1}\u001e`);

@@ -9,7 +9,7 @@ import { corsPolicy } from '../../src/http/cors.js';
 import { createLogger } from '../../src/log/logger.js';
 import { splitBinaryMessages, writeBinaryMessage } from '../../src/hub/binary-format.js';
 import { RawClient, connectClient, startHub, upgradeChallenge, type RawFrame, type TestHub } from './helpers.js';
-import { sleep, waitUntil, withTimeout } from '../support/wait.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const RS = '\u001e';
 const json = (frame: RawFrame): unknown[] => frame.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s));
@@ -21,19 +21,6 @@ async function negotiate(hub: TestHub, query = '?negotiateVersion=1', init: Requ
   return fetch(`${hub.url}/negotiate${query}`, { method: 'POST', ...init });
 }
 
-/** Reads frames until the socket closes; returns them all. */
-async function drain(client: RawClient, ms = 5000): Promise<RawFrame[]> {
-  const frames: RawFrame[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      frames.push(await client.next(Math.max(1, deadline - Date.now())));
-    } catch {
-      await withTimeout(client.closed, Math.max(1, deadline - Date.now()), 'socket close');
-      return frames;
-    }
-  }
-}
 
 describe('negotiate and upgrade', () => {
   let hub: TestHub;
@@ -281,7 +268,7 @@ describe('handshake and frames', () => {
     it(`handshake error: ${name}`, async () => {
       const c = await RawClient.connect(wsUrl(hub));
       c.send(request);
-      const frames = await drain(c);
+      const frames = await c.untilClosed();
       assert.deepEqual(frames.flatMap(json), [{ error }]);
     });
   }
@@ -341,7 +328,7 @@ describe('handshake and frames', () => {
       const c = await RawClient.connect(wsUrl(hub));
       await c.handshake(protocol);
       c.send(frame, typeof frame !== 'string');
-      const frames = await drain(c);
+      const frames = await c.untilClosed();
       const last = frames.at(-1);
       assert.ok(last, 'a Close message');
       const close = (protocol === 'json' ? json(last) : mp(last)).at(-1);
@@ -363,7 +350,7 @@ describe('timeouts', () => {
     const hub = await startHub({ handshakeTimeoutMs: 150 });
     try {
       const c = await RawClient.connect(wsUrl(hub));
-      const frames = await drain(c);
+      const frames = await c.untilClosed();
       assert.deepEqual(frames.flatMap(json), [{ error: 'Handshake was canceled.' }]);
       assert.equal(hub.server.stats().handshakeTimeouts, 1);
     } finally {
@@ -380,7 +367,7 @@ describe('timeouts', () => {
       trickler.send('{"type":1,"target":"Add","arguments":[');
       const timer = setInterval(() => trickler.send('1,'), 50);
       try {
-        const messages = (await drain(trickler)).flatMap(json) as { type: number }[];
+        const messages = (await trickler.untilClosed()).flatMap(json) as { type: number }[];
         assert.deepEqual(messages.at(-1), { type: 7, error: 'Connection closed with an error.', allowReconnect: true });
         assert.equal(hub.server.stats().clientTimeouts, 1);
       } finally {
@@ -412,7 +399,7 @@ describe('timeouts', () => {
         while (!reply.some((m) => (m as { type: number }).type === 3)) reply = json(await client.next());
       };
       try {
-        const frames = await drain(silent);
+        const frames = await silent.untilClosed();
         const messages = frames.flatMap(json) as { type: number; error?: string }[];
         assert.ok(messages.some((m) => m.type === 6), 'server pings while idle');
         assert.deepEqual(messages.at(-1), { type: 7, error: 'Connection closed with an error.', allowReconnect: true });
@@ -444,7 +431,7 @@ describe('back-pressure', () => {
       await waitUntil(() => hub.server.stats().slowClientsClosed === 1, 'slow client closed', 10_000);
       assert.equal(hub.server.connectionCount(), 0);
       socket.resume();
-      const frames = await drain(c, 15_000);
+      const frames = await c.untilClosed(15_000);
       const last = json(frames.at(-1)!).at(-1);
       assert.deepEqual(last, { type: 7, error: 'Server closed the connection: client too slow to receive messages.', allowReconnect: true });
     } finally {
@@ -492,8 +479,8 @@ describe('closeAll', () => {
       const b = await RawClient.connect(wsUrl(hub));
       await b.handshake('messagepack');
       hub.server.closeAll({ error: 'Server is shutting down.', allowReconnect: true });
-      assert.deepEqual(json((await drain(a)).at(-1)!), [{ type: 7, error: 'Server is shutting down.', allowReconnect: true }]);
-      assert.deepEqual(mp((await drain(b)).at(-1)!), [[7, 'Server is shutting down.', true]]);
+      assert.deepEqual(json((await a.untilClosed()).at(-1)!), [{ type: 7, error: 'Server is shutting down.', allowReconnect: true }]);
+      assert.deepEqual(mp((await b.untilClosed()).at(-1)!), [[7, 'Server is shutting down.', true]]);
       await sleep(10);
       assert.equal(hub.server.connectionCount(), 0);
     } finally {
@@ -515,8 +502,8 @@ describe('a Close message from the client', () => {
       const b = await RawClient.connect(wsUrl(hub));
       await b.handshake('messagepack');
       b.send(writeBinaryMessage(encode([7, 'leaving', true])));
-      assert.deepEqual((await drain(a)).map(json), [[{ type: 7 }]]);
-      assert.deepEqual((await drain(b)).map(mp), [[[7, null, false]]]);
+      assert.deepEqual((await a.untilClosed()).map(json), [[{ type: 7 }]]);
+      assert.deepEqual((await b.untilClosed()).map(mp), [[[7, null, false]]]);
       assert.equal((await a.closed).code, 1000);
       await waitUntil(() => hub.server.connectionCount() === 0, 'both connections ended', 3000);
     } finally {

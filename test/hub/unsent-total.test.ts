@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../../src/log/logger.js';
-import { RawClient, startHub, type RawFrame } from './helpers.js';
-import { sleep, waitUntil, withTimeout } from '../support/wait.js';
+import { RawClient, startHub } from './helpers.js';
+import { sleep, waitUntil } from '../support/wait.js';
 
 const RS = '\u001e';
 const BOUND = 512 * 1024;
@@ -21,18 +21,6 @@ const CLIENTS = 5;
 type Paused = { pause(): void; resume(): void };
 const socketOf = (c: RawClient): Paused => (c.ws as unknown as { _socket: Paused })._socket;
 
-async function drain(client: RawClient, ms: number): Promise<RawFrame[]> {
-  const frames: RawFrame[] = [];
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      frames.push(await client.next(Math.max(1, deadline - Date.now())));
-    } catch {
-      await withTimeout(client.closed, Math.max(1, deadline - Date.now()), 'socket close');
-      return frames;
-    }
-  }
-}
 
 describe('unsent bytes across connections', () => {
   it('past Hub.MaximumUnsentBytes a connection over its fair share is closed as too slow; the total stays bounded', async () => {
@@ -74,7 +62,7 @@ describe('unsent bytes across connections', () => {
       for (const c of clients) socketOf(c).resume();
       await waitUntil(() => clients.filter((c) => c.ws.readyState === c.ws.CLOSED).length === closed, `${closed} clients closed`, 15_000);
       const closedClient = clients.find((c) => c.ws.readyState === c.ws.CLOSED) ?? gone;
-      const frames = await drain(closedClient, 15_000);
+      const frames = await closedClient.untilClosed(15_000);
       const last = frames.at(-1)!.data.toString('utf8').split(RS).filter(Boolean).map((s) => JSON.parse(s) as unknown).at(-1);
       assert.deepEqual(last, { type: 7, error: 'Server closed the connection: client too slow to receive messages.', allowReconnect: true });
       // The clients that read again drain; every connection gives its share back when it ends.
