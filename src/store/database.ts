@@ -111,14 +111,13 @@ export class SqlDb {
     return this.db.getRowsModified();
   }
 
-  /** Bytes the database file would have now (its pages, free ones included), without exporting it. */
-  size(): number {
-    return Number(this.one('PRAGMA page_count')?.page_count ?? 0) * Number(this.one('PRAGMA page_size')?.page_size ?? 0);
-  }
-
-  /** Bytes of the pages freed by deletions, which stay in the file until a VACUUM (and are reused first). */
-  freeBytes(): number {
-    return Number(this.one('PRAGMA freelist_count')?.freelist_count ?? 0) * Number(this.one('PRAGMA page_size')?.page_size ?? 0);
+  /**
+   * Bytes the database file would have now (its pages, free ones included), and of its free pages, which
+   * deletions leave in the file until a VACUUM (and are reused first); without exporting it, in one query.
+   */
+  pageBytes(): { total: number; free: number } {
+    const row = this.one('SELECT page_count * page_size AS total, freelist_count * page_size AS free FROM pragma_page_count(), pragma_page_size(), pragma_freelist_count()');
+    return { total: Number(row?.total ?? 0), free: Number(row?.free ?? 0) };
   }
 
   /**

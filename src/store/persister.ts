@@ -99,7 +99,7 @@ export class Persister {
   ) {
     this.writesOnDisk = fileMatchesMemory ? db.writes : -1;
     // The size as opened: a start on a file already over a lowered limit can still write it, only not grow it.
-    this.sizeOnDisk = db.size();
+    this.sizeOnDisk = db.pageBytes().total;
     if (fileMatchesMemory) this.markWritten();
     this.failures = new ThrottledLog(logger, FAILED_WRITE_LINES, 60_000, () => monotonicMs(),
       (count, seconds, last) => `${count} more write(s) of ${file} failed in the last ${seconds} s, each change reverted and refused; the last: ${last}`);
@@ -149,7 +149,8 @@ export class Persister {
     // registrations sent without pause (they need no credentials) kept every deletion from landing.
     // Judged by what it holds, without its free pages, which the write compacts away (a VACUUM per
     // refused registration of a flood was seconds of the service's time at the bound).
-    const held = this.db.size() - this.db.freeBytes();
+    const pages = this.db.pageBytes();
+    const held = pages.total - pages.free;
     if (held <= Math.max(this.maxBytes, this.sizeOnDisk)) {
       this.unconfirmed.push(undo);
       return this.persist();
@@ -267,9 +268,13 @@ export class Persister {
     const allowed = this.unconfirmed.length > 0 ? Math.max(this.maxBytes, this.sizeOnDisk) : MAX_DATABASE_BYTES;
     // Compacted whenever it is over the bound, not only when that refuses the write: a file written with
     // free pages would raise the size it may keep.
-    if (this.db.size() > this.maxBytes && this.db.freeBytes() > 0) this.db.compact();
-    const size = this.db.size();
-    if (size > allowed) throw tooLarge(size, this.maxBytes);
+    const pages = this.db.pageBytes();
+    let total = pages.total;
+    if (total > this.maxBytes && pages.free > 0) {
+      this.db.compact();
+      total = this.db.pageBytes().total;
+    }
+    if (total > allowed) throw tooLarge(total, this.maxBytes);
   }
 
   /**

@@ -5,6 +5,8 @@
 import type { Worker } from 'node:worker_threads';
 import { errorText } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { ThrottledLog } from '../../log/throttled.js';
+import { monotonicMs } from '../../monotonic-clock.js';
 import { RESULT_FIELDS, type ToPool, type ToThread } from './decode-messages.js';
 import { startDecodeThread } from './decode-thread.js';
 import type { DecodeThread } from './decoder-pool.js';
@@ -27,20 +29,23 @@ export interface ThreadEngine {
 export class WorkerThreadEngine implements ThreadEngine {
   private worker: Worker | undefined;
   private stopping = false;
+  private readonly startFailures: ThrottledLog;
 
   constructor(
     private readonly thread: DecodeThread,
     private readonly index: number,
     private readonly logger: Logger,
     private readonly startThread: () => Worker = startDecodeThread,
-  ) {}
+  ) {
+    this.startFailures = startFailureLog(logger);
+  }
 
   send(jobs: number[], packets: Uint8Array): void {
     if (!this.worker) {
       try {
         this.worker = this.start();
       } catch (e) {
-        return startFailed(this.thread, this.logger, e);
+        return startFailed(this.thread, this.startFailures, e);
       }
     }
     const message: ToThread = { jobs, packets: packets.buffer as ArrayBuffer };
@@ -77,14 +82,18 @@ export class WorkerThreadEngine implements ThreadEngine {
   }
 }
 
+/** Every batch of a thread that cannot start tries again: a line each would be 50 a second per session. */
+const startFailureLog = (logger: Logger): ThrottledLog => new ThrottledLog(logger, 5, 60_000, () => monotonicMs(),
+  (count, seconds, last) => `${count} more time(s) in the last ${seconds} s an Opus decoder thread could not be started; the last: ${last}`);
+
 /**
  * A thread that could not be started for a batch (Node's EAGAIN, or the addon's `cannot start a decoder
  * thread`, when the process may have no more threads): logged, and the batch's jobs failed as lost, so
  * that the sessions waiting for them go on (a decoder being opened fails, a voice start with it answers
  * 503). The next batch tries again. Thrown instead, the error reached the event loop and ended the process.
  */
-function startFailed(thread: DecodeThread, logger: Logger, e: unknown): void {
-  logger.error(`Opus decoder thread ${thread.index + 1} could not be started: ${errorText(e)}`);
+function startFailed(thread: DecodeThread, log: ThrottledLog, e: unknown): void {
+  log.error(`Opus decoder thread ${thread.index + 1} could not be started: ${errorText(e)}`);
   thread.failWaiting(`the decoder thread could not be started (${errorText(e)})`);
 }
 
@@ -97,13 +106,15 @@ export class NativeThreads {
   private stopped = false;
   /** Whether the process waits for the threads' answers: while any job is unanswered (pool.waiting()). */
   private waitedFor = false;
+  private readonly startFailures: ThrottledLog;
 
   constructor(
     private readonly native: NativeOpus,
     threads: number,
     private readonly pool: { deliver: (index: number, answer: ToPool) => void; waiting: () => boolean },
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
+    this.startFailures = startFailureLog(logger);
     this.handle = native.addon.createPool(threads, MAX_PACKET_BYTES_PER_CHANNEL, (index, results, pcm) => {
       if (this.stopped) return;
       pool.deliver(index, nativeAnswer(new Int32Array(results), pcm));
@@ -117,7 +128,7 @@ export class NativeThreads {
         try {
           this.native.addon.submit(this.handle, thread.index, Int32Array.from(jobs), packets);
         } catch (e) {
-          startFailed(thread, this.logger, e);
+          startFailed(thread, this.startFailures, e);
         }
         this.waitFor(this.pool.waiting());
       },
